@@ -1,0 +1,272 @@
+//! Tracked shared variables for plain racy data.
+//!
+//! [`Var`] models a field or global that threads read and write without atomics (a Java field,
+//! a C global): every access is a scheduling point, and every access is checked for data races
+//! with vector clocks. A race fails the execution, or with `RaceMode::Warn` becomes a warning.
+//! [`UnsafeCell`] is shaped like loom's: raw-pointer access for code that builds its own
+//! synchronisation, where any race fails the execution.
+
+use std::cell::{Cell, UnsafeCell as StdUnsafeCell};
+use std::fmt;
+use std::panic::Location;
+
+use crate::config::RaceMode;
+use crate::detect::race;
+use crate::report::FailureKind;
+use crate::runtime;
+use crate::runtime::object::ObjectHandle;
+use crate::runtime::op::{ObjectKind, OpKind, Site};
+
+thread_local! {
+    /// Set while a closure passed to `with`/`with_mut` runs: a scheduling point inside it would
+    /// let another thread access the value while a reference to it is live.
+    static IN_ACCESS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
+fn access<R>(
+    handle: &ObjectHandle,
+    kind: OpKind,
+    site: Site,
+    always_fail: bool,
+    f: impl FnOnce() -> R,
+) -> R {
+    assert!(
+        !IN_ACCESS.with(Cell::get),
+        "a closure passed to Var::with/with_mut (or UnsafeCell::with/with_mut) accessed another \
+         tracked object; do that outside the closure"
+    );
+    let idx = runtime::switch_on(handle, ObjectKind::Var, kind, site);
+    let write = kind != OpKind::Read;
+    let failed = runtime::with(|ex| {
+        let Some(found) = race::access(ex, idx, write, site) else {
+            return false;
+        };
+        let message = race::describe(ex, idx, write, site, &found);
+        if always_fail || ex.limits.races == RaceMode::Fail {
+            ex.fail(FailureKind::DataRace, message);
+            true
+        } else {
+            ex.warnings.push(message);
+            false
+        }
+    });
+    if failed {
+        runtime::stop_if_failed();
+    }
+    IN_ACCESS.with(|flag| flag.set(true));
+    let result = f();
+    IN_ACCESS.with(|flag| flag.set(false));
+    result
+}
+
+/// A shared variable whose every access is a scheduling point and is checked for data races.
+///
+/// ```
+/// use interleave::cell::Var;
+/// use interleave::sync::Arc;
+/// use interleave::{Builder, FailureKind};
+///
+/// let report = Builder::new()
+///     .explore(|| {
+///         let flag = Arc::new(Var::new(false));
+///         let other = flag.clone();
+///         let t = interleave::thread::spawn(move || other.set(true));
+///         let _ = flag.get(); // unsynchronised with the write: a data race
+///         t.join().unwrap();
+///     })
+///     .unwrap();
+/// assert_eq!(report.first_failure().unwrap().kind, FailureKind::DataRace);
+/// ```
+pub struct Var<T> {
+    handle: ObjectHandle,
+    value: StdUnsafeCell<T>,
+}
+
+// SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
+// time; accesses happen between scheduling points (nested accesses inside `with`/`with_mut`
+// are refused), so they never overlap.
+unsafe impl<T: Send> Sync for Var<T> {}
+
+impl<T> Var<T> {
+    /// A new variable holding `value`.
+    #[track_caller]
+    pub const fn new(value: T) -> Var<T> {
+        Var {
+            handle: ObjectHandle::new(Location::caller()),
+            value: StdUnsafeCell::new(value),
+        }
+    }
+
+    /// Reads the value.
+    #[track_caller]
+    pub fn get(&self) -> T
+    where
+        T: Clone,
+    {
+        // SAFETY: see the `Sync` impl.
+        self.with(|value| value.clone())
+    }
+
+    /// Writes `value`.
+    #[track_caller]
+    pub fn set(&self, value: T) {
+        access(
+            &self.handle,
+            OpKind::Write,
+            Location::caller(),
+            false,
+            || {
+                // SAFETY: see the `Sync` impl.
+                unsafe { *self.value.get() = value };
+            },
+        );
+    }
+
+    /// Replaces the value with `f(value)` in one step (a read and a write).
+    #[track_caller]
+    pub fn update(&self, f: impl FnOnce(T) -> T)
+    where
+        T: Clone,
+    {
+        access(
+            &self.handle,
+            OpKind::Update,
+            Location::caller(),
+            false,
+            || {
+                // SAFETY: see the `Sync` impl.
+                let slot = unsafe { &mut *self.value.get() };
+                *slot = f(slot.clone());
+            },
+        );
+    }
+
+    /// Writes `value` and returns the previous value, in one step.
+    #[track_caller]
+    pub fn replace(&self, value: T) -> T {
+        access(
+            &self.handle,
+            OpKind::Update,
+            Location::caller(),
+            false,
+            || {
+                // SAFETY: see the `Sync` impl.
+                std::mem::replace(unsafe { &mut *self.value.get() }, value)
+            },
+        )
+    }
+
+    /// Runs `f` with a shared reference to the value (a read).
+    #[track_caller]
+    pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        access(
+            &self.handle,
+            OpKind::Read,
+            Location::caller(),
+            false,
+            || {
+                // SAFETY: see the `Sync` impl.
+                f(unsafe { &*self.value.get() })
+            },
+        )
+    }
+
+    /// Runs `f` with a mutable reference to the value (a write).
+    #[track_caller]
+    pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        access(
+            &self.handle,
+            OpKind::Write,
+            Location::caller(),
+            false,
+            || {
+                // SAFETY: see the `Sync` impl.
+                f(unsafe { &mut *self.value.get() })
+            },
+        )
+    }
+
+    /// A mutable reference to the value; no scheduling is needed.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+
+    /// Consumes the variable and returns the value.
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
+    }
+}
+
+impl<T: Default> Default for Var<T> {
+    #[track_caller]
+    fn default() -> Var<T> {
+        Var::new(T::default())
+    }
+}
+
+impl<T> fmt::Debug for Var<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Var").finish_non_exhaustive()
+    }
+}
+
+/// A loom-shaped `UnsafeCell`: access through raw pointers, and any data race fails the
+/// execution whatever the race mode.
+pub struct UnsafeCell<T: ?Sized> {
+    handle: ObjectHandle,
+    value: StdUnsafeCell<T>,
+}
+
+// SAFETY: as for `Var`; in addition the caller promises the synchronisation, and any race is
+// reported before the racing access runs.
+unsafe impl<T: ?Sized + Send> Sync for UnsafeCell<T> {}
+
+impl<T> UnsafeCell<T> {
+    /// A new cell holding `value`.
+    #[track_caller]
+    pub const fn new(value: T) -> UnsafeCell<T> {
+        UnsafeCell {
+            handle: ObjectHandle::new(Location::caller()),
+            value: StdUnsafeCell::new(value),
+        }
+    }
+
+    /// Consumes the cell and returns the value.
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
+    }
+}
+
+impl<T: ?Sized> UnsafeCell<T> {
+    /// Runs `f` with a const pointer to the value (a read).
+    #[track_caller]
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        access(&self.handle, OpKind::Read, Location::caller(), true, || {
+            f(self.value.get())
+        })
+    }
+
+    /// Runs `f` with a mutable pointer to the value (a write).
+    #[track_caller]
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        access(
+            &self.handle,
+            OpKind::Write,
+            Location::caller(),
+            true,
+            || f(self.value.get()),
+        )
+    }
+
+    /// A mutable reference to the value; no scheduling is needed.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for UnsafeCell<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnsafeCell").finish_non_exhaustive()
+    }
+}

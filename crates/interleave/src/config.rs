@@ -1,0 +1,191 @@
+//! Exploration settings, their defaults, and the environment variables that override them.
+//!
+//! Every setting lives in [`Config`]; [`Config::apply_env`] is the one function that reads the
+//! environment, so a failing CI run can be reproduced or widened without editing code:
+//!
+//! | variable | setting | example |
+//! |---|---|---|
+//! | `INTERLEAVE_EXECUTIONS` | [`Config::executions`] | `INTERLEAVE_EXECUTIONS=100000` |
+//! | `INTERLEAVE_SEED` | [`Config::seed`] | `INTERLEAVE_SEED=42` |
+//! | `INTERLEAVE_STRATEGY` | [`Config::strategy`] | `INTERLEAVE_STRATEGY=pct:d=3` |
+//! | `INTERLEAVE_MAX_STEPS` | [`Config::max_steps`] | `INTERLEAVE_MAX_STEPS=1000000` |
+//! | `INTERLEAVE_WORKERS` | [`Config::workers`] | `INTERLEAVE_WORKERS=4` |
+//! | `INTERLEAVE_REPLAY` | [`Config::replay`] | `INTERLEAVE_REPLAY=il1-...` |
+
+use crate::strategy::StrategySpec;
+use crate::Error;
+
+/// Overrides [`Config::executions`].
+pub const ENV_EXECUTIONS: &str = "INTERLEAVE_EXECUTIONS";
+/// Overrides [`Config::seed`].
+pub const ENV_SEED: &str = "INTERLEAVE_SEED";
+/// Overrides [`Config::strategy`] with a spec string.
+pub const ENV_STRATEGY: &str = "INTERLEAVE_STRATEGY";
+/// Overrides [`Config::max_steps`].
+pub const ENV_MAX_STEPS: &str = "INTERLEAVE_MAX_STEPS";
+/// Overrides [`Config::workers`].
+pub const ENV_WORKERS: &str = "INTERLEAVE_WORKERS";
+/// Sets [`Config::replay`]: replay this token instead of exploring.
+pub const ENV_REPLAY: &str = "INTERLEAVE_REPLAY";
+
+/// What to do when two accesses to a tracked variable race.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RaceMode {
+    /// The race fails the execution (the default). Races on `cell::UnsafeCell` always fail.
+    #[default]
+    Fail,
+    /// The race is reported once per pair of sites as a warning and the execution goes on:
+    /// for programs whose `Var`s model deliberately racy fields.
+    Warn,
+}
+
+/// Exploration settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// How schedules are chosen. Default: `random`. Environment: `INTERLEAVE_STRATEGY`.
+    pub strategy: StrategySpec,
+    /// How many executions to run at most. Default: 1000. Environment: `INTERLEAVE_EXECUTIONS`.
+    pub executions: u64,
+    /// The exploration seed; the same seed and program give the same schedules. Default: 0.
+    /// Environment: `INTERLEAVE_SEED`.
+    pub seed: u64,
+    /// Steps after which an execution fails as a livelock. Default: 100,000.
+    /// Environment: `INTERLEAVE_MAX_STEPS`.
+    pub max_steps: u64,
+    /// OS threads running executions in parallel; results do not depend on it. Default: 1.
+    /// Environment: `INTERLEAVE_WORKERS`. Tests whose objects live in `static`s must use 1.
+    pub workers: usize,
+    /// What a data race on a `cell::Var` does. Default: [`RaceMode::Fail`].
+    pub data_races: RaceMode,
+    /// Stop at the first failing execution. Default: true.
+    pub stop_on_first_failure: bool,
+    /// Bytes of stack for each thread of the program under test. Default: 256 KiB.
+    pub stack_size: usize,
+    /// Replay this token instead of exploring. Default: none. Environment: `INTERLEAVE_REPLAY`.
+    pub replay: Option<String>,
+    /// Re-run executions 0, 1, 2, 4, 8, ... and every failing one under the same schedule, and
+    /// fail with [`crate::FailureKind::Nondeterminism`] if the program behaves differently.
+    /// Default: true.
+    pub check_determinism: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            strategy: StrategySpec::default(),
+            executions: 1000,
+            seed: 0,
+            max_steps: 100_000,
+            workers: 1,
+            data_races: RaceMode::Fail,
+            stop_on_first_failure: true,
+            stack_size: 256 * 1024,
+            replay: None,
+            check_determinism: true,
+        }
+    }
+}
+
+impl Config {
+    /// Applies the `INTERLEAVE_*` environment variables; the only place that reads them.
+    pub fn apply_env(&mut self) -> Result<(), Error> {
+        self.apply_vars(|name| std::env::var(name).ok())
+    }
+
+    fn apply_vars(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        fn number<T: std::str::FromStr>(name: &'static str, value: &str) -> Result<T, Error> {
+            value.trim().parse().map_err(|_| Error::Environment {
+                name,
+                value: value.to_string(),
+                reason: "expected a whole number".to_string(),
+            })
+        }
+        if let Some(value) = var(ENV_EXECUTIONS) {
+            self.executions = number(ENV_EXECUTIONS, &value)?;
+        }
+        if let Some(value) = var(ENV_SEED) {
+            self.seed = number(ENV_SEED, &value)?;
+        }
+        if let Some(value) = var(ENV_STRATEGY) {
+            self.strategy = value
+                .parse()
+                .map_err(|e: crate::SpecError| Error::Environment {
+                    name: ENV_STRATEGY,
+                    value: value.clone(),
+                    reason: e.to_string(),
+                })?;
+        }
+        if let Some(value) = var(ENV_MAX_STEPS) {
+            self.max_steps = number(ENV_MAX_STEPS, &value)?;
+        }
+        if let Some(value) = var(ENV_WORKERS) {
+            self.workers = number(ENV_WORKERS, &value)?;
+        }
+        if let Some(value) = var(ENV_REPLAY) {
+            if !value.trim().is_empty() {
+                self.replay = Some(value);
+            }
+        }
+        self.validate()
+    }
+
+    /// Rejects impossible settings with a message that says which one.
+    pub fn validate(&self) -> Result<(), Error> {
+        let invalid = |what: &str| Err(Error::Config(what.to_string()));
+        if self.workers == 0 {
+            return invalid("workers must be at least 1");
+        }
+        if self.max_steps == 0 {
+            return invalid("max_steps must be at least 1");
+        }
+        if self.stack_size < 16 * 1024 {
+            return invalid("stack_size must be at least 16 KiB");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn environment_overrides_settings() {
+        let mut config = Config::default();
+        config
+            .apply_vars(env(&[
+                (ENV_EXECUTIONS, "77"),
+                (ENV_SEED, "5"),
+                (ENV_STRATEGY, "pct:d=2"),
+                (ENV_REPLAY, "il1-abc"),
+            ]))
+            .unwrap();
+        assert_eq!(config.executions, 77);
+        assert_eq!(config.seed, 5);
+        assert_eq!(config.strategy, StrategySpec::pct(2));
+        assert_eq!(config.replay.as_deref(), Some("il1-abc"));
+    }
+
+    #[test]
+    fn bad_environment_values_name_the_variable() {
+        let message = Config::default()
+            .apply_vars(env(&[(ENV_STRATEGY, "dfs")]))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("INTERLEAVE_STRATEGY") && message.contains("unknown strategy"));
+        let message = Config::default()
+            .apply_vars(env(&[(ENV_WORKERS, "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("workers"), "{message}");
+    }
+}

@@ -1,0 +1,227 @@
+//! Deadlock, re-locking and step-bound detection.
+//!
+//! Precision: a deadlock is reported only when no thread can run while the main thread is
+//! blocked, so every report is a real deadlock of the explored schedule (no false positives).
+//! The report names each blocked thread, what it waits for, who holds it (with the site where
+//! it was acquired), and the wait-for cycle when the blocking forms one.
+
+use std::fmt::Write;
+
+use super::thread_label;
+use crate::runtime::object::{Holder, ObjState};
+use crate::runtime::op::{OpKind, ShortSite};
+use crate::runtime::Execution;
+
+/// A message if thread `t` is blocked trying to take a lock it already holds.
+pub(crate) fn relock(ex: &Execution, t: usize) -> Option<String> {
+    let slot = &ex.threads[t];
+    let op = slot.pending;
+    let held_by_t = |h: &Option<Holder>| h.filter(|h| h.thread == t);
+    let earlier = match (op.kind, &ex.objects.get(op.object as usize)?.state) {
+        (OpKind::Lock, ObjState::Mutex { holder }) => held_by_t(holder),
+        (OpKind::ReadLock | OpKind::WriteLock, ObjState::RwLock { writer, readers }) => {
+            held_by_t(writer).or_else(|| {
+                (op.kind == OpKind::WriteLock)
+                    .then(|| readers.iter().find(|r| r.thread == t).copied())
+                    .flatten()
+            })
+        }
+        _ => None,
+    }?;
+    let object = ex.objects[op.object as usize].id;
+    Some(format!(
+        "{} tries to {} {object} at {}, which it already holds since {}: std would deadlock \
+         or panic here",
+        thread_label(ex, t),
+        op.kind.name(),
+        ShortSite(slot.pending_site),
+        ShortSite(earlier.site),
+    ))
+}
+
+/// The thread that thread `t` waits for, if exactly one thread can unblock it.
+fn waits_for(ex: &Execution, t: usize) -> Option<usize> {
+    let op = ex.threads[t].pending;
+    let state = ex.objects.get(op.object as usize).map(|o| &o.state);
+    match (op.kind, state) {
+        (OpKind::Lock, Some(ObjState::Mutex { holder })) => holder.map(|h| h.thread),
+        (OpKind::ReadLock | OpKind::WriteLock, Some(ObjState::RwLock { writer, readers })) => {
+            writer
+                .or_else(|| readers.first().copied())
+                .map(|h| h.thread)
+        }
+        (OpKind::Wake, _) if !ex.threads[t].waiting => match &ex.objects[op.arg as usize].state {
+            ObjState::Mutex { holder } => holder.map(|h| h.thread),
+            _ => None,
+        },
+        (OpKind::Join, _) => Some(op.arg as usize),
+        (OpKind::OnceEnter, Some(ObjState::Once { runner, .. })) => runner.map(|h| h.thread),
+        _ => None,
+    }
+}
+
+/// Explains why no thread can run.
+pub(crate) fn explain(ex: &Execution) -> String {
+    let mut out = String::from("deadlock: no thread can run\n");
+    for t in 0..ex.threads.len() {
+        if ex.threads[t].finished {
+            continue;
+        }
+        let _ = writeln!(out, "  {}", blocked_line(ex, t));
+    }
+    if let Some(cycle) = cycle(ex) {
+        let names: Vec<String> = cycle.iter().map(|t| format!("thread {t}")).collect();
+        let _ = writeln!(
+            out,
+            "  wait-for cycle: {} -> thread {}",
+            names.join(" -> "),
+            cycle[0]
+        );
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+/// One line: what thread `t` is blocked on and who holds it.
+fn blocked_line(ex: &Execution, t: usize) -> String {
+    let slot = &ex.threads[t];
+    let op = slot.pending;
+    let object = ex.objects.get(op.object as usize);
+    let mut line = format!(
+        "{} blocked in {} at {}",
+        thread_label(ex, t),
+        op.kind.name(),
+        ShortSite(slot.pending_site)
+    );
+    if let Some(object) = object {
+        let _ = write!(line, " on {}", object.id);
+    }
+    let holder_text =
+        |h: &Holder| format!("held by thread {} since {}", h.thread, ShortSite(h.site));
+    let detail = match (op.kind, object.map(|o| &o.state)) {
+        (OpKind::Lock, Some(ObjState::Mutex { holder: Some(h) })) => holder_text(h),
+        (OpKind::ReadLock | OpKind::WriteLock, Some(ObjState::RwLock { writer, readers })) => {
+            match writer {
+                Some(h) => format!("write-{}", holder_text(h)),
+                None => {
+                    let holders: Vec<String> = readers
+                        .iter()
+                        .map(|r| format!("thread {} since {}", r.thread, ShortSite(r.site)))
+                        .collect();
+                    format!("read-held by {}", holders.join(", "))
+                }
+            }
+        }
+        (OpKind::Wake, _) if slot.waiting => "waits for a notification".to_string(),
+        (OpKind::Wake, _) => match &ex.objects[op.arg as usize].state {
+            ObjState::Mutex { holder: Some(h) } => format!(
+                "notified; re-acquiring {}, {}",
+                ex.objects[op.arg as usize].id,
+                holder_text(h)
+            ),
+            _ => "notified".to_string(),
+        },
+        (OpKind::Join, _) => format!("waits for thread {} to finish", op.arg),
+        (OpKind::Park, _) => "waits to be unparked".to_string(),
+        (OpKind::Recv, Some(ObjState::Channel { senders, .. })) => {
+            format!("channel is empty and {senders} sender(s) are still alive")
+        }
+        (OpKind::Send | OpKind::SendWait, Some(ObjState::Channel { .. })) => {
+            "channel is full and its receiver is alive".to_string()
+        }
+        (
+            OpKind::BarrierLeave,
+            Some(ObjState::Barrier {
+                parties, arrived, ..
+            }),
+        ) => {
+            format!("{arrived} of {parties} parties have arrived")
+        }
+        (
+            OpKind::OnceEnter,
+            Some(ObjState::Once {
+                runner: Some(h), ..
+            }),
+        ) => {
+            format!(
+                "initialiser running in thread {} since {}",
+                h.thread,
+                ShortSite(h.site)
+            )
+        }
+        _ => String::new(),
+    };
+    if !detail.is_empty() {
+        let _ = write!(line, ": {detail}");
+    }
+    line
+}
+
+/// A cycle in the wait-for graph, as the list of threads in order.
+fn cycle(ex: &Execution) -> Option<Vec<usize>> {
+    for start in 0..ex.threads.len() {
+        let mut path = vec![start];
+        let mut t = start;
+        while let Some(next) = waits_for(ex, t) {
+            if ex.threads[next].finished {
+                break;
+            }
+            if let Some(position) = path.iter().position(|&p| p == next) {
+                return Some(path[position..].to_vec());
+            }
+            path.push(next);
+            t = next;
+        }
+    }
+    None
+}
+
+/// Explains a step-bound failure: which threads were still running, and what to do.
+pub(crate) fn step_bound(ex: &Execution) -> String {
+    let mut out = format!(
+        "the execution exceeded the step bound of {} steps: a livelock or an unbounded spin loop\n",
+        ex.limits.max_steps
+    );
+    for t in 0..ex.threads.len() {
+        let slot = &ex.threads[t];
+        if slot.finished {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {} is at {} ({}), {} yields so far",
+            thread_label(ex, t),
+            ShortSite(slot.pending_site),
+            slot.pending.kind.name(),
+            slot.yields
+        );
+    }
+    out.push_str(
+        "  a thread that waits in a loop for another thread should call \
+         interleave::thread::yield_now() (or hint::spin_loop()) in the loop, so strategies stop \
+         favouring it; if the program really needs more steps, raise Builder::max_steps or \
+         INTERLEAVE_MAX_STEPS",
+    );
+    out
+}
+
+/// Explains why the schedule's choice cannot run (a replay that diverged from its program).
+pub(crate) fn not_enabled(ex: &Execution, chosen: usize) -> String {
+    let step = ex.steps();
+    let why = if chosen >= ex.threads.len() {
+        format!(
+            "thread {chosen} does not exist (the program created {} threads by then)",
+            ex.threads.len()
+        )
+    } else if ex.threads[chosen].finished {
+        format!("{} has already finished", thread_label(ex, chosen))
+    } else {
+        blocked_line(ex, chosen)
+    };
+    format!(
+        "the schedule diverged from the program at step {step}: it runs thread {chosen} next, \
+         but {why}. The program no longer performs the operations recorded in the schedule \
+         (it changed, or it depends on something the scheduler does not control: std::sync \
+         primitives, HashMap iteration order, the clock, real I/O)"
+    )
+}

@@ -1,0 +1,30 @@
+//! Online failure detectors that run inside the runtime: deadlock, re-locking, the step bound
+//! and data races. Each explains its finding in terms of threads, objects and source sites.
+
+pub(crate) mod deadlock;
+pub(crate) mod race;
+
+use std::fmt::Write;
+
+use crate::runtime::op::ShortSite;
+use crate::runtime::Execution;
+
+/// `thread 1 (worker, spawned at tests/x.rs:10:5)`.
+pub(crate) fn thread_label(ex: &Execution, thread: usize) -> String {
+    let slot = &ex.threads[thread];
+    let mut label = format!("thread {thread}");
+    match (&slot.name, thread) {
+        (_, 0) => label.push_str(" (main)"),
+        (Some(name), _) => {
+            let _ = write!(
+                label,
+                " ({name}, spawned at {})",
+                ShortSite(slot.spawn_site)
+            );
+        }
+        (None, _) => {
+            let _ = write!(label, " (spawned at {})", ShortSite(slot.spawn_site));
+        }
+    }
+    label
+}

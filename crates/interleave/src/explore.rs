@@ -1,0 +1,536 @@
+//! The exploration driver: runs executions planned by a strategy, in rounds, on one or more
+//! worker threads, verifies determinism, and assembles the [`Report`].
+//!
+//! Determinism across worker counts: a strategy plans a round of executions from what it
+//! observed in earlier rounds only, every execution's randomness comes from a seed derived from
+//! the exploration seed and the execution index, and outcomes are observed in index order. A
+//! run with 1 worker and a run with 8 workers therefore execute the same schedules and report
+//! the same first failure.
+
+use std::collections::HashSet;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::config::Config;
+use crate::detect::thread_label;
+use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
+use crate::report::{render_interleaving, Failure, FailureInfo, FailureKind, Report};
+use crate::runtime::op::{ShortSite, Site};
+use crate::runtime::{self, Event, Execution, Limits};
+use crate::strategy::replay::ReplaySchedule;
+use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec};
+use crate::{Error, RaceMode};
+
+/// Rounds grow 1, 2, 4, ... up to this many executions.
+const MAX_ROUND: usize = 64;
+
+/// Configures and runs an exploration.
+///
+/// ```
+/// use interleave::sync::atomic::{AtomicUsize, Ordering};
+/// use interleave::sync::Arc;
+/// use interleave::thread;
+///
+/// let report = interleave::Builder::new()
+///     .strategy("pct:d=2".parse().unwrap())
+///     .executions(500)
+///     .explore(|| {
+///         let hits = Arc::new(AtomicUsize::new(0));
+///         let other = hits.clone();
+///         let t = thread::spawn(move || {
+///             let seen = other.load(Ordering::SeqCst);
+///             other.store(seen + 1, Ordering::SeqCst);
+///         });
+///         let seen = hits.load(Ordering::SeqCst);
+///         hits.store(seen + 1, Ordering::SeqCst);
+///         t.join().unwrap();
+///         assert_eq!(hits.load(Ordering::SeqCst), 2, "an increment was lost");
+///     })
+///     .unwrap();
+/// let failure = report.first_failure().expect("PCT finds the lost update");
+/// assert_eq!(failure.kind, interleave::FailureKind::Panic);
+/// ```
+pub struct Builder {
+    config: Config,
+    custom: Option<Box<dyn Strategy>>,
+    use_environment: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+impl Builder {
+    /// Default settings (see [`Config`]), overridable by the environment.
+    pub fn new() -> Builder {
+        Builder::from_config(Config::default())
+    }
+
+    /// Starts from `config`.
+    pub fn from_config(config: Config) -> Builder {
+        Builder {
+            config,
+            custom: None,
+            use_environment: true,
+        }
+    }
+
+    /// The settings so far (before the environment is applied).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Uses a built-in strategy.
+    pub fn strategy(mut self, spec: StrategySpec) -> Builder {
+        self.config.strategy = spec;
+        self.custom = None;
+        self
+    }
+
+    /// Uses a strategy of your own. `INTERLEAVE_STRATEGY` still overrides it.
+    pub fn custom_strategy(mut self, strategy: impl Strategy + 'static) -> Builder {
+        self.custom = Some(Box::new(strategy));
+        self
+    }
+
+    /// Runs at most `executions` executions.
+    pub fn executions(mut self, executions: u64) -> Builder {
+        self.config.executions = executions;
+        self
+    }
+
+    /// Sets the exploration seed.
+    pub fn seed(mut self, seed: u64) -> Builder {
+        self.config.seed = seed;
+        self
+    }
+
+    /// Fails an execution as a livelock after `steps` steps.
+    pub fn max_steps(mut self, steps: u64) -> Builder {
+        self.config.max_steps = steps;
+        self
+    }
+
+    /// Runs executions on `workers` OS threads.
+    pub fn workers(mut self, workers: usize) -> Builder {
+        self.config.workers = workers;
+        self
+    }
+
+    /// Chooses whether data races on `cell::Var` fail the execution or warn.
+    pub fn data_races(mut self, mode: RaceMode) -> Builder {
+        self.config.data_races = mode;
+        self
+    }
+
+    /// Keeps exploring after a failure, collecting every failing execution.
+    pub fn stop_on_first_failure(mut self, stop: bool) -> Builder {
+        self.config.stop_on_first_failure = stop;
+        self
+    }
+
+    /// Sets the stack size of the program's threads.
+    pub fn stack_size(mut self, bytes: usize) -> Builder {
+        self.config.stack_size = bytes;
+        self
+    }
+
+    /// Turns the re-run that checks for uncontrolled nondeterminism on or off.
+    pub fn check_determinism(mut self, check: bool) -> Builder {
+        self.config.check_determinism = check;
+        self
+    }
+
+    /// Ignores the `INTERLEAVE_*` environment variables.
+    pub fn ignore_environment(mut self) -> Builder {
+        self.use_environment = false;
+        self
+    }
+
+    fn resolve(self) -> Result<(Config, Box<dyn Strategy>), Error> {
+        let mut config = self.config;
+        let chosen = config.strategy.clone();
+        if self.use_environment {
+            config.apply_env()?;
+        } else {
+            config.validate()?;
+        }
+        let strategy = match self.custom {
+            Some(custom) if config.strategy == chosen => custom,
+            _ => config.strategy.build(),
+        };
+        Ok((config, strategy))
+    }
+
+    /// Explores `f` and returns what was found.
+    #[track_caller]
+    pub fn explore<F: Fn() + Sync>(self, f: F) -> Result<Report, Error> {
+        let site = Location::caller();
+        let (config, mut strategy) = self.resolve()?;
+        if let Some(token) = config.replay.clone() {
+            return replay_with(&config, &token, &f, site);
+        }
+        Ok(explore_with(&config, strategy.as_mut(), &f, site))
+    }
+
+    /// Explores `f` and panics with the report of the first failure.
+    #[track_caller]
+    pub fn check<F: Fn() + Sync>(self, f: F) {
+        match self.explore(f) {
+            Err(error) => panic!("interleave: {error}"),
+            Ok(report) => {
+                if let Some(failure) = report.first_failure() {
+                    panic!("{failure}");
+                }
+            }
+        }
+    }
+
+    /// Re-runs the one execution recorded in `token`.
+    #[track_caller]
+    pub fn replay<F: Fn() + Sync>(self, token: &str, f: F) -> Result<Report, Error> {
+        let site = Location::caller();
+        let (config, _) = self.resolve()?;
+        replay_with(&config, token, &f, site)
+    }
+}
+
+/// Explores `f` with the default settings (1,000 random executions, overridable by the
+/// `INTERLEAVE_*` environment variables) and panics with a report on the first failure.
+#[track_caller]
+pub fn check<F: Fn() + Sync>(f: F) {
+    Builder::new().check(f);
+}
+
+/// Re-runs the execution recorded in `token` (printed in a failure report) and panics with the
+/// report if it fails again; a malformed or stale token panics with an explanation.
+#[track_caller]
+pub fn replay<F: Fn() + Sync>(token: &str, f: F) {
+    match Builder::new().replay(token, f) {
+        Err(error) => panic!("interleave::replay: {error}"),
+        Ok(report) => {
+            if let Some(failure) = report.first_failure() {
+                panic!("{failure}");
+            }
+        }
+    }
+}
+
+/// What one exploration run shares with its workers.
+struct Run<'a> {
+    f: &'a (dyn Fn() + Sync),
+    /// Where the exploration was started: the main thread's spawn site.
+    site: Site,
+    limits: Limits,
+    spec: String,
+    seed: u64,
+    check_determinism: bool,
+}
+
+/// The result of one execution as the driver keeps it.
+struct Summary {
+    index: u64,
+    steps: u64,
+    threads: usize,
+    failure: Option<Failure>,
+    warnings: Vec<String>,
+}
+
+fn limits(config: &Config) -> Limits {
+    Limits {
+        max_steps: config.max_steps,
+        stack_size: config.stack_size,
+        races: config.data_races,
+    }
+}
+
+fn explore_with(
+    config: &Config,
+    strategy: &mut dyn Strategy,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+) -> Report {
+    let run = Run {
+        f,
+        site,
+        limits: limits(config),
+        spec: strategy.spec(),
+        seed: config.seed,
+        check_determinism: config.check_determinism,
+    };
+    let mut report = Report {
+        executions: 0,
+        steps: 0,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+        strategy: run.spec.clone(),
+        seed: config.seed,
+        strategy_stats: Vec::new(),
+    };
+    let mut seen_warnings = HashSet::new();
+    let mut round = 1usize;
+    let mut next = 0u64;
+    'rounds: while next < config.executions {
+        let size = (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
+        let mut plans = Vec::new();
+        for index in next..next + size {
+            match strategy.plan(index, execution_seed(config.seed, index)) {
+                Some(schedule) => plans.push((index, schedule)),
+                None => break,
+            }
+        }
+        let planned = plans.len() as u64;
+        for summary in execute(&run, plans, config.workers, config.stop_on_first_failure) {
+            strategy.observe(
+                summary.index,
+                &Outcome {
+                    steps: summary.steps,
+                    threads: summary.threads,
+                    failed: summary.failure.is_some(),
+                },
+            );
+            report.executions += 1;
+            report.steps += summary.steps;
+            for warning in summary.warnings {
+                if seen_warnings.insert(warning.clone()) {
+                    report.warnings.push(warning);
+                }
+            }
+            if let Some(failure) = summary.failure {
+                report.failures.push(failure);
+                if config.stop_on_first_failure {
+                    break 'rounds;
+                }
+            }
+        }
+        if planned < size {
+            break;
+        }
+        next += planned;
+        round = (round * 2).min(MAX_ROUND);
+    }
+    report.strategy_stats = strategy.stats();
+    report
+}
+
+/// Runs the planned executions, on `workers` threads, and returns their summaries in index
+/// order. With `stop_early`, executions after a failing one may be skipped.
+fn execute(
+    run: &Run<'_>,
+    plans: Vec<(u64, Box<dyn Schedule + Send>)>,
+    workers: usize,
+    stop_early: bool,
+) -> Vec<Summary> {
+    if workers <= 1 || plans.len() <= 1 {
+        let mut summaries = Vec::with_capacity(plans.len());
+        for (index, schedule) in plans {
+            let summary = run_one(run, index, schedule);
+            let failed = summary.failure.is_some();
+            summaries.push(summary);
+            if failed && stop_early {
+                break;
+            }
+        }
+        return summaries;
+    }
+    let first_failure = AtomicU64::new(u64::MAX);
+    let next_plan = AtomicUsize::new(0);
+    let plans: Vec<Mutex<Option<(u64, Box<dyn Schedule + Send>)>>> =
+        plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    let summaries = Mutex::new(Vec::with_capacity(plans.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(plans.len()) {
+            scope.spawn(|| loop {
+                let position = next_plan.fetch_add(1, Ordering::Relaxed);
+                let Some(plan) = plans.get(position) else {
+                    break;
+                };
+                let Some((index, schedule)) = plan.lock().expect("plan lock").take() else {
+                    continue;
+                };
+                if stop_early && index > first_failure.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let summary = run_one(run, index, schedule);
+                if summary.failure.is_some() {
+                    first_failure.fetch_min(index, Ordering::Relaxed);
+                }
+                summaries.lock().expect("summary lock").push(summary);
+            });
+        }
+    });
+    let mut summaries = summaries.into_inner().expect("summary lock");
+    summaries.sort_by_key(|s| s.index);
+    summaries
+}
+
+fn run_one(run: &Run<'_>, index: u64, schedule: Box<dyn Schedule + Send>) -> Summary {
+    let mut ex = runtime::run(run.f, run.site, schedule, run.limits);
+    let mut failure = ex
+        .failure
+        .clone()
+        .map(|info| failure_of(run, index, &ex, &info));
+    // Re-running executions 0, 1, 2, 4, 8, ... costs about log2(executions) extra runs and
+    // catches nondeterminism that one comparison could miss by chance.
+    let sampled = index == 0 || index.is_power_of_two();
+    if run.check_determinism && (sampled || failure.is_some()) {
+        if let Some(difference) = rerun_difference(run, &ex) {
+            let info = FailureInfo {
+                kind: FailureKind::Nondeterminism,
+                message: difference,
+                thread: None,
+                site: None,
+            };
+            failure = Some(failure_of(run, index, &ex, &info));
+        }
+    }
+    let summary = Summary {
+        index,
+        steps: ex.steps(),
+        threads: ex.threads.len(),
+        failure,
+        warnings: std::mem::take(&mut ex.warnings),
+    };
+    ex.recycle();
+    summary
+}
+
+fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> Failure {
+    Failure {
+        execution: index,
+        kind: info.kind,
+        message: info.message.clone(),
+        token: Token::from_run(ex, Some(info.kind)).encode(),
+        steps: ex.steps(),
+        thread: info.thread.map(|t| thread_label(ex, t)),
+        site: info.site.clone(),
+        interleaving: render_interleaving(ex),
+        strategy: run.spec.clone(),
+        seed: run.seed,
+    }
+}
+
+fn describe_event(ex: &Execution, event: &Event) -> String {
+    let mut text = format!("thread {} {}", event.thread, event.kind.name());
+    if let Some(object) = ex.objects.get(event.object as usize) {
+        text.push_str(&format!(" {}", object.id));
+    }
+    format!("{text} at {}", ShortSite(event.site))
+}
+
+/// Re-runs `first`'s schedule and describes the first difference, if any.
+fn rerun_difference(run: &Run<'_>, first: &Execution) -> Option<String> {
+    let schedule = ReplaySchedule::new(
+        first.events.iter().map(|e| e.thread).collect(),
+        first.values.clone(),
+    );
+    let second = runtime::run(run.f, run.site, Box::new(schedule), run.limits);
+    let kind = |ex: &Execution| ex.failure.as_ref().map(|f| f.kind);
+    let identity = |ex: &Execution, e: &Event| ex.objects.get(e.object as usize).map(|o| o.id);
+    let differing = first.events.iter().zip(&second.events).position(|(a, b)| {
+        (a.thread, a.kind, a.site, identity(first, a))
+            != (b.thread, b.kind, b.site, identity(&second, b))
+    });
+    let difference = match differing {
+        Some(step) => format!(
+            "at step {}, the first run did `{}` and the second did `{}`",
+            step + 1,
+            describe_event(first, &first.events[step]),
+            describe_event(&second, &second.events[step]),
+        ),
+        None if first.events.len() != second.events.len() => format!(
+            "the first run took {} steps and the second {}",
+            first.events.len(),
+            second.events.len()
+        ),
+        None if kind(first) != kind(&second) => format!(
+            "the first run ended with {} and the second with {}",
+            kind(first).map_or("success".to_string(), |k| k.to_string()),
+            kind(&second).map_or("success".to_string(), |k| k.to_string()),
+        ),
+        None => {
+            second.recycle();
+            return None;
+        }
+    };
+    second.recycle();
+    Some(format!(
+        "the program behaved differently when re-run under the same schedule: {difference}.\n\
+         It depends on something interleave does not control: std::sync or std::thread used \
+         directly, HashMap/HashSet iteration order (RandomState), the clock, randomness outside \
+         interleave::rand, or state kept in statics between executions."
+    ))
+}
+
+fn replay_with(
+    config: &Config,
+    text: &str,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+) -> Result<Report, Error> {
+    let token = Token::decode(text)?;
+    let run = Run {
+        f,
+        site,
+        limits: limits(config),
+        spec: "replay".to_string(),
+        seed: config.seed,
+        check_determinism: false,
+    };
+    let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
+    let ex = runtime::run(f, site, Box::new(schedule), run.limits);
+    let mut report = Report {
+        executions: 1,
+        steps: ex.steps(),
+        failures: Vec::new(),
+        warnings: ex.warnings.clone(),
+        strategy: run.spec.clone(),
+        seed: config.seed,
+        strategy_stats: Vec::new(),
+    };
+    let diverged = ex.failure.as_ref().map(|f| f.kind) == Some(FailureKind::Divergence);
+    let info = if !diverged && fingerprint(&ex) != token.fingerprint {
+        Some(FailureInfo {
+            kind: FailureKind::Divergence,
+            message: locate_divergence(&ex, &token),
+            thread: None,
+            site: None,
+        })
+    } else {
+        ex.failure.clone()
+    };
+    match info {
+        Some(info) => report.failures.push(failure_of(&run, 0, &ex, &info)),
+        None => {
+            if let Some(kind) = token.failure {
+                report.warnings.push(format!(
+                    "the recorded {kind} did not happen again, although the program performed \
+                     the same operations: the failure depends on data the scheduler does not see"
+                ));
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn locate_divergence(ex: &Execution, token: &Token) -> String {
+    let blocks = block_fingerprints(ex);
+    let block = blocks
+        .iter()
+        .zip(&token.blocks)
+        .position(|(a, b)| a != b)
+        .unwrap_or(blocks.len().min(token.blocks.len()));
+    format!(
+        "the replayed execution no longer matches the recording: the program performed \
+         different operations between steps {} and {} (the recording has {} steps, this run \
+         {}). The program changed since the token was recorded, or it depends on something \
+         the scheduler does not control",
+        block * BLOCK + 1,
+        (block + 1) * BLOCK,
+        token.choices.len(),
+        ex.events.len()
+    )
+}

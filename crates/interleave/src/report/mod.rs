@@ -1,0 +1,201 @@
+//! What an exploration returns and what a failure report says: the failure and its
+//! explanation, the interleaving as per-thread columns, the seed, and a replay token with the
+//! one-line call and the environment variable that reproduce it.
+
+mod interleaving;
+pub(crate) mod token;
+
+use std::fmt;
+
+pub use token::TokenError;
+
+use crate::config::ENV_REPLAY;
+
+/// The kind of a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// A thread panicked (a failed assertion, an `unwrap` on `None`, an explicit `panic!`).
+    Panic,
+    /// No thread could run while the main thread was blocked.
+    Deadlock,
+    /// A thread tried to lock a mutex (or `RwLock`) it already held.
+    Relock,
+    /// The execution exceeded the step bound: a livelock or an unbounded spin loop.
+    StepBound,
+    /// Two conflicting accesses to a tracked variable were not ordered by happens-before.
+    DataRace,
+    /// A replayed schedule no longer matches what the program does.
+    Divergence,
+    /// The program behaved differently under the same schedule: it depends on something the
+    /// scheduler does not control.
+    Nondeterminism,
+}
+
+impl FailureKind {
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            FailureKind::Panic => 1,
+            FailureKind::Deadlock => 2,
+            FailureKind::Relock => 3,
+            FailureKind::StepBound => 4,
+            FailureKind::DataRace => 5,
+            FailureKind::Divergence => 6,
+            FailureKind::Nondeterminism => 7,
+        }
+    }
+
+    pub(crate) fn from_code(code: u8) -> Option<FailureKind> {
+        Some(match code {
+            1 => FailureKind::Panic,
+            2 => FailureKind::Deadlock,
+            3 => FailureKind::Relock,
+            4 => FailureKind::StepBound,
+            5 => FailureKind::DataRace,
+            6 => FailureKind::Divergence,
+            7 => FailureKind::Nondeterminism,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FailureKind::Panic => "panic",
+            FailureKind::Deadlock => "deadlock",
+            FailureKind::Relock => "relock",
+            FailureKind::StepBound => "step bound exceeded",
+            FailureKind::DataRace => "data race",
+            FailureKind::Divergence => "replay divergence",
+            FailureKind::Nondeterminism => "uncontrolled nondeterminism",
+        })
+    }
+}
+
+/// A failure as the runtime records it, before the report is assembled.
+#[derive(Clone, Debug)]
+pub(crate) struct FailureInfo {
+    pub kind: FailureKind,
+    pub message: String,
+    pub thread: Option<usize>,
+    /// Where a panic was raised.
+    pub site: Option<String>,
+}
+
+/// One failing execution.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The 0-based index of the failing execution.
+    pub execution: u64,
+    /// What went wrong.
+    pub kind: FailureKind,
+    /// The explanation: the panic message, the deadlock's blocked threads and cycle, the race's
+    /// two accesses.
+    pub message: String,
+    /// The replay token that reproduces this execution (`interleave::replay`).
+    pub token: String,
+    /// The number of steps the failing execution ran.
+    pub steps: u64,
+    pub(crate) thread: Option<String>,
+    pub(crate) site: Option<String>,
+    pub(crate) interleaving: String,
+    pub(crate) strategy: String,
+    pub(crate) seed: u64,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "interleave found a {} in execution {} (strategy {}, seed {}):",
+            self.kind, self.execution, self.strategy, self.seed
+        )?;
+        writeln!(f)?;
+        match (&self.thread, self.kind) {
+            (Some(thread), FailureKind::Panic) => {
+                write!(f, "  {thread} panicked")?;
+                if let Some(site) = &self.site {
+                    write!(f, " at {site}")?;
+                }
+                writeln!(f, ":")?;
+                for line in self.message.lines() {
+                    writeln!(f, "    {line}")?;
+                }
+            }
+            _ => {
+                for line in self.message.lines() {
+                    writeln!(f, "  {line}")?;
+                }
+            }
+        }
+        writeln!(f)?;
+        writeln!(f, "{}", self.interleaving)?;
+        writeln!(
+            f,
+            "To reproduce this execution exactly, run the same test with"
+        )?;
+        writeln!(f, "    {ENV_REPLAY}={}", self.token)?;
+        writeln!(f, "or replace the call with")?;
+        write!(f, "    interleave::replay(\"{}\", || ...)", self.token)
+    }
+}
+
+/// The result of an exploration.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// How many executions ran.
+    pub executions: u64,
+    /// Scheduling decisions over all executions.
+    pub steps: u64,
+    /// The failures found, in execution order (at most one unless the exploration was asked to
+    /// continue after failures).
+    pub failures: Vec<Failure>,
+    /// Findings that do not fail the execution (data races in `RaceMode::Warn`).
+    pub warnings: Vec<String>,
+    /// The strategy's spec.
+    pub strategy: String,
+    /// The exploration seed.
+    pub seed: u64,
+    /// Strategy statistics: parameters, estimates and the guarantee they give.
+    pub strategy_stats: Vec<(String, String)>,
+}
+
+impl Report {
+    /// True when no execution failed.
+    pub fn is_ok(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    /// The first failure, if any.
+    pub fn first_failure(&self) -> Option<&Failure> {
+        self.failures.first()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} executions, {} steps, strategy {}, seed {}",
+            self.executions, self.steps, self.strategy, self.seed
+        )?;
+        for (name, value) in &self.strategy_stats {
+            writeln!(f, "  {name}: {value}")?;
+        }
+        for warning in &self.warnings {
+            writeln!(f, "warning: {warning}")?;
+        }
+        if self.failures.is_empty() {
+            write!(f, "no failure found")
+        } else {
+            for failure in &self.failures {
+                writeln!(f)?;
+                writeln!(f, "{failure}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+pub(crate) use interleaving::render as render_interleaving;

@@ -1,0 +1,310 @@
+//! Replay tokens: a printable, versioned encoding of one execution's schedule.
+//!
+//! A token holds the thread chosen at every step (run-length encoded), the values returned by
+//! `interleave::rand`, the kind of failure it reproduces, and fingerprints of the operations the
+//! program performed: one over the whole execution and one per block of [`BLOCK`] steps, so a
+//! replay that diverges can say where. A checksum catches truncated or mangled tokens.
+//!
+//! Layout: `il1-` followed by URL-safe base64 (no padding) of
+//! `varint(runs) (varint(thread) varint(length))* varint(values) varint(value)* u8(failure)
+//! u64(fingerprint) varint(blocks) u16(block)* u32(checksum)`.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use thiserror::Error;
+
+use super::FailureKind;
+use crate::runtime::op::{OpKind, Site};
+use crate::runtime::{Event, Execution};
+
+const PREFIX: &str = "il";
+const VERSION: u32 = 1;
+
+/// Steps per block fingerprint.
+pub(crate) const BLOCK: usize = 64;
+
+/// Why a replay token could not be decoded.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum TokenError {
+    /// The text does not start with `il<version>-`.
+    #[error("not an interleave replay token: it should start with \"il1-\" (got {0:?})")]
+    NotAToken(String),
+    /// The token was made by a different version of the format.
+    #[error(
+        "replay token format version {0} is not supported by this version of interleave \
+         (it reads version {VERSION}); re-run the exploration to get a fresh token"
+    )]
+    UnsupportedVersion(u32),
+    /// The body is not valid base64.
+    #[error("the replay token is corrupted: {0}")]
+    Encoding(String),
+    /// The body decoded but its checksum does not match: the token was truncated or edited.
+    #[error("the replay token is corrupted: its checksum does not match (was it truncated when copied?)")]
+    Checksum,
+    /// The body ended early or has trailing bytes.
+    #[error("the replay token is malformed: {0}")]
+    Malformed(&'static str),
+}
+
+/// A decoded schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub choices: Vec<u32>,
+    pub values: Vec<u64>,
+    pub failure: Option<FailureKind>,
+    pub fingerprint: u64,
+    pub blocks: Vec<u16>,
+}
+
+impl Token {
+    pub fn from_run(ex: &Execution, failure: Option<FailureKind>) -> Token {
+        Token {
+            choices: ex.events.iter().map(|e| e.thread).collect(),
+            values: ex.values.clone(),
+            failure,
+            fingerprint: fingerprint(ex),
+            blocks: block_fingerprints(ex),
+        }
+    }
+
+    pub fn encode(&self) -> String {
+        let mut out = Vec::new();
+        let runs = runs(&self.choices);
+        put_varint(&mut out, runs.len() as u64);
+        for (thread, length) in runs {
+            put_varint(&mut out, thread as u64);
+            put_varint(&mut out, length);
+        }
+        put_varint(&mut out, self.values.len() as u64);
+        for &value in &self.values {
+            put_varint(&mut out, value);
+        }
+        out.push(self.failure.map_or(0, FailureKind::code));
+        out.extend_from_slice(&self.fingerprint.to_le_bytes());
+        put_varint(&mut out, self.blocks.len() as u64);
+        for block in &self.blocks {
+            out.extend_from_slice(&block.to_le_bytes());
+        }
+        let checksum = fnv1a(&out) as u32;
+        out.extend_from_slice(&checksum.to_le_bytes());
+        format!("{PREFIX}{VERSION}-{}", URL_SAFE_NO_PAD.encode(out))
+    }
+
+    pub fn decode(text: &str) -> Result<Token, TokenError> {
+        let text = text.trim();
+        let rest = text
+            .strip_prefix(PREFIX)
+            .ok_or_else(|| TokenError::NotAToken(text.chars().take(12).collect()))?;
+        let (version, body) = rest
+            .split_once('-')
+            .ok_or_else(|| TokenError::NotAToken(text.chars().take(12).collect()))?;
+        let version: u32 = version
+            .parse()
+            .map_err(|_| TokenError::NotAToken(text.chars().take(12).collect()))?;
+        if version != VERSION {
+            return Err(TokenError::UnsupportedVersion(version));
+        }
+        let bytes = URL_SAFE_NO_PAD
+            .decode(body)
+            .map_err(|e| TokenError::Encoding(e.to_string()))?;
+        if bytes.len() < 4 {
+            return Err(TokenError::Malformed("it is too short"));
+        }
+        let (payload, checksum) = bytes.split_at(bytes.len() - 4);
+        if fnv1a(payload) as u32 != u32::from_le_bytes(checksum.try_into().expect("4 bytes")) {
+            return Err(TokenError::Checksum);
+        }
+        let mut reader = Reader { bytes: payload };
+        let mut choices = Vec::new();
+        for _ in 0..reader.varint()? {
+            let thread = u32::try_from(reader.varint()?)
+                .map_err(|_| TokenError::Malformed("a thread index is out of range"))?;
+            let length = reader.varint()?;
+            if length as usize > MAX_STEPS_IN_TOKEN.saturating_sub(choices.len()) {
+                return Err(TokenError::Malformed("it records implausibly many steps"));
+            }
+            choices.extend(std::iter::repeat_n(thread, length as usize));
+        }
+        let count = reader.varint()?;
+        let mut values = Vec::new();
+        for _ in 0..count {
+            values.push(reader.varint()?);
+        }
+        let failure = match reader.byte()? {
+            0 => None,
+            code => Some(
+                FailureKind::from_code(code)
+                    .ok_or(TokenError::Malformed("unknown failure kind"))?,
+            ),
+        };
+        let fingerprint = u64::from_le_bytes(reader.take(8)?.try_into().expect("8 bytes"));
+        let mut blocks = Vec::new();
+        for _ in 0..reader.varint()? {
+            blocks.push(u16::from_le_bytes(
+                reader.take(2)?.try_into().expect("2 bytes"),
+            ));
+        }
+        if !reader.bytes.is_empty() {
+            return Err(TokenError::Malformed("it has trailing bytes"));
+        }
+        Ok(Token {
+            choices,
+            values,
+            failure,
+            fingerprint,
+            blocks,
+        })
+    }
+}
+
+/// Guards decoding against absurd run lengths in a hand-edited token.
+const MAX_STEPS_IN_TOKEN: usize = 1 << 28;
+
+fn runs(choices: &[u32]) -> Vec<(u32, u64)> {
+    let mut runs: Vec<(u32, u64)> = Vec::new();
+    for &choice in choices {
+        match runs.last_mut() {
+            Some((thread, length)) if *thread == choice => *length += 1,
+            _ => runs.push((choice, 1)),
+        }
+    }
+    runs
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], TokenError> {
+        if self.bytes.len() < n {
+            return Err(TokenError::Malformed("it ends early"));
+        }
+        let (head, tail) = self.bytes.split_at(n);
+        self.bytes = tail;
+        Ok(head)
+    }
+
+    fn byte(&mut self) -> Result<u8, TokenError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn varint(&mut self) -> Result<u64, TokenError> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.byte()?;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(TokenError::Malformed("a number is too long"))
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+fn put_site(bytes: &mut Vec<u8>, site: Site) {
+    bytes.extend_from_slice(site.file().as_bytes());
+    bytes.extend_from_slice(&site.line().to_le_bytes());
+    bytes.extend_from_slice(&site.column().to_le_bytes());
+}
+
+/// A hash of one step (thread, operation, site, object identity) that does not depend on
+/// addresses, so it is stable across builds. A thread's start is reported at its spawn site,
+/// or for the main thread wherever the exploration was started, so its site is left out.
+fn event_hash(ex: &Execution, event: &Event) -> u64 {
+    let mut bytes = Vec::with_capacity(96);
+    bytes.extend_from_slice(&event.thread.to_le_bytes());
+    bytes.extend_from_slice(event.kind.name().as_bytes());
+    if event.kind != OpKind::Start {
+        put_site(&mut bytes, event.site);
+    }
+    if let Some(object) = ex.objects.get(event.object as usize) {
+        put_site(&mut bytes, object.id.site);
+        bytes.extend_from_slice(&object.id.instance.to_le_bytes());
+    }
+    fnv1a(&bytes)
+}
+
+fn fold(ex: &Execution, events: &[Event]) -> u64 {
+    events.iter().fold(events.len() as u64, |acc, e| {
+        (acc ^ event_hash(ex, e)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The fingerprint of a whole execution.
+pub(crate) fn fingerprint(ex: &Execution) -> u64 {
+    fold(ex, &ex.events)
+}
+
+/// One 16-bit fingerprint per block of [`BLOCK`] steps.
+pub(crate) fn block_fingerprints(ex: &Execution) -> Vec<u16> {
+    ex.events
+        .chunks(BLOCK)
+        .map(|chunk| (fold(ex, chunk) >> 48) as u16)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(steps: usize) -> Token {
+        Token {
+            choices: (0..steps).map(|i| (i % 3) as u32 / 2 * 300).collect(),
+            values: vec![7, 1 << 40],
+            failure: Some(FailureKind::Deadlock),
+            fingerprint: 0x1234_5678_9abc_def0,
+            blocks: vec![1, 65535, 3],
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        let token = token(130);
+        let text = token.encode();
+        assert!(text.starts_with("il1-"));
+        assert_eq!(Token::decode(&text), Ok(token));
+    }
+
+    #[test]
+    fn rejects_bad_tokens_with_reasons() {
+        let good = token(2).encode();
+        assert!(matches!(
+            Token::decode("hello"),
+            Err(TokenError::NotAToken(_))
+        ));
+        assert_eq!(
+            Token::decode(&good.replacen("il1-", "il9-", 1)),
+            Err(TokenError::UnsupportedVersion(9))
+        );
+        assert!(matches!(
+            Token::decode("il1-@@@"),
+            Err(TokenError::Encoding(_))
+        ));
+        let mut flipped = good.clone().into_bytes();
+        let last = flipped.len() - 3;
+        flipped[last] = if flipped[last] == b'A' { b'B' } else { b'A' };
+        assert_eq!(
+            Token::decode(std::str::from_utf8(&flipped).unwrap()),
+            Err(TokenError::Checksum)
+        );
+        assert!(Token::decode(&good[..good.len() - 6]).is_err());
+    }
+}

@@ -1,0 +1,669 @@
+//! The controlled execution engine: runs one execution of a test closure with every thread as a
+//! stackful coroutine on the current OS thread, exactly one running at a time.
+//!
+//! **Invariant (the choke point):** every visible operation calls [`switch`] *before* it takes
+//! effect. `switch` records the pending operation in the thread's slot and suspends the
+//! coroutine; the scheduler loop in [`run`] then computes which threads are enabled, asks the
+//! execution's [`Schedule`] which one runs, records the step (event and choice), and resumes
+//! that thread, which performs its operation and runs on to its next visible operation. The
+//! runtime never consults the strategy anywhere else, and the strategy never mutates the
+//! runtime: it sees a read-only [`View`].
+//!
+//! A failure (panic, deadlock, relock, step bound, data race, divergence) stops the execution;
+//! the remaining coroutines are then unwound in reverse creation order (children before the
+//! parents whose stacks scoped children may borrow from), with visible operations turned into
+//! non-blocking no-op switches while that happens.
+
+pub(crate) mod clock;
+pub(crate) mod object;
+pub mod op;
+mod panics;
+mod stacks;
+mod view;
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use rustc_hash::FxHashMap;
+
+use crate::config::RaceMode;
+use crate::report::{FailureInfo, FailureKind};
+use crate::strategy::Schedule;
+use clock::VectorClock;
+use object::{Holder, ObjState, ObjectEntry, ObjectHandle, MAX_OBJECTS};
+use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
+
+pub use view::{PendingOp, ThreadState, View};
+
+/// Coroutines yield the thread the scheduler loop should resume next (`None`: the execution is
+/// over), so a switch costs the loop no visit to the runtime.
+type ThreadCoroutine = Coroutine<(), Option<usize>, (), DefaultStack>;
+type ThreadYielder = Yielder<(), Option<usize>>;
+
+/// One step of an execution: which thread performed which operation on which object, where.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Event {
+    pub thread: u32,
+    pub kind: OpKind,
+    pub object: ObjIdx,
+    pub site: Site,
+}
+
+/// The runtime's record of one thread.
+pub(crate) struct ThreadSlot {
+    pub pending: Op,
+    pub pending_site: Site,
+    pub finished: bool,
+    yielder: *const ThreadYielder,
+    pub clock: VectorClock,
+    pub name: Option<Arc<str>>,
+    pub spawn_site: Site,
+    /// `thread::park`'s token.
+    pub park_token: bool,
+    /// What `unpark` calls released to this thread, acquired when `park` consumes the token.
+    pub unpark_clock: VectorClock,
+    /// In a condition variable's wait queue and not yet notified.
+    pub waiting: bool,
+    /// The barrier generation this thread waits to see pass.
+    pub barrier_generation: u64,
+    /// The rendezvous message number this thread waits to see received.
+    pub ticket: u64,
+    /// How many yields this thread performed in this execution.
+    pub yields: u32,
+    /// Values of `thread_local!` keys, by key address.
+    pub locals: Vec<(usize, Box<dyn Any>)>,
+}
+
+/// Per-execution settings the runtime needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub max_steps: u64,
+    pub stack_size: usize,
+    pub races: RaceMode,
+}
+
+/// The state of one execution.
+pub(crate) struct Execution {
+    /// Distinguishes this execution from every other one in the process, so object handles
+    /// registered in an earlier execution re-register.
+    pub tag: u64,
+    pub threads: Vec<ThreadSlot>,
+    pub objects: Vec<ObjectEntry>,
+    site_instances: FxHashMap<usize, u32>,
+    /// One event per step; `events[i].thread` is the thread chosen at step `i`.
+    pub events: Vec<Event>,
+    /// The values returned by `interleave::rand`, in order.
+    pub values: Vec<u64>,
+    enabled: Vec<usize>,
+    pub current: usize,
+    pub failure: Option<FailureInfo>,
+    pub teardown: bool,
+    pub warnings: Vec<String>,
+    spawned: Vec<(usize, ThreadCoroutine)>,
+    pub schedule: Box<dyn Schedule + Send>,
+    pub limits: Limits,
+}
+
+static EXECUTION_TAGS: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static CURRENT: RefCell<Option<Box<Execution>>> = const { RefCell::new(None) };
+    static SPARE: RefCell<Option<Box<Execution>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with the current execution.
+///
+/// # Panics
+/// When called outside an execution: a primitive of this crate was used outside
+/// `interleave::check` (or its siblings).
+#[inline]
+pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
+    CURRENT.with(|cell| {
+        let mut borrowed = cell.borrow_mut();
+        match borrowed.as_mut() {
+            Some(execution) => f(execution),
+            None => outside_execution(),
+        }
+    })
+}
+
+#[cold]
+fn outside_execution() -> ! {
+    panic!(
+        "an interleave primitive was used outside an interleave execution: run the code \
+         inside interleave::check, Builder::explore or interleave::replay"
+    )
+}
+
+/// True while an execution runs on this OS thread.
+pub(crate) fn in_execution() -> bool {
+    CURRENT.with(|cell| cell.try_borrow().map(|b| b.is_some()).unwrap_or(true))
+}
+
+/// The choke point: announce `op` at `site` and let the strategy decide who runs.
+///
+/// Returns when this thread has been chosen; the operation is then enabled and the caller
+/// performs it. When the strategy keeps this thread running, no coroutine switch happens.
+/// During teardown it returns at once.
+#[inline]
+pub(crate) fn switch(op: Op, site: Site) {
+    let yielder = with(|ex| ex.announce(op, site));
+    suspend(yielder);
+}
+
+/// Registers `handle` (on first use in this execution) and announces `kind` on it at `site`.
+#[inline]
+pub(crate) fn switch_on(
+    handle: &ObjectHandle,
+    object: ObjectKind,
+    kind: OpKind,
+    site: Site,
+) -> ObjIdx {
+    let (idx, yielder) = with(|ex| {
+        let idx = ex.object(handle, object);
+        (idx, ex.announce(Op::new(kind, idx), site))
+    });
+    suspend(yielder);
+    idx
+}
+
+/// Hands control to the scheduler loop when another thread runs next or the execution ends.
+#[inline]
+fn suspend(decision: Option<(*const ThreadYielder, Option<usize>)>) {
+    if let Some((yielder, next)) = decision {
+        // SAFETY: the yielder belongs to the running coroutine (this one); it was stored when
+        // the coroutine started and stays valid until the coroutine returns.
+        unsafe { (*yielder).suspend(next) };
+    }
+}
+
+/// Suspends the running thread if the execution has failed, so nothing after the failure
+/// point runs; the scheduler then ends the execution.
+pub(crate) fn stop_if_failed() {
+    let decision = with(|ex| {
+        (ex.failure.is_some() && !ex.teardown).then(|| (ex.threads[ex.current].yielder, None))
+    });
+    suspend(decision);
+}
+
+impl Execution {
+    /// A fresh execution, reusing the buffers of the last one that ran on this OS thread.
+    fn new(schedule: Box<dyn Schedule + Send>, limits: Limits) -> Box<Execution> {
+        if let Some(mut spare) = SPARE.with(|spare| spare.borrow_mut().take()) {
+            spare.tag = EXECUTION_TAGS.fetch_add(1, Ordering::Relaxed);
+            spare.threads.clear();
+            spare.objects.clear();
+            spare.site_instances.clear();
+            spare.events.clear();
+            spare.values.clear();
+            spare.enabled.clear();
+            spare.current = 0;
+            spare.failure = None;
+            spare.teardown = false;
+            spare.warnings.clear();
+            spare.schedule = schedule;
+            spare.limits = limits;
+            return spare;
+        }
+        Box::new(Execution {
+            tag: EXECUTION_TAGS.fetch_add(1, Ordering::Relaxed),
+            threads: Vec::new(),
+            objects: Vec::new(),
+            site_instances: FxHashMap::default(),
+            events: Vec::new(),
+            values: Vec::new(),
+            enabled: Vec::new(),
+            current: 0,
+            failure: None,
+            teardown: false,
+            warnings: Vec::new(),
+            spawned: Vec::new(),
+            schedule,
+            limits,
+        })
+    }
+
+    /// Hands the execution's buffers to the next execution on this OS thread.
+    pub fn recycle(self: Box<Execution>) {
+        SPARE.with(|spare| *spare.borrow_mut() = Some(self));
+    }
+
+    /// Records the running thread's pending operation and decides the next step. Returns the
+    /// yielder to suspend with and the decision when another thread runs next or the execution
+    /// is over.
+    #[inline]
+    fn announce(&mut self, op: Op, site: Site) -> Option<(*const ThreadYielder, Option<usize>)> {
+        if self.teardown {
+            return None;
+        }
+        let me = self.current;
+        let slot = &mut self.threads[me];
+        slot.pending = op;
+        slot.pending_site = site;
+        let yielder = slot.yielder;
+        let next = decide(self);
+        (next != Some(me)).then_some((yielder, next))
+    }
+
+    /// The running thread.
+    #[inline]
+    pub fn me(&self) -> usize {
+        self.current
+    }
+
+    /// The number of steps executed so far.
+    pub fn steps(&self) -> u64 {
+        self.events.len() as u64
+    }
+
+    /// The index of `handle`'s object, registering it if this is its first use here.
+    #[inline]
+    pub fn object(&mut self, handle: &ObjectHandle, kind: ObjectKind) -> ObjIdx {
+        match handle.index_in(self.tag) {
+            Some(idx) => idx,
+            None => self.register(handle, kind),
+        }
+    }
+
+    #[cold]
+    fn register(&mut self, handle: &ObjectHandle, kind: ObjectKind) -> ObjIdx {
+        let site = handle.site();
+        let counter = self
+            .site_instances
+            .entry(site as *const _ as usize)
+            .or_insert(0);
+        let instance = *counter;
+        *counter += 1;
+        let idx = self.objects.len();
+        assert!(
+            idx < MAX_OBJECTS,
+            "an execution registered more than {MAX_OBJECTS} objects"
+        );
+        self.objects.push(ObjectEntry {
+            id: ObjectId {
+                kind,
+                site,
+                instance,
+            },
+            state: ObjState::fresh(kind),
+            clock: VectorClock::default(),
+        });
+        handle.remember(self.tag, idx as ObjIdx);
+        idx as ObjIdx
+    }
+
+    /// The running thread acquires what was released into `object` (happens-before edge).
+    #[inline]
+    pub fn acquire(&mut self, object: ObjIdx) {
+        let me = self.current;
+        let (threads, objects) = (&mut self.threads, &self.objects);
+        threads[me].clock.join(&objects[object as usize].clock);
+    }
+
+    /// The running thread releases its history into `object` and starts a new epoch.
+    #[inline]
+    pub fn release(&mut self, object: ObjIdx) {
+        let me = self.current;
+        let (threads, objects) = (&mut self.threads, &mut self.objects);
+        objects[object as usize].clock.join(&threads[me].clock);
+        threads[me].clock.tick(me);
+    }
+
+    /// Records a failure of the running execution (the first one wins).
+    pub fn fail(&mut self, kind: FailureKind, message: String) {
+        if self.failure.is_none() && !self.teardown {
+            self.failure = Some(FailureInfo {
+                kind,
+                message,
+                thread: Some(self.current),
+                site: None,
+            });
+        }
+    }
+
+    /// Adds thread `index` running `body` from a pooled stack; it starts at the next decision.
+    pub fn add_thread(
+        &mut self,
+        body: Box<dyn FnOnce()>,
+        name: Option<Arc<str>>,
+        site: Site,
+    ) -> usize {
+        let index = self.threads.len();
+        let mut clock = VectorClock::default();
+        if let Some(parent) = self.threads.get_mut(self.current) {
+            clock.copy_from(&parent.clock);
+            parent.clock.tick(self.current);
+        }
+        clock.tick(index);
+        self.threads.push(ThreadSlot {
+            pending: Op::new(OpKind::Start, NO_OBJECT),
+            pending_site: site,
+            finished: false,
+            yielder: std::ptr::null(),
+            clock,
+            name,
+            spawn_site: site,
+            park_token: false,
+            unpark_clock: VectorClock::default(),
+            waiting: false,
+            barrier_generation: 0,
+            ticket: 0,
+            yields: 0,
+            locals: Vec::new(),
+        });
+        let stack = stacks::take(self.limits.stack_size);
+        let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, ()| {
+            thread_main(index, yielder, body)
+        });
+        self.spawned.push((index, coroutine));
+        index
+    }
+
+    /// Whether thread `t`'s pending operation can take effect now.
+    fn op_enabled(&self, t: usize) -> bool {
+        let slot = &self.threads[t];
+        let op = slot.pending;
+        let state = || &self.objects[op.object as usize].state;
+        match op.kind {
+            OpKind::Lock => match state() {
+                ObjState::Mutex { holder } => holder.is_none(),
+                _ => true,
+            },
+            OpKind::ReadLock => match state() {
+                ObjState::RwLock { writer, .. } => writer.is_none(),
+                _ => true,
+            },
+            OpKind::WriteLock => match state() {
+                ObjState::RwLock { writer, readers } => writer.is_none() && readers.is_empty(),
+                _ => true,
+            },
+            OpKind::Wake => {
+                let mutex_free = matches!(
+                    self.objects[op.arg as usize].state,
+                    ObjState::Mutex { holder: None }
+                );
+                mutex_free && (!slot.waiting || op.timed)
+            }
+            OpKind::Join => self.threads[op.arg as usize].finished,
+            OpKind::Park => slot.park_token || op.timed,
+            OpKind::BarrierLeave => match state() {
+                ObjState::Barrier { generation, .. } => *generation != slot.barrier_generation,
+                _ => true,
+            },
+            OpKind::OnceEnter => match state() {
+                ObjState::Once { runner, .. } => runner.is_none(),
+                _ => true,
+            },
+            OpKind::Send => match state() {
+                ObjState::Channel {
+                    len,
+                    capacity: Some(capacity),
+                    receiver_alive,
+                    ..
+                } if *capacity > 0 => *len < *capacity || !*receiver_alive,
+                _ => true,
+            },
+            OpKind::SendWait => match state() {
+                ObjState::Channel {
+                    received,
+                    receiver_alive,
+                    ..
+                } => *received >= slot.ticket || !*receiver_alive,
+                _ => true,
+            },
+            OpKind::Recv => match state() {
+                ObjState::Channel { len, senders, .. } => *len > 0 || *senders == 0 || op.timed,
+                _ => true,
+            },
+            _ => true,
+        }
+    }
+
+    /// Fills `self.enabled`; flags a thread that tries to re-lock a mutex it holds.
+    fn compute_enabled(&mut self) {
+        self.enabled.clear();
+        for t in 0..self.threads.len() {
+            if self.threads[t].finished {
+                continue;
+            }
+            if self.op_enabled(t) {
+                self.enabled.push(t);
+            } else if let Some(message) = crate::detect::deadlock::relock(self, t) {
+                self.current = t;
+                self.fail(FailureKind::Relock, message);
+                return;
+            }
+        }
+    }
+
+    /// Records step `chosen`, makes it the running thread, and applies the synchronisation
+    /// effect of operations that need nothing from the thread: clocks of atomic accesses, and
+    /// the holder and clocks of mutex lock and unlock. The thread performs the operation as
+    /// soon as it runs, before any other thread, so applying the effect here is equivalent and
+    /// saves the primitive a second visit to the runtime.
+    #[inline]
+    fn record(&mut self, chosen: usize) {
+        let slot = &mut self.threads[chosen];
+        let Op { kind, object, .. } = slot.pending;
+        let site = slot.pending_site;
+        if kind == OpKind::Yield {
+            slot.yields += 1;
+        }
+        self.events.push(Event {
+            thread: chosen as u32,
+            kind,
+            object,
+            site,
+        });
+        self.current = chosen;
+        match kind {
+            OpKind::AtomicLoad => self.acquire(object),
+            OpKind::AtomicStore => self.release(object),
+            OpKind::AtomicRmw => {
+                self.acquire(object);
+                self.release(object);
+            }
+            OpKind::Lock => {
+                if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
+                    *holder = Some(Holder {
+                        thread: chosen,
+                        site,
+                    });
+                }
+                self.acquire(object);
+            }
+            OpKind::Unlock => {
+                if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
+                    *holder = None;
+                }
+                self.release(object);
+            }
+            _ => {}
+        }
+    }
+
+    /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
+    pub fn choose_value(&mut self, bound: u64) -> u64 {
+        let value = self.schedule.next_value(bound);
+        let value = if bound == 0 { value } else { value % bound };
+        self.values.push(value);
+        value
+    }
+
+    /// The running thread acquires the final clock of finished thread `target` (`join`).
+    pub fn join_clock(&mut self, target: usize) {
+        let me = self.current;
+        let target_clock = std::mem::take(&mut self.threads[target].clock);
+        self.threads[me].clock.join(&target_clock);
+        self.threads[target].clock = target_clock;
+    }
+}
+
+/// The body of every coroutine: run the thread, capture its panic, run its thread-locals'
+/// destructors, mark it finished.
+fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
+    with(|ex| ex.threads[index].yielder = yielder as *const _);
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(body)) {
+        if with(|ex| ex.teardown) {
+            // The forced unwind of a torn-down coroutine must reach its root.
+            panic::resume_unwind(payload);
+        }
+        let (message, site) = panics::describe(payload);
+        with(|ex| {
+            ex.current = index;
+            if ex.failure.is_none() {
+                ex.failure = Some(FailureInfo {
+                    kind: FailureKind::Panic,
+                    message,
+                    thread: Some(index),
+                    site,
+                });
+            }
+        });
+    }
+    let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+    drop(locals);
+    with(|ex| ex.threads[index].finished = true);
+}
+
+/// Runs one execution of `main` under `schedule`.
+pub(crate) fn run(
+    main: &(dyn Fn() + Sync),
+    site: Site,
+    schedule: Box<dyn Schedule + Send>,
+    limits: Limits,
+) -> Box<Execution> {
+    panics::install_hook();
+    // SAFETY: the main thread's coroutine finishes or is unwound before `run` returns, so the
+    // borrow of `main` outlives every use of it.
+    let main: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(main) };
+    let mut execution = Execution::new(schedule, limits);
+    execution.add_thread(Box::new(main), None, site);
+    let previous = CURRENT.with(|cell| cell.borrow_mut().replace(execution));
+    assert!(
+        previous.is_none(),
+        "interleave executions cannot be nested: interleave::check was called inside a test \
+         that is already running under interleave"
+    );
+
+    let mut coroutines: Vec<Option<ThreadCoroutine>> = Vec::new();
+    let mut next = with(decide);
+    while let Some(chosen) = next {
+        if coroutines.get(chosen).is_none_or(Option::is_none) {
+            with(|ex| adopt(ex, &mut coroutines));
+        }
+        let coroutine = coroutines[chosen]
+            .as_mut()
+            .expect("the scheduler chose a thread without a coroutine");
+        next = match coroutine.resume(()) {
+            // The thread announced an operation and the decision chose another thread (or
+            // ended the execution).
+            CoroutineResult::Yield(next) => next,
+            // The thread finished: decide again without it.
+            CoroutineResult::Return(()) => {
+                if let Some(done) = coroutines[chosen].take() {
+                    stacks::give_back(done.into_stack());
+                }
+                with(decide)
+            }
+        };
+    }
+    with(|ex| adopt(ex, &mut coroutines));
+
+    teardown(&mut coroutines);
+    CURRENT
+        .with(|cell| cell.borrow_mut().take())
+        .expect("the execution disappeared while running")
+}
+
+/// Takes the coroutines of threads spawned since the last call.
+#[inline]
+fn adopt(ex: &mut Execution, coroutines: &mut Vec<Option<ThreadCoroutine>>) {
+    for (index, coroutine) in ex.spawned.drain(..) {
+        if coroutines.len() <= index {
+            coroutines.resize_with(index + 1, || None);
+        }
+        coroutines[index] = Some(coroutine);
+    }
+}
+
+/// Chooses the thread for the next step, or `None` when the execution is over.
+fn decide(ex: &mut Execution) -> Option<usize> {
+    if ex.failure.is_some() {
+        return None;
+    }
+    ex.compute_enabled();
+    if ex.failure.is_some() {
+        return None;
+    }
+    if ex.enabled.is_empty() {
+        // Threads still blocked after the main thread returned would be killed with the process
+        // under std, so only a blocked main thread makes a deadlock.
+        if !ex.threads[0].finished {
+            let message = crate::detect::deadlock::explain(ex);
+            ex.current = 0;
+            ex.fail(FailureKind::Deadlock, message);
+        }
+        return None;
+    }
+    if ex.steps() >= ex.limits.max_steps {
+        let message = crate::detect::deadlock::step_bound(ex);
+        ex.fail(FailureKind::StepBound, message);
+        return None;
+    }
+    let chosen = {
+        let view = View {
+            threads: &ex.threads,
+            objects: &ex.objects,
+            enabled: &ex.enabled,
+            step: ex.events.len() as u64,
+            last: ex.events.last().map(|e| e.thread as usize),
+        };
+        ex.schedule.next_thread(&view)
+    };
+    if !ex.enabled.contains(&chosen) {
+        let message = crate::detect::deadlock::not_enabled(ex, chosen);
+        ex.fail(FailureKind::Divergence, message);
+        return None;
+    }
+    ex.record(chosen);
+    Some(chosen)
+}
+
+/// Unwinds every unfinished coroutine, children first, and recycles the stacks.
+fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
+    let clean = with(|ex| {
+        ex.teardown = true;
+        ex.threads.iter().all(|t| t.finished && t.locals.is_empty())
+    });
+    if clean {
+        return;
+    }
+    for index in (0..coroutines.len()).rev() {
+        if let Some(mut coroutine) = coroutines[index].take() {
+            with(|ex| ex.current = index);
+            coroutine.force_unwind();
+            stacks::give_back(coroutine.into_stack());
+        }
+    }
+    // Thread-locals of unwound threads, and coroutines spawned while unwinding.
+    let (locals, spawned): (Vec<_>, Vec<_>) = with(|ex| {
+        (
+            ex.threads
+                .iter_mut()
+                .map(|t| std::mem::take(&mut t.locals))
+                .collect(),
+            std::mem::take(&mut ex.spawned),
+        )
+    });
+    drop(locals);
+    for (_, coroutine) in spawned {
+        // Never started, so dropping it only drops its closure.
+        drop(coroutine);
+    }
+}

@@ -1,0 +1,156 @@
+//! The per-execution object table: the synchronisation state of every tracked object.
+//!
+//! Primitives keep their user data (a mutex's `T`, a channel's messages) themselves and keep
+//! here only what the runtime needs to decide which threads are enabled and to explain
+//! failures: owners, waiters, counters and clocks. A primitive registers lazily, on its first
+//! use in an execution, so objects created in `const` contexts (statics) work too; its identity
+//! is its creation site plus the number of objects from that site registered before it.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::clock::VectorClock;
+use super::op::{ObjIdx, ObjectId, ObjectKind, Site};
+
+/// Bits of a handle's slot that hold the object index; the rest hold the execution tag.
+const INDEX_BITS: u32 = 24;
+const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+
+/// The maximum number of objects one execution can register.
+pub(crate) const MAX_OBJECTS: usize = INDEX_MASK as usize;
+
+/// What a primitive embeds to find its entry in the current execution's object table.
+#[derive(Debug)]
+pub(crate) struct ObjectHandle {
+    site: Site,
+    /// `execution tag << INDEX_BITS | index`, or 0 before the first registration.
+    slot: AtomicU64,
+}
+
+impl ObjectHandle {
+    pub const fn new(site: Site) -> ObjectHandle {
+        ObjectHandle {
+            site,
+            slot: AtomicU64::new(0),
+        }
+    }
+
+    pub fn site(&self) -> Site {
+        self.site
+    }
+
+    /// The index of this object in the execution tagged `tag`, if it registered there.
+    #[inline]
+    pub fn index_in(&self, tag: u64) -> Option<ObjIdx> {
+        let slot = self.slot.load(Ordering::Relaxed);
+        (slot >> INDEX_BITS == tag).then_some((slot & INDEX_MASK) as ObjIdx)
+    }
+
+    pub fn remember(&self, tag: u64, index: ObjIdx) {
+        self.slot
+            .store(tag << INDEX_BITS | index as u64, Ordering::Relaxed);
+    }
+}
+
+/// Who holds a lock and where they took it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Holder {
+    pub thread: usize,
+    pub site: Site,
+}
+
+/// One access to a tracked variable, for race detection: the thread, its epoch, the site.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access {
+    pub thread: usize,
+    pub epoch: u32,
+    pub site: Site,
+    pub write: bool,
+}
+
+/// The synchronisation state of one object.
+#[derive(Debug)]
+pub(crate) enum ObjState {
+    Mutex {
+        holder: Option<Holder>,
+    },
+    RwLock {
+        writer: Option<Holder>,
+        readers: Vec<Holder>,
+    },
+    Condvar {
+        waiters: VecDeque<usize>,
+    },
+    Barrier {
+        parties: usize,
+        arrived: usize,
+        generation: u64,
+    },
+    Once {
+        runner: Option<Holder>,
+        done: bool,
+    },
+    Channel {
+        /// Messages in flight.
+        len: usize,
+        /// `None` for unbounded channels; `Some(0)` for rendezvous channels.
+        capacity: Option<usize>,
+        senders: usize,
+        receiver_alive: bool,
+        /// Messages taken by the receiver so far (rendezvous senders wait for their ticket).
+        received: u64,
+        sent: u64,
+    },
+    Atomic,
+    Var {
+        last_write: Option<Access>,
+        /// The latest read of each thread since the last write.
+        reads: Vec<Access>,
+    },
+}
+
+impl ObjState {
+    pub fn fresh(kind: ObjectKind) -> ObjState {
+        match kind {
+            ObjectKind::Mutex => ObjState::Mutex { holder: None },
+            ObjectKind::RwLock => ObjState::RwLock {
+                writer: None,
+                readers: Vec::new(),
+            },
+            ObjectKind::Condvar => ObjState::Condvar {
+                waiters: VecDeque::new(),
+            },
+            ObjectKind::Barrier => ObjState::Barrier {
+                parties: 0,
+                arrived: 0,
+                generation: 0,
+            },
+            ObjectKind::Once => ObjState::Once {
+                runner: None,
+                done: false,
+            },
+            ObjectKind::Channel => ObjState::Channel {
+                len: 0,
+                capacity: None,
+                senders: 0,
+                receiver_alive: true,
+                received: 0,
+                sent: 0,
+            },
+            ObjectKind::Atomic => ObjState::Atomic,
+            ObjectKind::Var => ObjState::Var {
+                last_write: None,
+                reads: Vec::new(),
+            },
+        }
+    }
+}
+
+/// One row of the object table.
+#[derive(Debug)]
+pub(crate) struct ObjectEntry {
+    pub id: ObjectId,
+    pub state: ObjState,
+    /// The clock released into this object (lock release, atomic store, send, notify).
+    pub clock: VectorClock,
+}

@@ -1,0 +1,292 @@
+//! The vocabulary of visible operations: what a thread is about to do when it reaches the choke
+//! point, and the identities of the objects it does it to.
+//!
+//! These types are what strategies see (through [`crate::strategy::View`]) and what reports
+//! print, so they are plain `Copy` data with no references into the runtime.
+
+use std::fmt;
+use std::panic::Location;
+
+/// A source location captured with `#[track_caller]`.
+pub type Site = &'static Location<'static>;
+
+/// The kind of a visible operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OpKind {
+    /// The first step of a thread, before it runs any code: lets a strategy preempt a thread
+    /// before its first access.
+    Start,
+    /// Spawning a thread.
+    Spawn,
+    /// Waiting for a thread to finish.
+    Join,
+    /// `thread::yield_now`, `hint::spin_loop`, or `thread::sleep`.
+    Yield,
+    /// `thread::park` (blocks until the thread's token is available).
+    Park,
+    /// `Thread::unpark`.
+    Unpark,
+    /// `Mutex::lock` (blocks while another thread holds the mutex).
+    Lock,
+    /// `Mutex::try_lock` (never blocks).
+    TryLock,
+    /// Releasing a mutex (dropping its guard).
+    Unlock,
+    /// `RwLock::read` (blocks while a writer holds the lock).
+    ReadLock,
+    /// `RwLock::write` (blocks while anyone holds the lock).
+    WriteLock,
+    /// `RwLock::try_read` / `try_write` (never blocks).
+    TryRwLock,
+    /// Releasing a read or write lock.
+    RwUnlock,
+    /// `Condvar::wait*`: releases the mutex and starts waiting.
+    Wait,
+    /// Waking from `Condvar::wait*` and re-acquiring the mutex (blocks until notified, unless
+    /// the wait has a timeout, and until the mutex is free).
+    Wake,
+    /// `Condvar::notify_one`.
+    NotifyOne,
+    /// `Condvar::notify_all`.
+    NotifyAll,
+    /// Arriving at a `Barrier`.
+    BarrierArrive,
+    /// Leaving a `Barrier` (blocks until every party has arrived).
+    BarrierLeave,
+    /// Entering `Once::call_once` or `OnceLock` initialisation (blocks while another thread
+    /// runs the initialiser).
+    OnceEnter,
+    /// Finishing a `Once` initialiser.
+    OnceComplete,
+    /// An atomic load.
+    AtomicLoad,
+    /// An atomic store.
+    AtomicStore,
+    /// An atomic read-modify-write (swap, compare-exchange, fetch-op).
+    AtomicRmw,
+    /// An atomic fence.
+    Fence,
+    /// A read of a tracked shared variable.
+    Read,
+    /// A write of a tracked shared variable.
+    Write,
+    /// A read-modify-write of a tracked shared variable.
+    Update,
+    /// Sending on a channel (blocks while a bounded channel is full).
+    Send,
+    /// Waiting for a rendezvous channel's receiver to take the message.
+    SendWait,
+    /// Receiving from a channel (blocks while the channel is empty and has senders).
+    Recv,
+    /// A non-blocking query or state change: `try_recv`, `try_send`, dropping a channel
+    /// endpoint, `JoinHandle::is_finished`, `Once::is_completed`.
+    Poll,
+}
+
+impl OpKind {
+    /// The access kind of the operation, for dependence and race reasoning.
+    pub fn access(self) -> Access {
+        use OpKind::*;
+        match self {
+            AtomicLoad | Read => Access::Read,
+            AtomicStore | Write => Access::Write,
+            AtomicRmw | Update => Access::ReadWrite,
+            Lock | TryLock | Unlock | ReadLock | WriteLock | TryRwLock | RwUnlock | Wait | Wake
+            | NotifyOne | NotifyAll | BarrierArrive | BarrierLeave | OnceEnter | OnceComplete
+            | Send | SendWait | Recv | Poll | Fence => Access::Sync,
+            Start | Spawn | Join | Yield | Park | Unpark => Access::Thread,
+        }
+    }
+
+    /// True for operations that acquire a lock (the deadlock-relevant events of seed 001).
+    pub fn is_lock_acquire(self) -> bool {
+        matches!(
+            self,
+            OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock | OpKind::Wake
+        )
+    }
+
+    /// A short lower-case name for reports.
+    pub fn name(self) -> &'static str {
+        use OpKind::*;
+        match self {
+            Start => "start",
+            Spawn => "spawn",
+            Join => "join",
+            Yield => "yield",
+            Park => "park",
+            Unpark => "unpark",
+            Lock => "lock",
+            TryLock => "try_lock",
+            Unlock => "unlock",
+            ReadLock => "read-lock",
+            WriteLock => "write-lock",
+            TryRwLock => "try-lock",
+            RwUnlock => "unlock",
+            Wait => "wait",
+            Wake => "wake",
+            NotifyOne => "notify_one",
+            NotifyAll => "notify_all",
+            BarrierArrive => "barrier arrive",
+            BarrierLeave => "barrier leave",
+            OnceEnter => "once enter",
+            OnceComplete => "once complete",
+            AtomicLoad => "load",
+            AtomicStore => "store",
+            AtomicRmw => "rmw",
+            Fence => "fence",
+            Read => "read",
+            Write => "write",
+            Update => "update",
+            Send => "send",
+            SendWait => "send (rendezvous)",
+            Recv => "recv",
+            Poll => "poll",
+        }
+    }
+}
+
+/// How an operation touches its object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Reads the object's value.
+    Read,
+    /// Writes the object's value.
+    Write,
+    /// Reads and writes the object's value in one step.
+    ReadWrite,
+    /// A synchronisation operation (lock, condition variable, channel, barrier, once).
+    Sync,
+    /// A thread-management operation (spawn, join, yield, park).
+    Thread,
+}
+
+/// The kind of a tracked object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ObjectKind {
+    /// A `sync::Mutex`.
+    Mutex,
+    /// A `sync::RwLock`.
+    RwLock,
+    /// A `sync::Condvar`.
+    Condvar,
+    /// A `sync::Barrier`.
+    Barrier,
+    /// A `sync::Once` or `sync::OnceLock`.
+    Once,
+    /// An `mpsc` channel.
+    Channel,
+    /// An atomic.
+    Atomic,
+    /// A `cell::Var` or `cell::UnsafeCell`.
+    Var,
+}
+
+impl ObjectKind {
+    fn name(self) -> &'static str {
+        match self {
+            ObjectKind::Mutex => "Mutex",
+            ObjectKind::RwLock => "RwLock",
+            ObjectKind::Condvar => "Condvar",
+            ObjectKind::Barrier => "Barrier",
+            ObjectKind::Once => "Once",
+            ObjectKind::Channel => "channel",
+            ObjectKind::Atomic => "atomic",
+            ObjectKind::Var => "Var",
+        }
+    }
+}
+
+/// The identity of a tracked object, stable across executions of the same program: its
+/// creation site and the number of objects the same site created before it in this execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectId {
+    /// What the object is.
+    pub kind: ObjectKind,
+    /// Where it was created (`new` was called).
+    pub site: Site,
+    /// How many objects this site created earlier in the same execution.
+    pub instance: u32,
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}#{} ({}:{})",
+            self.kind.name(),
+            self.instance,
+            short_path(self.site.file()),
+            self.site.line()
+        )
+    }
+}
+
+/// The last two components of a path: enough to recognise a file in a report.
+pub(crate) fn short_path(path: &str) -> &str {
+    let mut cut = path.len();
+    for _ in 0..2 {
+        match path[..cut].rfind(['/', '\\']) {
+            Some(i) => cut = i,
+            None => return path,
+        }
+    }
+    &path[cut + 1..]
+}
+
+/// Formats a site as `file:line:column` with a shortened path.
+pub(crate) struct ShortSite(pub Site);
+
+impl fmt::Display for ShortSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}",
+            short_path(self.0.file()),
+            self.0.line(),
+            self.0.column()
+        )
+    }
+}
+
+/// Index of an object in the execution's object table.
+pub(crate) type ObjIdx = u32;
+
+/// Marker for operations without an object.
+pub(crate) const NO_OBJECT: ObjIdx = u32::MAX;
+
+/// A pending operation as the runtime stores it: compact and `Copy`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Op {
+    pub kind: OpKind,
+    pub object: ObjIdx,
+    /// Kind-specific argument: the target thread for `Join` and `Unpark`, the mutex for `Wake`.
+    pub arg: u32,
+    /// The operation may complete without its wake-up condition (a timeout).
+    pub timed: bool,
+}
+
+impl Op {
+    pub fn new(kind: OpKind, object: ObjIdx) -> Op {
+        Op {
+            kind,
+            object,
+            arg: 0,
+            timed: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_path_keeps_two_components() {
+        assert_eq!(short_path("a/b/c/d.rs"), "c/d.rs");
+        assert_eq!(short_path("d.rs"), "d.rs");
+        assert_eq!(short_path("c/d.rs"), "c/d.rs");
+    }
+}

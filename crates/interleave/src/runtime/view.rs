@@ -1,0 +1,97 @@
+//! The read-only view a strategy receives at each decision: every thread's state and pending
+//! operation. Building it costs nothing: it borrows the runtime's tables.
+
+use super::object::ObjectEntry;
+use super::op::{Access, ObjectId, OpKind, Site, NO_OBJECT};
+use super::ThreadSlot;
+
+/// What a thread is doing at a decision point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadState {
+    /// Its pending operation can take effect now.
+    Enabled,
+    /// Its pending operation waits for another thread (a lock, a message, a join, ...).
+    Blocked,
+    /// It has returned.
+    Finished,
+}
+
+/// The operation a thread will perform when it is next scheduled.
+#[derive(Clone, Copy, Debug)]
+pub struct PendingOp {
+    /// What the operation is.
+    pub kind: OpKind,
+    /// The object it acts on, if any.
+    pub object: Option<ObjectId>,
+    /// Where in the source it happens.
+    pub site: Site,
+}
+
+impl PendingOp {
+    /// How the operation touches its object.
+    pub fn access(&self) -> Access {
+        self.kind.access()
+    }
+}
+
+/// A read-only view of the execution at a scheduling decision.
+pub struct View<'a> {
+    pub(super) threads: &'a [ThreadSlot],
+    pub(super) objects: &'a [ObjectEntry],
+    pub(super) enabled: &'a [usize],
+    pub(super) step: u64,
+    pub(super) last: Option<usize>,
+}
+
+impl View<'_> {
+    /// The threads that can run now, in increasing index order; never empty at a decision.
+    pub fn enabled(&self) -> &[usize] {
+        self.enabled
+    }
+
+    /// The number of steps executed so far in this execution.
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    /// The thread that executed the previous step.
+    pub fn last_thread(&self) -> Option<usize> {
+        self.last
+    }
+
+    /// The number of threads created so far (finished ones included).
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// The state of thread `thread`.
+    pub fn state(&self, thread: usize) -> ThreadState {
+        if self.threads[thread].finished {
+            ThreadState::Finished
+        } else if self.enabled.contains(&thread) {
+            ThreadState::Enabled
+        } else {
+            ThreadState::Blocked
+        }
+    }
+
+    /// The pending operation of thread `thread`, unless it has finished.
+    pub fn pending(&self, thread: usize) -> Option<PendingOp> {
+        let slot = &self.threads[thread];
+        if slot.finished {
+            return None;
+        }
+        let op = slot.pending;
+        Some(PendingOp {
+            kind: op.kind,
+            object: (op.object != NO_OBJECT).then(|| self.objects[op.object as usize].id),
+            site: slot.pending_site,
+        })
+    }
+
+    /// How many times thread `thread` has yielded in this execution (`yield_now`, `sleep`,
+    /// `spin_loop`): strategies use it to stop starving the thread a spin loop waits for.
+    pub fn yields(&self, thread: usize) -> u32 {
+        self.threads[thread].yields
+    }
+}

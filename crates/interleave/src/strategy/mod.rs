@@ -1,0 +1,89 @@
+//! Strategies decide which thread runs at each step.
+//!
+//! A [`Strategy`] plans executions: for each execution index it hands out a [`Schedule`], the
+//! per-execution decision maker the runtime consults at every visible operation with a
+//! read-only [`View`] of every thread (its state and pending operation). After executions run,
+//! the strategy [`observes`](Strategy::observe) their outcomes in index order. Executions of
+//! one planning round are independent, so they can run on several worker threads, and the
+//! results do not depend on how many workers there are.
+//!
+//! Built-in strategies are named by a spec string (`"random"`, `"pct:d=3"`), parsed into a
+//! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
+
+mod pct;
+mod random;
+pub(crate) mod replay;
+mod spec;
+
+pub use pct::Pct;
+pub use random::Random;
+pub use spec::{SpecError, StrategySpec};
+
+pub use crate::runtime::op::{Access, ObjectId, ObjectKind, OpKind, Site};
+pub use crate::runtime::{PendingOp, ThreadState, View};
+
+/// Decides one execution's schedule.
+pub trait Schedule {
+    /// The thread to run next; must be one of `view.enabled()`.
+    fn next_thread(&mut self, view: &View<'_>) -> usize;
+
+    /// A value for a nondeterministic choice (`interleave::rand`); the runtime reduces it
+    /// modulo `bound` (`bound == 0` means the full `u64` range).
+    fn next_value(&mut self, bound: u64) -> u64;
+}
+
+/// What a strategy learns from one finished execution.
+#[derive(Clone, Copy, Debug)]
+pub struct Outcome {
+    /// Steps (scheduling decisions) the execution ran.
+    pub steps: u64,
+    /// Threads it created, the main thread included.
+    pub threads: usize,
+    /// Whether it failed.
+    pub failed: bool,
+}
+
+/// A way of exploring schedules.
+pub trait Strategy: Send {
+    /// The spec string that names this strategy and its parameters.
+    fn spec(&self) -> String;
+
+    /// The schedule for execution `execution`, or `None` when the strategy has nothing more
+    /// to try. `seed` is the execution's own seed, derived from the exploration seed and the
+    /// index, for strategies that randomise.
+    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>>;
+
+    /// Learns from a finished execution; called in execution order.
+    fn observe(&mut self, execution: u64, outcome: &Outcome) {
+        let _ = (execution, outcome);
+    }
+
+    /// How many executions may be planned before the outcomes of earlier ones are observed
+    /// (1 for strategies whose next schedule depends on the last execution).
+    fn round_size(&self) -> usize {
+        64
+    }
+
+    /// Parameters, estimates and guarantees, for the report.
+    fn stats(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// Uniform index below `n` from 64 random bits (Lemire's multiply-shift).
+#[inline]
+pub(crate) fn below(bits: u64, n: usize) -> usize {
+    ((u128::from(bits) * n as u128) >> 64) as usize
+}
+
+/// The seed of execution `index` of an exploration seeded with `seed`.
+pub(crate) fn execution_seed(seed: u64, index: u64) -> u64 {
+    splitmix64(seed ^ splitmix64(index.wrapping_add(0x9e37_79b9_7f4a_7c15)))
+}
+
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}

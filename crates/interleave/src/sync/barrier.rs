@@ -1,0 +1,80 @@
+//! `Barrier`: `n` threads wait until all have arrived; the last to arrive is the leader.
+
+use std::panic::Location;
+
+use crate::runtime;
+use crate::runtime::object::{ObjState, ObjectHandle};
+use crate::runtime::op::{ObjectKind, OpKind};
+
+/// A barrier for `n` threads.
+#[derive(Debug)]
+pub struct Barrier {
+    handle: ObjectHandle,
+    parties: usize,
+}
+
+/// Whether this thread was the barrier's leader (the last to arrive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarrierWaitResult(bool);
+
+impl BarrierWaitResult {
+    /// True for exactly one thread per barrier generation.
+    pub fn is_leader(&self) -> bool {
+        self.0
+    }
+}
+
+impl Barrier {
+    /// A barrier that releases its waiters when `n` threads have arrived.
+    #[track_caller]
+    pub const fn new(n: usize) -> Barrier {
+        Barrier {
+            handle: ObjectHandle::new(Location::caller()),
+            parties: n,
+        }
+    }
+
+    /// Blocks until `n` threads have called `wait`.
+    #[track_caller]
+    pub fn wait(&self) -> BarrierWaitResult {
+        let site = Location::caller();
+        let idx = runtime::switch_on(
+            &self.handle,
+            ObjectKind::Barrier,
+            OpKind::BarrierArrive,
+            site,
+        );
+        let leader = runtime::with(|ex| {
+            ex.release(idx);
+            let me = ex.me();
+            let ObjState::Barrier {
+                parties,
+                arrived,
+                generation,
+            } = &mut ex.objects[idx as usize].state
+            else {
+                unreachable!("a Barrier handle points at another kind of object");
+            };
+            *parties = self.parties;
+            *arrived += 1;
+            if *arrived >= self.parties {
+                *arrived = 0;
+                *generation += 1;
+                true
+            } else {
+                ex.threads[me].barrier_generation = *generation;
+                false
+            }
+        });
+        if !leader {
+            runtime::switch_on(
+                &self.handle,
+                ObjectKind::Barrier,
+                OpKind::BarrierLeave,
+                site,
+            );
+        }
+        runtime::with(|ex| ex.acquire(idx));
+        BarrierWaitResult(leader)
+    }
+}

@@ -1,0 +1,182 @@
+//! `Condvar`: waiting for a condition under a mutex. `wait` releases the mutex and waits for a
+//! notification; a timeout is a scheduling choice (the waiter may time out whenever it is
+//! scheduled before being notified). There are no spurious wake-ups, and `notify_one` wakes the
+//! longest-waiting thread.
+
+use std::panic::Location;
+use std::time::Duration;
+
+use super::mutex::{give, take};
+use super::{LockResult, MutexGuard};
+use crate::runtime;
+use crate::runtime::object::{ObjState, ObjectHandle};
+use crate::runtime::op::{ObjectKind, Op, OpKind, Site};
+
+/// A condition variable.
+#[derive(Debug)]
+pub struct Condvar {
+    handle: ObjectHandle,
+}
+
+/// Whether a timed wait returned because of its timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitTimeoutResult(bool);
+
+impl WaitTimeoutResult {
+    /// True if the wait ended by timing out rather than by a notification.
+    pub fn timed_out(&self) -> bool {
+        self.0
+    }
+}
+
+impl Condvar {
+    /// A new condition variable.
+    #[track_caller]
+    pub const fn new() -> Condvar {
+        Condvar {
+            handle: ObjectHandle::new(Location::caller()),
+        }
+    }
+
+    fn wait_inner<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timed: bool,
+        site: Site,
+    ) -> (MutexGuard<'a, T>, bool) {
+        let (mutex, lock_site) = guard.into_parts();
+        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site);
+        let m = runtime::with(|ex| {
+            let m = ex.object(mutex.handle(), ObjectKind::Mutex);
+            give(ex, m);
+            let me = ex.me();
+            if let ObjState::Condvar { waiters } = &mut ex.objects[cv as usize].state {
+                waiters.push_back(me);
+            }
+            ex.threads[me].waiting = true;
+            m
+        });
+        runtime::switch(
+            Op {
+                kind: OpKind::Wake,
+                object: cv,
+                arg: m,
+                timed,
+            },
+            site,
+        );
+        let timed_out = runtime::with(|ex| {
+            let me = ex.me();
+            let timed_out = ex.threads[me].waiting;
+            if timed_out {
+                ex.threads[me].waiting = false;
+                if let ObjState::Condvar { waiters } = &mut ex.objects[cv as usize].state {
+                    waiters.retain(|&w| w != me);
+                }
+            } else {
+                ex.acquire(cv);
+            }
+            take(ex, m, lock_site);
+            timed_out
+        });
+        (MutexGuard::from_parts(mutex, lock_site), timed_out)
+    }
+
+    /// Releases the guard's mutex, waits for a notification, and re-acquires the mutex.
+    #[track_caller]
+    pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
+        Ok(self.wait_inner(guard, false, Location::caller()).0)
+    }
+
+    /// Waits while `condition` holds.
+    #[track_caller]
+    pub fn wait_while<'a, T: ?Sized, F>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        mut condition: F,
+    ) -> LockResult<MutexGuard<'a, T>>
+    where
+        F: FnMut(&mut T) -> bool,
+    {
+        let site = Location::caller();
+        while condition(&mut *guard) {
+            guard = self.wait_inner(guard, false, site).0;
+        }
+        Ok(guard)
+    }
+
+    /// Like [`Condvar::wait`], but may time out whenever the scheduler chooses.
+    #[track_caller]
+    pub fn wait_timeout<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        duration: Duration,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
+        let _ = duration;
+        let (guard, timed_out) = self.wait_inner(guard, true, Location::caller());
+        Ok((guard, WaitTimeoutResult(timed_out)))
+    }
+
+    /// Waits while `condition` holds, or until a timeout the scheduler chooses.
+    #[track_caller]
+    pub fn wait_timeout_while<'a, T: ?Sized, F>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        duration: Duration,
+        mut condition: F,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)>
+    where
+        F: FnMut(&mut T) -> bool,
+    {
+        let _ = duration;
+        let site = Location::caller();
+        while condition(&mut *guard) {
+            let (next, timed_out) = self.wait_inner(guard, true, site);
+            guard = next;
+            if timed_out {
+                let still = condition(&mut *guard);
+                return Ok((guard, WaitTimeoutResult(still)));
+            }
+        }
+        Ok((guard, WaitTimeoutResult(false)))
+    }
+
+    fn notify(&self, all: bool, site: Site) {
+        let kind = if all {
+            OpKind::NotifyAll
+        } else {
+            OpKind::NotifyOne
+        };
+        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, kind, site);
+        runtime::with(|ex| {
+            let woken: Vec<usize> = match &mut ex.objects[cv as usize].state {
+                ObjState::Condvar { waiters } if all => waiters.drain(..).collect(),
+                ObjState::Condvar { waiters } => waiters.pop_front().into_iter().collect(),
+                _ => Vec::new(),
+            };
+            for thread in woken {
+                ex.threads[thread].waiting = false;
+            }
+            ex.release(cv);
+        });
+    }
+
+    /// Wakes the longest-waiting thread, if any.
+    #[track_caller]
+    pub fn notify_one(&self) {
+        self.notify(false, Location::caller());
+    }
+
+    /// Wakes every waiting thread.
+    #[track_caller]
+    pub fn notify_all(&self) {
+        self.notify(true, Location::caller());
+    }
+}
+
+impl Default for Condvar {
+    #[track_caller]
+    fn default() -> Condvar {
+        Condvar::new()
+    }
+}

@@ -1,0 +1,433 @@
+//! Multi-producer single-consumer channels, shaped like `std::sync::mpsc`.
+//!
+//! `recv` blocks while the channel is empty and a sender is alive; `send` on a bounded channel
+//! blocks while it is full; a rendezvous channel (`sync_channel(0)`) blocks the sender until
+//! the receiver takes the message. `recv_timeout` may time out whenever the scheduler chooses.
+
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::Location;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
+
+use crate::runtime::object::{ObjState, ObjectHandle};
+use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
+use crate::runtime::{self, Execution};
+
+struct Channel<T> {
+    handle: ObjectHandle,
+    queue: UnsafeCell<VecDeque<T>>,
+}
+
+// SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
+// time; the queue is only touched between two scheduling points, never across one.
+unsafe impl<T: Send> Send for Channel<T> {}
+unsafe impl<T: Send> Sync for Channel<T> {}
+
+impl<T> Channel<T> {
+    fn new(capacity: Option<usize>, site: Site) -> Arc<Channel<T>> {
+        let channel = Arc::new(Channel {
+            handle: ObjectHandle::new(site),
+            queue: UnsafeCell::new(VecDeque::new()),
+        });
+        runtime::with(|ex| {
+            let idx = ex.object(&channel.handle, ObjectKind::Channel);
+            if let ObjState::Channel {
+                capacity: cap,
+                senders,
+                ..
+            } = &mut ex.objects[idx as usize].state
+            {
+                *cap = capacity;
+                *senders = 1;
+            }
+        });
+        channel
+    }
+
+    fn schedule(&self, kind: OpKind, timed: bool, site: Site) -> ObjIdx {
+        let idx = runtime::with(|ex| ex.object(&self.handle, ObjectKind::Channel));
+        runtime::switch(
+            Op {
+                kind,
+                object: idx,
+                arg: 0,
+                timed,
+            },
+            site,
+        );
+        idx
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn queue(&self) -> &mut VecDeque<T> {
+        // SAFETY: see the `Sync` impl; callers never hold the reference across a switch.
+        unsafe { &mut *self.queue.get() }
+    }
+
+    /// Enqueues `value` unless the receiver is gone; returns the message's ticket.
+    fn push(&self, ex: &mut Execution, idx: ObjIdx, value: T) -> Result<u64, T> {
+        let ObjState::Channel {
+            len,
+            receiver_alive,
+            sent,
+            ..
+        } = &mut ex.objects[idx as usize].state
+        else {
+            unreachable!("a channel handle points at another kind of object");
+        };
+        if !*receiver_alive {
+            return Err(value);
+        }
+        *len += 1;
+        *sent += 1;
+        let ticket = *sent;
+        self.queue().push_back(value);
+        ex.release(idx);
+        Ok(ticket)
+    }
+
+    /// Dequeues a message, or says whether the channel is disconnected.
+    fn pop(&self, ex: &mut Execution, idx: ObjIdx) -> Result<T, bool> {
+        let ObjState::Channel {
+            len,
+            senders,
+            received,
+            ..
+        } = &mut ex.objects[idx as usize].state
+        else {
+            unreachable!("a channel handle points at another kind of object");
+        };
+        match self.queue().pop_front() {
+            Some(value) => {
+                *len -= 1;
+                *received += 1;
+                ex.acquire(idx);
+                Ok(value)
+            }
+            None => Err(*senders == 0),
+        }
+    }
+
+    fn send_blocking(&self, value: T, site: Site) -> Result<(), SendError<T>> {
+        let idx = self.schedule(OpKind::Send, false, site);
+        let pushed = runtime::with(|ex| {
+            let rendezvous = matches!(
+                ex.objects[idx as usize].state,
+                ObjState::Channel {
+                    capacity: Some(0),
+                    ..
+                }
+            );
+            self.push(ex, idx, value).map(|ticket| (ticket, rendezvous))
+        });
+        match pushed {
+            Err(value) => Err(SendError(value)),
+            Ok((ticket, true)) => {
+                runtime::with(|ex| {
+                    let me = ex.me();
+                    ex.threads[me].ticket = ticket;
+                });
+                self.schedule(OpKind::SendWait, false, site);
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+        }
+    }
+
+    fn add_sender(&self) {
+        runtime::with(|ex| {
+            let idx = ex.object(&self.handle, ObjectKind::Channel);
+            if let ObjState::Channel { senders, .. } = &mut ex.objects[idx as usize].state {
+                *senders += 1;
+            }
+        });
+    }
+
+    fn drop_endpoint(&self, sender: bool) {
+        if !runtime::in_execution() {
+            return;
+        }
+        let idx = self.schedule(OpKind::Poll, false, self.handle.site());
+        runtime::with(|ex| {
+            if let ObjState::Channel {
+                senders,
+                receiver_alive,
+                ..
+            } = &mut ex.objects[idx as usize].state
+            {
+                if sender {
+                    *senders = senders.saturating_sub(1);
+                } else {
+                    *receiver_alive = false;
+                }
+            }
+            ex.release(idx);
+        });
+    }
+}
+
+/// Creates an unbounded channel.
+#[track_caller]
+pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
+    let channel = Channel::new(None, Location::caller());
+    (
+        Sender {
+            channel: channel.clone(),
+        },
+        Receiver { channel },
+    )
+}
+
+/// Creates a channel holding at most `bound` messages; `bound == 0` makes a rendezvous
+/// channel.
+#[track_caller]
+pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
+    let channel = Channel::new(Some(bound), Location::caller());
+    (
+        SyncSender {
+            channel: channel.clone(),
+        },
+        Receiver { channel },
+    )
+}
+
+/// The sending half of an unbounded channel.
+pub struct Sender<T> {
+    channel: Arc<Channel<T>>,
+}
+
+impl<T> Sender<T> {
+    /// Sends `value`; fails only if the receiver is gone.
+    #[track_caller]
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        self.channel.send_blocking(value, Location::caller())
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Sender<T> {
+        self.channel.add_sender();
+        Sender {
+            channel: self.channel.clone(),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        self.channel.drop_endpoint(true);
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender").finish_non_exhaustive()
+    }
+}
+
+/// The sending half of a bounded channel.
+pub struct SyncSender<T> {
+    channel: Arc<Channel<T>>,
+}
+
+impl<T> SyncSender<T> {
+    /// Sends `value`, blocking while the channel is full (or, for a rendezvous channel, until
+    /// the receiver takes it).
+    #[track_caller]
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        self.channel.send_blocking(value, Location::caller())
+    }
+
+    /// Sends `value` if there is room now (for a rendezvous channel: if the receiver is
+    /// waiting).
+    #[track_caller]
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        let idx = self
+            .channel
+            .schedule(OpKind::Poll, false, Location::caller());
+        runtime::with(|ex| {
+            let ObjState::Channel {
+                len,
+                capacity,
+                receiver_alive,
+                ..
+            } = &ex.objects[idx as usize].state
+            else {
+                unreachable!("a channel handle points at another kind of object");
+            };
+            if !*receiver_alive {
+                return Err(TrySendError::Disconnected(value));
+            }
+            let room = match *capacity {
+                Some(0) => {
+                    *len == 0
+                        && ex.threads.iter().any(|t| {
+                            !t.finished && t.pending.kind == OpKind::Recv && t.pending.object == idx
+                        })
+                }
+                Some(capacity) => *len < capacity,
+                None => true,
+            };
+            if !room {
+                return Err(TrySendError::Full(value));
+            }
+            self.channel
+                .push(ex, idx, value)
+                .map(|_| ())
+                .map_err(TrySendError::Disconnected)
+        })
+    }
+}
+
+impl<T> Clone for SyncSender<T> {
+    fn clone(&self) -> SyncSender<T> {
+        self.channel.add_sender();
+        SyncSender {
+            channel: self.channel.clone(),
+        }
+    }
+}
+
+impl<T> Drop for SyncSender<T> {
+    fn drop(&mut self) {
+        self.channel.drop_endpoint(true);
+    }
+}
+
+impl<T> fmt::Debug for SyncSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SyncSender").finish_non_exhaustive()
+    }
+}
+
+/// The receiving half of a channel.
+pub struct Receiver<T> {
+    channel: Arc<Channel<T>>,
+}
+
+// SAFETY: see `Channel`; like std's, the receiver may move between threads.
+unsafe impl<T: Send> Send for Receiver<T> {}
+
+impl<T> Receiver<T> {
+    /// Blocks until a message arrives; fails when the channel is empty and every sender is
+    /// gone.
+    #[track_caller]
+    pub fn recv(&self) -> Result<T, RecvError> {
+        let idx = self
+            .channel
+            .schedule(OpKind::Recv, false, Location::caller());
+        runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|_| RecvError)
+    }
+
+    /// Takes a message if one is waiting.
+    #[track_caller]
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        let idx = self
+            .channel
+            .schedule(OpKind::Poll, false, Location::caller());
+        runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|disconnected| {
+            if disconnected {
+                TryRecvError::Disconnected
+            } else {
+                TryRecvError::Empty
+            }
+        })
+    }
+
+    /// Like [`Receiver::recv`], but may time out whenever the scheduler chooses.
+    #[track_caller]
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        let _ = timeout;
+        let idx = self
+            .channel
+            .schedule(OpKind::Recv, true, Location::caller());
+        runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|disconnected| {
+            if disconnected {
+                RecvTimeoutError::Disconnected
+            } else {
+                RecvTimeoutError::Timeout
+            }
+        })
+    }
+
+    /// Iterates over messages until the channel disconnects.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter { receiver: self }
+    }
+
+    /// Iterates over the messages waiting now.
+    pub fn try_iter(&self) -> TryIter<'_, T> {
+        TryIter { receiver: self }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        self.channel.drop_endpoint(false);
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver").finish_non_exhaustive()
+    }
+}
+
+/// Blocking iterator over a receiver's messages.
+#[derive(Debug)]
+pub struct Iter<'a, T> {
+    receiver: &'a Receiver<T>,
+}
+
+impl<T> Iterator for Iter<'_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.receiver.recv().ok()
+    }
+}
+
+/// Non-blocking iterator over the messages waiting now.
+#[derive(Debug)]
+pub struct TryIter<'a, T> {
+    receiver: &'a Receiver<T>,
+}
+
+impl<T> Iterator for TryIter<'_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.receiver.try_recv().ok()
+    }
+}
+
+/// Owning blocking iterator over a receiver's messages.
+#[derive(Debug)]
+pub struct IntoIter<T> {
+    receiver: Receiver<T>,
+}
+
+impl<T> Iterator for IntoIter<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.receiver.recv().ok()
+    }
+}
+
+impl<T> IntoIterator for Receiver<T> {
+    type Item = T;
+    type IntoIter = IntoIter<T>;
+    fn into_iter(self) -> IntoIter<T> {
+        IntoIter { receiver: self }
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Receiver<T> {
+    type Item = T;
+    type IntoIter = Iter<'a, T>;
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}

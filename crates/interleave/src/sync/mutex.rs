@@ -1,0 +1,201 @@
+//! `Mutex`: mutual exclusion; `lock` blocks while another thread holds it, and locking a mutex
+//! the thread already holds is reported as a failure (std would deadlock or panic).
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+
+use super::{LockResult, TryLockError, TryLockResult};
+use crate::runtime::object::{Holder, ObjState, ObjectHandle};
+use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
+use crate::runtime::{self, Execution};
+
+/// A mutual-exclusion lock protecting a `T`.
+pub struct Mutex<T: ?Sized> {
+    handle: ObjectHandle,
+    data: UnsafeCell<T>,
+}
+
+// SAFETY: access to `data` is serialised by the runtime's ownership state, exactly as std's
+// mutex serialises it.
+unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
+unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+
+/// Proof of holding a [`Mutex`]; unlocks when dropped.
+#[must_use = "if unused the Mutex will immediately unlock"]
+pub struct MutexGuard<'a, T: ?Sized + 'a> {
+    mutex: &'a Mutex<T>,
+    site: Site,
+    not_send: PhantomData<*const ()>,
+}
+
+// SAFETY: sharing a guard only shares `&T`.
+unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
+
+/// Records that the running thread now holds mutex `idx`.
+pub(super) fn take(ex: &mut Execution, idx: ObjIdx, site: Site) {
+    let thread = ex.me();
+    if let ObjState::Mutex { holder } = &mut ex.objects[idx as usize].state {
+        *holder = Some(Holder { thread, site });
+    }
+    ex.acquire(idx);
+}
+
+/// Records that the running thread released mutex `idx`.
+pub(super) fn give(ex: &mut Execution, idx: ObjIdx) {
+    if let ObjState::Mutex { holder } = &mut ex.objects[idx as usize].state {
+        *holder = None;
+    }
+    ex.release(idx);
+}
+
+impl<T> Mutex<T> {
+    /// A new unlocked mutex.
+    #[track_caller]
+    pub const fn new(value: T) -> Mutex<T> {
+        Mutex {
+            handle: ObjectHandle::new(Location::caller()),
+            data: UnsafeCell::new(value),
+        }
+    }
+
+    /// Consumes the mutex and returns the value.
+    pub fn into_inner(self) -> LockResult<T> {
+        Ok(self.data.into_inner())
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    /// Blocks until the lock is free, then takes it.
+    #[track_caller]
+    pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        let site = Location::caller();
+        // The runtime records the new holder when it records the step.
+        runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
+        Ok(self.guard(site))
+    }
+
+    /// Takes the lock if it is free.
+    #[track_caller]
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        let site = Location::caller();
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::TryLock, site);
+        let taken = runtime::with(|ex| {
+            let free = matches!(
+                ex.objects[idx as usize].state,
+                ObjState::Mutex { holder: None }
+            );
+            if free {
+                take(ex, idx, site);
+            }
+            free
+        });
+        if taken {
+            Ok(self.guard(site))
+        } else {
+            Err(TryLockError::WouldBlock)
+        }
+    }
+
+    fn guard(&self, site: Site) -> MutexGuard<'_, T> {
+        MutexGuard {
+            mutex: self,
+            site,
+            not_send: PhantomData,
+        }
+    }
+
+    /// Always false: a panic fails the execution, so poisoning is never observed.
+    pub fn is_poisoned(&self) -> bool {
+        false
+    }
+
+    /// Does nothing: see [`Mutex::is_poisoned`].
+    pub fn clear_poison(&self) {}
+
+    /// A mutable reference to the value; no locking is needed.
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        Ok(self.data.get_mut())
+    }
+}
+
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    /// Unlocks without scheduling; the caller takes responsibility (used by `Condvar::wait`).
+    pub(super) fn into_parts(self) -> (&'a Mutex<T>, Site) {
+        let parts = (self.mutex, self.site);
+        std::mem::forget(self);
+        parts
+    }
+
+    pub(super) fn from_parts(mutex: &'a Mutex<T>, site: Site) -> MutexGuard<'a, T> {
+        mutex.guard(site)
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    pub(super) fn handle(&self) -> &ObjectHandle {
+        &self.handle
+    }
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard proves this thread holds the lock.
+        unsafe { &*self.mutex.data.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the guard proves this thread holds the lock.
+        unsafe { &mut *self.mutex.data.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        // `Drop` cannot be `#[track_caller]`: the unlock is reported at the lock's site. The
+        // runtime releases the mutex when it records the step.
+        runtime::switch_on(
+            &self.mutex.handle,
+            ObjectKind::Mutex,
+            OpKind::Unlock,
+            self.site,
+        );
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mutex").finish_non_exhaustive()
+    }
+}
+
+impl<T: Default> Default for Mutex<T> {
+    #[track_caller]
+    fn default() -> Mutex<T> {
+        Mutex::new(T::default())
+    }
+}
+
+impl<T> From<T> for Mutex<T> {
+    #[track_caller]
+    fn from(value: T) -> Mutex<T> {
+        Mutex::new(value)
+    }
+}

@@ -1,0 +1,199 @@
+//! `Once` and `OnceLock`: one-time initialisation. A thread that arrives while another runs
+//! the initialiser blocks until it completes.
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::panic::Location;
+
+use crate::runtime;
+use crate::runtime::object::{Holder, ObjState, ObjectHandle};
+use crate::runtime::op::{ObjectKind, OpKind, Site};
+
+/// Runs an initialiser exactly once.
+#[derive(Debug)]
+pub struct Once {
+    handle: ObjectHandle,
+}
+
+/// State passed to [`Once::call_once_force`]'s closure.
+#[derive(Debug)]
+pub struct OnceState(());
+
+impl OnceState {
+    /// Always false: a panic fails the execution, so poisoning is never observed.
+    pub fn is_poisoned(&self) -> bool {
+        false
+    }
+}
+
+impl Once {
+    /// A new `Once`.
+    #[track_caller]
+    pub const fn new() -> Once {
+        Once {
+            handle: ObjectHandle::new(Location::caller()),
+        }
+    }
+
+    fn run(&self, f: impl FnOnce(), site: Site) {
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceEnter, site);
+        let must_run = runtime::with(|ex| {
+            let thread = ex.me();
+            let ObjState::Once { runner, done } = &mut ex.objects[idx as usize].state else {
+                unreachable!("a Once handle points at another kind of object");
+            };
+            if *done {
+                ex.acquire(idx);
+                false
+            } else {
+                *runner = Some(Holder { thread, site });
+                true
+            }
+        });
+        if must_run {
+            f();
+            runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceComplete, site);
+            runtime::with(|ex| {
+                if let ObjState::Once { runner, done } = &mut ex.objects[idx as usize].state {
+                    *runner = None;
+                    *done = true;
+                }
+                ex.release(idx);
+            });
+        }
+    }
+
+    /// Runs `f` if no call has run an initialiser yet; waits for a running one to finish.
+    #[track_caller]
+    pub fn call_once<F: FnOnce()>(&self, f: F) {
+        self.run(f, Location::caller());
+    }
+
+    /// Like [`Once::call_once`]; the closure receives the `Once`'s state.
+    #[track_caller]
+    pub fn call_once_force<F: FnOnce(&OnceState)>(&self, f: F) {
+        self.run(|| f(&OnceState(())), Location::caller());
+    }
+
+    /// Whether an initialiser has completed (a scheduling point).
+    #[track_caller]
+    pub fn is_completed(&self) -> bool {
+        let idx = runtime::switch_on(
+            &self.handle,
+            ObjectKind::Once,
+            OpKind::Poll,
+            Location::caller(),
+        );
+        runtime::with(|ex| {
+            let done = matches!(
+                ex.objects[idx as usize].state,
+                ObjState::Once { done: true, .. }
+            );
+            if done {
+                ex.acquire(idx);
+            }
+            done
+        })
+    }
+}
+
+impl Default for Once {
+    #[track_caller]
+    fn default() -> Once {
+        Once::new()
+    }
+}
+
+/// A cell written at most once.
+pub struct OnceLock<T> {
+    once: Once,
+    value: UnsafeCell<Option<T>>,
+}
+
+// SAFETY: the value is written once, by the thread running the `Once`, before any thread can
+// observe completion; afterwards it is only read (or accessed through `&mut self`).
+unsafe impl<T: Send + Sync> Sync for OnceLock<T> {}
+unsafe impl<T: Send> Send for OnceLock<T> {}
+
+impl<T> OnceLock<T> {
+    /// An empty cell.
+    #[track_caller]
+    pub const fn new() -> OnceLock<T> {
+        OnceLock {
+            once: Once::new(),
+            value: UnsafeCell::new(None),
+        }
+    }
+
+    /// The value, if initialised (a scheduling point).
+    #[track_caller]
+    pub fn get(&self) -> Option<&T> {
+        if self.once.is_completed() {
+            // SAFETY: see the `Sync` impl.
+            unsafe { (*self.value.get()).as_ref() }
+        } else {
+            None
+        }
+    }
+
+    /// A mutable reference to the value, if initialised.
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        self.value.get_mut().as_mut()
+    }
+
+    /// Initialises the cell with `value` unless it already is; returns `value` back if so.
+    #[track_caller]
+    pub fn set(&self, value: T) -> Result<(), T> {
+        let mut value = Some(value);
+        self.init(|| value.take().expect("taken once"), Location::caller());
+        match value {
+            None => Ok(()),
+            Some(value) => Err(value),
+        }
+    }
+
+    /// The value, initialising it with `f` if needed.
+    #[track_caller]
+    pub fn get_or_init<F: FnOnce() -> T>(&self, f: F) -> &T {
+        self.init(f, Location::caller())
+    }
+
+    fn init(&self, f: impl FnOnce() -> T, site: Site) -> &T {
+        self.once.run(
+            || {
+                let value = f();
+                // SAFETY: only the thread running the `Once` writes, before completion.
+                unsafe { *self.value.get() = Some(value) };
+            },
+            site,
+        );
+        // SAFETY: see the `Sync` impl.
+        unsafe { (*self.value.get()).as_ref() }.expect("the initialiser stored a value")
+    }
+
+    /// Consumes the cell and returns its value.
+    pub fn into_inner(self) -> Option<T> {
+        self.value.into_inner()
+    }
+
+    /// Takes the value out, leaving the cell empty.
+    #[track_caller]
+    pub fn take(&mut self) -> Option<T> {
+        let value = self.value.get_mut().take();
+        self.once = Once::new();
+        value
+    }
+}
+
+impl<T> Default for OnceLock<T> {
+    #[track_caller]
+    fn default() -> OnceLock<T> {
+        OnceLock::new()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for OnceLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OnceLock").finish_non_exhaustive()
+    }
+}

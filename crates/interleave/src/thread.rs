@@ -1,0 +1,488 @@
+//! Threads under the controlled scheduler, shaped like `std::thread`.
+//!
+//! Every thread is a coroutine of the current execution; `spawn`, `join`, `yield_now`,
+//! `sleep`, `park` and `unpark` are scheduling points. Because all threads share one OS
+//! thread, `std::thread_local!` would be shared by all of them: use this module's
+//! [`thread_local!`](crate::thread_local) instead.
+
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::Location;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::runtime::op::{Op, OpKind, NO_OBJECT};
+use crate::runtime::{self, Execution};
+
+/// The result of joining a thread: `Err` holds the panic payload.
+pub type Result<T> = std::thread::Result<T>;
+
+/// A thread's identifier, unique within one execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(usize);
+
+impl ThreadId {
+    /// The thread's index: 0 for the main thread, then in spawn order.
+    pub fn as_usize(self) -> usize {
+        self.0
+    }
+}
+
+/// A handle to a thread.
+#[derive(Clone)]
+pub struct Thread {
+    id: ThreadId,
+    name: Option<Arc<str>>,
+}
+
+impl Thread {
+    /// The thread's identifier.
+    pub fn id(&self) -> ThreadId {
+        self.id
+    }
+
+    /// The thread's name, if it has one (the main thread is called `main`).
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Makes the thread's park token available, waking it if it is parked.
+    #[track_caller]
+    pub fn unpark(&self) {
+        let target = self.id.0;
+        runtime::switch(
+            Op {
+                kind: OpKind::Unpark,
+                object: NO_OBJECT,
+                arg: target as u32,
+                timed: false,
+            },
+            Location::caller(),
+        );
+        runtime::with(|ex| {
+            let me = ex.me();
+            let clock = ex.threads[me].clock.clone();
+            let slot = &mut ex.threads[target];
+            slot.park_token = true;
+            slot.unpark_clock.join(&clock);
+            ex.threads[me].clock.tick(me);
+        });
+    }
+}
+
+impl fmt::Debug for Thread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Thread")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+fn thread_handle(ex: &Execution, index: usize) -> Thread {
+    static MAIN: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+    let name = match (&ex.threads[index].name, index) {
+        (None, 0) => Some(MAIN.get_or_init(|| Arc::from("main")).clone()),
+        (name, _) => name.clone(),
+    };
+    Thread {
+        id: ThreadId(index),
+        name,
+    }
+}
+
+/// The handle of the running thread.
+pub fn current() -> Thread {
+    runtime::with(|ex| thread_handle(ex, ex.me()))
+}
+
+/// Lets the scheduler run another thread. Strategies lower the priority of a thread that
+/// yields repeatedly, so call this in every loop that waits for another thread.
+#[track_caller]
+pub fn yield_now() {
+    runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), Location::caller());
+}
+
+/// Virtual sleep: a yield. No wall time passes.
+#[track_caller]
+pub fn sleep(duration: Duration) {
+    let _ = duration;
+    yield_now();
+}
+
+/// Blocks until the thread's park token is available, then consumes it.
+#[track_caller]
+pub fn park() {
+    park_inner(false, Location::caller());
+}
+
+/// Like [`park`], but may also return without the token whenever the scheduler chooses: the
+/// timeout is a scheduling choice, not wall time.
+#[track_caller]
+pub fn park_timeout(duration: Duration) {
+    let _ = duration;
+    park_inner(true, Location::caller());
+}
+
+fn park_inner(timed: bool, site: runtime::op::Site) {
+    runtime::switch(
+        Op {
+            kind: OpKind::Park,
+            object: NO_OBJECT,
+            arg: 0,
+            timed,
+        },
+        site,
+    );
+    runtime::with(|ex| {
+        let me = ex.me();
+        let slot = &mut ex.threads[me];
+        if slot.park_token {
+            slot.park_token = false;
+            let clock = std::mem::take(&mut slot.unpark_clock);
+            slot.clock.join(&clock);
+            slot.unpark_clock = clock;
+        }
+    });
+}
+
+/// Where a thread's return value waits for `join`.
+struct Packet<T> {
+    value: UnsafeCell<Option<T>>,
+}
+
+// SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
+// time; the packet is written by its thread when it finishes and read by `join` after the
+// scheduler has seen the thread finish, so accesses never overlap.
+unsafe impl<T: Send> Send for Packet<T> {}
+unsafe impl<T: Send> Sync for Packet<T> {}
+
+/// Spawns thread running `body`, returning the index and the packet of its result.
+fn spawn_inner<T>(
+    body: Box<dyn FnOnce() -> T + '_>,
+    name: Option<String>,
+    site: runtime::op::Site,
+) -> (Thread, Arc<Packet<T>>) {
+    let packet = Arc::new(Packet {
+        value: UnsafeCell::new(None),
+    });
+    let result = packet.clone();
+    let run: Box<dyn FnOnce() + '_> = Box::new(move || {
+        let value = body();
+        // SAFETY: see `Packet`.
+        unsafe { *result.value.get() = Some(value) };
+    });
+    // SAFETY: the closure may borrow from a `scope`; the scope joins every thread it spawned
+    // before it returns, and a torn-down execution unwinds children before their parents, so
+    // the borrow outlives every use. Non-scoped closures are `'static` already.
+    let run: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(run) };
+    runtime::switch(Op::new(OpKind::Spawn, NO_OBJECT), site);
+    let name: Option<Arc<str>> = name.map(Arc::from);
+    let thread = runtime::with(|ex| {
+        let index = ex.add_thread(run, name.clone(), site);
+        thread_handle(ex, index)
+    });
+    (thread, packet)
+}
+
+fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -> Result<T> {
+    let target = thread.id.0;
+    runtime::switch(
+        Op {
+            kind: OpKind::Join,
+            object: NO_OBJECT,
+            arg: target as u32,
+            timed: false,
+        },
+        site,
+    );
+    runtime::with(|ex| ex.join_clock(target));
+    // SAFETY: see `Packet`.
+    match unsafe { (*packet.value.get()).take() } {
+        Some(value) => Ok(value),
+        None => Err(Box::new("the joined thread panicked") as Box<dyn Any + Send>),
+    }
+}
+
+fn is_finished_inner(thread: &Thread, site: runtime::op::Site) -> bool {
+    runtime::switch(Op::new(OpKind::Poll, NO_OBJECT), site);
+    runtime::with(|ex| ex.threads[thread.id.0].finished)
+}
+
+/// Spawns a thread.
+#[track_caller]
+pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let (thread, packet) = spawn_inner(Box::new(f), None, Location::caller());
+    JoinHandle { thread, packet }
+}
+
+/// An owned permission to join a thread.
+pub struct JoinHandle<T> {
+    thread: Thread,
+    packet: Arc<Packet<T>>,
+}
+
+impl<T> JoinHandle<T> {
+    /// Waits for the thread to finish and returns its result.
+    #[track_caller]
+    pub fn join(self) -> Result<T> {
+        join_inner(&self.thread, &self.packet, Location::caller())
+    }
+
+    /// The thread's handle.
+    pub fn thread(&self) -> &Thread {
+        &self.thread
+    }
+
+    /// Whether the thread has finished (a scheduling point: the answer depends on the
+    /// schedule).
+    #[track_caller]
+    pub fn is_finished(&self) -> bool {
+        is_finished_inner(&self.thread, Location::caller())
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("thread", &self.thread)
+            .finish()
+    }
+}
+
+/// Configures a thread before spawning it.
+#[derive(Debug, Default)]
+pub struct Builder {
+    name: Option<String>,
+}
+
+impl Builder {
+    /// A builder with no name set.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Names the thread; the name appears in failure reports.
+    pub fn name(mut self, name: String) -> Builder {
+        self.name = Some(name);
+        self
+    }
+
+    /// Accepted for compatibility; every thread gets the configured coroutine stack size
+    /// (`Config::stack_size`).
+    pub fn stack_size(self, size: usize) -> Builder {
+        let _ = size;
+        self
+    }
+
+    /// Spawns the thread.
+    #[track_caller]
+    pub fn spawn<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let (thread, packet) = spawn_inner(Box::new(f), self.name, Location::caller());
+        Ok(JoinHandle { thread, packet })
+    }
+
+    /// Spawns a scoped thread.
+    #[track_caller]
+    pub fn spawn_scoped<'scope, 'env, F, T>(
+        self,
+        scope: &'scope Scope<'scope, 'env>,
+        f: F,
+    ) -> std::io::Result<ScopedJoinHandle<'scope, T>>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        Ok(scope.spawn_named(f, self.name, Location::caller()))
+    }
+}
+
+/// A scope for spawning threads that borrow from the enclosing stack frame.
+pub struct Scope<'scope, 'env: 'scope> {
+    threads: std::sync::Mutex<Vec<Thread>>,
+    scope: PhantomData<&'scope mut &'scope ()>,
+    env: PhantomData<&'env mut &'env ()>,
+}
+
+impl<'scope> Scope<'scope, '_> {
+    /// Spawns a thread that may borrow from outside the scope; it is joined when the scope
+    /// ends, if it was not joined before.
+    #[track_caller]
+    pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        self.spawn_named(f, None, Location::caller())
+    }
+
+    fn spawn_named<F, T>(
+        &'scope self,
+        f: F,
+        name: Option<String>,
+        site: runtime::op::Site,
+    ) -> ScopedJoinHandle<'scope, T>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        let (thread, packet) = spawn_inner(Box::new(f), name, site);
+        self.threads
+            .lock()
+            .expect("scope thread list")
+            .push(thread.clone());
+        ScopedJoinHandle {
+            thread,
+            packet,
+            scope: PhantomData,
+        }
+    }
+}
+
+/// An owned permission to join a scoped thread.
+pub struct ScopedJoinHandle<'scope, T> {
+    thread: Thread,
+    packet: Arc<Packet<T>>,
+    scope: PhantomData<&'scope ()>,
+}
+
+impl<T> ScopedJoinHandle<'_, T> {
+    /// Waits for the thread to finish and returns its result.
+    #[track_caller]
+    pub fn join(self) -> Result<T> {
+        join_inner(&self.thread, &self.packet, Location::caller())
+    }
+
+    /// The thread's handle.
+    pub fn thread(&self) -> &Thread {
+        &self.thread
+    }
+
+    /// Whether the thread has finished (a scheduling point).
+    #[track_caller]
+    pub fn is_finished(&self) -> bool {
+        is_finished_inner(&self.thread, Location::caller())
+    }
+}
+
+/// Creates a scope for spawning threads that borrow local data; every thread spawned in it is
+/// joined before `scope` returns.
+#[track_caller]
+pub fn scope<'env, F, T>(f: F) -> T
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
+    let site = Location::caller();
+    let scope = Scope {
+        threads: std::sync::Mutex::new(Vec::new()),
+        scope: PhantomData,
+        env: PhantomData,
+    };
+    let result = f(&scope);
+    let threads = std::mem::take(&mut *scope.threads.lock().expect("scope thread list"));
+    for thread in threads {
+        let target = thread.id.0;
+        let finished = runtime::with(|ex| ex.threads[target].finished);
+        if !finished {
+            runtime::switch(
+                Op {
+                    kind: OpKind::Join,
+                    object: NO_OBJECT,
+                    arg: target as u32,
+                    timed: false,
+                },
+                site,
+            );
+        }
+        runtime::with(|ex| ex.join_clock(target));
+    }
+    result
+}
+
+/// A key for a per-thread value, declared with [`thread_local!`](crate::thread_local).
+pub struct LocalKey<T: 'static> {
+    init: fn() -> T,
+}
+
+impl<T: 'static> LocalKey<T> {
+    #[doc(hidden)]
+    pub const fn new(init: fn() -> T) -> LocalKey<T> {
+        LocalKey { init }
+    }
+
+    /// Runs `f` with a reference to this thread's value, initialising it on first use.
+    pub fn with<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&T) -> R,
+    {
+        let key = self as *const LocalKey<T> as usize;
+        let existing = runtime::with(|ex| find_local::<T>(ex, key));
+        let value = match existing {
+            Some(value) => value,
+            None => {
+                let value: Box<dyn Any> = Box::new((self.init)());
+                runtime::with(|ex| {
+                    let me = ex.me();
+                    ex.threads[me].locals.push((key, value));
+                    find_local::<T>(ex, key).expect("just inserted")
+                })
+            }
+        };
+        // SAFETY: the value is boxed in the thread's slot and is only removed when the thread
+        // finishes, after this call returns; it is only reachable from its own thread.
+        f(unsafe { &*value })
+    }
+}
+
+fn find_local<T: 'static>(ex: &Execution, key: usize) -> Option<*const T> {
+    ex.threads[ex.me()]
+        .locals
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, value)| value.downcast_ref::<T>())
+        .map(|value| value as *const T)
+}
+
+impl<T: 'static> fmt::Debug for LocalKey<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LocalKey { .. }")
+    }
+}
+
+/// Declares per-thread values, like `std::thread_local!`, for threads of an execution.
+///
+/// ```
+/// use std::cell::Cell;
+/// interleave::thread_local! {
+///     static COUNT: Cell<u32> = Cell::new(0);
+/// }
+/// interleave::check(|| {
+///     COUNT.with(|c| c.set(c.get() + 1));
+///     let t = interleave::thread::spawn(|| COUNT.with(|c| c.get()));
+///     assert_eq!(t.join().unwrap(), 0, "each thread has its own value");
+///     assert_eq!(COUNT.with(|c| c.get()), 1);
+/// });
+/// ```
+#[macro_export]
+macro_rules! thread_local {
+    () => {};
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => {
+        $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> =
+            $crate::thread::LocalKey::new(|| $init);
+        $crate::thread_local!($($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr) => {
+        $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> =
+            $crate::thread::LocalKey::new(|| $init);
+    };
+}

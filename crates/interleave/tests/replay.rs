@@ -1,0 +1,208 @@
+//! Replay tokens reproduce failures exactly; bad and stale tokens give clear errors; the same
+//! seed gives the same exploration whatever the number of workers; uncontrolled
+//! nondeterminism is flagged.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+
+use interleave::sync::atomic::{AtomicUsize, Ordering};
+use interleave::sync::{Arc, Mutex};
+use interleave::{thread, Builder, Error, FailureKind, Report, TokenError};
+
+/// A lost update that needs a specific interleaving of three threads.
+fn lost_update() {
+    let counter = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let counter = counter.clone();
+            thread::spawn(move || {
+                let seen = counter.load(Ordering::SeqCst);
+                counter.store(seen + 1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(counter.load(Ordering::SeqCst), 3, "an increment was lost");
+}
+
+fn explore(spec: &str, seed: u64, workers: usize, f: impl Fn() + Sync) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy(spec.parse().unwrap())
+        .seed(seed)
+        .workers(workers)
+        .executions(2000)
+        .explore(f)
+        .unwrap()
+}
+
+#[test]
+fn tokens_reproduce_the_same_failure() {
+    for spec in ["random", "pct:d=2", "pct:d=3"] {
+        for seed in 0..5 {
+            let report = explore(spec, seed, 1, lost_update);
+            let failure = report.first_failure().expect("lost update found");
+            let replayed = Builder::new()
+                .ignore_environment()
+                .replay(&failure.token, lost_update)
+                .unwrap();
+            let again = replayed.first_failure().expect("the replay fails again");
+            assert_eq!(again.kind, failure.kind);
+            assert_eq!(again.message, failure.message);
+            assert_eq!(again.steps, failure.steps);
+            assert_eq!(again.token, failure.token);
+        }
+    }
+}
+
+#[test]
+fn replay_panics_with_the_report() {
+    let report = explore("pct:d=2", 1, 1, lost_update);
+    let token = report.first_failure().unwrap().token.clone();
+    let panic = std::panic::catch_unwind(|| interleave::replay(&token, lost_update)).unwrap_err();
+    let message = panic.downcast_ref::<String>().unwrap();
+    assert!(message.contains("an increment was lost"), "{message}");
+}
+
+#[test]
+fn malformed_tokens_are_clear_errors() {
+    let replay = |token: &str| Builder::new().ignore_environment().replay(token, || {});
+    assert!(matches!(
+        replay("nonsense"),
+        Err(Error::Token(TokenError::NotAToken(_)))
+    ));
+    assert!(matches!(
+        replay("il7-AAAA"),
+        Err(Error::Token(TokenError::UnsupportedVersion(7)))
+    ));
+    let report = explore("random", 0, 1, lost_update);
+    let token = report.first_failure().unwrap().token.clone();
+    let truncated = &token[..token.len() - 3];
+    let error = replay(truncated).unwrap_err().to_string();
+    assert!(
+        error.contains("corrupted") || error.contains("malformed"),
+        "{error}"
+    );
+}
+
+#[test]
+fn stale_tokens_report_divergence_and_where() {
+    let report = explore("pct:d=2", 0, 1, lost_update);
+    let token = report.first_failure().unwrap().token.clone();
+    // The program changed: the threads now take a lock first.
+    let changed = || {
+        let lock = Arc::new(Mutex::new(0));
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                let lock = lock.clone();
+                thread::spawn(move || *lock.lock().unwrap() += 1)
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+    };
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&token, changed)
+        .unwrap();
+    let failure = replayed.first_failure().expect("divergence is reported");
+    assert_eq!(failure.kind, FailureKind::Divergence);
+    assert!(
+        failure.message.contains("between steps") || failure.message.contains("diverged"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn same_seed_same_exploration_whatever_the_worker_count() {
+    for spec in ["random", "pct:d=3"] {
+        let one = explore(spec, 7, 1, lost_update);
+        let again = explore(spec, 7, 1, lost_update);
+        let four = explore(spec, 7, 4, lost_update);
+        let (a, b, c) = (
+            one.first_failure().unwrap(),
+            again.first_failure().unwrap(),
+            four.first_failure().unwrap(),
+        );
+        assert_eq!((a.execution, &a.token), (b.execution, &b.token));
+        assert_eq!((a.execution, &a.token), (c.execution, &c.token));
+        assert_eq!(one.executions, four.executions);
+        assert_eq!(one.steps, four.steps);
+    }
+}
+
+#[test]
+fn different_seeds_explore_differently() {
+    let executions: Vec<u64> = (0..6)
+        .map(|seed| {
+            explore("random", seed, 1, lost_update)
+                .first_failure()
+                .unwrap()
+                .execution
+        })
+        .collect();
+    assert!(
+        executions.windows(2).any(|w| w[0] != w[1]),
+        "{executions:?}"
+    );
+}
+
+#[test]
+fn hash_map_iteration_order_is_flagged_as_nondeterminism() {
+    let report = explore("random", 0, 1, || {
+        let mutexes = [
+            Mutex::new(0),
+            Mutex::new(1),
+            Mutex::new(2),
+            Mutex::new(3),
+            Mutex::new(4),
+        ];
+        let by_key: HashMap<usize, &Mutex<i32>> = mutexes.iter().enumerate().collect();
+        // Lock order follows the map's random iteration order.
+        for lock in by_key.values() {
+            drop(lock.lock().unwrap());
+        }
+    });
+    let failure = report.first_failure().expect("nondeterminism flagged");
+    assert_eq!(failure.kind, FailureKind::Nondeterminism);
+    assert!(failure.message.contains("HashMap"), "{}", failure.message);
+}
+
+#[test]
+fn state_leaking_between_executions_is_flagged() {
+    static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
+    let report = explore("random", 0, 1, || {
+        let m = Mutex::new(0);
+        if RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+            drop(m.lock().unwrap());
+        }
+    });
+    assert_eq!(
+        report.first_failure().unwrap().kind,
+        FailureKind::Nondeterminism
+    );
+}
+
+#[test]
+fn recorded_random_choices_replay() {
+    let program = || {
+        let pick = interleave::rand::random_range(0..1000);
+        let flip = interleave::rand::random_bool();
+        assert!(!(pick == 7 && flip), "rare choice {pick} {flip}");
+    };
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(100_000)
+        .explore(program)
+        .unwrap();
+    let failure = report.first_failure().expect("the rare choice is drawn");
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, program)
+        .unwrap();
+    assert_eq!(replayed.first_failure().unwrap().message, failure.message);
+}
