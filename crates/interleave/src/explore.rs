@@ -318,12 +318,10 @@ fn explore_with(
 
 /// Runs the planned executions, on `workers` threads, and returns their summaries in index
 /// order. With `stop_early`, executions after a failing one may be skipped.
-fn execute(
-    run: &Run<'_>,
-    plans: Vec<(u64, Box<dyn Schedule + Send>)>,
-    workers: usize,
-    stop_early: bool,
-) -> Vec<Summary> {
+/// An execution index and its schedule.
+type Plan = (u64, Box<dyn Schedule + Send>);
+
+fn execute(run: &Run<'_>, plans: Vec<Plan>, workers: usize, stop_early: bool) -> Vec<Summary> {
     if workers <= 1 || plans.len() <= 1 {
         let mut summaries = Vec::with_capacity(plans.len());
         for (index, schedule) in plans {
@@ -338,8 +336,7 @@ fn execute(
     }
     let first_failure = AtomicU64::new(u64::MAX);
     let next_plan = AtomicUsize::new(0);
-    let plans: Vec<Mutex<Option<(u64, Box<dyn Schedule + Send>)>>> =
-        plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    let plans: Vec<Mutex<Option<Plan>>> = plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
     let summaries = Mutex::new(Vec::with_capacity(plans.len()));
     std::thread::scope(|scope| {
         for _ in 0..workers.min(plans.len()) {

@@ -231,3 +231,40 @@ fn lost_wakeup_is_a_deadlock_and_the_fix_is_clean() {
     );
     assert!(explore("random", 2000, handshake(true)).is_ok());
 }
+
+#[test]
+fn failures_inside_scopes_tear_down_cleanly() {
+    // A deadlock between the scope's owner and a scoped thread that borrows its locals.
+    let report = explore("random", 300, || {
+        let a = Mutex::new(0);
+        let b = Mutex::new(0);
+        thread::scope(|s| {
+            s.spawn(|| {
+                let _b = b.lock().unwrap();
+                let _a = a.lock().unwrap();
+            });
+            let _a = a.lock().unwrap();
+            let _b = b.lock().unwrap();
+        });
+    });
+    assert_eq!(report.first_failure().unwrap().kind, FailureKind::Deadlock);
+    // A panic in a scoped thread while its parent waits at the end of the scope.
+    let report = explore("random", 50, || {
+        let data = [1, 2, 3];
+        thread::scope(|s| {
+            s.spawn(|| assert_eq!(data.iter().sum::<i32>(), 7, "scoped thread fails"));
+        });
+    });
+    let failure = report.first_failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::Panic);
+    assert!(failure.message.contains("scoped thread fails"));
+    // Exploration continues cleanly after torn-down executions.
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(300)
+        .stop_on_first_failure(false)
+        .explore(|| lock_order(true))
+        .unwrap();
+    assert!(report.failures.len() > 1);
+    assert_eq!(report.executions, 300);
+}

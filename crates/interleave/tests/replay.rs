@@ -177,7 +177,10 @@ fn state_leaking_between_executions_is_flagged() {
     static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
     let report = explore("random", 0, 1, || {
         let m = Mutex::new(0);
-        if RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+        if RUNS
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .is_multiple_of(2)
+        {
             drop(m.lock().unwrap());
         }
     });

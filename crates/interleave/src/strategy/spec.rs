@@ -9,10 +9,11 @@ use thiserror::Error;
 use super::{Pct, Random, Strategy};
 
 /// A built-in strategy with its parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StrategySpec {
     /// Random walk (`random`).
+    #[default]
     Random,
     /// PCT with bug depth `depth` (`pct:d=3`); `steps` fixes `k` instead of estimating it
     /// (`pct:d=3,k=500`); `yields` sets the yield limit of the spin-loop rule.
@@ -92,16 +93,11 @@ impl StrategySpec {
     }
 }
 
-impl Default for StrategySpec {
-    fn default() -> Self {
-        StrategySpec::Random
-    }
-}
-
-fn parse_number<T: FromStr>(parameter: &str, value: &str, minimum: T) -> Result<T, SpecError>
-where
-    T: PartialOrd,
-{
+fn parse_number<T: FromStr + PartialOrd>(
+    parameter: &str,
+    value: &str,
+    minimum: T,
+) -> Result<T, SpecError> {
     let bad = |reason| SpecError::BadValue {
         parameter: parameter.to_string(),
         value: value.to_string(),
