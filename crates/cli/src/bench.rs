@@ -91,8 +91,8 @@ pub fn run(plan: &BenchPlan) -> anyhow::Result<()> {
         plan.workers
     );
     println!(
-        "{:<24} {:<7} {:<12} {:>9} {:>10}  {:<34} {}",
-        "program", "variant", "strategy", "execs", "hit rate", "executions to first bug", "notes"
+        "{:<24} {:<7} {:<12} {:>9} {:>10}  {:<34} notes",
+        "program", "variant", "strategy", "execs", "hit rate", "executions to first bug"
     );
     let mut false_positives = 0;
     for program in &plan.programs {

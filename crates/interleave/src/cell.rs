@@ -24,6 +24,7 @@ thread_local! {
 }
 
 /// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
+#[inline(always)]
 fn access<R>(
     handle: &ObjectHandle,
     kind: OpKind,
@@ -99,6 +100,7 @@ impl<T> Var<T> {
     }
 
     /// Reads the value.
+    #[inline]
     #[track_caller]
     pub fn get(&self) -> T
     where
@@ -109,6 +111,7 @@ impl<T> Var<T> {
     }
 
     /// Writes `value`.
+    #[inline]
     #[track_caller]
     pub fn set(&self, value: T) {
         access(
@@ -124,6 +127,7 @@ impl<T> Var<T> {
     }
 
     /// Replaces the value with `f(value)` in one step (a read and a write).
+    #[inline]
     #[track_caller]
     pub fn update(&self, f: impl FnOnce(T) -> T)
     where
@@ -143,6 +147,7 @@ impl<T> Var<T> {
     }
 
     /// Writes `value` and returns the previous value, in one step.
+    #[inline]
     #[track_caller]
     pub fn replace(&self, value: T) -> T {
         access(
@@ -158,6 +163,7 @@ impl<T> Var<T> {
     }
 
     /// Runs `f` with a shared reference to the value (a read).
+    #[inline]
     #[track_caller]
     pub fn with<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         access(
@@ -173,6 +179,7 @@ impl<T> Var<T> {
     }
 
     /// Runs `f` with a mutable reference to the value (a write).
+    #[inline]
     #[track_caller]
     pub fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         access(
@@ -240,6 +247,7 @@ impl<T> UnsafeCell<T> {
 
 impl<T: ?Sized> UnsafeCell<T> {
     /// Runs `f` with a const pointer to the value (a read).
+    #[inline]
     #[track_caller]
     pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         access(&self.handle, OpKind::Read, Location::caller(), true, || {
@@ -248,6 +256,7 @@ impl<T: ?Sized> UnsafeCell<T> {
     }
 
     /// Runs `f` with a mutable pointer to the value (a write).
+    #[inline]
     #[track_caller]
     pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         access(

@@ -469,10 +469,16 @@ fn replay_with(
     site: Site,
 ) -> Result<Report, Error> {
     let token = Token::decode(text)?;
+    // The token's settings, not the caller's: they are part of what the execution did.
+    let limits = Limits {
+        max_steps: token.max_steps,
+        races: token.races,
+        ..limits(config)
+    };
     let run = Run {
         f,
         site,
-        limits: limits(config),
+        limits,
         spec: "replay".to_string(),
         seed: config.seed,
         check_determinism: false,

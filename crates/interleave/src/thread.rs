@@ -53,12 +53,7 @@ impl Thread {
     pub fn unpark(&self) {
         let target = self.id.0;
         runtime::switch(
-            Op {
-                kind: OpKind::Unpark,
-                object: NO_OBJECT,
-                arg: target as u32,
-                timed: false,
-            },
+            Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
             Location::caller(),
         );
         runtime::with(|ex| {
@@ -100,6 +95,7 @@ pub fn current() -> Thread {
 
 /// Lets the scheduler run another thread. Strategies lower the priority of a thread that
 /// yields repeatedly, so call this in every loop that waits for another thread.
+#[inline]
 #[track_caller]
 pub fn yield_now() {
     runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), Location::caller());
@@ -127,15 +123,7 @@ pub fn park_timeout(duration: Duration) {
 }
 
 fn park_inner(timed: bool, site: runtime::op::Site) {
-    runtime::switch(
-        Op {
-            kind: OpKind::Park,
-            object: NO_OBJECT,
-            arg: 0,
-            timed,
-        },
-        site,
-    );
+    runtime::switch(Op::with(OpKind::Park, NO_OBJECT, 0, timed), site);
     runtime::with(|ex| {
         let me = ex.me();
         let slot = &mut ex.threads[me];
@@ -159,18 +147,22 @@ struct Packet<T> {
 unsafe impl<T: Send> Send for Packet<T> {}
 unsafe impl<T: Send> Sync for Packet<T> {}
 
-/// Spawns thread running `body`, returning the index and the packet of its result.
-fn spawn_inner<T>(
-    body: Box<dyn FnOnce() -> T + '_>,
+/// Spawns a thread running `f`, returning its handle and the packet of its result.
+fn spawn_inner<'a, F, T>(
+    f: F,
     name: Option<String>,
     site: runtime::op::Site,
-) -> (Thread, Arc<Packet<T>>) {
+) -> (Thread, Arc<Packet<T>>)
+where
+    F: FnOnce() -> T + 'a,
+    T: 'a,
+{
     let packet = Arc::new(Packet {
         value: UnsafeCell::new(None),
     });
     let result = packet.clone();
-    let run: Box<dyn FnOnce() + '_> = Box::new(move || {
-        let value = body();
+    let run: Box<dyn FnOnce() + 'a> = Box::new(move || {
+        let value = f();
         // SAFETY: see `Packet`.
         unsafe { *result.value.get() = Some(value) };
     });
@@ -190,12 +182,7 @@ fn spawn_inner<T>(
 fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -> Result<T> {
     let target = thread.id.0;
     runtime::switch(
-        Op {
-            kind: OpKind::Join,
-            object: NO_OBJECT,
-            arg: target as u32,
-            timed: false,
-        },
+        Op::with(OpKind::Join, NO_OBJECT, target as u32, false),
         site,
     );
     runtime::with(|ex| ex.join_clock(target));
@@ -218,7 +205,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (thread, packet) = spawn_inner(Box::new(f), None, Location::caller());
+    let (thread, packet) = spawn_inner(f, None, Location::caller());
     JoinHandle { thread, packet }
 }
 
@@ -288,7 +275,7 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let (thread, packet) = spawn_inner(Box::new(f), self.name, Location::caller());
+        let (thread, packet) = spawn_inner(f, self.name, Location::caller());
         Ok(JoinHandle { thread, packet })
     }
 
@@ -336,7 +323,7 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        let (thread, packet) = spawn_inner(Box::new(f), name, site);
+        let (thread, packet) = spawn_inner(f, name, site);
         self.threads
             .lock()
             .expect("scope thread list")
@@ -395,12 +382,7 @@ where
         let finished = runtime::with(|ex| ex.threads[target].finished);
         if !finished {
             runtime::switch(
-                Op {
-                    kind: OpKind::Join,
-                    object: NO_OBJECT,
-                    arg: target as u32,
-                    timed: false,
-                },
+                Op::with(OpKind::Join, NO_OBJECT, target as u32, false),
                 site,
             );
         }

@@ -209,3 +209,54 @@ fn recorded_random_choices_replay() {
         .unwrap();
     assert_eq!(replayed.first_failure().unwrap().message, failure.message);
 }
+
+#[test]
+fn tokens_carry_the_race_mode_and_step_bound() {
+    // A racy program explored with races as warnings fails by assertion; replaying the token
+    // with default settings (races fail) must use the recorded mode and fail the same way.
+    let racy = || {
+        let value = Arc::new(interleave::cell::Var::new(0));
+        let other = value.clone();
+        let t = thread::spawn(move || {
+            let seen = other.get();
+            other.set(seen + 1);
+        });
+        let seen = value.get();
+        value.set(seen + 1);
+        t.join().unwrap();
+        assert_eq!(value.get(), 2, "lost update");
+    };
+    let report = Builder::new()
+        .ignore_environment()
+        .data_races(interleave::RaceMode::Warn)
+        .strategy("pct:d=2".parse().unwrap())
+        .executions(500)
+        .explore(racy)
+        .unwrap();
+    let failure = report.first_failure().expect("lost update found");
+    assert_eq!(failure.kind, FailureKind::Panic);
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, racy)
+        .unwrap();
+    assert_eq!(replayed.first_failure().unwrap().kind, FailureKind::Panic);
+    let spin = || {
+        let flag = Arc::new(AtomicUsize::new(0));
+        while flag.load(Ordering::SeqCst) == 0 {}
+    };
+    let report = Builder::new()
+        .ignore_environment()
+        .max_steps(300)
+        .executions(1)
+        .explore(spin)
+        .unwrap();
+    let failure = report.first_failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::StepBound);
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, spin)
+        .unwrap();
+    let again = replayed.first_failure().unwrap();
+    assert_eq!(again.kind, FailureKind::StepBound, "{again}");
+    assert_eq!(again.steps, 300);
+}

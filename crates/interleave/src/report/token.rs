@@ -1,19 +1,21 @@
 //! Replay tokens: a printable, versioned encoding of one execution's schedule.
 //!
 //! A token holds the thread chosen at every step (run-length encoded), the values returned by
-//! `interleave::rand`, the kind of failure it reproduces, and fingerprints of the operations the
+//! `interleave::rand`, the settings that change what an execution does (the race mode and the
+//! step bound), the kind of failure it reproduces, and fingerprints of the operations the
 //! program performed: one over the whole execution and one per block of [`BLOCK`] steps, so a
 //! replay that diverges can say where. A checksum catches truncated or mangled tokens.
 //!
 //! Layout: `il1-` followed by URL-safe base64 (no padding) of
-//! `varint(runs) (varint(thread) varint(length))* varint(values) varint(value)* u8(failure)
-//! u64(fingerprint) varint(blocks) u16(block)* u32(checksum)`.
+//! `varint(runs) (varint(thread) varint(length))* varint(values) varint(value)* u8(race mode)
+//! varint(step bound) u8(failure) u64(fingerprint) varint(blocks) u16(block)* u32(checksum)`.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use thiserror::Error;
 
 use super::FailureKind;
+use crate::config::RaceMode;
 use crate::runtime::op::{OpKind, Site};
 use crate::runtime::{Event, Execution};
 
@@ -51,6 +53,8 @@ pub enum TokenError {
 pub(crate) struct Token {
     pub choices: Vec<u32>,
     pub values: Vec<u64>,
+    pub races: RaceMode,
+    pub max_steps: u64,
     pub failure: Option<FailureKind>,
     pub fingerprint: u64,
     pub blocks: Vec<u16>,
@@ -61,6 +65,8 @@ impl Token {
         Token {
             choices: ex.events.iter().map(|e| e.thread).collect(),
             values: ex.values.clone(),
+            races: ex.limits.races,
+            max_steps: ex.limits.max_steps,
             failure,
             fingerprint: fingerprint(ex),
             blocks: block_fingerprints(ex),
@@ -79,6 +85,11 @@ impl Token {
         for &value in &self.values {
             put_varint(&mut out, value);
         }
+        out.push(match self.races {
+            RaceMode::Fail => 0,
+            RaceMode::Warn => 1,
+        });
+        put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
         out.extend_from_slice(&self.fingerprint.to_le_bytes());
         put_varint(&mut out, self.blocks.len() as u64);
@@ -130,6 +141,12 @@ impl Token {
         for _ in 0..count {
             values.push(reader.varint()?);
         }
+        let races = match reader.byte()? {
+            0 => RaceMode::Fail,
+            1 => RaceMode::Warn,
+            _ => return Err(TokenError::Malformed("unknown race mode")),
+        };
+        let max_steps = reader.varint()?;
         let failure = match reader.byte()? {
             0 => None,
             code => Some(
@@ -150,6 +167,8 @@ impl Token {
         Ok(Token {
             choices,
             values,
+            races,
+            max_steps,
             failure,
             fingerprint,
             blocks,
@@ -269,6 +288,8 @@ mod tests {
         Token {
             choices: (0..steps).map(|i| (i % 3) as u32 / 2 * 300).collect(),
             values: vec![7, 1 << 40],
+            races: RaceMode::Warn,
+            max_steps: 12_345,
             failure: Some(FailureKind::Deadlock),
             fingerprint: 0x1234_5678_9abc_def0,
             blocks: vec![1, 65535, 3],

@@ -99,6 +99,24 @@ impl OpKind {
         }
     }
 
+    /// True for operations that may have to wait for another thread.
+    pub const fn can_block(self) -> bool {
+        matches!(
+            self,
+            OpKind::Join
+                | OpKind::Park
+                | OpKind::Lock
+                | OpKind::ReadLock
+                | OpKind::WriteLock
+                | OpKind::Wake
+                | OpKind::BarrierLeave
+                | OpKind::OnceEnter
+                | OpKind::Send
+                | OpKind::SendWait
+                | OpKind::Recv
+        )
+    }
+
     /// True for operations that acquire a lock (the deadlock-relevant events of seed 001).
     pub fn is_lock_acquire(self) -> bool {
         matches!(
@@ -266,15 +284,26 @@ pub(crate) struct Op {
     pub arg: u32,
     /// The operation may complete without its wake-up condition (a timeout).
     pub timed: bool,
+    /// The operation may have to wait for another thread. Computed once when the operation is
+    /// built (usually at compile time), so deciding which threads are enabled only inspects the
+    /// few operations that can block.
+    pub blocking: bool,
 }
 
 impl Op {
-    pub fn new(kind: OpKind, object: ObjIdx) -> Op {
+    #[inline(always)]
+    pub const fn new(kind: OpKind, object: ObjIdx) -> Op {
+        Op::with(kind, object, 0, false)
+    }
+
+    #[inline(always)]
+    pub const fn with(kind: OpKind, object: ObjIdx, arg: u32, timed: bool) -> Op {
         Op {
             kind,
             object,
-            arg: 0,
-            timed: false,
+            arg,
+            timed,
+            blocking: kind.can_block(),
         }
     }
 }

@@ -87,7 +87,14 @@ impl Strategy for Pct {
     fn plan(&mut self, _execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
         let k = self.estimated_steps();
-        let points = (self.depth - 1).min(k as usize);
+        // Before any execution has been observed, `k` is unknown: run without change points
+        // (a depth-1 sample) rather than putting every change point on the first step.
+        let known = self.fixed_steps.is_some() || self.max_steps_seen > 0;
+        let points = if known {
+            (self.depth - 1).min(k as usize)
+        } else {
+            0
+        };
         let mut change_points: Vec<u64> = Vec::with_capacity(points);
         while change_points.len() < points {
             let point = 1 + below(rng.next_u64(), k as usize) as u64;
@@ -95,10 +102,12 @@ impl Strategy for Pct {
                 change_points.push(point);
             }
         }
+        let next_change = change_points.iter().copied().min().unwrap_or(u64::MAX);
         Some(Box::new(PctSchedule {
             rng,
             priorities: Vec::new(),
             change_points,
+            next_change,
             yield_limit: self.yield_limit,
             demoted_at_yields: Vec::new(),
             lowest: 0,
@@ -136,6 +145,8 @@ struct PctSchedule {
     priorities: Vec<i64>,
     /// `change_points[i - 1] = k_i`, in the order drawn.
     change_points: Vec<u64>,
+    /// The earliest change point not yet reached, so most steps test one number.
+    next_change: u64,
     yield_limit: u32,
     demoted_at_yields: Vec<u32>,
     lowest: i64,
@@ -150,8 +161,18 @@ impl Schedule for PctSchedule {
             self.demoted_at_yields.push(0);
         }
         if let Some(last) = view.last_thread() {
-            if let Some(i) = self.change_points.iter().position(|&k| k == view.step()) {
-                self.priorities[last] = i as i64 + 1;
+            let step = view.step();
+            if step == self.next_change {
+                if let Some(i) = self.change_points.iter().position(|&k| k == step) {
+                    self.priorities[last] = i as i64 + 1;
+                }
+                self.next_change = self
+                    .change_points
+                    .iter()
+                    .copied()
+                    .filter(|&k| k > step)
+                    .min()
+                    .unwrap_or(u64::MAX);
             }
             let yields = view.yields(last);
             if yields >= self.demoted_at_yields[last] + self.yield_limit {
@@ -160,10 +181,13 @@ impl Schedule for PctSchedule {
                 self.priorities[last] = self.lowest;
             }
         }
+        let priorities = &self.priorities[..view.thread_count()];
         let mut best = view.enabled()[0];
+        let mut best_priority = priorities[best];
         for &t in &view.enabled()[1..] {
-            if self.priorities[t] > self.priorities[best] {
+            if priorities[t] > best_priority {
                 best = t;
+                best_priority = priorities[t];
             }
         }
         best

@@ -18,7 +18,7 @@ const SC: Ordering = Ordering::SeqCst;
 
 /// Schedules an atomic operation of `kind` on `handle`, then performs `op`. The runtime applies
 /// the happens-before effect when it records the step.
-#[inline]
+#[inline(always)]
 fn atomic_op<R>(handle: &ObjectHandle, kind: OpKind, site: Site, op: impl FnOnce() -> R) -> R {
     runtime::switch_on(handle, ObjectKind::Atomic, kind, site);
     op()
@@ -52,6 +52,7 @@ macro_rules! atomic_common {
         }
 
         /// Loads the value.
+        #[inline]
         #[track_caller]
         pub fn load(&self, order: Ordering) -> $t {
             let _ = order;
@@ -61,6 +62,7 @@ macro_rules! atomic_common {
         }
 
         /// Stores `value`.
+        #[inline]
         #[track_caller]
         pub fn store(&self, value: $t, order: Ordering) {
             let _ = order;
@@ -73,6 +75,7 @@ macro_rules! atomic_common {
         }
 
         /// Stores `value` and returns the previous value.
+        #[inline]
         #[track_caller]
         pub fn swap(&self, value: $t, order: Ordering) -> $t {
             let _ = order;
@@ -83,6 +86,7 @@ macro_rules! atomic_common {
 
         /// Stores `new` if the value is `current`; returns the previous value, `Ok` if it
         /// matched.
+        #[inline]
         #[track_caller]
         pub fn compare_exchange(
             &self,
@@ -98,6 +102,7 @@ macro_rules! atomic_common {
         }
 
         /// Like `compare_exchange`; never fails spuriously here.
+        #[inline]
         #[track_caller]
         pub fn compare_exchange_weak(
             &self,
@@ -113,6 +118,7 @@ macro_rules! atomic_common {
         }
 
         /// Applies `f` to the value as one atomic step; stores `Some` results.
+        #[inline]
         #[track_caller]
         pub fn fetch_update<F>(
             &self,
@@ -157,6 +163,7 @@ macro_rules! atomic_common {
 macro_rules! atomic_rmw {
     ($(#[$doc:meta])* $name:ident, $t:ty, $arg:ty) => {
         $(#[$doc])*
+        #[inline]
         #[track_caller]
         pub fn $name(&self, value: $arg, order: Ordering) -> $t {
             let _ = order;

@@ -56,15 +56,7 @@ impl Condvar {
             ex.threads[me].waiting = true;
             m
         });
-        runtime::switch(
-            Op {
-                kind: OpKind::Wake,
-                object: cv,
-                arg: m,
-                timed,
-            },
-            site,
-        );
+        runtime::switch(Op::with(OpKind::Wake, cv, m, timed), site);
         let timed_out = runtime::with(|ex| {
             let me = ex.me();
             let timed_out = ex.threads[me].waiting;
@@ -149,13 +141,16 @@ impl Condvar {
         };
         let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, kind, site);
         runtime::with(|ex| {
-            let woken: Vec<usize> = match &mut ex.objects[cv as usize].state {
-                ObjState::Condvar { waiters } if all => waiters.drain(..).collect(),
-                ObjState::Condvar { waiters } => waiters.pop_front().into_iter().collect(),
-                _ => Vec::new(),
-            };
-            for thread in woken {
-                ex.threads[thread].waiting = false;
+            let (threads, objects) = (&mut ex.threads, &mut ex.objects);
+            if let ObjState::Condvar { waiters } = &mut objects[cv as usize].state {
+                let woken = if all {
+                    waiters.len()
+                } else {
+                    waiters.len().min(1)
+                };
+                for thread in waiters.drain(..woken) {
+                    threads[thread].waiting = false;
+                }
             }
             ex.release(cv);
         });

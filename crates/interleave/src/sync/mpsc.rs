@@ -50,15 +50,7 @@ impl<T> Channel<T> {
 
     fn schedule(&self, kind: OpKind, timed: bool, site: Site) -> ObjIdx {
         let idx = runtime::with(|ex| ex.object(&self.handle, ObjectKind::Channel));
-        runtime::switch(
-            Op {
-                kind,
-                object: idx,
-                arg: 0,
-                timed,
-            },
-            site,
-        );
+        runtime::switch(Op::with(kind, idx, 0, timed), site);
         idx
     }
 

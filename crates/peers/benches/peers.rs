@@ -1,0 +1,4 @@
+//! `cargo bench -p interleave-peers [-- --executions N | --quick]`; see the crate docs.
+fn main() {
+    interleave_peers::main_from_env();
+}
