@@ -143,6 +143,22 @@ pub fn fig1(variant: Variant) {
     ]);
 }
 
+/// Thread 1 of Figs 2 and 3: reads `a` twice (in one critical section in the fixed twin) and
+/// asserts both reads agree.
+fn reads_of_a_agree(
+    g: Arc<Globals>,
+    variant: Variant,
+    figure: &'static str,
+) -> Box<dyn FnOnce() + Send> {
+    Box::new(move || {
+        let (t1, t2) = g.guarded(variant, || (g.a.get(), g.a.get()));
+        assert!(
+            t1 == t2,
+            "{figure}: two consecutive reads of a must agree, saw {t1} then {t2}"
+        );
+    })
+}
+
 /// Fig 2, a (c=1, v=1) bug: thread 1 reads `a` twice and asserts both reads agree; thread 2
 /// executes `a++`.
 ///
@@ -155,13 +171,7 @@ pub fn fig2(variant: Variant) {
     let g = Globals::new();
     let (g1, g2) = (g.clone(), g.clone());
     run_threads(vec![
-        Box::new(move || {
-            let (t1, t2) = g1.guarded(variant, || (g1.a.get(), g1.a.get()));
-            assert!(
-                t1 == t2,
-                "Fig 2: two consecutive reads of a must agree, saw {t1} then {t2}"
-            );
-        }),
+        reads_of_a_agree(g1, variant, "Fig 2"),
         Box::new(move || {
             g2.prep();
             g2.guarded(variant, || g2.inc_a());
@@ -183,13 +193,7 @@ pub fn fig3(variant: Variant) {
     let g = Globals::new();
     let (g1, g2) = (g.clone(), g.clone());
     run_threads(vec![
-        Box::new(move || {
-            let (t1, t2) = g1.guarded(variant, || (g1.a.get(), g1.a.get()));
-            assert!(
-                t1 == t2,
-                "Fig 3: two consecutive reads of a must agree, saw {t1} then {t2}"
-            );
-        }),
+        reads_of_a_agree(g1, variant, "Fig 3"),
         Box::new(move || {
             g2.prep();
             g2.guarded(variant, || g2.a.set(1));

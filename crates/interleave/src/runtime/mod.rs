@@ -2,10 +2,10 @@
 //! stackful coroutine on the current OS thread, exactly one running at a time.
 //!
 //! **Invariant (the choke point):** every visible operation calls [`switch`] *before* it takes
-//! effect. `switch` records the pending operation in the thread's slot and suspends the
-//! coroutine; the scheduler loop in [`run`] then computes which threads are enabled, asks the
-//! execution's [`Schedule`] which one runs, records the step (event and choice), and resumes
-//! that thread, which performs its operation and runs on to its next visible operation. The
+//! effect. `switch` records the pending operation in the thread's slot, computes which threads
+//! are enabled, asks the execution's [`Schedule`] which one runs, and records the step. If the
+//! same thread was chosen it simply goes on and performs its operation; otherwise it suspends,
+//! handing the decision to the scheduler loop in [`run`], which resumes the chosen thread. The
 //! runtime never consults the strategy anywhere else, and the strategy never mutates the
 //! runtime: it sees a read-only [`View`].
 //!

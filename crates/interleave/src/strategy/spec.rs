@@ -60,7 +60,7 @@ pub enum SpecError {
         /// The value given.
         value: String,
         /// What is wrong with it.
-        reason: &'static str,
+        reason: String,
     },
 }
 
@@ -93,19 +93,21 @@ impl StrategySpec {
     }
 }
 
-fn parse_number<T: FromStr + PartialOrd>(
+fn parse_number<T: FromStr + PartialOrd + std::fmt::Display>(
     parameter: &str,
     value: &str,
     minimum: T,
 ) -> Result<T, SpecError> {
-    let bad = |reason| SpecError::BadValue {
+    let bad = |reason: String| SpecError::BadValue {
         parameter: parameter.to_string(),
         value: value.to_string(),
         reason,
     };
-    let number: T = value.parse().map_err(|_| bad("expected a whole number"))?;
+    let number: T = value
+        .parse()
+        .map_err(|_| bad("expected a whole number".to_string()))?;
     if number < minimum {
-        return Err(bad("too small"));
+        return Err(bad(format!("it must be at least {minimum}")));
     }
     Ok(number)
 }
