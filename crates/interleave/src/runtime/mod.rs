@@ -356,6 +356,25 @@ impl Execution {
         threads[me].clock.tick(me);
     }
 
+    /// The running thread takes mutex `object` at `site` (happens-before included).
+    #[inline]
+    pub fn take_mutex(&mut self, object: ObjIdx, site: Site) {
+        let thread = self.current;
+        if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
+            *holder = Some(Holder { thread, site });
+        }
+        self.acquire(object);
+    }
+
+    /// The running thread releases mutex `object` (happens-before included).
+    #[inline]
+    pub fn give_mutex(&mut self, object: ObjIdx) {
+        if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
+            *holder = None;
+        }
+        self.release(object);
+    }
+
     /// Records a failure of the running execution (the first one wins).
     pub fn fail(&mut self, kind: FailureKind, message: String) {
         if self.failure.is_none() && !self.teardown {
@@ -513,21 +532,8 @@ impl Execution {
                 self.acquire(object);
                 self.release(object);
             }
-            OpKind::Lock => {
-                if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
-                    *holder = Some(Holder {
-                        thread: chosen,
-                        site,
-                    });
-                }
-                self.acquire(object);
-            }
-            OpKind::Unlock => {
-                if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
-                    *holder = None;
-                }
-                self.release(object);
-            }
+            OpKind::Lock => self.take_mutex(object, site),
+            OpKind::Unlock => self.give_mutex(object),
             _ => {}
         }
     }

@@ -6,7 +6,6 @@
 use std::panic::Location;
 use std::time::Duration;
 
-use super::mutex::{give, take};
 use super::{LockResult, MutexGuard};
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
@@ -48,7 +47,7 @@ impl Condvar {
         let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site);
         let m = runtime::with(|ex| {
             let m = ex.object(mutex.handle(), ObjectKind::Mutex);
-            give(ex, m);
+            ex.give_mutex(m);
             let me = ex.me();
             if let ObjState::Condvar { waiters } = &mut ex.objects[cv as usize].state {
                 waiters.push_back(me);
@@ -68,7 +67,7 @@ impl Condvar {
             } else {
                 ex.acquire(cv);
             }
-            take(ex, m, lock_site);
+            ex.take_mutex(m, lock_site);
             timed_out
         });
         (MutexGuard::from_parts(mutex, lock_site), timed_out)

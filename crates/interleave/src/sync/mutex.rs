@@ -8,9 +8,9 @@ use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 
 use super::{LockResult, TryLockError, TryLockResult};
-use crate::runtime::object::{Holder, ObjState, ObjectHandle};
-use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
-use crate::runtime::{self, Execution};
+use crate::runtime;
+use crate::runtime::object::{ObjState, ObjectHandle};
+use crate::runtime::op::{ObjectKind, OpKind, Site};
 
 /// A mutual-exclusion lock protecting a `T`.
 pub struct Mutex<T: ?Sized> {
@@ -33,23 +33,6 @@ pub struct MutexGuard<'a, T: ?Sized + 'a> {
 
 // SAFETY: sharing a guard only shares `&T`.
 unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
-
-/// Records that the running thread now holds mutex `idx`.
-pub(super) fn take(ex: &mut Execution, idx: ObjIdx, site: Site) {
-    let thread = ex.me();
-    if let ObjState::Mutex { holder } = &mut ex.objects[idx as usize].state {
-        *holder = Some(Holder { thread, site });
-    }
-    ex.acquire(idx);
-}
-
-/// Records that the running thread released mutex `idx`.
-pub(super) fn give(ex: &mut Execution, idx: ObjIdx) {
-    if let ObjState::Mutex { holder } = &mut ex.objects[idx as usize].state {
-        *holder = None;
-    }
-    ex.release(idx);
-}
 
 impl<T> Mutex<T> {
     /// A new unlocked mutex.
@@ -89,7 +72,7 @@ impl<T: ?Sized> Mutex<T> {
                 ObjState::Mutex { holder: None }
             );
             if free {
-                take(ex, idx, site);
+                ex.take_mutex(idx, site);
             }
             free
         });
