@@ -261,15 +261,7 @@ fn explore_with(
         seed: config.seed,
         check_determinism: config.check_determinism,
     };
-    let mut report = Report {
-        executions: 0,
-        steps: 0,
-        failures: Vec::new(),
-        warnings: Vec::new(),
-        strategy: run.spec.clone(),
-        seed: config.seed,
-        strategy_stats: Vec::new(),
-    };
+    let mut report = Report::new(run.spec.clone(), config.seed);
     let mut seen_warnings = HashSet::new();
     let mut round = 1usize;
     let mut next = 0u64;
@@ -426,40 +418,39 @@ fn rerun_difference(run: &Run<'_>, first: &Execution) -> Option<String> {
     );
     let second = runtime::run(run.f, run.site, Box::new(schedule), run.limits);
     let kind = |ex: &Execution| ex.failure.as_ref().map(|f| f.kind);
-    let identity = |ex: &Execution, e: &Event| ex.objects.get(e.object as usize).map(|o| o.id);
-    let differing = first.events.iter().zip(&second.events).position(|(a, b)| {
-        (a.thread, a.kind, a.site, identity(first, a))
-            != (b.thread, b.kind, b.site, identity(&second, b))
-    });
+    let differing = first
+        .events
+        .iter()
+        .zip(&second.events)
+        .position(|(a, b)| first.step_identity(a) != second.step_identity(b));
     let difference = match differing {
-        Some(step) => format!(
+        Some(step) => Some(format!(
             "at step {}, the first run did `{}` and the second did `{}`",
             step + 1,
             describe_event(first, &first.events[step]),
             describe_event(&second, &second.events[step]),
-        ),
-        None if first.events.len() != second.events.len() => format!(
+        )),
+        None if first.events.len() != second.events.len() => Some(format!(
             "the first run took {} steps and the second {}",
             first.events.len(),
             second.events.len()
-        ),
-        None if kind(first) != kind(&second) => format!(
+        )),
+        None if kind(first) != kind(&second) => Some(format!(
             "the first run ended with {} and the second with {}",
             kind(first).map_or("success".to_string(), |k| k.to_string()),
             kind(&second).map_or("success".to_string(), |k| k.to_string()),
-        ),
-        None => {
-            second.recycle();
-            return None;
-        }
+        )),
+        None => None,
     };
     second.recycle();
-    Some(format!(
-        "the program behaved differently when re-run under the same schedule: {difference}.\n\
+    difference.map(|difference| {
+        format!(
+            "the program behaved differently when re-run under the same schedule: {difference}.\n\
          It depends on something interleave does not control: std::sync or std::thread used \
          directly, HashMap/HashSet iteration order (RandomState), the clock, randomness outside \
          interleave::rand, or state kept in statics between executions."
-    ))
+        )
+    })
 }
 
 fn replay_with(
@@ -485,15 +476,10 @@ fn replay_with(
     };
     let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
     let ex = runtime::run(f, site, Box::new(schedule), run.limits);
-    let mut report = Report {
-        executions: 1,
-        steps: ex.steps(),
-        failures: Vec::new(),
-        warnings: ex.warnings.clone(),
-        strategy: run.spec.clone(),
-        seed: config.seed,
-        strategy_stats: Vec::new(),
-    };
+    let mut report = Report::new(run.spec.clone(), config.seed);
+    report.executions = 1;
+    report.steps = ex.steps();
+    report.warnings = ex.warnings.clone();
     let diverged = ex.failure.as_ref().map(|f| f.kind) == Some(FailureKind::Divergence);
     let info = if !diverged && fingerprint(&ex) != token.fingerprint {
         Some(FailureInfo {

@@ -162,6 +162,19 @@ pub struct Report {
 }
 
 impl Report {
+    /// An empty report for an exploration with `strategy` and `seed`.
+    pub(crate) fn new(strategy: String, seed: u64) -> Report {
+        Report {
+            executions: 0,
+            steps: 0,
+            failures: Vec::new(),
+            warnings: Vec::new(),
+            strategy,
+            seed,
+            strategy_stats: Vec::new(),
+        }
+    }
+
     /// True when no execution failed.
     pub fn is_ok(&self) -> bool {
         self.failures.is_empty()

@@ -16,7 +16,7 @@ use thiserror::Error;
 
 use super::FailureKind;
 use crate::config::RaceMode;
-use crate::runtime::op::{OpKind, Site};
+use crate::runtime::op::Site;
 use crate::runtime::{Event, Execution};
 
 const PREFIX: &str = "il";
@@ -244,19 +244,19 @@ fn put_site(bytes: &mut Vec<u8>, site: Site) {
     bytes.extend_from_slice(&site.column().to_le_bytes());
 }
 
-/// A hash of one step (thread, operation, site, object identity) that does not depend on
-/// addresses, so it is stable across builds. A thread's start is reported at its spawn site,
-/// or for the main thread wherever the exploration was started, so its site is left out.
+/// A hash of one step's identity ([`Execution::step_identity`]) that does not depend on
+/// addresses, so it is stable across builds.
 fn event_hash(ex: &Execution, event: &Event) -> u64 {
+    let (thread, kind, site, object) = ex.step_identity(event);
     let mut bytes = Vec::with_capacity(96);
-    bytes.extend_from_slice(&event.thread.to_le_bytes());
-    bytes.extend_from_slice(event.kind.name().as_bytes());
-    if event.kind != OpKind::Start {
-        put_site(&mut bytes, event.site);
+    bytes.extend_from_slice(&thread.to_le_bytes());
+    bytes.extend_from_slice(kind.name().as_bytes());
+    if let Some(site) = site {
+        put_site(&mut bytes, site);
     }
-    if let Some(object) = ex.objects.get(event.object as usize) {
-        put_site(&mut bytes, object.id.site);
-        bytes.extend_from_slice(&object.id.instance.to_le_bytes());
+    if let Some(object) = object {
+        put_site(&mut bytes, object.site);
+        bytes.extend_from_slice(&object.instance.to_le_bytes());
     }
     fnv1a(&bytes)
 }

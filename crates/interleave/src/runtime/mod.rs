@@ -206,9 +206,21 @@ pub(crate) fn switch_on(
     kind: OpKind,
     site: Site,
 ) -> ObjIdx {
+    switch_on_with(handle, object, site, |idx| Op::new(kind, idx))
+}
+
+/// Like [`switch_on`], for operations that need an argument or a timeout: `op` builds the
+/// operation from the object's index.
+#[inline(always)]
+pub(crate) fn switch_on_with(
+    handle: &ObjectHandle,
+    object: ObjectKind,
+    site: Site,
+    op: impl FnOnce(ObjIdx) -> Op,
+) -> ObjIdx {
     let (idx, yielder) = with(|ex| {
         let idx = ex.object(handle, object);
-        (idx, ex.announce(Op::new(kind, idx), site))
+        (idx, ex.announce(op(idx), site))
     });
     suspend(yielder);
     idx
@@ -375,6 +387,48 @@ impl Execution {
         self.release(object);
     }
 
+    /// The running thread takes read-write lock `object` for reading or writing at `site`.
+    pub fn take_rwlock(&mut self, object: ObjIdx, write: bool, site: Site) {
+        let holder = Holder {
+            thread: self.current,
+            site,
+        };
+        if let ObjState::RwLock { writer, readers } = &mut self.objects[object as usize].state {
+            if write {
+                *writer = Some(holder);
+            } else {
+                readers.push(holder);
+            }
+        }
+        self.acquire(object);
+    }
+
+    /// The running thread releases read-write lock `object`, which it holds for writing or
+    /// for reading.
+    pub fn give_rwlock(&mut self, object: ObjIdx) {
+        let me = self.current;
+        if let ObjState::RwLock { writer, readers } = &mut self.objects[object as usize].state {
+            if writer.is_some_and(|w| w.thread == me) {
+                *writer = None;
+            } else if let Some(position) = readers.iter().position(|r| r.thread == me) {
+                readers.swap_remove(position);
+            }
+        }
+        self.release(object);
+    }
+
+    /// What identifies step `event` across runs of the same program: its thread, operation,
+    /// site and object identity. A thread's start is reported at its spawn site, or for the
+    /// main thread wherever the exploration was started, so its site is left out.
+    pub fn step_identity(&self, event: &Event) -> (u32, OpKind, Option<Site>, Option<ObjectId>) {
+        (
+            event.thread,
+            event.kind,
+            (event.kind != OpKind::Start).then_some(event.site),
+            self.objects.get(event.object as usize).map(|o| o.id),
+        )
+    }
+
     /// Records a failure of the running execution (the first one wins).
     pub fn fail(&mut self, kind: FailureKind, message: String) {
         if self.failure.is_none() && !self.teardown {
@@ -506,10 +560,11 @@ impl Execution {
     }
 
     /// Records step `chosen`, makes it the running thread, and applies the synchronisation
-    /// effect of operations that need nothing from the thread: clocks of atomic accesses, and
-    /// the holder and clocks of mutex lock and unlock. The thread performs the operation as
-    /// soon as it runs, before any other thread, so applying the effect here is equivalent and
-    /// saves the primitive a second visit to the runtime.
+    /// effect of operations that need nothing from the thread and return nothing to it: clocks
+    /// of atomic accesses, and the owners and clocks of blocking lock and unlock operations
+    /// (`Mutex`, `RwLock`). The thread performs the operation as soon as it runs, before any
+    /// other thread, so applying the effect here is equivalent and saves the primitive a second
+    /// visit to the runtime.
     #[inline]
     fn record(&mut self, chosen: usize) {
         let slot = &mut self.threads[chosen];
@@ -534,6 +589,9 @@ impl Execution {
             }
             OpKind::Lock => self.take_mutex(object, site),
             OpKind::Unlock => self.give_mutex(object),
+            OpKind::ReadLock => self.take_rwlock(object, false, site),
+            OpKind::WriteLock => self.take_rwlock(object, true, site),
+            OpKind::RwUnlock => self.give_rwlock(object),
             _ => {}
         }
     }
@@ -595,13 +653,13 @@ pub(crate) fn run(
     let main: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(main) };
     let mut execution = Execution::new(schedule, limits);
     execution.add_thread(Box::new(main), None, site);
-    let raw = Box::into_raw(execution);
-    let nested = CURRENT.with(|current| !current.execution.replace(raw).is_null());
     assert!(
-        !nested,
+        !in_execution(),
         "interleave executions cannot be nested: interleave::check was called inside a test \
          that is already running under interleave"
     );
+    let raw = Box::into_raw(execution);
+    CURRENT.with(|current| current.execution.set(raw));
 
     let mut coroutines: Vec<Option<ThreadCoroutine>> = Vec::new();
     let mut next = with(decide);

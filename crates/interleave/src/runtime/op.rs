@@ -117,14 +117,6 @@ impl OpKind {
         )
     }
 
-    /// True for operations that acquire a lock (the deadlock-relevant events of seed 001).
-    pub fn is_lock_acquire(self) -> bool {
-        matches!(
-            self,
-            OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock | OpKind::Wake
-        )
-    }
-
     /// A short lower-case name for reports.
     pub fn name(self) -> &'static str {
         use OpKind::*;

@@ -49,9 +49,9 @@ impl<T> Channel<T> {
     }
 
     fn schedule(&self, kind: OpKind, timed: bool, site: Site) -> ObjIdx {
-        let idx = runtime::with(|ex| ex.object(&self.handle, ObjectKind::Channel));
-        runtime::switch(Op::with(kind, idx, 0, timed), site);
-        idx
+        runtime::switch_on_with(&self.handle, ObjectKind::Channel, site, |idx| {
+            Op::with(kind, idx, 0, timed)
+        })
     }
 
     #[allow(clippy::mut_from_ref)]

@@ -9,7 +9,7 @@ use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 
 use super::{LockResult, TryLockError, TryLockResult};
-use crate::runtime::object::{Holder, ObjState, ObjectHandle};
+use crate::runtime::object::{ObjState, ObjectHandle};
 use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
 use crate::runtime::{self, Execution};
 
@@ -43,41 +43,17 @@ pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
 unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
 unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
 
-fn state(ex: &mut Execution, idx: ObjIdx) -> (&mut Option<Holder>, &mut Vec<Holder>) {
-    match &mut ex.objects[idx as usize].state {
-        ObjState::RwLock { writer, readers } => (writer, readers),
+/// Whether the lock can be taken for reading or writing now.
+fn can_take(ex: &Execution, idx: ObjIdx, write: bool) -> bool {
+    match &ex.objects[idx as usize].state {
+        ObjState::RwLock { writer, readers } => writer.is_none() && (!write || readers.is_empty()),
         _ => unreachable!("an RwLock handle points at another kind of object"),
     }
 }
 
-fn take(ex: &mut Execution, idx: ObjIdx, write: bool, site: Site) {
-    let thread = ex.me();
-    let (writer, readers) = state(ex, idx);
-    if write {
-        *writer = Some(Holder { thread, site });
-    } else {
-        readers.push(Holder { thread, site });
-    }
-    ex.acquire(idx);
-}
-
-fn can_take(ex: &mut Execution, idx: ObjIdx, write: bool) -> bool {
-    let (writer, readers) = state(ex, idx);
-    writer.is_none() && (!write || readers.is_empty())
-}
-
-fn give(lock: &ObjectHandle, write: bool, site: Site) {
-    let idx = runtime::switch_on(lock, ObjectKind::RwLock, OpKind::RwUnlock, site);
-    runtime::with(|ex| {
-        let me = ex.me();
-        let (writer, readers) = state(ex, idx);
-        if write {
-            *writer = None;
-        } else if let Some(position) = readers.iter().position(|r| r.thread == me) {
-            readers.swap_remove(position);
-        }
-        ex.release(idx);
-    });
+/// Releases the lock; the runtime records the release when it records the step.
+fn give(lock: &ObjectHandle, site: Site) {
+    runtime::switch_on(lock, ObjectKind::RwLock, OpKind::RwUnlock, site);
 }
 
 impl<T> RwLock<T> {
@@ -101,8 +77,8 @@ impl<T: ?Sized> RwLock<T> {
     #[track_caller]
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         let site = Location::caller();
-        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::ReadLock, site);
-        runtime::with(|ex| take(ex, idx, false, site));
+        // The runtime records the new reader when it records the step.
+        runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::ReadLock, site);
         Ok(self.read_guard(site))
     }
 
@@ -110,8 +86,8 @@ impl<T: ?Sized> RwLock<T> {
     #[track_caller]
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let site = Location::caller();
-        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::WriteLock, site);
-        runtime::with(|ex| take(ex, idx, true, site));
+        // The runtime records the new writer when it records the step.
+        runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::WriteLock, site);
         Ok(self.write_guard(site))
     }
 
@@ -120,7 +96,7 @@ impl<T: ?Sized> RwLock<T> {
         runtime::with(|ex| {
             let free = can_take(ex, idx, write);
             if free {
-                take(ex, idx, write, site);
+                ex.take_rwlock(idx, write, site);
             }
             free
         })
@@ -203,13 +179,13 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
 
 impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
-        give(&self.lock.handle, false, self.site);
+        give(&self.lock.handle, self.site);
     }
 }
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
-        give(&self.lock.handle, true, self.site);
+        give(&self.lock.handle, self.site);
     }
 }
 
