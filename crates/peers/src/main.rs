@@ -1,4 +1,4 @@
 //! `cargo run --release -p interleave-peers --bin peers -- [--executions N] [--quick]`
 fn main() {
-    interleave_peers::main_from_env();
+    interleave_peers::throughput::main_from_env();
 }

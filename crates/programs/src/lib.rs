@@ -33,14 +33,12 @@
 
 use std::fmt;
 
-pub mod rt;
+use std::sync::OnceLock;
 
-pub mod seed000;
-pub mod seed001;
-pub mod seed002;
-pub mod seed003;
-pub mod seed004;
-mod util;
+pub mod rt;
+pub mod suite;
+
+pub use suite::{seed000, seed001, seed002, seed003, seed004};
 
 /// What kind of bug the buggy version of a program contains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -134,8 +132,20 @@ pub struct Program {
     pub bug: BugKind,
     /// One line: what goes wrong in the buggy version.
     pub summary: &'static str,
-    /// The test body; runs inside an interleave execution.
+    /// A strategy and execution budget that expose the bug for every seed in `0..10`; checked
+    /// by `tests/seed_examples.rs`, so it is also a good first thing to try.
+    pub found_by: Finding,
+    /// The test body; runs inside one execution of the runtime it was compiled against.
     pub run: fn(Variant),
+}
+
+/// A strategy known to expose a program's bug, and within how many executions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// A strategy spec such as `"pct:d=3"`.
+    pub strategy: &'static str,
+    /// Executions per seed that suffice for every seed in `0..10`.
+    pub within: u64,
 }
 
 impl fmt::Debug for Program {
@@ -145,112 +155,22 @@ impl fmt::Debug for Program {
             .field("origin", &self.origin)
             .field("bug", &self.bug)
             .field("summary", &self.summary)
+            .field("found_by", &self.found_by)
             .finish_non_exhaustive()
     }
 }
 
-static PROGRAMS: &[Program] = &[
-    Program {
-        name: "seed000-fig1",
-        origin: "seed 000, Fig 1 (c=0, v=0)",
-        bug: BugKind::Assertion,
-        summary: "the checker asserts the initial value of `a`, but the worker may increment it first",
-        run: seed000::fig1,
-    },
-    Program {
-        name: "seed000-fig2",
-        origin: "seed 000, Fig 2 (c=1, v=1)",
-        bug: BugKind::Assertion,
-        summary: "two reads of `a` differ when the other thread's `a++` lands between them",
-        run: seed000::fig2,
-    },
-    Program {
-        name: "seed000-fig3",
-        origin: "seed 000, Fig 3 (c=2, v=1)",
-        bug: BugKind::Assertion,
-        summary: "two reads of `a` differ when they see the writer's transient `a = 1` and then its `a = 0`",
-        run: seed000::fig3,
-    },
-    Program {
-        name: "seed000-fig4",
-        origin: "seed 000, Fig 4 (c=2, v=2)",
-        bug: BugKind::Assertion,
-        summary: "the reads of `a` straddle `a = 1` while the read of `b` sees the transient `b = 1`",
-        run: seed000::fig4,
-    },
-    Program {
-        name: "seed000-fig8",
-        origin: "seed 000, Fig 8 (c=0, v=0, t=3)",
-        bug: BugKind::Assertion,
-        summary: "the checker sees `a == 2` when both incrementing threads run before it",
-        run: seed000::fig8,
-    },
-    Program {
-        name: "seed000-fig9",
-        origin: "seed 000, Fig 9 (c=1, v=1, t=3)",
-        bug: BugKind::Assertion,
-        summary: "`a` grows by 2 between two reads when both other threads' `a++` land between them",
-        run: seed000::fig9,
-    },
-    Program {
-        name: "seed000-fig10",
-        origin: "seed 000, Fig 10 (c=2, v=2, t=3)",
-        bug: BugKind::Assertion,
-        summary: "both pairs of reads (of `a`, then of `b`) differ when each is split by another thread's increment",
-        run: seed000::fig10,
-    },
-    Program {
-        name: "seed001-d1",
-        origin: "seed 001, Fig 1 (deadlock d1)",
-        bug: BugKind::Deadlock,
-        summary: "two threads take locks m and n in opposite orders",
-        run: seed001::d1,
-    },
-    Program {
-        name: "seed001-d2",
-        origin: "seed 001, deadlock d2 (adapted from a JDBC connector deadlock)",
-        bug: BugKind::Deadlock,
-        summary: "locks p and n taken in opposite orders, reachable only if the second thread slips through lock s and the first releases n first",
-        run: seed001::d2,
-    },
-    Program {
-        name: "seed002-fig1-1",
-        origin: "seed 002, Fig 1.1 (simple Java example)",
-        bug: BugKind::Panic,
-        summary: "thread 2 divides by a field it just set to 1, but thread 1 may zero it in between",
-        run: seed002::fig1_1,
-    },
-    Program {
-        name: "seed002-fig5-1",
-        origin: "seed 002, Fig 5.1 (sample program, two accounts)",
-        bug: BugKind::Assertion,
-        summary: "thread 2 updates accX under the monitor of accY, so a concurrent deposit to accX can be lost",
-        run: seed002::fig5_1,
-    },
-    Program {
-        name: "seed003-account",
-        origin: "seed 003, motivating example (class Account and its test case)",
-        bug: BugKind::AtomicSetViolation,
-        summary: "the copy constructor reads checking and savings in two critical sections; creditInterest between them yields a mixed copy",
-        run: seed003::account,
-    },
-    Program {
-        name: "seed004-derby",
-        origin: "seed 004, Fig 2 (Apache Derby referencedColumnMap)",
-        bug: BugKind::ScheduleSensitiveBranch,
-        summary: "a non-null check of a shared field is followed by a second read that another thread may have nulled",
-        run: seed004::derby,
-    },
-];
+
 
 /// Every program, in a stable order (by seed, then by figure).
 pub fn all() -> &'static [Program] {
-    PROGRAMS
+    static ALL: OnceLock<Vec<Program>> = OnceLock::new();
+    ALL.get_or_init(suite::programs)
 }
 
 /// The program called `name`, if any.
 pub fn find(name: &str) -> Option<&'static Program> {
-    PROGRAMS.iter().find(|p| p.name == name)
+    all().iter().find(|p| p.name == name)
 }
 
 #[cfg(test)]

@@ -8,11 +8,11 @@
 //! unit of work on the same atomic set slips in between. The result differs from every serial
 //! order of the two units of work, which is what the assertion checks.
 
-use crate::rt::sync::atomic::{AtomicU64, Ordering};
-use crate::rt::sync::{Arc, Mutex};
-use crate::rt::thread;
-use crate::util::unrelated_work;
-use crate::Variant;
+use super::rt::sync::atomic::{AtomicU64, Ordering};
+use super::rt::sync::{Arc, Mutex};
+use super::rt::thread;
+use super::util::unrelated_work;
+use super::{BugKind, Finding, Program, Variant};
 
 /// The fields of an account (amounts in cents). Their atomic set is {checking, savings}.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,3 +183,18 @@ pub fn account(variant: Variant) {
         "Account: s1..s6 each ran once"
     );
 }
+
+/// The programs of this module, in the order of the paper.
+pub static PROGRAMS: &[Program] = &[
+    Program {
+        name: "seed003-account",
+        origin: "seed 003, motivating example (class Account and its test case)",
+        bug: BugKind::AtomicSetViolation,
+        summary: "the copy constructor reads checking and savings in two critical sections; creditInterest between them yields a mixed copy",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 1_000,
+        },
+        run: account,
+    },
+];

@@ -6,12 +6,12 @@
 //! bugs; its Fig 2 shows one in Derby where the unexpected side of the branch leads to a
 //! `NullPointerException`.
 
-use crate::rt::cell::Var;
-use crate::rt::sync::atomic::AtomicU64;
-use crate::rt::sync::{Arc, Mutex};
-use crate::rt::thread;
-use crate::util::unrelated_work;
-use crate::Variant;
+use super::rt::cell::Var;
+use super::rt::sync::atomic::AtomicU64;
+use super::rt::sync::{Arc, Mutex};
+use super::rt::thread;
+use super::util::unrelated_work;
+use super::{BugKind, Finding, Program, Variant};
 
 /// Steps of unrelated work t2 does before it releases the map (see [`derby`]).
 pub const PREP: u32 = 16;
@@ -127,3 +127,18 @@ pub fn derby(variant: Variant) {
         "Derby: t1 must read at least the referenced columns, counted {columns_to_read}"
     );
 }
+
+/// The programs of this module, in the order of the paper.
+pub static PROGRAMS: &[Program] = &[
+    Program {
+        name: "seed004-derby",
+        origin: "seed 004, Fig 2 (Apache Derby referencedColumnMap)",
+        bug: BugKind::ScheduleSensitiveBranch,
+        summary: "a non-null check of a shared field is followed by a second read that another thread may have nulled",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 500,
+        },
+        run: derby,
+    },
+];

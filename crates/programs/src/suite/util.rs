@@ -1,9 +1,9 @@
 //! Helpers shared by the programs: a gate for the fixed twins and filler work.
 //!
-//! Built only from `crate::rt` items, like the programs themselves.
+//! Built only from `super::rt` items, like the programs themselves.
 
-use crate::rt::sync::atomic::{AtomicU64, Ordering};
-use crate::rt::sync::{Condvar, Mutex};
+use super::rt::sync::atomic::{AtomicU64, Ordering};
+use super::rt::sync::{Condvar, Mutex};
 
 /// A one-shot gate: threads calling [`Gate::wait`] block until some thread calls [`Gate::open`].
 ///

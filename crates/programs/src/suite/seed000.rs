@@ -34,12 +34,12 @@
 //! change points, so depth c + 1 (depth 1, i.e. just the right initial priorities, for c = 0);
 //! Fig 10 needs depth 4 (see [`fig10`]).
 
-use crate::rt::cell::Var;
-use crate::rt::sync::atomic::AtomicU64;
-use crate::rt::sync::{Arc, Mutex};
-use crate::rt::thread;
-use crate::util::{unrelated_work, Gate};
-use crate::Variant;
+use super::rt::cell::Var;
+use super::rt::sync::atomic::AtomicU64;
+use super::rt::sync::{Arc, Mutex};
+use super::rt::thread;
+use super::util::{unrelated_work, Gate};
+use super::{BugKind, Finding, Program, Variant};
 
 /// Steps of unrelated work the late thread(s) do before their first access of `a` or `b`
 /// (all figures but Fig 10).
@@ -331,3 +331,84 @@ pub fn fig10(variant: Variant) {
         Box::new(move || g3.guarded(variant, || g3.inc_b())),
     ]);
 }
+
+/// The programs of this module, in the order of the paper.
+pub static PROGRAMS: &[Program] = &[
+    Program {
+        name: "seed000-fig1",
+        origin: "seed 000, Fig 1 (c=0, v=0)",
+        bug: BugKind::Assertion,
+        summary: "the checker asserts the initial value of `a`, but the worker may increment it first",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 200,
+        },
+        run: fig1,
+    },
+    Program {
+        name: "seed000-fig2",
+        origin: "seed 000, Fig 2 (c=1, v=1)",
+        bug: BugKind::Assertion,
+        summary: "two reads of `a` differ when the other thread's `a++` lands between them",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 500,
+        },
+        run: fig2,
+    },
+    Program {
+        name: "seed000-fig3",
+        origin: "seed 000, Fig 3 (c=2, v=1)",
+        bug: BugKind::Assertion,
+        summary: "two reads of `a` differ when they see the writer's transient `a = 1` and then its `a = 0`",
+        found_by: Finding {
+            strategy: "pct:d=3",
+            within: 3_000,
+        },
+        run: fig3,
+    },
+    Program {
+        name: "seed000-fig4",
+        origin: "seed 000, Fig 4 (c=2, v=2)",
+        bug: BugKind::Assertion,
+        summary: "the reads of `a` straddle `a = 1` while the read of `b` sees the transient `b = 1`",
+        found_by: Finding {
+            strategy: "pct:d=3",
+            within: 6_000,
+        },
+        run: fig4,
+    },
+    Program {
+        name: "seed000-fig8",
+        origin: "seed 000, Fig 8 (c=0, v=0, t=3)",
+        bug: BugKind::Assertion,
+        summary: "the checker sees `a == 2` when both incrementing threads run before it",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 200,
+        },
+        run: fig8,
+    },
+    Program {
+        name: "seed000-fig9",
+        origin: "seed 000, Fig 9 (c=1, v=1, t=3)",
+        bug: BugKind::Assertion,
+        summary: "`a` grows by 2 between two reads when both other threads' `a++` land between them",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 1_000,
+        },
+        run: fig9,
+    },
+    Program {
+        name: "seed000-fig10",
+        origin: "seed 000, Fig 10 (c=2, v=2, t=3)",
+        bug: BugKind::Assertion,
+        summary: "both pairs of reads (of `a`, then of `b`) differ when each is split by another thread's increment",
+        found_by: Finding {
+            strategy: "pct:d=4",
+            within: 20_000,
+        },
+        run: fig10,
+    },
+];

@@ -7,12 +7,12 @@
 //! `synchronized (o) { .. }` blocks as critical sections of a `Mutex<()>` standing for `o`'s
 //! monitor. Java's compound assignment `x.val += amt` is a separate read and write.
 
-use crate::rt::cell::Var;
-use crate::rt::sync::atomic::AtomicU64;
-use crate::rt::sync::{Arc, Mutex};
-use crate::rt::thread;
-use crate::util::unrelated_work;
-use crate::Variant;
+use super::rt::cell::Var;
+use super::rt::sync::atomic::AtomicU64;
+use super::rt::sync::{Arc, Mutex};
+use super::rt::thread;
+use super::util::unrelated_work;
+use super::{BugKind, Finding, Program, Variant};
 
 /// Steps of unrelated work thread 1 of [`fig1_1`] does before its first statement.
 pub const FIG1_1_PREP: u32 = 16;
@@ -197,3 +197,29 @@ pub fn fig5_1(variant: Variant) {
         "Fig 5.1: after one deposit and one withdrawal on each account, accX.val == accY.val (accX.val = {x}, accY.val = {y})"
     );
 }
+
+/// The programs of this module, in the order of the paper.
+pub static PROGRAMS: &[Program] = &[
+    Program {
+        name: "seed002-fig1-1",
+        origin: "seed 002, Fig 1.1 (simple Java example)",
+        bug: BugKind::Panic,
+        summary: "thread 2 divides by a field it just set to 1, but thread 1 may zero it in between",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 1_000,
+        },
+        run: fig1_1,
+    },
+    Program {
+        name: "seed002-fig5-1",
+        origin: "seed 002, Fig 5.1 (sample program, two accounts)",
+        bug: BugKind::Assertion,
+        summary: "thread 2 updates accX under the monitor of accY, so a concurrent deposit to accX can be lost",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 1_000,
+        },
+        run: fig5_1,
+    },
+];

@@ -7,11 +7,11 @@
 //! commented line (`// s01 acq m`). Releases are explicit `drop`s of the guards, in the order of
 //! the paper's sites. A deadlock is reported by the runtime when every live thread is blocked.
 
-use crate::rt::sync::atomic::AtomicU64;
-use crate::rt::sync::{Arc, Mutex};
-use crate::rt::thread;
-use crate::util::unrelated_work;
-use crate::Variant;
+use super::rt::sync::atomic::AtomicU64;
+use super::rt::sync::{Arc, Mutex};
+use super::rt::thread;
+use super::util::unrelated_work;
+use super::{BugKind, Finding, Program, Variant};
 
 /// Steps of unrelated work t2 of d1 does before its first acquisition (see [`d1`]).
 pub const D1_PREP: u32 = 8;
@@ -190,3 +190,29 @@ pub fn d2(variant: Variant) {
         "d2: p is taken once by each thread"
     );
 }
+
+/// The programs of this module, in the order of the paper.
+pub static PROGRAMS: &[Program] = &[
+    Program {
+        name: "seed001-d1",
+        origin: "seed 001, Fig 1 (deadlock d1)",
+        bug: BugKind::Deadlock,
+        summary: "two threads take locks m and n in opposite orders",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 500,
+        },
+        run: d1,
+    },
+    Program {
+        name: "seed001-d2",
+        origin: "seed 001, deadlock d2 (adapted from a JDBC connector deadlock)",
+        bug: BugKind::Deadlock,
+        summary: "locks p and n taken in opposite orders, reachable only if the second thread slips through lock s and the first releases n first",
+        found_by: Finding {
+            strategy: "pct:d=3",
+            within: 5_000,
+        },
+        run: d2,
+    },
+];

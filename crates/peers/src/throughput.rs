@@ -1,0 +1,619 @@
+//! Throughput comparison of interleave with its peers, shuttle and loom, on three workloads.
+//!
+//! # What it measures
+//!
+//! Three small workloads are written once, in the [`workloads!`] macro, and instantiated three
+//! times against `interleave`, `shuttle` and `loom`, so all three tools run the same source code:
+//!
+//! - **(a) mutex**: 2 threads each do 50 increments of an `Arc<Mutex<u64>>`; asserts 100.
+//! - **(b) atomic**: 3 threads each do 20 `AtomicUsize::fetch_add(1)`; asserts 60.
+//! - **(c) condvar**: 2 producers and 2 consumers share a one-slot buffer
+//!   (`Mutex<Option<u64>>` plus a `not_empty` and a `not_full` `Condvar`); each producer puts
+//!   [`ITEMS_PER_THREAD`] items, each consumer takes as many; asserts every item was consumed once.
+//!
+//! Each workload is run, in one process and on one OS thread, under five runners:
+//!
+//! | runner | how |
+//! |---|---|
+//! | interleave random | `Builder::new().strategy("random").executions(n).seed(1).workers(1).explore(f)` |
+//! | interleave pct:d=3 | the same with `"pct:d=3"` |
+//! | shuttle random | `shuttle::Runner::new(RandomScheduler::new_from_seed(1, n), Config::default()).run(f)` |
+//! | shuttle pct d=3 | the same with `PctScheduler::new_from_seed(1, 3, n)` |
+//! | loom bound 2 | `loom::model::Builder` with `preemption_bound = Some(2)`, capped at `n` executions with `max_permutations` (loom's DFS may finish the bounded space sooner; executions are counted by a static counter inside the model closure) |
+//!
+//! Every runner is repeated [`REPETITIONS`] times and the **fastest** repetition is reported
+//! (best of 3), because this is a shared 2-core machine where the noise only ever adds time.
+//!
+//! # How to read it
+//!
+//! - `execs/s` is executions of the workload per second: the number that decides how many
+//!   schedules a test budget buys.
+//! - `dec/exec` is scheduling decisions per execution. For interleave it is its own count,
+//!   `Report::steps / Report::executions`. Shuttle and loom do not report theirs, so their
+//!   `ns/dec` is computed **with interleave's count for the same workload and strategy family**
+//!   (interleave random's count for shuttle random and loom, interleave pct's for shuttle pct):
+//!   that makes `ns/dec` the time each tool spends per unit of the *same* work. For reference the
+//!   table also shows, in `own dec/exec`, how many times shuttle called its scheduler's
+//!   `next_task` per execution, counted in a separate untimed run through a counting wrapper, and
+//!   in `ns/own` shuttle's time per one of its own decisions (the unit of the per-decision figures
+//!   in `shared/notes/measurements.md`).
+//! - The ratio lines divide interleave's executions per second by the peer's: above 1.0x
+//!   interleave is faster.
+//!
+//! Run it with `cargo bench -p interleave-peers` or
+//! `cargo run --release -p interleave-peers --bin peers -- [--executions N] [--quick]`.
+
+use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
+use std::time::{Duration, Instant};
+
+/// Items each producer puts (and each consumer takes) in workload (c).
+pub const ITEMS_PER_THREAD: u64 = 5;
+/// Repetitions per runner; the fastest is reported.
+pub const REPETITIONS: usize = 3;
+/// Executions per runner and repetition when `--executions` is not given (~1-2 minutes in all).
+pub const DEFAULT_EXECUTIONS: u64 = 80_000;
+/// Executions per runner with `--quick`.
+pub const QUICK_EXECUTIONS: u64 = 300;
+
+/// The shuttle version this crate pins (see Cargo.toml).
+pub const SHUTTLE_VERSION: &str = "0.9.9";
+/// The loom version this crate pins (see Cargo.toml).
+pub const LOOM_VERSION: &str = "0.7.2";
+
+/// Writes the workloads once against the std-shaped API of the runtime crate `$rt`.
+#[macro_export]
+macro_rules! workloads {
+    ($module:ident, $rt:ident) => {
+        /// The workloads instantiated for one tool.
+        pub mod $module {
+            use ::$rt::sync::atomic::{AtomicUsize, Ordering};
+            use ::$rt::sync::{Arc, Condvar, Mutex};
+            use ::$rt::thread;
+
+            /// (a) 2 threads x 50 Mutex increments.
+            pub fn mutex() {
+                let counter = Arc::new(Mutex::new(0u64));
+                let handles: Vec<_> = (0..2)
+                    .map(|_| {
+                        let counter = Arc::clone(&counter);
+                        thread::spawn(move || {
+                            for _ in 0..50 {
+                                *counter.lock().unwrap() += 1;
+                            }
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().unwrap();
+                }
+                assert_eq!(*counter.lock().unwrap(), 100);
+            }
+
+            /// (b) 3 threads x 20 AtomicUsize fetch_add.
+            pub fn atomic() {
+                let counter = Arc::new(AtomicUsize::new(0));
+                let handles: Vec<_> = (0..3)
+                    .map(|_| {
+                        let counter = Arc::clone(&counter);
+                        thread::spawn(move || {
+                            for _ in 0..20 {
+                                counter.fetch_add(1, Ordering::SeqCst);
+                            }
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().unwrap();
+                }
+                assert_eq!(counter.load(Ordering::SeqCst), 60);
+            }
+
+            /// (c) 2 producers + 2 consumers over a one-slot buffer, Mutex + 2 Condvars.
+            pub fn condvar() {
+                const K: u64 = $crate::throughput::ITEMS_PER_THREAD;
+                // (slot, not_empty, not_full)
+                let shared = Arc::new((Mutex::new(None::<u64>), Condvar::new(), Condvar::new()));
+                let producers: Vec<_> = (0..2u64)
+                    .map(|p| {
+                        let shared = Arc::clone(&shared);
+                        thread::spawn(move || {
+                            let (slot, not_empty, not_full) = &*shared;
+                            for i in 0..K {
+                                let mut guard = slot.lock().unwrap();
+                                while guard.is_some() {
+                                    guard = not_full.wait(guard).unwrap();
+                                }
+                                *guard = Some(p * K + i + 1);
+                                drop(guard);
+                                not_empty.notify_one();
+                            }
+                        })
+                    })
+                    .collect();
+                let consumers: Vec<_> = (0..2)
+                    .map(|_| {
+                        let shared = Arc::clone(&shared);
+                        thread::spawn(move || {
+                            let (slot, not_empty, not_full) = &*shared;
+                            let mut sum = 0u64;
+                            for _ in 0..K {
+                                let mut guard = slot.lock().unwrap();
+                                let item = loop {
+                                    match guard.take() {
+                                        Some(item) => break item,
+                                        None => guard = not_empty.wait(guard).unwrap(),
+                                    }
+                                };
+                                drop(guard);
+                                not_full.notify_one();
+                                sum += item;
+                            }
+                            sum
+                        })
+                    })
+                    .collect();
+                for h in producers {
+                    h.join().unwrap();
+                }
+                let total: u64 = consumers.into_iter().map(|h| h.join().unwrap()).sum();
+                // Items are 1..=2K, each consumed exactly once.
+                assert_eq!(total, (2 * K) * (2 * K + 1) / 2);
+                assert!(shared.0.lock().unwrap().is_none());
+            }
+        }
+    };
+}
+
+workloads!(on_interleave, interleave);
+workloads!(on_shuttle, shuttle);
+workloads!(on_loom, loom);
+
+/// One workload, as the three instantiations of the same source.
+pub struct Workload {
+    /// Short name.
+    pub name: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// The interleave instantiation.
+    pub interleave: fn(),
+    /// The shuttle instantiation.
+    pub shuttle: fn(),
+    /// The loom instantiation.
+    pub loom: fn(),
+}
+
+/// The three workloads.
+pub fn all_workloads() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "(a) mutex",
+            description: "2 threads x 50 Mutex increments",
+            interleave: on_interleave::mutex,
+            shuttle: on_shuttle::mutex,
+            loom: on_loom::mutex,
+        },
+        Workload {
+            name: "(b) atomic",
+            description: "3 threads x 20 AtomicUsize fetch_add",
+            interleave: on_interleave::atomic,
+            shuttle: on_shuttle::atomic,
+            loom: on_loom::atomic,
+        },
+        Workload {
+            name: "(c) condvar",
+            description: "2 producers + 2 consumers x 5 items, one-slot buffer, Mutex + 2 Condvars",
+            interleave: on_interleave::condvar,
+            shuttle: on_shuttle::condvar,
+            loom: on_loom::condvar,
+        },
+    ]
+}
+
+/// What one timed run produced.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    /// Wall time of the whole run.
+    pub time: Duration,
+    /// Executions completed.
+    pub executions: u64,
+    /// Scheduling decisions, when the tool reports them (interleave only).
+    pub steps: Option<u64>,
+}
+
+impl Run {
+    /// Executions per second.
+    pub fn execs_per_sec(&self) -> f64 {
+        self.executions as f64 / self.time.as_secs_f64()
+    }
+}
+
+/// Runs `f` under interleave with the strategy `spec` for `n` executions on one worker.
+pub fn run_interleave(spec: &str, n: u64, f: fn()) -> Run {
+    let strategy = spec
+        .parse()
+        .unwrap_or_else(|e| panic!("bad strategy {spec:?}: {e:?}"));
+    let start = Instant::now();
+    let report = interleave::Builder::new()
+        .strategy(strategy)
+        .executions(n)
+        .seed(1)
+        .workers(1)
+        .explore(f)
+        .unwrap_or_else(|e| panic!("interleave {spec}: {e}"));
+    let time = start.elapsed();
+    if let Some(failure) = report.failures.first() {
+        panic!("interleave {spec} found a failure in a correct workload:\n{failure}");
+    }
+    Run {
+        time,
+        executions: report.executions,
+        steps: Some(report.steps),
+    }
+}
+
+/// Runs `f` under shuttle's random scheduler, seed 1, for `n` executions.
+pub fn run_shuttle_random(n: u64, f: fn()) -> Run {
+    let scheduler = shuttle::scheduler::RandomScheduler::new_from_seed(1, n as usize);
+    time_shuttle(scheduler, f)
+}
+
+/// Runs `f` under shuttle's PCT scheduler, depth 3, seed 1, for `n` executions.
+pub fn run_shuttle_pct(n: u64, f: fn()) -> Run {
+    let scheduler = shuttle::scheduler::PctScheduler::new_from_seed(1, 3, n as usize);
+    time_shuttle(scheduler, f)
+}
+
+fn time_shuttle<S: shuttle::scheduler::Scheduler + 'static>(scheduler: S, f: fn()) -> Run {
+    let start = Instant::now();
+    let executions = shuttle::Runner::new(scheduler, shuttle::Config::default()).run(f);
+    Run {
+        time: start.elapsed(),
+        executions: executions as u64,
+        steps: None,
+    }
+}
+
+/// A scheduler wrapper that counts shuttle's `next_task` calls (used only in untimed runs).
+struct Counting<S> {
+    inner: S,
+    decisions: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<S: shuttle::scheduler::Scheduler> shuttle::scheduler::Scheduler for Counting<S> {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        self.inner.new_execution()
+    }
+
+    fn next_task(
+        &mut self,
+        runnable_tasks: &[&shuttle::scheduler::Task],
+        current_task: Option<shuttle::scheduler::TaskId>,
+        is_yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        self.decisions.set(self.decisions.get() + 1);
+        self.inner
+            .next_task(runnable_tasks, current_task, is_yielding)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.inner.next_u64()
+    }
+}
+
+/// Shuttle's own decisions per execution (`next_task` calls), from an untimed run of `n`.
+pub fn shuttle_own_decisions(pct: bool, n: u64, f: fn()) -> f64 {
+    let decisions = std::rc::Rc::new(std::cell::Cell::new(0));
+    let executions = if pct {
+        let inner = shuttle::scheduler::PctScheduler::new_from_seed(1, 3, n as usize);
+        let counting = Counting {
+            inner,
+            decisions: decisions.clone(),
+        };
+        shuttle::Runner::new(counting, shuttle::Config::default()).run(f)
+    } else {
+        let inner = shuttle::scheduler::RandomScheduler::new_from_seed(1, n as usize);
+        let counting = Counting {
+            inner,
+            decisions: decisions.clone(),
+        };
+        shuttle::Runner::new(counting, shuttle::Config::default()).run(f)
+    };
+    decisions.get() as f64 / executions.max(1) as f64
+}
+
+static LOOM_EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `f` under loom with preemption bound 2, stopping after `n` executions (or sooner if loom
+/// exhausts the bounded space).
+pub fn run_loom(n: u64, f: fn()) -> Run {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    // loom only looks at `max_permutations` when the iteration number is a multiple of
+    // `checkpoint_interval`, and stops *before* running that iteration: n + 1 for both gives
+    // exactly n executions.
+    builder.max_permutations = Some(n as usize + 1);
+    builder.checkpoint_interval = n as usize + 1;
+    builder.max_duration = None;
+    builder.checkpoint_file = None;
+    LOOM_EXECUTIONS.store(0, StdOrdering::SeqCst);
+    let start = Instant::now();
+    builder.check(move || {
+        LOOM_EXECUTIONS.fetch_add(1, StdOrdering::Relaxed);
+        f()
+    });
+    Run {
+        time: start.elapsed(),
+        executions: LOOM_EXECUTIONS.load(StdOrdering::SeqCst) as u64,
+        steps: None,
+    }
+}
+
+/// Best (fastest) of `reps` runs.
+fn best_of(reps: usize, mut run: impl FnMut() -> Run) -> Run {
+    (0..reps.max(1))
+        .map(|_| run())
+        .min_by(|a, b| {
+            // Compare per-execution time: loom's execution count can differ between runs only if
+            // its exploration ends early, which it does identically every time.
+            let a = a.time.as_secs_f64() / a.executions.max(1) as f64;
+            let b = b.time.as_secs_f64() / b.executions.max(1) as f64;
+            a.total_cmp(&b)
+        })
+        .expect("at least one repetition")
+}
+
+/// Command-line options.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Executions per runner and repetition.
+    pub executions: u64,
+    /// Repetitions per runner.
+    pub repetitions: usize,
+}
+
+impl Options {
+    /// Parses `--executions N` and `--quick`; ignores `--bench` (passed by `cargo bench`).
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
+        let mut executions = None;
+        let mut quick = false;
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--executions" | "-n" => {
+                    let v = args.next().ok_or("--executions needs a value")?;
+                    executions = Some(parse_count(&v)?);
+                }
+                s if s.starts_with("--executions=") => {
+                    executions = Some(parse_count(&s["--executions=".len()..])?);
+                }
+                "--quick" => quick = true,
+                "--bench" => {}
+                "-h" | "--help" => return Err(USAGE.to_string()),
+                other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+            }
+        }
+        Ok(Options {
+            executions: executions.unwrap_or(if quick {
+                QUICK_EXECUTIONS
+            } else {
+                DEFAULT_EXECUTIONS
+            }),
+            repetitions: if quick { 1 } else { REPETITIONS },
+        })
+    }
+}
+
+const USAGE: &str = "usage: peers [--executions N] [--quick]\n  \
+    --executions N  executions per runner and repetition (default 80000)\n  \
+    --quick         smoke run: 300 executions, one repetition";
+
+fn parse_count(v: &str) -> Result<u64, String> {
+    let n: u64 = v
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("--executions: not a number: {v:?}"))?;
+    if n == 0 {
+        return Err("--executions must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// One row of the table.
+struct Row {
+    runner: &'static str,
+    run: Run,
+    /// Decisions per execution used for ns/decision.
+    decisions: f64,
+    /// Where `decisions` came from.
+    decisions_note: &'static str,
+    /// Shuttle's own count, if measured.
+    own: Option<f64>,
+}
+
+/// Runs every workload under every runner and prints the table to stdout.
+pub fn run(opts: &Options) {
+    let n = opts.executions;
+    let reps = opts.repetitions;
+    println!("interleave-peers: interleave vs shuttle {SHUTTLE_VERSION} and loom {LOOM_VERSION}, same workload source for all three");
+    println!(
+        "{n} executions per run, {reps} repetition(s) per runner, {} reported; one OS thread (interleave workers(1)), seed 1",
+        if reps > 1 { "the fastest (best of N)" } else { "the only one" }
+    );
+    println!("dec/exec: interleave = its Report::steps / Report::executions; shuttle and loom are charged");
+    println!("interleave's count for the same workload (random's for shuttle random and loom, pct's for shuttle pct);");
+    println!("own = shuttle's own next_task calls per execution (separate untimed run); ns/own = time per own decision.");
+    println!("ratios = interleave execs/s / peer execs/s (above 1.0x: interleave faster).");
+    let total = Instant::now();
+    for w in all_workloads() {
+        println!();
+        println!("{}: {}", w.name, w.description);
+        let ir = best_of(reps, || run_interleave("random", n, w.interleave));
+        let ip = best_of(reps, || run_interleave("pct:d=3", n, w.interleave));
+        let sr = best_of(reps, || run_shuttle_random(n, w.shuttle));
+        let sp = best_of(reps, || run_shuttle_pct(n, w.shuttle));
+        let lm = best_of(reps, || run_loom(n, w.loom));
+        let own_n = n.min(2_000);
+        let own_r = shuttle_own_decisions(false, own_n, w.shuttle);
+        let own_p = shuttle_own_decisions(true, own_n, w.shuttle);
+        let per = |r: &Run| r.steps.unwrap_or(0) as f64 / r.executions.max(1) as f64;
+        let (dr, dp) = (per(&ir), per(&ip));
+        let rows = [
+            Row {
+                runner: "interleave random",
+                run: ir,
+                decisions: dr,
+                decisions_note: "own",
+                own: None,
+            },
+            Row {
+                runner: "interleave pct:d=3",
+                run: ip,
+                decisions: dp,
+                decisions_note: "own",
+                own: None,
+            },
+            Row {
+                runner: "shuttle random",
+                run: sr,
+                decisions: dr,
+                decisions_note: "il-random",
+                own: Some(own_r),
+            },
+            Row {
+                runner: "shuttle pct d=3",
+                run: sp,
+                decisions: dp,
+                decisions_note: "il-pct",
+                own: Some(own_p),
+            },
+            Row {
+                runner: "loom bound 2",
+                run: lm,
+                decisions: dr,
+                decisions_note: "il-random",
+                own: None,
+            },
+        ];
+        println!(
+            "  {:<20} {:>8} {:>10} {:>11} {:>9} {:<10} {:>7} {:>8} {:>8}",
+            "runner",
+            "execs",
+            "best time",
+            "execs/s",
+            "dec/exec",
+            "(from)",
+            "ns/dec",
+            "own",
+            "ns/own"
+        );
+        for row in &rows {
+            let secs = row.run.time.as_secs_f64();
+            let ns_per_dec = if row.decisions > 0.0 {
+                format!(
+                    "{:.0}",
+                    secs * 1e9 / (row.run.executions as f64 * row.decisions)
+                )
+            } else {
+                "-".to_string()
+            };
+            let ns_per_own = row
+                .own
+                .filter(|&o| o > 0.0)
+                .map(|o| format!("{:.0}", secs * 1e9 / (row.run.executions as f64 * o)))
+                .unwrap_or_else(|| "-".into());
+            println!(
+                "  {:<20} {:>8} {:>9.3}s {:>11} {:>9.1} {:<10} {:>7} {:>8} {:>8}",
+                row.runner,
+                row.run.executions,
+                secs,
+                thousands(row.run.execs_per_sec()),
+                row.decisions,
+                row.decisions_note,
+                ns_per_dec,
+                row.own
+                    .map(|o| format!("{o:.1}"))
+                    .unwrap_or_else(|| "-".into()),
+                ns_per_own,
+            );
+        }
+        if lm.executions < n {
+            println!(
+                "  (loom exhausted its preemption-bounded space after {} executions)",
+                lm.executions
+            );
+        }
+        println!(
+            "  ratios: interleave random / shuttle random = {:.2}x, interleave pct / shuttle pct = {:.2}x, interleave random / loom = {:.2}x",
+            ir.execs_per_sec() / sr.execs_per_sec(),
+            ip.execs_per_sec() / sp.execs_per_sec(),
+            ir.execs_per_sec() / lm.execs_per_sec(),
+        );
+    }
+    println!();
+    println!("total wall time {:.1}s", total.elapsed().as_secs_f64());
+}
+
+fn thousands(x: f64) -> String {
+    let s = format!("{:.0}", x);
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Entry point shared by the `peers` binary and the `peers` bench.
+pub fn main_from_env() {
+    match Options::parse(std::env::args().skip(1)) {
+        Ok(opts) => run(&opts),
+        Err(msg) => {
+            eprintln!("{msg}");
+            std::process::exit(2);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Not a timing test: checks that every workload is correct under every runner.
+    #[test]
+    fn every_workload_runs_under_every_tool() {
+        for w in all_workloads() {
+            assert_eq!(
+                run_interleave("random", 20, w.interleave).executions,
+                20,
+                "{}",
+                w.name
+            );
+            assert_eq!(
+                run_interleave("pct:d=3", 20, w.interleave).executions,
+                20,
+                "{}",
+                w.name
+            );
+            assert_eq!(
+                run_shuttle_random(20, w.shuttle).executions,
+                20,
+                "{}",
+                w.name
+            );
+            assert_eq!(run_shuttle_pct(20, w.shuttle).executions, 20, "{}", w.name);
+            assert_eq!(run_loom(20, w.loom).executions, 20, "{}", w.name);
+        }
+    }
+
+    #[test]
+    fn options() {
+        let p = |a: &[&str]| Options::parse(a.iter().map(|s| s.to_string()));
+        assert_eq!(p(&["--bench"]).unwrap().executions, DEFAULT_EXECUTIONS);
+        assert_eq!(p(&["--quick"]).unwrap().executions, QUICK_EXECUTIONS);
+        assert_eq!(p(&["--quick", "--executions", "7"]).unwrap().executions, 7);
+        assert_eq!(p(&["--executions=1_000"]).unwrap().executions, 1000);
+        assert!(p(&["--bogus"]).is_err());
+    }
+}
