@@ -1,10 +1,16 @@
 //! Argument parsing: turns the command line into plain data, validating every value (unknown
-//! program or strategy names, impossible numbers) with a message that says what is wrong.
+//! program or strategy names, impossible numbers, malformed shard specs) with a one-line message
+//! that says what is wrong and what the valid choices are.
 
-use anyhow::{anyhow, bail, Context};
-use clap::{Parser, Subcommand, ValueEnum};
-use interleave::StrategySpec;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use interleave_peers::suite_runs::PeerSpec;
 use interleave_programs::{Program, Variant};
+
+use crate::plan::{self, Column, Sweep};
+use crate::results::{Config, Shard};
 
 #[derive(Parser)]
 #[command(
@@ -19,33 +25,19 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum CliCommand {
-    /// Run benchmark programs under strategies and report how often and how fast each exposes
-    /// its bug.
-    Bench {
-        /// Programs to run (repeatable or comma-separated); all programs by default.
-        #[arg(long = "program", short = 'p', value_delimiter = ',')]
-        programs: Vec<String>,
-        /// Strategy specs (repeatable or comma-separated, e.g. `random`, `pct:d=3`); default:
-        /// random, pct:d=2, pct:d=3.
-        #[arg(long = "strategy", short = 's', value_delimiter = ',')]
-        strategies: Vec<String>,
-        /// Executions per program, strategy and seed.
-        #[arg(long, short = 'n', default_value_t = 1000)]
-        executions: u64,
-        /// Number of seeds (0, 1, ..., seeds-1) to repeat each run with.
-        #[arg(long, default_value_t = 1)]
-        seeds: u64,
-        /// The first seed.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Which version of each program to run.
-        #[arg(long, value_enum, default_value_t = VariantArg::Buggy)]
-        variant: VariantArg,
-        /// Worker threads (default: all cores); results do not depend on it.
-        #[arg(long, short = 'j')]
-        workers: Option<usize>,
+    /// Run the benchmark programs under strategies (and under shuttle and loom) and report how
+    /// often and how fast each exposes each bug.
+    Bench(BenchArgs),
+    /// Combine the JSON files of the shards of one `bench --shard i/n` run into one table,
+    /// JSON, CSV and charts.
+    Merge {
+        /// The shards' `--json` files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        #[command(flatten)]
+        outputs: OutputArgs,
     },
-    /// List the benchmark programs.
+    /// List the benchmark programs with their origin and bug kind.
     List,
     /// Re-run one schedule of a program from a replay token and print the report.
     Replay {
@@ -57,6 +49,66 @@ enum CliCommand {
         #[arg(long, value_enum, default_value_t = VariantArg::Buggy)]
         variant: VariantArg,
     },
+    /// Serve peer jobs on stdin/stdout (used by `bench` itself).
+    #[command(name = "peer-worker", hide = true)]
+    PeerWorker,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Programs to run (repeatable or comma-separated); all programs by default.
+    #[arg(long = "program", short = 'p', value_delimiter = ',')]
+    programs: Vec<String>,
+    /// Strategy specs (repeatable or comma-separated): interleave strategies such as `random`,
+    /// `pct:d=3`, and peers `shuttle-random`, `shuttle-pct:d=3`, `loom:b=2`. Default: random,
+    /// pct:d=3 and the four peer columns.
+    #[arg(long = "strategy", short = 's', value_delimiter = ',')]
+    strategies: Vec<String>,
+    /// Add the peer columns (shuttle-random, shuttle-pct:d=3, loom:b=2, loom:b=3) to the
+    /// strategies given with --strategy.
+    #[arg(long)]
+    peers: bool,
+    /// A parameter sweep, e.g. `pct:d=1..5` or `pct:d=3,steps=10..100/10`: one strategy per value
+    /// of the range, charted as probability against the parameter (repeatable).
+    #[arg(long = "sweep")]
+    sweeps: Vec<String>,
+    /// Executions per program, variant, strategy and seed.
+    #[arg(long, short = 'n', default_value_t = 1000)]
+    executions: u64,
+    /// Number of seeds to repeat each measurement with.
+    #[arg(long, default_value_t = 10)]
+    seeds: u64,
+    /// The first seed; the others follow it.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Which version of each program to run.
+    #[arg(long, value_enum, default_value_t = VariantArg::Both)]
+    variant: VariantArg,
+    /// Worker threads (default: all cores); results do not depend on it.
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// Run only part `i` of `n` of the (program, strategy, seed) space, e.g. `--shard 2/4`;
+    /// combine the parts' --json files with `interleave merge`.
+    #[arg(long)]
+    shard: Option<String>,
+    /// Print the programs with their origin and bug kind, and exit.
+    #[arg(long)]
+    list: bool,
+    #[command(flatten)]
+    outputs: OutputArgs,
+}
+
+#[derive(Args, Default)]
+struct OutputArgs {
+    /// Write every measurement, with the configuration, as JSON (the input of `merge`).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write every measurement as CSV.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Write SVG charts into this directory.
+    #[arg(long)]
+    svg: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -67,50 +119,65 @@ enum VariantArg {
 }
 
 impl VariantArg {
-    fn variants(self) -> Vec<Variant> {
+    fn names(self) -> Vec<String> {
         match self {
-            VariantArg::Buggy => vec![Variant::Buggy],
-            VariantArg::Fixed => vec![Variant::Fixed],
-            VariantArg::Both => vec![Variant::Buggy, Variant::Fixed],
+            VariantArg::Buggy => vec!["buggy".into()],
+            VariantArg::Fixed => vec!["fixed".into()],
+            VariantArg::Both => vec!["buggy".into(), "fixed".into()],
         }
     }
 }
 
-/// A validated benchmark plan.
+/// Where to write results.
+pub struct Outputs {
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
+}
+
+impl From<OutputArgs> for Outputs {
+    fn from(args: OutputArgs) -> Outputs {
+        Outputs {
+            json: args.json,
+            csv: args.csv,
+            svg: args.svg,
+        }
+    }
+}
+
+/// A validated benchmark run.
 pub struct BenchPlan {
-    pub programs: Vec<&'static Program>,
-    pub strategies: Vec<StrategySpec>,
-    pub variants: Vec<Variant>,
-    pub executions: u64,
-    pub seeds: std::ops::Range<u64>,
-    pub workers: usize,
+    pub config: Config,
+    pub shard: Shard,
+    pub threads: usize,
+    pub outputs: Outputs,
 }
 
 /// What to do.
 pub enum Command {
     Bench(BenchPlan),
+    Merge {
+        inputs: Vec<PathBuf>,
+        outputs: Outputs,
+    },
     List,
     Replay {
         program: &'static Program,
         variant: Variant,
         token: String,
     },
-}
-
-fn find_program(name: &str) -> anyhow::Result<&'static Program> {
-    interleave_programs::find(name.trim()).ok_or_else(|| {
-        let names: Vec<&str> = interleave_programs::all().iter().map(|p| p.name).collect();
-        anyhow!(
-            "unknown program {name:?}; the programs are: {}",
-            names.join(", ")
-        )
-    })
+    PeerWorker,
 }
 
 impl Cli {
     pub fn into_command(self) -> anyhow::Result<Command> {
         match self.command {
             CliCommand::List => Ok(Command::List),
+            CliCommand::PeerWorker => Ok(Command::PeerWorker),
+            CliCommand::Merge { inputs, outputs } => Ok(Command::Merge {
+                inputs,
+                outputs: outputs.into(),
+            }),
             CliCommand::Replay {
                 program,
                 token,
@@ -122,63 +189,161 @@ impl Cli {
                     VariantArg::Fixed => Variant::Fixed,
                 };
                 Ok(Command::Replay {
-                    program: find_program(&program)?,
+                    program: plan::program(&program)?,
                     variant,
                     token,
                 })
             }
-            CliCommand::Bench {
-                programs,
-                strategies,
-                executions,
-                seeds,
-                seed,
-                variant,
-                workers,
-            } => {
-                let programs = if programs.is_empty() {
-                    interleave_programs::all().iter().collect()
-                } else {
-                    programs
-                        .iter()
-                        .map(|name| find_program(name))
-                        .collect::<anyhow::Result<_>>()?
-                };
-                let strategies = if strategies.is_empty() {
-                    vec![
-                        StrategySpec::Random,
-                        StrategySpec::pct(2),
-                        StrategySpec::pct(3),
-                    ]
-                } else {
-                    strategies
-                        .iter()
-                        .map(|spec| {
-                            spec.parse::<StrategySpec>()
-                                .with_context(|| format!("in --strategy {spec:?}"))
-                        })
-                        .collect::<anyhow::Result<_>>()?
-                };
-                if executions == 0 {
-                    bail!("--executions must be at least 1");
-                }
-                if seeds == 0 {
-                    bail!("--seeds must be at least 1");
-                }
-                let workers = match workers {
-                    Some(0) => bail!("--workers must be at least 1"),
-                    Some(n) => n,
-                    None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-                };
-                Ok(Command::Bench(BenchPlan {
-                    programs,
-                    strategies,
-                    variants: variant.variants(),
-                    executions,
-                    seeds: seed..seed.saturating_add(seeds),
-                    workers,
-                }))
-            }
+            CliCommand::Bench(args) if args.list => Ok(Command::List),
+            CliCommand::Bench(args) => Ok(Command::Bench(bench_plan(args)?)),
         }
+    }
+}
+
+fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
+    let programs: Vec<String> = if args.programs.is_empty() {
+        interleave_programs::all()
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect()
+    } else {
+        args.programs
+            .iter()
+            .map(|name| plan::program(name).map(|p| p.name.to_string()))
+            .collect::<anyhow::Result<_>>()?
+    };
+    let mut strategies: Vec<String> = Vec::new();
+    let defaults = args.strategies.is_empty() && args.sweeps.is_empty();
+    let peers = args.peers || defaults;
+    let explicit = if defaults {
+        vec!["random".to_string(), "pct:d=3".to_string()]
+    } else {
+        args.strategies
+    };
+    for spec in &explicit {
+        let column = Column::parse(spec).with_context(|| format!("in --strategy {spec:?}"))?;
+        strategies.push(column.to_string());
+    }
+    if peers {
+        strategies.extend(PeerSpec::DEFAULTS.iter().map(|p| p.to_string()));
+    }
+    for sweep in &args.sweeps {
+        strategies.extend(
+            Sweep::parse(sweep)?
+                .points
+                .into_iter()
+                .map(|(_, spec)| spec),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    strategies.retain(|s| seen.insert(s.clone()));
+    if args.executions == 0 {
+        bail!("--executions must be at least 1");
+    }
+    if args.seeds == 0 {
+        bail!("--seeds must be at least 1");
+    }
+    let threads = match args.jobs {
+        Some(0) => bail!("--jobs must be at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let shard = match &args.shard {
+        Some(text) => Shard::parse(text)?,
+        None => Shard::WHOLE,
+    };
+    Ok(BenchPlan {
+        config: Config {
+            programs,
+            strategies,
+            sweeps: args.sweeps,
+            variants: args.variant.names(),
+            executions: args.executions,
+            seeds: args.seeds,
+            first_seed: args.seed,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        shard,
+        threads,
+        outputs: args.outputs.into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> anyhow::Result<Command> {
+        let mut argv = vec!["interleave"];
+        argv.extend_from_slice(args);
+        Cli::try_parse_from(argv)?.into_command()
+    }
+
+    fn error(args: &[&str]) -> String {
+        match parse(args) {
+            Ok(_) => panic!("{args:?} was accepted"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn defaults_include_the_peers_and_both_variants() {
+        let Command::Bench(plan) = parse(&["bench"]).unwrap() else {
+            panic!("not a bench")
+        };
+        assert_eq!(
+            plan.config.strategies,
+            [
+                "random",
+                "pct:d=3",
+                "shuttle-random",
+                "shuttle-pct:d=3",
+                "loom:b=2",
+                "loom:b=3"
+            ]
+        );
+        assert_eq!(plan.config.variants, ["buggy", "fixed"]);
+        assert_eq!(plan.config.seeds, 10);
+        assert_eq!(plan.shard, Shard::WHOLE);
+    }
+
+    #[test]
+    fn explicit_strategies_sweeps_and_shards() {
+        let Command::Bench(plan) = parse(&[
+            "bench",
+            "-s",
+            "pct:d=2",
+            "--sweep",
+            "pct:d=1..3",
+            "--shard",
+            "2/3",
+            "-p",
+            "seed001-d1",
+        ])
+        .unwrap() else {
+            panic!("not a bench")
+        };
+        assert_eq!(plan.config.strategies, ["pct:d=2", "pct:d=1", "pct:d=3"]);
+        assert_eq!(plan.shard, Shard { index: 2, count: 3 });
+        assert_eq!(plan.config.programs, ["seed001-d1"]);
+    }
+
+    #[test]
+    fn malformed_options_are_one_line_errors_with_the_choices() {
+        let cases: [(&[&str], &str); 6] = [
+            (&["bench", "-p", "nope"], "the programs are: seed000-fig1"),
+            (&["bench", "-s", "quantum"], "expected one of"),
+            (&["bench", "-s", "pct:d=0"], "at least 1"),
+            (&["bench", "-s", "loom:b=x"], "peer specs:"),
+            (&["bench", "--shard", "3/2"], "expected i/n"),
+            (&["bench", "--sweep", "pct:d=3"], "exactly one parameter"),
+        ];
+        for (args, expected) in cases {
+            let message = error(args);
+            assert!(message.contains(expected), "{args:?}: {message}");
+            assert_eq!(message.lines().count(), 1, "{args:?}: {message}");
+        }
+        assert!(error(&["bench", "-n", "0"]).contains("at least 1"));
+        assert!(error(&["replay", "seed001-d1", "x", "--variant", "both"]).contains("one variant"));
     }
 }

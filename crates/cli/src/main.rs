@@ -1,19 +1,42 @@
-//! `interleave`: the command-line front end. `bench` runs the bundled benchmark programs under
-//! each strategy and reports, per program and strategy, how often the bug was exposed and how
-//! many executions it took to expose it first; `list` shows the programs; `replay` re-runs one
-//! failing schedule of a program.
+//! `interleave`: the command-line front end.
 //!
-//! Arguments are parsed into plain data ([`cli::Command`]) first, then run ([`bench`]).
+//! - `bench` runs the bundled benchmark programs (buggy and fixed twins) under interleave's
+//!   strategies and under shuttle and loom, and reports per program and strategy how often the
+//!   bug was exposed and how many executions it took to expose it first; it writes JSON, CSV and
+//!   SVG charts on request and can run one shard of a split run;
+//! - `merge` combines shard files into the same table and charts;
+//! - `list` shows the programs; `replay` re-runs one failing schedule of a program.
+//!
+//! Arguments are parsed into plain data ([`cli::Command`]) first, then run.
 
 mod bench;
+mod chart;
 mod cli;
+mod plan;
+mod results;
+mod runner;
+mod table;
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the context chain joined with colons.
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let command = cli::Cli::parse().into_command()?;
     match command {
-        cli::Command::Bench(plan) => bench::run(&plan),
+        cli::Command::Bench(plan) => bench::bench(&plan),
+        cli::Command::Merge { inputs, outputs } => bench::merge(&inputs, &outputs),
         cli::Command::List => {
             bench::list();
             Ok(())
@@ -23,5 +46,6 @@ fn main() -> anyhow::Result<()> {
             variant,
             token,
         } => bench::replay(program, variant, &token),
+        cli::Command::PeerWorker => Ok(interleave_peers::worker::serve()?),
     }
 }

@@ -6,10 +6,16 @@
 //! - [`shuttle_suite`] and [`loom_suite`]: the benchmark programs of `interleave-programs`,
 //!   compiled from the same source files against shuttle and loom.
 //! - [`suite_runs`]: runs one of those programs under a peer configuration and reports what the
-//!   peer found, for the peer columns of `interleave bench`.
+//!   peer found, for the peer columns of `interleave bench`; [`worker`] runs those in a child
+//!   process, because loom can abort the process it runs in.
+
+// Compiling the same program sources once per peer runtime is the point of `shuttle_suite` and
+// `loom_suite`.
+#![allow(clippy::duplicate_mod)]
 
 pub mod loom_suite;
 pub mod shuttle_suite;
 pub mod suite_runs;
 pub mod throughput;
 mod var_shim;
+pub mod worker;

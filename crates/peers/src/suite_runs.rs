@@ -5,7 +5,8 @@
 //! execution (that is how they report a failure: by panicking out of the run), so a peer run
 //! yields the index of the first failing execution, never a count of failing executions.
 //! Failures are classified from the peer's panic message: a deadlock (both peers detect one when
-//! every thread is blocked), a data race (loom's causality checks on `Var`), or a panic of the
+//! every thread is blocked), a data race (loom's causality checks on `Var`, on for fixed twins
+//! and for programs whose declared bug is a race, like interleave's bench), or a panic of the
 //! program. Loom refuses programs larger than its model (more than [`loom::MAX_THREADS`]
 //! threads, or more scheduling decisions per execution than [`LOOM_MAX_BRANCHES`]); such runs
 //! are reported as unsupported, with the reason, rather than as findings.
@@ -13,10 +14,9 @@
 use std::cell::Cell;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::rc::Rc;
 use std::str::FromStr;
 
-use interleave_programs::{Program, Variant};
+use interleave_programs::{Program, Surface, Variant};
 
 use crate::{loom_suite, shuttle_suite};
 
@@ -170,15 +170,15 @@ pub fn run(peer: PeerSpec, program: &str, variant: Variant, seed: u64, execution
         }
         PeerSpec::ShuttlePct { depth } => {
             let program = find(&shuttle_suite::suite::programs(), program);
-            let scheduler = shuttle::scheduler::PctScheduler::new_from_seed(
-                seed,
-                depth,
-                executions as usize,
-            );
+            let scheduler =
+                shuttle::scheduler::PctScheduler::new_from_seed(seed, depth, executions as usize);
             run_shuttle(scheduler, program, variant)
         }
         PeerSpec::Loom { preemption_bound } => {
             let program = find(&loom_suite::suite::programs(), program);
+            let race_checks =
+                variant == Variant::Fixed || program.bug.surface() == Surface::DataRace;
+            loom_suite::RACE_CHECKS.with(|on| on.set(race_checks));
             run_loom(preemption_bound, executions, program, variant)
         }
     }
@@ -191,16 +191,26 @@ fn find(programs: &[Program], name: &str) -> Program {
         .unwrap_or_else(|| panic!("no benchmark program called `{name}`"))
 }
 
+thread_local! {
+    /// Executions the peer has started on this OS thread: both peers run every thread of the
+    /// program as a coroutine on the calling thread, so a panic hook can read it too.
+    static STARTED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Executions the current (or last) peer run on this thread has started.
+pub fn started_executions() -> u64 {
+    STARTED.with(Cell::get)
+}
+
 /// Counts the executions shuttle starts, so a failure can be placed.
 struct Counting<S> {
     inner: S,
-    started: Rc<Cell<u64>>,
 }
 
 impl<S: shuttle::scheduler::Scheduler> shuttle::scheduler::Scheduler for Counting<S> {
     fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
         let schedule = self.inner.new_execution()?;
-        self.started.set(self.started.get() + 1);
+        STARTED.with(|n| n.set(n.get() + 1));
         Some(schedule)
     }
 
@@ -224,49 +234,23 @@ fn run_shuttle<S: shuttle::scheduler::Scheduler + 'static>(
     program: Program,
     variant: Variant,
 ) -> PeerRun {
-    let started = Rc::new(Cell::new(0));
-    let counting = Counting {
-        inner: scheduler,
-        started: started.clone(),
-    };
     let mut config = shuttle::Config::new();
     config.failure_persistence = shuttle::FailurePersistence::None;
     config.silence_warnings = true;
+    STARTED.with(|n| n.set(0));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        shuttle::Runner::new(counting, config).run(move || (program.run)(variant))
+        shuttle::Runner::new(Counting { inner: scheduler }, config)
+            .run(move || (program.run)(variant))
     }));
-    let executions = started.get();
-    match outcome {
-        Ok(_) => PeerRun {
-            executions,
-            ..PeerRun::default()
-        },
-        Err(payload) => {
-            let message = panic_message(&*payload);
-            let kind = if message.starts_with("deadlock!") {
-                PeerFailureKind::Deadlock
-            } else {
-                PeerFailureKind::Panic
-            };
-            PeerRun {
-                executions,
-                failure: Some(PeerFailure {
-                    execution: executions.saturating_sub(1),
-                    kind,
-                    message,
-                }),
-                ..PeerRun::default()
-            }
-        }
-    }
+    finish(outcome.map(|_| ()), None)
 }
 
-thread_local! {
-    /// Executions loom has started on this OS thread (loom runs its model on the calling thread).
-    static LOOM_STARTED: Cell<u64> = const { Cell::new(0) };
-}
-
-fn run_loom(preemption_bound: usize, executions: u64, program: Program, variant: Variant) -> PeerRun {
+fn run_loom(
+    preemption_bound: usize,
+    executions: u64,
+    program: Program,
+    variant: Variant,
+) -> PeerRun {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(preemption_bound);
     builder.max_branches = LOOM_MAX_BRANCHES;
@@ -279,46 +263,58 @@ fn run_loom(preemption_bound: usize, executions: u64, program: Program, variant:
     builder.checkpoint_file = None;
     builder.log = false;
     builder.location = false;
-    LOOM_STARTED.with(|n| n.set(0));
+    STARTED.with(|n| n.set(0));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         builder.check(move || {
-            LOOM_STARTED.with(|n| n.set(n.get() + 1));
+            STARTED.with(|n| n.set(n.get() + 1));
             (program.run)(variant)
         })
     }));
-    let started = LOOM_STARTED.with(Cell::get);
+    finish(outcome, Some(executions))
+}
+
+/// The result of a peer run that returned (`Ok`) or panicked out (`Err`); `budget` is given for
+/// loom, whose search can end before it.
+fn finish(outcome: std::thread::Result<()>, budget: Option<u64>) -> PeerRun {
+    let executions = started_executions();
     match outcome {
         Ok(()) => PeerRun {
-            executions: started,
-            exhausted: started < executions,
+            executions,
+            exhausted: budget.is_some_and(|n| executions < n),
             ..PeerRun::default()
         },
-        Err(payload) => {
-            let message = panic_message(&*payload);
-            if let Some(reason) = loom_limit(&message) {
-                return PeerRun {
-                    executions: started,
-                    unsupported: Some(reason.to_string()),
-                    ..PeerRun::default()
-                };
-            }
-            let kind = if message.starts_with("deadlock;") {
-                PeerFailureKind::Deadlock
-            } else if message.contains("Causality violation") {
-                PeerFailureKind::DataRace
-            } else {
-                PeerFailureKind::Panic
-            };
-            PeerRun {
-                executions: started,
-                failure: Some(PeerFailure {
-                    execution: started.saturating_sub(1),
-                    kind,
-                    message,
-                }),
-                ..PeerRun::default()
-            }
-        }
+        Err(payload) => failed(&panic_message(&*payload)),
+    }
+}
+
+/// What a peer run that panicked with `message` found: a failure of the program, or a limit of
+/// the peer that makes the program unsupported. Called from a panic hook too (see
+/// [`crate::worker`]), so it only reads the execution counter.
+pub fn failed(message: &str) -> PeerRun {
+    let executions = started_executions();
+    let first_line = message.lines().next().unwrap_or("").to_string();
+    if let Some(reason) = loom_limit(message) {
+        return PeerRun {
+            executions,
+            unsupported: Some(reason.to_string()),
+            ..PeerRun::default()
+        };
+    }
+    let kind = if message.starts_with("deadlock!") || message.starts_with("deadlock;") {
+        PeerFailureKind::Deadlock
+    } else if message.contains("Causality violation") {
+        PeerFailureKind::DataRace
+    } else {
+        PeerFailureKind::Panic
+    };
+    PeerRun {
+        executions,
+        failure: Some(PeerFailure {
+            execution: executions.saturating_sub(1),
+            kind,
+            message: first_line,
+        }),
+        ..PeerRun::default()
     }
 }
 
@@ -335,8 +331,8 @@ fn loom_limit(message: &str) -> Option<&'static str> {
     }
 }
 
-/// The first line of a panic payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let text = if let Some(s) = payload.downcast_ref::<&str>() {
         s
     } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -344,7 +340,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         "panic with a non-string payload"
     };
-    text.lines().next().unwrap_or("").to_string()
+    text.to_string()
 }
 
 #[cfg(test)]
@@ -368,53 +364,5 @@ mod tests {
             let err = bad.parse::<PeerSpec>().unwrap_err().to_string();
             assert!(err.contains("peer specs:"), "{bad}: {err}");
         }
-    }
-
-    /// Every program runs under both peers: the fixed twin passes (or is beyond loom's model),
-    /// so the shims and the peers agree with interleave on what is correct.
-    #[test]
-    fn fixed_twins_pass_under_the_peers() {
-        for program in interleave_programs::all() {
-            for peer in [PeerSpec::ShuttleRandom, PeerSpec::Loom { preemption_bound: 2 }] {
-                let run = run(peer, program.name, Variant::Fixed, 1, 50);
-                assert!(
-                    run.failure.is_none(),
-                    "{} (fixed) under {peer}: {:?}",
-                    program.name,
-                    run.failure
-                );
-                assert!(run.executions > 0 || run.unsupported.is_some());
-            }
-        }
-    }
-
-    /// The peers find a simple, frequent bug: d1's lock-order inversion under loom's bounded
-    /// search, and the seed 000 Fig 1 assertion under shuttle's random walk.
-    #[test]
-    fn peers_find_easy_bugs() {
-        let loom = run(
-            PeerSpec::Loom {
-                preemption_bound: 2,
-            },
-            "seed001-d1",
-            Variant::Buggy,
-            0,
-            10_000,
-        );
-        assert_eq!(
-            loom.failure.map(|f| f.kind),
-            Some(PeerFailureKind::Deadlock)
-        );
-        let shuttle = run(
-            PeerSpec::ShuttleRandom,
-            "seed000-fig1",
-            Variant::Buggy,
-            0,
-            1_000,
-        );
-        assert_eq!(
-            shuttle.failure.map(|f| f.kind),
-            Some(PeerFailureKind::Panic)
-        );
     }
 }

@@ -3,6 +3,13 @@
 /// Defines `Var<T>` with the API of `interleave::cell::Var` over a peer's atomic type (used as a
 /// scheduling point before every access) and a cell type, given how to read and how to write
 /// through the cell.
+///
+/// The scheduling point is a relaxed `swap` on an atomic private to the variable: an atomic
+/// operation, so both peers may switch threads there; a read-modify-write, so every access
+/// conflicts with every other access to the same variable (loom's partial-order reduction
+/// explores both orders of conflicting operations only, and a load would also make loom branch
+/// on which earlier store it reads); relaxed, so it adds no happens-before edge that could hide
+/// a race.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! var_shim {
@@ -31,13 +38,13 @@ macro_rules! var_shim {
             }
 
             fn read<R>(&self, $rf: impl FnOnce(&T) -> R) -> R {
-                self.point.load($Ordering::Relaxed);
+                self.point.swap(true, $Ordering::Relaxed);
                 let $rc = &self.value;
                 $read
             }
 
             fn write<R>(&self, $wf: impl FnOnce(&mut T) -> R) -> R {
-                self.point.load($Ordering::Relaxed);
+                self.point.swap(true, $Ordering::Relaxed);
                 let $wc = &self.value;
                 $write
             }

@@ -3,7 +3,7 @@
 //! The program files are the very files the interleave build uses (included with `#[path]`);
 //! only the runtime module [`rt`] differs. Shuttle has no shared-variable type of its own, so
 //! [`rt::cell::Var`] is a plain cell behind a scheduling point: every access first does a relaxed
-//! load of a private shuttle atomic, which lets shuttle switch threads there exactly where
+//! swap on a private shuttle atomic, which lets shuttle switch threads there exactly where
 //! interleave and loom can. Shuttle does not detect data races; racy programs can only fail
 //! through their consequences.
 

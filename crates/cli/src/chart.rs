@@ -1,0 +1,248 @@
+//! SVG charts of a benchmark run, drawn with plotters' SVG backend (no system fonts needed).
+//!
+//! - `first-bug.svg`: for every buggy program and every strategy that is not part of a sweep,
+//!   the median executions to the first bug (dot) and the range over the seeds that found it
+//!   (bar), on a log scale; a cross right of the budget line means no run found the bug.
+//! - `sweep-N.svg`, one per `--sweep`: the fraction of executions exposing each program's bug
+//!   against the swept parameter (the probability curves of seed 001's figures), log scale.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context};
+use plotters::prelude::*;
+
+use crate::plan::Sweep;
+use crate::results::Results;
+use crate::table::{cells, Cell};
+
+/// Height of one program's row in the first-bug chart, in pixels.
+const ROW: u32 = 22;
+
+fn palette(i: usize) -> RGBColor {
+    const COLORS: [RGBColor; 8] = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(23, 190, 207),
+    ];
+    COLORS[i % COLORS.len()]
+}
+
+fn plot_error<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("drawing the chart failed: {e:?}")
+}
+
+/// Writes every chart into `dir` (created if needed); returns the files written.
+pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let sweeps = results
+        .config
+        .sweeps
+        .iter()
+        .map(|s| Sweep::parse(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut written = Vec::new();
+    let swept: HashSet<&str> = sweeps
+        .iter()
+        .flat_map(|s| s.points.iter().map(|(_, spec)| spec.as_str()))
+        .collect();
+    let plain: Vec<&String> = results
+        .config
+        .strategies
+        .iter()
+        .filter(|s| !swept.contains(s.as_str()))
+        .collect();
+    if !plain.is_empty() {
+        let path = dir.join("first-bug.svg");
+        first_bug(results, &plain, &path)?;
+        written.push(path);
+    }
+    for (i, sweep) in sweeps.iter().enumerate() {
+        let path = dir.join(format!("sweep-{}.svg", i + 1));
+        sweep_chart(results, &results.config.sweeps[i], sweep, &path)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::Result<()> {
+    let cells = cells(&results.records);
+    let buggy = |program: &str, strategy: &str| -> Option<&Cell<'_>> {
+        cells
+            .iter()
+            .find(|((p, fixed, s), _)| p == program && !fixed && s == strategy)
+            .map(|(_, cell)| cell)
+    };
+    let programs: Vec<&String> = results
+        .config
+        .programs
+        .iter()
+        .filter(|p| strategies.iter().any(|s| buggy(p, s).is_some()))
+        .collect();
+    if programs.is_empty() {
+        return Ok(());
+    }
+    let budget = results.config.executions.max(1) as f64;
+    let not_found_x = budget * 2.0;
+    let n = programs.len();
+    let height = 110 + ROW * n as u32;
+    let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "Executions to first bug: median (dot) and min..max over seeds (bar); x = not found in {} executions",
+                results.config.executions
+            ),
+            ("sans-serif", 16),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(230)
+        .build_cartesian_2d((0.8f64..budget * 40.0).log_scale(), -0.5f64..n as f64 - 0.5)
+        .map_err(plot_error)?;
+    let label = |y: &f64| -> String {
+        let row = y.round();
+        if (y - row).abs() > 1e-6 || row < 0.0 || row as usize >= n {
+            return String::new();
+        }
+        programs[n - 1 - row as usize].clone()
+    };
+    chart
+        .configure_mesh()
+        .y_labels(n)
+        .y_label_formatter(&label)
+        .x_desc("executions (log scale); the grey line is the budget")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .light_line_style(WHITE)
+        .draw()
+        .map_err(plot_error)?;
+    chart
+        .draw_series(LineSeries::new(
+            [(budget, -0.5), (budget, n as f64 - 0.5)],
+            BLACK.mix(0.4).stroke_width(1),
+        ))
+        .map_err(plot_error)?;
+    let lanes = strategies.len() as f64;
+    for (s, strategy) in strategies.iter().enumerate() {
+        let color = palette(s);
+        let offset = (s as f64 - (lanes - 1.0) / 2.0) * 0.7 / lanes;
+        let mut bars = Vec::new();
+        let mut dots = Vec::new();
+        let mut crosses = Vec::new();
+        for (i, program) in programs.iter().enumerate() {
+            let Some(cell) = buggy(program, strategy) else {
+                continue;
+            };
+            let y = (n - 1 - i) as f64 + offset;
+            let firsts = cell.firsts();
+            match cell.median() {
+                Some(median) => {
+                    bars.push([(firsts[0] as f64, y), (firsts[firsts.len() - 1] as f64, y)]);
+                    dots.push((median, y));
+                }
+                None => crosses.push((not_found_x, y)),
+            }
+        }
+        for bar in bars {
+            chart
+                .draw_series(LineSeries::new(bar, color.stroke_width(2)))
+                .map_err(plot_error)?;
+        }
+        chart
+            .draw_series(
+                crosses
+                    .into_iter()
+                    .map(|p| Cross::new(p, 4, color.stroke_width(2))),
+            )
+            .map_err(plot_error)?;
+        chart
+            .draw_series(dots.into_iter().map(|p| Circle::new(p, 4, color.filled())))
+            .map_err(plot_error)?
+            .label(strategy.as_str())
+            .legend(move |(x, y)| Circle::new((x, y), 4, color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .draw()
+        .map_err(plot_error)?;
+    root.present().map_err(plot_error)?;
+    Ok(())
+}
+
+fn sweep_chart(results: &Results, text: &str, sweep: &Sweep, path: &Path) -> anyhow::Result<()> {
+    let cells = cells(&results.records);
+    let floor = 0.5 / (results.config.executions.max(1) * results.config.seeds.max(1)) as f64;
+    let mut lines: Vec<(&String, Vec<(f64, f64)>)> = Vec::new();
+    for program in &results.config.programs {
+        let points: Vec<(f64, f64)> = sweep
+            .points
+            .iter()
+            .filter_map(|(value, spec)| {
+                let cell = cells
+                    .iter()
+                    .find(|((p, fixed, s), _)| p == program && !fixed && s == spec)?;
+                Some((*value as f64, cell.1.exposed()?.max(floor)))
+            })
+            .collect();
+        if !points.is_empty() {
+            lines.push((program, points));
+        }
+    }
+    let lo = sweep.points.first().map_or(0.0, |p| p.0 as f64);
+    let hi = sweep
+        .points
+        .last()
+        .map_or(1.0, |p| p.0 as f64)
+        .max(lo + 1.0);
+    let root = SVGBackend::new(path, (1000, 640)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Fraction of executions exposing the bug, --sweep {text}"),
+            ("sans-serif", 16),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(70)
+        .build_cartesian_2d(lo..hi, (floor..1.0).log_scale())
+        .map_err(plot_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(sweep.parameter.as_str())
+        .y_desc("probability per execution (log scale)")
+        .draw()
+        .map_err(plot_error)?;
+    for (i, (program, points)) in lines.into_iter().enumerate() {
+        let color = palette(i);
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(plot_error)?
+            .label(program.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
+        chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 3, color.filled())),
+            )
+            .map_err(plot_error)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .draw()
+        .map_err(plot_error)?;
+    root.present().map_err(plot_error)?;
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! The peers run the benchmark programs through the worker process, as `interleave bench` does.
+
+use interleave_peers::suite_runs::{PeerFailureKind, PeerSpec};
+use interleave_peers::worker::{Client, Job};
+use interleave_programs::Variant;
+
+fn client() -> Client {
+    Client::new(env!("CARGO_BIN_EXE_peers").into(), vec!["worker".into()])
+}
+
+fn job(peer: PeerSpec, program: &str, variant: Variant, executions: u64) -> Job {
+    Job {
+        peer,
+        program: program.to_string(),
+        variant,
+        seed: 1,
+        executions,
+    }
+}
+
+/// Every fixed twin passes under both peers (or is beyond loom's model), so the shims and the
+/// peers agree with interleave on what is correct.
+#[test]
+fn fixed_twins_pass_under_the_peers() {
+    let mut client = client();
+    for program in interleave_programs::all() {
+        for peer in [
+            PeerSpec::ShuttleRandom,
+            PeerSpec::Loom {
+                preemption_bound: 2,
+            },
+        ] {
+            let run = client
+                .run(&job(peer, program.name, Variant::Fixed, 50))
+                .unwrap_or_else(|e| panic!("{} (fixed) under {peer}: {e}", program.name));
+            assert!(
+                run.failure.is_none(),
+                "{} (fixed) under {peer}: {:?}",
+                program.name,
+                run.failure
+            );
+            assert!(run.executions > 0 || run.unsupported.is_some());
+        }
+    }
+}
+
+/// The peers find simple bugs and the worker survives loom's abort after a deadlock: d1's
+/// lock-order inversion under loom's bounded search (twice, so the second job runs in a fresh
+/// worker), and the seed 000 Fig 1 assertion under shuttle's random walk.
+#[test]
+fn peers_find_easy_bugs() {
+    let mut client = client();
+    let loom = PeerSpec::Loom {
+        preemption_bound: 2,
+    };
+    for _ in 0..2 {
+        let run = client
+            .run(&job(loom, "seed001-d1", Variant::Buggy, 10_000))
+            .unwrap();
+        let failure = run.failure.expect("loom finds d1");
+        assert_eq!(failure.kind, PeerFailureKind::Deadlock);
+        assert_eq!(failure.execution + 1, run.executions);
+    }
+    let run = client
+        .run(&job(
+            PeerSpec::ShuttleRandom,
+            "seed000-fig1",
+            Variant::Buggy,
+            1_000,
+        ))
+        .unwrap();
+    let failure = run.failure.expect("shuttle finds fig1");
+    assert_eq!(failure.kind, PeerFailureKind::Panic);
+    assert!(failure.message.contains("Fig 1"), "{}", failure.message);
+}
