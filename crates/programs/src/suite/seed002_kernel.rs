@@ -1,7 +1,6 @@
 //! Seed 002 (Jun Chen, thesis: *Guided Testing of Concurrent Programs Using Value Schedules*),
 //! Table 3.2: the kernel programs (K).
 
-#[allow(unused_imports)]
 use super::{BugKind, Finding, Program, Variant};
 
 /// The programs of this module, in the order of the thesis's Table 3.2.
