@@ -16,15 +16,19 @@
 //! assert!(!report.failures.is_empty());
 //! ```
 //!
-//! Sources, one module per seed paper (see `/work/shared/seeds/README.md` for the papers):
+//! Sources, by seed paper (see `/work/shared/seeds/README.md` for the papers; `interleave list`
+//! prints every program with its origin and bug kind):
 //!
 //! | module | paper | programs |
 //! |---|---|---|
 //! | [`seed000`] | Bindal, Bansal, Lal: variable and thread bounding | Figs 1-4 (c, v bounds), Figs 8-10 (thread bound t = 3) |
-//! | [`seed001`] | Cai, Yang: radius-aware probabilistic testing of deadlocks | deadlock d1, JDBC-like deadlock d2 |
+//! | [`suite::seed000_contest`] | the same paper, Table 1 | the ConTest programs, plus an AllocationVector bug needing c = 2 |
+//! | [`seed001`] | Cai, Yang: radius-aware probabilistic testing of deadlocks | d1, JDBC-like d2, HawkNL-, SQLite- and MySQL-like deadlocks, dining philosophers |
 //! | [`seed002`] | Chen: value schedules (thesis) | Fig 1.1 (division by zero), Fig 5.1 (two accounts) |
-//! | [`seed003`] | Lai, Cheung, Chan: atomic-set serializability | `Account` copy constructor vs `creditInterest` |
-//! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 2 (Derby `referencedColumnMap` null check) |
+//! | [`suite::seed002_kernel`] | the same thesis, Table 3.2 | the kernel programs (twostage ... nestedmonitor) |
+//! | [`suite::seed002_apps`] | the same thesis, Table 3.2 | the real and benchmark programs (alarmclock ... account-subtype; daisy omitted) |
+//! | [`seed003`] | Lai, Cheung, Chan: atomic-set serializability | `Account`, StringBuffer append/getChars, Jigsaw raw/rlen |
+//! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash` |
 //!
 //! Every program terminates under every schedule: loops are bounded and waiting is done with
 //! blocking primitives (`join`, `Condvar`), never with unbounded spinning. Bugs surface as a
@@ -159,8 +163,6 @@ impl fmt::Debug for Program {
             .finish_non_exhaustive()
     }
 }
-
-
 
 /// Every program, in a stable order (by seed, then by figure).
 pub fn all() -> &'static [Program] {

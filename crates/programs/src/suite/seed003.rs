@@ -1,12 +1,15 @@
 //! Seed 003 (Lai, Cheung, Chan: *Detecting Atomic-Set Serializability Violations in
 //! Multithreaded Programs through Active Randomized Testing*): the `Account` motivating
-//! example.
+//! example ([`account`]) and two bugs of its evaluation subjects: the JDK's
+//! `StringBuffer.append(StringBuffer)` ([`string_buffer`]) and Jigsaw's high-level data race on
+//! `raw` and `rlen` ([`jigsaw`]).
 //!
 //! An atomic-set serializability violation needs no data race: every access to the fields is
 //! correctly locked, yet a unit of work that reads several fields of an atomic set (here
-//! `checking` and `savings` of one account) does so in separate critical sections, and another
-//! unit of work on the same atomic set slips in between. The result differs from every serial
-//! order of the two units of work, which is what the assertion checks.
+//! `checking` and `savings` of one account; a buffer's characters and length; `raw` and `rlen`)
+//! does so in separate critical sections, and another unit of work on the same atomic set slips
+//! in between. The result differs from every serial order of the two units of work, which is
+//! what the assertion checks.
 
 use super::rt::sync::atomic::{AtomicU64, Ordering};
 use super::rt::sync::{Arc, Mutex};
@@ -184,6 +187,249 @@ pub fn account(variant: Variant) {
     );
 }
 
+/// Steps of unrelated work the truncating thread of [`string_buffer`] does first.
+pub const SB_PREP: u32 = 8;
+
+/// Java's `StringBuffer`: every method is `synchronized`, so the characters (the atomic set
+/// `{value, count}`: here a `Vec` and its length) live inside the buffer's monitor.
+struct StringBuffer {
+    value: Mutex<Vec<u8>>,
+}
+
+impl StringBuffer {
+    fn new(s: &str) -> StringBuffer {
+        StringBuffer {
+            value: Mutex::new(s.as_bytes().to_vec()),
+        }
+    }
+
+    /// `synchronized int length()`.
+    fn length(&self) -> usize {
+        self.value.lock().unwrap().len()
+    }
+
+    /// `synchronized void getChars(int srcBegin, int srcEnd, char[] dst, int dstBegin)`, which
+    /// throws `StringIndexOutOfBoundsException` if `srcEnd` is beyond the current length.
+    fn get_chars(&self, src_begin: usize, src_end: usize, dst: &mut [u8], dst_begin: usize) {
+        let value = self.value.lock().unwrap();
+        assert!(
+            src_end <= value.len(),
+            "StringBuffer.getChars: srcEnd {src_end} exceeds the length {} (StringIndexOutOfBoundsException): append read the other buffer's length and characters in separate critical sections",
+            value.len()
+        );
+        dst[dst_begin..dst_begin + (src_end - src_begin)]
+            .copy_from_slice(&value[src_begin..src_end]);
+    }
+
+    /// `synchronized void setLength(int newLength)`.
+    fn set_length(&self, new_length: usize) {
+        self.value.lock().unwrap().resize(new_length, 0);
+    }
+
+    /// `synchronized StringBuffer append(StringBuffer sb)` as in the buggy JDK: holding this
+    /// buffer's monitor, it asks `sb` for its length (one critical section on `sb`), grows this
+    /// buffer, then copies the characters with `sb.getChars` (another critical section on
+    /// `sb`).
+    fn append_buggy(&self, sb: &StringBuffer) {
+        let mut value = self.value.lock().unwrap();
+        let len = sb.length();
+        let count = value.len();
+        value.resize(count + len, 0); // expandCapacity; count + len
+        sb.get_chars(0, len, &mut value, count);
+    }
+
+    /// The fixed `append`: the other buffer's length and characters are read in one critical
+    /// section on it.
+    fn append_fixed(&self, sb: &StringBuffer) {
+        let mut value = self.value.lock().unwrap();
+        let chars = sb.value.lock().unwrap().clone();
+        value.extend_from_slice(&chars);
+    }
+
+    fn contents(&self) -> Vec<u8> {
+        self.value.lock().unwrap().clone()
+    }
+}
+
+/// The classic `StringBuffer.append(StringBuffer)` atomicity bug of the JDK (the paper's
+/// `StringBuffer` subject, one of its six JDK library subjects).
+///
+/// Original (Java): `sb1.append(sb2)` is `synchronized` on `sb1` only. It calls `sb2.length()`
+/// and later `sb2.getChars(0, len, value, count)`, each `synchronized` on `sb2`, so the atomic
+/// set of `sb2` (`value` and `count`) is read by one unit of work in two critical sections. A
+/// thread that shrinks `sb2` in between (`setLength`, `delete`) makes `getChars` throw
+/// `StringIndexOutOfBoundsException` (access pattern `r(count) w(count) r(value)`); the paper
+/// reports that its subject raises uncaught exceptions under the testers. No access is
+/// unlocked, so a race detector sees nothing.
+///
+/// Rebuilt with byte strings: `sb1 = "log: "`, `sb2 = "abcdef"`; thread t1 runs
+/// `sb1.append(sb2)`, thread t2 runs `sb2.setLength(3)`. `getChars` checks its bounds as Java's
+/// does, so the exception is an assertion naming the violated atomic set. At the end `sb1`
+/// must be `"log: abcdef"` or `"log: abc"` (the two serial orders). Choice left open: t2 first
+/// does [`SB_PREP`] steps of unrelated work (it builds the buffer's next use), so a random
+/// walk usually lets the short `append` finish first.
+///
+/// Bug: t2's `setLength` must run between t1's `length()` and `getChars()`: PCT depth 2 (t1
+/// above t2, one change point right after `length()`). Fixed twin: `append` reads the other
+/// buffer's length and characters in one critical section on it (`sb1`'s monitor, then
+/// `sb2`'s; t2 only ever takes `sb2`'s, so no deadlock).
+pub fn string_buffer(variant: Variant) {
+    let sb1 = Arc::new(StringBuffer::new("log: "));
+    let sb2 = Arc::new(StringBuffer::new("abcdef"));
+    let stats = Arc::new(AtomicU64::new(0));
+
+    let t1 = {
+        let (sb1, sb2) = (sb1.clone(), sb2.clone());
+        thread::spawn(move || match variant {
+            Variant::Buggy => sb1.append_buggy(&sb2),
+            Variant::Fixed => sb1.append_fixed(&sb2),
+        })
+    };
+    let t2 = {
+        let (sb2, stats) = (sb2.clone(), stats.clone());
+        thread::spawn(move || {
+            unrelated_work(&stats, SB_PREP);
+            sb2.set_length(3);
+        })
+    };
+    t1.join().unwrap();
+    t2.join().unwrap();
+
+    let result = sb1.contents();
+    assert!(
+        result == b"log: abcdef" || result == b"log: abc",
+        "StringBuffer: sb1.append(sb2) must copy sb2 either before or after setLength, got {:?}",
+        String::from_utf8_lossy(&result)
+    );
+    assert_eq!(sb2.contents(), b"abc", "StringBuffer: sb2 was truncated");
+}
+
+/// Steps of unrelated work the parsing thread of [`jigsaw`] does before it stores its bytes.
+pub const JIGSAW_PREP: u32 = 8;
+
+/// The bytes t1 of [`jigsaw`] produces from the parsed value (`updateByteValue`).
+const JIGSAW_T1_BYTES: &[u8] = b"65536";
+/// The bytes t2 of [`jigsaw`] copies from the incoming buffer (`buf.getByteCopy()`).
+const JIGSAW_T2_BYTES: &[u8] = b"1024";
+
+/// The correlated fields of a Jigsaw header value: `raw`, the value's bytes on the wire, and
+/// `rlen`, how many bytes of `raw` are valid. Their atomic set is `{raw, rlen}`.
+#[derive(Default)]
+struct RawValue {
+    raw: Option<Vec<u8>>,
+    rlen: usize,
+}
+
+/// A header value object (`BasicValue` / `HttpInteger`); each access to its fields is locked.
+struct HeaderValue {
+    fields: Mutex<RawValue>,
+    /// Counts the parsing thread's unrelated work.
+    progress: AtomicU64,
+}
+
+impl HeaderValue {
+    /// `BasicValue` (thread t1): if the value has no bytes yet, compute them and set the
+    /// length. Buggy: `s1: if (raw == null)`, `s2: raw = updateByteValue()`,
+    /// `s3: rlen = raw.length` (of the bytes t1 produced) are three critical sections.
+    fn emit_bytes(&self, variant: Variant) {
+        match variant {
+            Variant::Buggy => {
+                let missing = self.fields.lock().unwrap().raw.is_none(); // s1
+                if missing {
+                    let bytes = JIGSAW_T1_BYTES.to_vec(); // updateByteValue()
+                    let len = bytes.len();
+                    self.fields.lock().unwrap().raw = Some(bytes); // s2
+                    self.fields.lock().unwrap().rlen = len; // s3
+                }
+            }
+            Variant::Fixed => {
+                let mut f = self.fields.lock().unwrap();
+                if f.raw.is_none() {
+                    let bytes = JIGSAW_T1_BYTES.to_vec();
+                    f.rlen = bytes.len();
+                    f.raw = Some(bytes);
+                }
+            }
+        }
+    }
+
+    /// `HttpInteger` (thread t2): store a copy of the incoming bytes. Buggy:
+    /// `s4: raw = buf.getByteCopy()` and `s5: rlen = raw.length` are two critical sections.
+    fn set_bytes(&self, variant: Variant) {
+        unrelated_work(&self.progress, JIGSAW_PREP); // parse the incoming header
+        let copy = JIGSAW_T2_BYTES.to_vec(); // buf.getByteCopy()
+        match variant {
+            Variant::Buggy => {
+                self.fields.lock().unwrap().raw = Some(copy); // s4
+                let mut f = self.fields.lock().unwrap(); // s5
+                f.rlen = f.raw.as_ref().map_or(0, Vec::len);
+            }
+            Variant::Fixed => {
+                let mut f = self.fields.lock().unwrap();
+                f.rlen = copy.len();
+                f.raw = Some(copy);
+            }
+        }
+    }
+}
+
+/// Jigsaw: the high-level data race on `raw` and `rlen` (the paper's figure of a Jigsaw bug).
+///
+/// Original (Java, W3C's Jigsaw web server): `raw` is a header value's byte buffer and `rlen`
+/// its length. Thread t1 (`BasicValue.java`) runs `s1: if (raw == null)`,
+/// `s2: raw = updateByteValue()`, `s3: rlen = raw.length`; thread t2 (`HttpInteger.java`)
+/// runs `s4: raw = buf.getByteCopy()`, `s5: rlen = raw.length`. The fields are correlated but
+/// never updated atomically: when t1 writes `raw`, t2 overwrites `raw` and sets `rlen`, and t1
+/// then sets `rlen` from the buffer it produced, `raw` and `rlen` disagree. RaceFuzzer reports
+/// s2/s4 and s3/s5 as two separate races; AssetFuzzer reports the atomic set `{raw, rlen}`.
+///
+/// Rebuilt with each access to the two fields locked (one `Mutex` around both, taken
+/// separately for each of s1..s5), so the bug is purely the high-level race, and with the
+/// header then emitted by the test body (Jigsaw writes `raw[0..rlen]`), which first checks
+/// that `rlen` is `raw`'s length. Choices left open: t1 produces `"65536"` and t2 copies
+/// `"1024"` (different lengths, so the mix is visible: emitting would read past the 4-byte
+/// buffer), t1 computes `rlen` from its own bytes (the paper: it "sets rlen according to the
+/// ... original buffer"), and t2 first does [`JIGSAW_PREP`] steps of unrelated work (parsing
+/// the incoming header), so a random walk usually lets t1 finish first.
+///
+/// Bug: both of t2's writes must fall between t1's s2 and s3, after t1's s1 (otherwise t1
+/// keeps t2's bytes): PCT depth 2 (t1 above t2, one change point right after s2). Fixed twin:
+/// t1's check and both writes form one critical section, and so do t2's two writes.
+pub fn jigsaw(variant: Variant) {
+    let value = Arc::new(HeaderValue {
+        fields: Mutex::new(RawValue::default()),
+        progress: AtomicU64::new(0),
+    });
+
+    let t1 = {
+        let value = value.clone();
+        thread::spawn(move || value.emit_bytes(variant))
+    };
+    let t2 = {
+        let value = value.clone();
+        thread::spawn(move || value.set_bytes(variant))
+    };
+    t1.join().unwrap();
+    t2.join().unwrap();
+
+    let f = value.fields.lock().unwrap();
+    let raw = f
+        .raw
+        .as_deref()
+        .expect("Jigsaw: raw is set by both threads");
+    assert_eq!(
+        f.rlen,
+        raw.len(),
+        "Jigsaw: rlen must be the length of raw (atomic set {{raw, rlen}}), raw is {:?}",
+        String::from_utf8_lossy(raw)
+    );
+    let emitted = &raw[..f.rlen];
+    assert!(
+        emitted == JIGSAW_T1_BYTES || emitted == JIGSAW_T2_BYTES,
+        "Jigsaw: the emitted header is one thread's bytes"
+    );
+}
+
 /// The programs of this module, in the order of the paper.
 pub static PROGRAMS: &[Program] = &[
     Program {
@@ -196,5 +442,27 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         run: account,
+    },
+    Program {
+        name: "seed003-string-buffer",
+        origin: "seed 003, StringBuffer subject (JDK StringBuffer.append(StringBuffer))",
+        bug: BugKind::AtomicSetViolation,
+        summary: "append reads the other buffer's length and characters in two critical sections; a setLength between them makes getChars throw",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 500,
+        },
+        run: string_buffer,
+    },
+    Program {
+        name: "seed003-jigsaw",
+        origin: "seed 003, Jigsaw subject (high-level data race on raw and rlen)",
+        bug: BugKind::AtomicSetViolation,
+        summary: "raw and rlen are updated in separate critical sections; the other thread's update between them leaves rlen describing the wrong buffer",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 500,
+        },
+        run: jigsaw,
     },
 ];
