@@ -3,7 +3,7 @@
 //! - `first-bug.svg`: for every buggy program and every strategy that is not part of a sweep,
 //!   the median executions to the first bug (dot) and the range over the seeds that found it
 //!   (bar), on a log scale; a cross right of the budget line means no run found the bug.
-//! - `sweep-N.svg`, one per `--sweep`: the fraction of executions exposing each program's bug
+//! - `sweep-N-STRATEGY-PARAMETER.svg`, one per `--sweep`: the fraction of executions exposing each program's bug
 //!   against the swept parameter (the probability curves of seed 001's figures), log scale.
 
 use std::collections::HashSet;
@@ -63,11 +63,39 @@ pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<Vec<PathBuf>> 
         written.push(path);
     }
     for (i, sweep) in sweeps.iter().enumerate() {
-        let path = dir.join(format!("sweep-{}.svg", i + 1));
+        let strategy = results.config.sweeps[i]
+            .split(':')
+            .next()
+            .unwrap_or("strategy");
+        let path = dir.join(format!(
+            "sweep-{}-{strategy}-{}.svg",
+            i + 1,
+            sweep.parameter
+        ));
         sweep_chart(results, &results.config.sweeps[i], sweep, &path)?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Draws the legend at `position` and writes the file.
+fn finish<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    position: SeriesLabelPosition,
+) -> anyhow::Result<()>
+where
+    X: Ranged,
+    Y: Ranged,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .draw()
+        .map_err(plot_error)?;
+    root.present().map_err(plot_error)
 }
 
 fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::Result<()> {
@@ -167,15 +195,7 @@ fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::
             .label(strategy.as_str())
             .legend(move |(x, y)| Circle::new((x, y), 4, color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.5))
-        .draw()
-        .map_err(plot_error)?;
-    root.present().map_err(plot_error)?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::UpperRight)
 }
 
 fn sweep_chart(results: &Results, text: &str, sweep: &Sweep, path: &Path) -> anyhow::Result<()> {
@@ -218,7 +238,9 @@ fn sweep_chart(results: &Results, text: &str, sweep: &Sweep, path: &Path) -> any
     chart
         .configure_mesh()
         .x_desc(sweep.parameter.as_str())
-        .y_desc("probability per execution (log scale)")
+        .x_labels(sweep.points.len().min(12))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_desc("probability per execution (log scale; never = the bottom line)")
         .draw()
         .map_err(plot_error)?;
     for (i, (program, points)) in lines.into_iter().enumerate() {
@@ -236,13 +258,5 @@ fn sweep_chart(results: &Results, text: &str, sweep: &Sweep, path: &Path) -> any
             )
             .map_err(plot_error)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.5))
-        .draw()
-        .map_err(plot_error)?;
-    root.present().map_err(plot_error)?;
-    Ok(())
+    finish(&mut chart, &root, SeriesLabelPosition::LowerRight)
 }

@@ -34,12 +34,14 @@ fn records(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-const RUN: [&str; 10] = [
+const RUN: [&str; 12] = [
     "bench",
     "-p",
     "seed001-d1,seed000-fig1",
     "-s",
     "random,pct:d=2,loom:b=2",
+    "--sweep",
+    "pct:d=1..3",
     "-n",
     "60",
     "--seeds",
@@ -48,7 +50,7 @@ const RUN: [&str; 10] = [
 ];
 
 /// A run split into shards and merged gives exactly the records of the unsplit run, and the
-/// outputs are written.
+/// outputs (JSON, CSV, the first-bug chart and the sweep chart) are written.
 #[test]
 fn shards_merge_into_the_whole_run() {
     let dir = scratch("shards");
@@ -94,6 +96,7 @@ fn shards_merge_into_the_whole_run() {
         records(&dir.join("merged.json"))
     );
     assert!(dir.join("charts/first-bug.svg").exists());
+    assert!(dir.join("charts/sweep-1-pct-d.svg").exists());
     let csv = std::fs::read_to_string(dir.join("merged.csv")).unwrap();
     assert!(csv.starts_with("program,fixed,strategy,tool,seed,executions,first_failure,failures"));
 

@@ -14,6 +14,7 @@
 use std::cell::Cell;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
 use std::str::FromStr;
 
 use interleave_programs::{Program, Surface, Variant};
@@ -202,9 +203,11 @@ pub fn started_executions() -> u64 {
     STARTED.with(Cell::get)
 }
 
-/// Counts the executions shuttle starts, so a failure can be placed.
-struct Counting<S> {
-    inner: S,
+/// A shuttle scheduler wrapper that counts the executions it starts (in [`started_executions`],
+/// so a failure can be placed) and the scheduling decisions it makes.
+pub(crate) struct Counting<S> {
+    pub(crate) inner: S,
+    pub(crate) decisions: Rc<Cell<u64>>,
 }
 
 impl<S: shuttle::scheduler::Scheduler> shuttle::scheduler::Scheduler for Counting<S> {
@@ -220,6 +223,7 @@ impl<S: shuttle::scheduler::Scheduler> shuttle::scheduler::Scheduler for Countin
         current_task: Option<shuttle::scheduler::TaskId>,
         is_yielding: bool,
     ) -> Option<shuttle::scheduler::TaskId> {
+        self.decisions.set(self.decisions.get() + 1);
         self.inner
             .next_task(runnable_tasks, current_task, is_yielding)
     }
@@ -239,8 +243,14 @@ fn run_shuttle<S: shuttle::scheduler::Scheduler + 'static>(
     config.silence_warnings = true;
     STARTED.with(|n| n.set(0));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        shuttle::Runner::new(Counting { inner: scheduler }, config)
-            .run(move || (program.run)(variant))
+        shuttle::Runner::new(
+            Counting {
+                inner: scheduler,
+                decisions: Rc::default(),
+            },
+            config,
+        )
+        .run(move || (program.run)(variant))
     }));
     finish(outcome.map(|_| ()), None)
 }

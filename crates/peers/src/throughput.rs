@@ -46,6 +46,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
 use std::time::{Duration, Instant};
 
+use crate::suite_runs::Counting;
+
 /// Items each producer puts (and each consumer takes) in workload (c).
 pub const ITEMS_PER_THREAD: u64 = 5;
 /// Repetitions per runner; the fastest is reported.
@@ -270,33 +272,6 @@ fn time_shuttle<S: shuttle::scheduler::Scheduler + 'static>(scheduler: S, f: fn(
         time: start.elapsed(),
         executions: executions as u64,
         steps: None,
-    }
-}
-
-/// A scheduler wrapper that counts shuttle's `next_task` calls (used only in untimed runs).
-struct Counting<S> {
-    inner: S,
-    decisions: std::rc::Rc<std::cell::Cell<u64>>,
-}
-
-impl<S: shuttle::scheduler::Scheduler> shuttle::scheduler::Scheduler for Counting<S> {
-    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
-        self.inner.new_execution()
-    }
-
-    fn next_task(
-        &mut self,
-        runnable_tasks: &[&shuttle::scheduler::Task],
-        current_task: Option<shuttle::scheduler::TaskId>,
-        is_yielding: bool,
-    ) -> Option<shuttle::scheduler::TaskId> {
-        self.decisions.set(self.decisions.get() + 1);
-        self.inner
-            .next_task(runnable_tasks, current_task, is_yielding)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.inner.next_u64()
     }
 }
 
