@@ -4,7 +4,9 @@
 //!   the median executions to the first bug (dot) and the range over the seeds that found it
 //!   (bar), on a log scale; a cross right of the budget line means no run found the bug.
 //! - `sweep-N-STRATEGY-PARAMETER.svg`, one per `--sweep`: the fraction of executions exposing each program's bug
-//!   against the swept parameter (the probability curves of seed 001's figures), log scale.
+//!   against the swept parameter (the probability curves of seed 001's figures), log scale, with
+//!   each other interleave strategy of the run (say PCT) as a dashed reference line in the
+//!   program's colour.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context};
 use plotters::prelude::*;
 
-use crate::plan::Sweep;
+use crate::plan::{Column, Sweep};
 use crate::results::Results;
 use crate::table::{cells, Cell};
 
@@ -72,7 +74,18 @@ pub fn write_all(results: &Results, dir: &Path) -> anyhow::Result<Vec<PathBuf>> 
             i + 1,
             sweep.parameter
         ));
-        sweep_chart(results, &results.config.sweeps[i], sweep, &path)?;
+        let references: Vec<&String> = plain
+            .iter()
+            .copied()
+            .filter(|spec| Column::parse(spec).is_ok_and(|c| c.tool() == "interleave"))
+            .collect();
+        sweep_chart(
+            results,
+            &results.config.sweeps[i],
+            sweep,
+            &references,
+            &path,
+        )?;
         written.push(path);
     }
     Ok(written)
@@ -198,20 +211,28 @@ fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::
     finish(&mut chart, &root, SeriesLabelPosition::UpperRight)
 }
 
-fn sweep_chart(results: &Results, text: &str, sweep: &Sweep, path: &Path) -> anyhow::Result<()> {
+fn sweep_chart(
+    results: &Results,
+    text: &str,
+    sweep: &Sweep,
+    references: &[&String],
+    path: &Path,
+) -> anyhow::Result<()> {
     let cells = cells(&results.records);
     let floor = 0.5 / (results.config.executions.max(1) * results.config.seeds.max(1)) as f64;
+    let exposed = |program: &str, spec: &str| {
+        cells
+            .iter()
+            .find(|((p, fixed, s), _)| p == program && !fixed && s == spec)
+            .and_then(|(_, cell)| cell.exposed())
+            .map(|f| f.max(floor))
+    };
     let mut lines: Vec<(&String, Vec<(f64, f64)>)> = Vec::new();
     for program in &results.config.programs {
         let points: Vec<(f64, f64)> = sweep
             .points
             .iter()
-            .filter_map(|(value, spec)| {
-                let cell = cells
-                    .iter()
-                    .find(|((p, fixed, s), _)| p == program && !fixed && s == spec)?;
-                Some((*value as f64, cell.1.exposed()?.max(floor)))
-            })
+            .filter_map(|(value, spec)| Some((*value as f64, exposed(program, spec)?)))
             .collect();
         if !points.is_empty() {
             lines.push((program, points));
@@ -257,6 +278,18 @@ fn sweep_chart(results: &Results, text: &str, sweep: &Sweep, path: &Path) -> any
                     .map(|p| Circle::new(p, 3, color.filled())),
             )
             .map_err(plot_error)?;
+        for reference in references {
+            if let Some(level) = exposed(program, reference) {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(lo, level), (hi, level)],
+                        6,
+                        4,
+                        color.stroke_width(1),
+                    ))
+                    .map_err(plot_error)?;
+            }
+        }
     }
     finish(&mut chart, &root, SeriesLabelPosition::LowerRight)
 }

@@ -61,8 +61,9 @@ struct BenchArgs {
     programs: Vec<String>,
     /// Strategy specs (repeatable or comma-separated): interleave strategies such as `random`,
     /// `pct:d=3`, and peers `shuttle-random`, `shuttle-pct:d=3`, `loom:b=2`. Default: random,
-    /// pct:d=3 and the four peer columns.
-    #[arg(long = "strategy", short = 's', value_delimiter = ',')]
+    /// pct:d=3 and the four peer columns. A comma followed by `key=value` continues the
+    /// previous spec: `-s random,rpro:d=3,r=20` is two strategies.
+    #[arg(long = "strategy", short = 's')]
     strategies: Vec<String>,
     /// Add the peer columns (shuttle-random, shuttle-pct:d=3, loom:b=2, loom:b=3) to the
     /// strategies given with --strategy.
@@ -200,6 +201,27 @@ impl Cli {
     }
 }
 
+/// Splits comma-separated strategy lists, keeping `key=value` pieces with the spec before them
+/// (`random,rpro:d=3,r=20` is `random` and `rpro:d=3,r=20`).
+fn split_specs(arguments: &[String]) -> Vec<String> {
+    let mut specs = Vec::new();
+    for argument in arguments {
+        let mut current: Option<String> = None;
+        for piece in argument.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let parameter = piece.contains('=') && !piece.contains(':');
+            match current.as_mut() {
+                Some(spec) if parameter => {
+                    spec.push(',');
+                    spec.push_str(piece);
+                }
+                _ => specs.extend(current.replace(piece.to_string())),
+            }
+        }
+        specs.extend(current);
+    }
+    specs
+}
+
 fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
     let programs: Vec<String> = if args.programs.is_empty() {
         interleave_programs::all()
@@ -220,7 +242,7 @@ fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
     } else {
         args.strategies
     };
-    for spec in &explicit {
+    for spec in &split_specs(&explicit) {
         let column = Column::parse(spec).with_context(|| format!("in --strategy {spec:?}"))?;
         strategies.push(column.to_string());
     }
@@ -326,6 +348,20 @@ mod tests {
         assert_eq!(plan.config.strategies, ["pct:d=2", "pct:d=1", "pct:d=3"]);
         assert_eq!(plan.shard, Shard { index: 2, count: 3 });
         assert_eq!(plan.config.programs, ["seed001-d1"]);
+        let Command::Bench(plan) = parse(&[
+            "bench",
+            "-s",
+            "random,rpro:d=3,r=20,locks=0,pct:d=2",
+            "-s",
+            "rpro:r=5",
+        ])
+        .unwrap() else {
+            panic!("not a bench")
+        };
+        assert_eq!(
+            plan.config.strategies,
+            ["random", "rpro:d=3,r=20,locks=0", "pct:d=2", "rpro:d=3,r=5"]
+        );
     }
 
     #[test]

@@ -235,6 +235,7 @@ struct Summary {
     index: u64,
     steps: u64,
     threads: usize,
+    lock_acquisitions: u64,
     failure: Option<Failure>,
     warnings: Vec<String>,
 }
@@ -282,6 +283,7 @@ fn explore_with(
                     steps: summary.steps,
                     threads: summary.threads,
                     failed: summary.failure.is_some(),
+                    lock_acquisitions: summary.lock_acquisitions,
                 },
             );
             report.executions += 1;
@@ -380,6 +382,11 @@ fn run_one(run: &Run<'_>, index: u64, schedule: Box<dyn Schedule + Send>) -> Sum
         index,
         steps: ex.steps(),
         threads: ex.threads.len(),
+        lock_acquisitions: ex
+            .events
+            .iter()
+            .filter(|e| e.kind.is_lock_acquisition())
+            .count() as u64,
         failure,
         warnings: std::mem::take(&mut ex.warnings),
     };

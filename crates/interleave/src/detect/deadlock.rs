@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use super::thread_label;
 use crate::runtime::object::{Holder, ObjState};
-use crate::runtime::op::{OpKind, ShortSite};
+use crate::runtime::op::{OpKind, ShortSite, Site};
 use crate::runtime::Execution;
 
 /// A message if thread `t` is blocked trying to take a lock it already holds.
@@ -41,23 +41,67 @@ pub(crate) fn relock(ex: &Execution, t: usize) -> Option<String> {
 
 /// The thread that thread `t` waits for, if exactly one thread can unblock it.
 fn waits_for(ex: &Execution, t: usize) -> Option<usize> {
+    wait_edge(ex, t).map(|edge| edge.thread)
+}
+
+/// What a blocked thread waits for: the thread it waits on and, when that thread holds a
+/// lock it wants, the lock (object index) and where the holder acquired it.
+struct WaitEdge {
+    thread: usize,
+    lock: Option<(usize, Site)>,
+}
+
+fn wait_edge(ex: &Execution, t: usize) -> Option<WaitEdge> {
     let op = ex.threads[t].pending;
-    let state = ex.objects.get(op.object as usize).map(|o| &o.state);
+    let object = op.object as usize;
+    let state = ex.objects.get(object).map(|o| &o.state);
+    let held = |lock: usize, h: &Holder| WaitEdge {
+        thread: h.thread,
+        lock: Some((lock, h.site)),
+    };
     match (op.kind, state) {
-        (OpKind::Lock, Some(ObjState::Mutex { holder })) => holder.map(|h| h.thread),
+        (OpKind::Lock, Some(ObjState::Mutex { holder })) => holder.map(|h| held(object, &h)),
         (OpKind::ReadLock | OpKind::WriteLock, Some(ObjState::RwLock { writer, readers })) => {
             writer
                 .or_else(|| readers.first().copied())
-                .map(|h| h.thread)
+                .map(|h| held(object, &h))
         }
         (OpKind::Wake, _) if !ex.threads[t].waiting => match &ex.objects[op.arg as usize].state {
-            ObjState::Mutex { holder } => holder.map(|h| h.thread),
+            ObjState::Mutex { holder } => holder.map(|h| held(op.arg as usize, &h)),
             _ => None,
         },
-        (OpKind::Join, _) => Some(op.arg as usize),
-        (OpKind::OnceEnter, Some(ObjState::Once { runner, .. })) => runner.map(|h| h.thread),
+        (OpKind::Join, _) => Some(WaitEdge {
+            thread: op.arg as usize,
+            lock: None,
+        }),
+        (OpKind::OnceEnter, Some(ObjState::Once { runner, .. })) => runner.map(|h| WaitEdge {
+            thread: h.thread,
+            lock: None,
+        }),
         _ => None,
     }
+}
+
+/// The locks thread `t` holds, each with where it acquired it.
+fn held_locks(ex: &Execution, t: usize) -> Vec<String> {
+    let mut held = Vec::new();
+    for object in &ex.objects {
+        let holders: Vec<(&str, Holder)> = match &object.state {
+            ObjState::Mutex { holder: Some(h) } => vec![("", *h)],
+            ObjState::RwLock { writer, readers } => writer
+                .iter()
+                .map(|h| ("write ", *h))
+                .chain(readers.iter().map(|h| ("read ", *h)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (mode, h) in holders {
+            if h.thread == t {
+                held.push(format!("{mode}{} since {}", object.id, ShortSite(h.site)));
+            }
+        }
+    }
+    held
 }
 
 /// Explains why no thread can run.
@@ -77,6 +121,30 @@ pub(crate) fn explain(ex: &Execution) -> String {
             names.join(" -> "),
             cycle[0]
         );
+        for &t in &cycle {
+            let Some(edge) = wait_edge(ex, t) else {
+                continue;
+            };
+            let wants = ShortSite(ex.threads[t].pending_site);
+            match edge.lock {
+                Some((lock, since)) => {
+                    let _ = writeln!(
+                        out,
+                        "    thread {t} wants {} at {wants}; thread {} acquired it at {}",
+                        ex.objects[lock].id,
+                        edge.thread,
+                        ShortSite(since)
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "    thread {t} waits at {wants} for thread {}",
+                        edge.thread
+                    );
+                }
+            }
+        }
     }
     out.truncate(out.trim_end().len());
     out
@@ -153,6 +221,10 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
     };
     if !detail.is_empty() {
         let _ = write!(line, ": {detail}");
+    }
+    let held = held_locks(ex, t);
+    if !held.is_empty() {
+        let _ = write!(line, "; holds {}", held.join(", "));
     }
     line
 }

@@ -99,6 +99,16 @@ impl OpKind {
         }
     }
 
+    /// True for the steps that acquire a lock: `Mutex::lock`, `RwLock::read`/`write`, and a
+    /// woken `Condvar` waiter taking its mutex back (the steps that can close a deadlock cycle;
+    /// `try_lock` never waits, so it cannot).
+    pub const fn is_lock_acquisition(self) -> bool {
+        matches!(
+            self,
+            OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock | OpKind::Wake
+        )
+    }
+
     /// True for operations that may have to wait for another thread.
     pub const fn can_block(self) -> bool {
         matches!(

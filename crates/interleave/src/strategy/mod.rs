@@ -13,10 +13,12 @@
 mod pct;
 mod random;
 pub(crate) mod replay;
+mod rpro;
 mod spec;
 
-pub use pct::Pct;
+pub use pct::{Events, Pct};
 pub use random::Random;
+pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec};
 
 pub use crate::runtime::op::{Access, ObjectId, ObjectKind, OpKind, Site};
@@ -41,6 +43,8 @@ pub struct Outcome {
     pub threads: usize,
     /// Whether it failed.
     pub failed: bool,
+    /// Lock acquisitions it executed (see [`OpKind::is_lock_acquisition`]).
+    pub lock_acquisitions: u64,
 }
 
 /// A way of exploring schedules.

@@ -12,6 +12,15 @@
 //! observed in earlier executions (observed in planning rounds, so the estimate, and hence the
 //! schedules, do not depend on the number of workers).
 //!
+//! Events: by default every step is an event. With [`Events::LockAcquisitions`] (seed 001's
+//! deadlock optimisation, spec `locks=1`) only lock acquisitions count: `k` is the number of
+//! acquisitions and change points fall right after acquisitions, since only an acquisition can
+//! close a deadlock cycle.
+//!
+//! This file also holds the machinery PCT shares with RPro (`rpro.rs`): the estimates of `n`
+//! and `k`, the drawing of distinct change points, and the per-execution priority schedule.
+//! The two strategies differ only in how they pick the change points.
+//!
 //! Spin loops: PCT starves every thread but the highest enabled one, so a thread that spins
 //! waiting for a lower-priority thread would run until the step bound. Following seed 000
 //! section 5, a thread that yields `yield_limit` times (default 100) drops below every other
@@ -20,19 +29,168 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::{below, Outcome, Schedule, Strategy, View};
+use super::{below, OpKind, Outcome, Schedule, Strategy, View};
 
 /// The number of yields after which a thread loses its priority (seed 000, section 5).
 pub const DEFAULT_YIELD_LIMIT: u32 = 100;
+
+/// Which steps count as events for PCT and RPro: `k` counts them and change points fall on them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Events {
+    /// Every scheduling step.
+    #[default]
+    All,
+    /// Only lock acquisitions (`Mutex::lock`, `RwLock::read`/`write`, and a woken `Condvar`
+    /// waiter taking its mutex back): seed 001's deadlock optimisation.
+    LockAcquisitions,
+}
+
+impl Events {
+    /// Whether a step of kind `kind` is an event.
+    fn counts(self, kind: OpKind) -> bool {
+        match self {
+            Events::All => true,
+            Events::LockAcquisitions => kind.is_lock_acquisition(),
+        }
+    }
+}
+
+/// What PCT and RPro learn from earlier executions: the number of threads `n` and of events `k`.
+#[derive(Clone, Debug)]
+pub(super) struct Estimates {
+    pub(super) events: Events,
+    /// A `k` fixed by the user (`k=` in the spec) instead of the estimate.
+    pub(super) fixed_events: Option<u64>,
+    max_events: u64,
+    max_threads: usize,
+}
+
+impl Estimates {
+    pub(super) fn new(events: Events, fixed_events: Option<u64>) -> Estimates {
+        Estimates {
+            events,
+            fixed_events: fixed_events.map(|k| k.max(1)),
+            max_events: 0,
+            max_threads: 0,
+        }
+    }
+
+    /// `k`: the fixed value, or the most events seen in one execution (at least 1).
+    pub(super) fn k(&self) -> u64 {
+        self.fixed_events.unwrap_or(self.max_events).max(1)
+    }
+
+    /// `n`: the most threads seen in one execution (at least 1).
+    pub(super) fn n(&self) -> usize {
+        self.max_threads.max(1)
+    }
+
+    /// Whether `k` is known. Before any execution has been observed it is not, and change
+    /// points are not drawn (a depth-1 sample) rather than all put on the first event.
+    pub(super) fn known(&self) -> bool {
+        self.fixed_events.is_some() || self.max_events > 0
+    }
+
+    pub(super) fn observe(&mut self, outcome: &Outcome) {
+        let events = match self.events {
+            Events::All => outcome.steps,
+            Events::LockAcquisitions => outcome.lock_acquisitions,
+        };
+        self.max_events = self.max_events.max(events);
+        self.max_threads = self.max_threads.max(outcome.threads);
+    }
+
+    /// PCT's guarantee `1 / (n · k^(d-1))` for these estimates.
+    pub(super) fn pct_guarantee(&self, depth: usize) -> f64 {
+        1.0 / (self.n() as f64 * (self.k() as f64).powi(depth as i32 - 1))
+    }
+
+    /// The report lines both strategies share.
+    pub(super) fn stats(&self, depth: usize) -> Vec<(String, String)> {
+        let events = match self.events {
+            Events::All => "steps",
+            Events::LockAcquisitions => "lock acquisitions",
+        };
+        vec![
+            ("depth d".to_string(), depth.to_string()),
+            ("threads n (max observed)".to_string(), self.n().to_string()),
+            (
+                format!(
+                    "events k ({events}, {})",
+                    if self.fixed_events.is_some() {
+                        "fixed"
+                    } else {
+                        "max observed"
+                    }
+                ),
+                self.k().to_string(),
+            ),
+            (
+                "PCT guarantee 1/(n*k^(d-1)) per execution".to_string(),
+                format!("{:.3e}", self.pct_guarantee(depth)),
+            ),
+        ]
+    }
+
+    /// The schedule of one execution with these change points, drawn with `rng`.
+    pub(super) fn schedule(
+        &self,
+        (change_points, rng): (Vec<u64>, Pcg64Mcg),
+        yield_limit: u32,
+    ) -> Box<dyn Schedule + Send> {
+        Box::new(PrioritySchedule::new(
+            rng,
+            change_points,
+            yield_limit,
+            self.events,
+        ))
+    }
+
+    /// The spec suffix for the shared parameters that differ from their defaults.
+    pub(super) fn spec_suffix(&self, default_events: Events, yield_limit: u32) -> String {
+        let mut suffix = String::new();
+        if self.events != default_events {
+            suffix.push_str(match self.events {
+                Events::All => ",locks=0",
+                Events::LockAcquisitions => ",locks=1",
+            });
+        }
+        if let Some(k) = self.fixed_events {
+            suffix.push_str(&format!(",k={k}"));
+        }
+        if yield_limit != DEFAULT_YIELD_LIMIT {
+            suffix.push_str(&format!(",yields={yield_limit}"));
+        }
+        suffix
+    }
+}
+
+/// Draws points uniformly in `lo..=hi`, skipping those already in `points`, until `points`
+/// holds `count` of them (or the range is used up).
+pub(super) fn draw_distinct(
+    rng: &mut Pcg64Mcg,
+    points: &mut Vec<u64>,
+    count: usize,
+    lo: u64,
+    hi: u64,
+) {
+    let span = (hi - lo + 1) as usize;
+    let available = span - points.iter().filter(|&&p| (lo..=hi).contains(&p)).count();
+    let target = points.len() + count.min(available);
+    while points.len() < target {
+        let point = lo + below(rng.next_u64(), span) as u64;
+        if !points.contains(&point) {
+            points.push(point);
+        }
+    }
+}
 
 /// The PCT strategy (spec `pct:d=3`).
 #[derive(Clone, Debug)]
 pub struct Pct {
     depth: usize,
     yield_limit: u32,
-    fixed_steps: Option<u64>,
-    max_steps_seen: u64,
-    max_threads_seen: usize,
+    estimates: Estimates,
 }
 
 impl Pct {
@@ -41,15 +199,13 @@ impl Pct {
         Pct {
             depth: depth.max(1),
             yield_limit: DEFAULT_YIELD_LIMIT,
-            fixed_steps: None,
-            max_steps_seen: 0,
-            max_threads_seen: 0,
+            estimates: Estimates::new(Events::All, None),
         }
     }
 
     /// Uses `steps` as `k` instead of estimating it from earlier executions.
     pub fn with_steps(mut self, steps: u64) -> Pct {
-        self.fixed_steps = Some(steps.max(1));
+        self.estimates.fixed_events = Some(steps.max(1));
         self
     }
 
@@ -59,100 +215,116 @@ impl Pct {
         self
     }
 
-    /// The current estimate of `k`, the number of steps of an execution.
+    /// Counts only `events` (see [`Events`]).
+    pub fn with_events(mut self, events: Events) -> Pct {
+        self.estimates.events = events;
+        self
+    }
+
+    /// The current estimate of `k`, the number of events of an execution.
     pub fn estimated_steps(&self) -> u64 {
-        self.fixed_steps.unwrap_or(self.max_steps_seen).max(1)
+        self.estimates.k()
     }
 
     /// The guaranteed probability `1 / (n · k^(d-1))` for the current estimates.
     pub fn guarantee(&self) -> f64 {
-        let n = self.max_threads_seen.max(1) as f64;
-        let k = self.estimated_steps() as f64;
-        1.0 / (n * k.powi(self.depth as i32 - 1))
+        self.estimates.pct_guarantee(self.depth)
+    }
+
+    /// The change points `k_1 .. k_{d-1}` (in priority order) and the generator PCT draws them
+    /// with for the execution seeded `seed`.
+    pub(super) fn change_points(&self, seed: u64) -> (Vec<u64>, Pcg64Mcg) {
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut points = Vec::new();
+        if self.estimates.known() {
+            draw_distinct(&mut rng, &mut points, self.depth - 1, 1, self.estimates.k());
+        }
+        (points, rng)
     }
 }
 
 impl Strategy for Pct {
     fn spec(&self) -> String {
-        let mut spec = format!("pct:d={}", self.depth);
-        if let Some(k) = self.fixed_steps {
-            spec.push_str(&format!(",k={k}"));
-        }
-        if self.yield_limit != DEFAULT_YIELD_LIMIT {
-            spec.push_str(&format!(",yields={}", self.yield_limit));
-        }
-        spec
+        format!(
+            "pct:d={}{}",
+            self.depth,
+            self.estimates.spec_suffix(Events::All, self.yield_limit)
+        )
     }
 
     fn plan(&mut self, _execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
-        let mut rng = Pcg64Mcg::seed_from_u64(seed);
-        let k = self.estimated_steps();
-        // Before any execution has been observed, `k` is unknown: run without change points
-        // (a depth-1 sample) rather than putting every change point on the first step.
-        let known = self.fixed_steps.is_some() || self.max_steps_seen > 0;
-        let points = if known {
-            (self.depth - 1).min(k as usize)
-        } else {
-            0
-        };
-        let mut change_points: Vec<u64> = Vec::with_capacity(points);
-        while change_points.len() < points {
-            let point = 1 + below(rng.next_u64(), k as usize) as u64;
-            if !change_points.contains(&point) {
-                change_points.push(point);
-            }
-        }
-        let next_change = change_points.iter().copied().min().unwrap_or(u64::MAX);
-        Some(Box::new(PctSchedule {
-            rng,
-            priorities: Vec::new(),
-            change_points,
-            next_change,
-            yield_limit: self.yield_limit,
-            demoted_at_yields: Vec::new(),
-            lowest: 0,
-        }))
+        Some(
+            self.estimates
+                .schedule(self.change_points(seed), self.yield_limit),
+        )
     }
 
     fn observe(&mut self, _execution: u64, outcome: &Outcome) {
-        self.max_steps_seen = self.max_steps_seen.max(outcome.steps);
-        self.max_threads_seen = self.max_threads_seen.max(outcome.threads);
+        self.estimates.observe(outcome);
     }
 
     fn stats(&self) -> Vec<(String, String)> {
-        vec![
-            ("depth d".to_string(), self.depth.to_string()),
-            (
-                "threads n (max observed)".to_string(),
-                self.max_threads_seen.to_string(),
-            ),
-            (
-                "steps k (max observed)".to_string(),
-                self.estimated_steps().to_string(),
-            ),
-            (
-                "guarantee 1/(n*k^(d-1)) per execution".to_string(),
-                format!("{:.3e}", self.guarantee()),
-            ),
-        ]
+        self.estimates.stats(self.depth)
     }
 }
 
-struct PctSchedule {
+/// One execution of PCT or RPro: run the enabled thread of highest priority; right after the
+/// event counted as `k_i`, lower the priority of the thread that executed it to `i`.
+pub(super) struct PrioritySchedule {
     rng: Pcg64Mcg,
     /// Priority of each thread; larger runs first. Initial priorities are above `2^32`, change
     /// point `i` sets priority `i`, yield demotions go below zero.
     priorities: Vec<i64>,
-    /// `change_points[i - 1] = k_i`, in the order drawn.
+    /// `change_points[i - 1] = k_i`.
     change_points: Vec<u64>,
     /// The earliest change point not yet reached, so most steps test one number.
     next_change: u64,
+    events: Events,
+    /// Events executed so far (used when not every step is an event).
+    events_seen: u64,
+    /// Whether the step chosen last is an event.
+    chosen_is_event: bool,
     yield_limit: u32,
     demoted_at_yields: Vec<u32>,
     lowest: i64,
 }
 
-impl Schedule for PctSchedule {
+impl PrioritySchedule {
+    pub(super) fn new(
+        rng: Pcg64Mcg,
+        change_points: Vec<u64>,
+        yield_limit: u32,
+        events: Events,
+    ) -> PrioritySchedule {
+        let next_change = change_points.iter().copied().min().unwrap_or(u64::MAX);
+        PrioritySchedule {
+            rng,
+            priorities: Vec::new(),
+            change_points,
+            next_change,
+            events,
+            events_seen: 0,
+            chosen_is_event: false,
+            yield_limit,
+            demoted_at_yields: Vec::new(),
+            lowest: 0,
+        }
+    }
+
+    /// The number of the event the last step was, if it was one.
+    fn last_event(&mut self, view: &View<'_>) -> Option<u64> {
+        match self.events {
+            Events::All => Some(view.step()),
+            Events::LockAcquisitions if self.chosen_is_event => {
+                self.events_seen += 1;
+                Some(self.events_seen)
+            }
+            Events::LockAcquisitions => None,
+        }
+    }
+}
+
+impl Schedule for PrioritySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
         while self.priorities.len() < view.thread_count() {
             // Independent uniform keys give a uniformly random order of the initial priorities.
@@ -161,18 +333,19 @@ impl Schedule for PctSchedule {
             self.demoted_at_yields.push(0);
         }
         if let Some(last) = view.last_thread() {
-            let step = view.step();
-            if step == self.next_change {
-                if let Some(i) = self.change_points.iter().position(|&k| k == step) {
-                    self.priorities[last] = i as i64 + 1;
+            if let Some(event) = self.last_event(view) {
+                if event == self.next_change {
+                    if let Some(i) = self.change_points.iter().position(|&k| k == event) {
+                        self.priorities[last] = i as i64 + 1;
+                    }
+                    self.next_change = self
+                        .change_points
+                        .iter()
+                        .copied()
+                        .filter(|&k| k > event)
+                        .min()
+                        .unwrap_or(u64::MAX);
                 }
-                self.next_change = self
-                    .change_points
-                    .iter()
-                    .copied()
-                    .filter(|&k| k > step)
-                    .min()
-                    .unwrap_or(u64::MAX);
             }
             let yields = view.yields(last);
             if yields >= self.demoted_at_yields[last] + self.yield_limit {
@@ -189,6 +362,11 @@ impl Schedule for PctSchedule {
                 best = t;
                 best_priority = priorities[t];
             }
+        }
+        if self.events != Events::All {
+            self.chosen_is_event = view
+                .pending(best)
+                .is_some_and(|op| self.events.counts(op.kind));
         }
         best
     }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::{Pct, Random, Strategy};
+use super::{Events, Pct, RPro, Random, Strategy};
 
 /// A built-in strategy with its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,11 +24,27 @@ pub enum StrategySpec {
         steps: Option<u64>,
         /// Yields after which a thread loses its priority.
         yields: u32,
+        /// Which steps are events (`locks=1`: only lock acquisitions).
+        events: Events,
+    },
+    /// RPro with bug depth `depth` and radius `radius` (`rpro:d=3,r=20`); `locks=0` turns off
+    /// the deadlock optimisation (on by default), `k` and `yields` are as for PCT.
+    RPro {
+        /// The bug depth `d`, at least 1.
+        depth: usize,
+        /// The bug radius `r`, at least 1.
+        radius: u64,
+        /// A fixed `k`, or `None` to estimate it from earlier executions.
+        steps: Option<u64>,
+        /// Yields after which a thread loses its priority.
+        yields: u32,
+        /// Which steps are events (by default only lock acquisitions).
+        events: Events,
     },
 }
 
 /// Names of the built-in strategies, for error messages and help.
-pub const STRATEGY_NAMES: &[&str] = &["random", "pct"];
+pub const STRATEGY_NAMES: &[&str] = &["random", "pct", "rpro"];
 
 /// Why a strategy spec could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -71,6 +87,18 @@ impl StrategySpec {
             depth,
             steps: None,
             yields: super::pct::DEFAULT_YIELD_LIMIT,
+            events: Events::All,
+        }
+    }
+
+    /// RPro with depth `depth`, radius `radius` and default settings (deadlock optimisation on).
+    pub fn rpro(depth: usize, radius: u64) -> StrategySpec {
+        StrategySpec::RPro {
+            depth,
+            radius,
+            steps: None,
+            yields: super::pct::DEFAULT_YIELD_LIMIT,
+            events: Events::LockAcquisitions,
         }
     }
 
@@ -82,15 +110,89 @@ impl StrategySpec {
                 depth,
                 steps,
                 yields,
+                events,
             } => {
-                let mut pct = Pct::new(depth).with_yield_limit(yields);
+                let mut pct = Pct::new(depth).with_yield_limit(yields).with_events(events);
                 if let Some(steps) = steps {
                     pct = pct.with_steps(steps);
                 }
                 Box::new(pct)
             }
+            StrategySpec::RPro {
+                depth,
+                radius,
+                steps,
+                yields,
+                events,
+            } => {
+                let mut rpro = RPro::new(depth, radius)
+                    .with_yield_limit(yields)
+                    .with_events(events);
+                if let Some(steps) = steps {
+                    rpro = rpro.with_steps(steps);
+                }
+                Box::new(rpro)
+            }
         }
     }
+}
+
+/// Parses `locks=0|1` (also `false|true`).
+fn parse_events(value: &str) -> Result<Events, SpecError> {
+    match value {
+        "1" | "true" => Ok(Events::LockAcquisitions),
+        "0" | "false" => Ok(Events::All),
+        _ => Err(SpecError::BadValue {
+            parameter: "locks".to_string(),
+            value: value.to_string(),
+            reason: "expected 0 or 1".to_string(),
+        }),
+    }
+}
+
+/// Parses the parameters of `pct` (`radius` is `None`) or `rpro` into `spec`.
+fn parse_priority_parameters(
+    strategy: &'static str,
+    pairs: Vec<(&str, &str)>,
+    mut spec: StrategySpec,
+) -> Result<StrategySpec, SpecError> {
+    let (depth, mut radius, steps, yields, events) = match &mut spec {
+        StrategySpec::Pct {
+            depth,
+            steps,
+            yields,
+            events,
+        } => (depth, None, steps, yields, events),
+        StrategySpec::RPro {
+            depth,
+            radius,
+            steps,
+            yields,
+            events,
+        } => (depth, Some(radius), steps, yields, events),
+        StrategySpec::Random => unreachable!("random takes no parameters"),
+    };
+    for (key, value) in pairs {
+        match (key, radius.as_deref_mut()) {
+            ("d" | "depth", _) => *depth = parse_number(key, value, 1usize)?,
+            ("r" | "radius", Some(radius)) => *radius = parse_number(key, value, 1u64)?,
+            ("k" | "steps", _) => *steps = Some(parse_number(key, value, 1u64)?),
+            ("yields", _) => *yields = parse_number(key, value, 1u32)?,
+            ("locks", _) => *events = parse_events(value)?,
+            _ => {
+                return Err(SpecError::UnknownParameter {
+                    strategy,
+                    parameter: key.to_string(),
+                    known: if strategy == "rpro" {
+                        "d, r, k, yields, locks"
+                    } else {
+                        "d, k, yields, locks"
+                    },
+                })
+            }
+        }
+    }
+    Ok(spec)
 }
 
 fn parse_number<T: FromStr + PartialOrd + std::fmt::Display>(
@@ -139,31 +241,8 @@ impl FromStr for StrategySpec {
                     known: "no parameters",
                 }),
             },
-            "pct" => {
-                let mut spec = StrategySpec::pct(3);
-                if let StrategySpec::Pct {
-                    depth,
-                    steps,
-                    yields,
-                } = &mut spec
-                {
-                    for (key, value) in pairs {
-                        match key {
-                            "d" | "depth" => *depth = parse_number(key, value, 1usize)?,
-                            "k" | "steps" => *steps = Some(parse_number(key, value, 1u64)?),
-                            "yields" => *yields = parse_number(key, value, 1u32)?,
-                            _ => {
-                                return Err(SpecError::UnknownParameter {
-                                    strategy: "pct",
-                                    parameter: key.to_string(),
-                                    known: "d, k, yields",
-                                })
-                            }
-                        }
-                    }
-                }
-                Ok(spec)
-            }
+            "pct" => parse_priority_parameters("pct", pairs, StrategySpec::pct(3)),
+            "rpro" => parse_priority_parameters("rpro", pairs, StrategySpec::rpro(3, 20)),
             other => Err(SpecError::UnknownStrategy(other.to_string())),
         }
     }
@@ -208,5 +287,39 @@ mod tests {
         ));
         let message = "pct:d=x".parse::<StrategySpec>().unwrap_err().to_string();
         assert!(message.contains("expected a whole number"), "{message}");
+        for (bad, expected) in [
+            (
+                "rpro:d=0",
+                "invalid value \"0\" for d: it must be at least 1",
+            ),
+            (
+                "rpro:r=0",
+                "invalid value \"0\" for r: it must be at least 1",
+            ),
+            (
+                "rpro:locks=2",
+                "invalid value \"2\" for locks: expected 0 or 1",
+            ),
+            (
+                "rpro:q=1",
+                "strategy rpro has no parameter \"q\" (it takes: d, r, k, yields, locks)",
+            ),
+        ] {
+            let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
+            assert_eq!(message, expected, "{bad}");
+        }
+    }
+
+    #[test]
+    fn parses_rpro_and_the_lock_option() {
+        assert_eq!(
+            "rpro:d=3,r=20".parse::<StrategySpec>(),
+            Ok(StrategySpec::rpro(3, 20))
+        );
+        assert_eq!(StrategySpec::rpro(4, 150).to_string(), "rpro:d=4,r=150");
+        let spec: StrategySpec = "rpro:r=5,locks=0,k=90".parse().unwrap();
+        assert_eq!(spec.to_string(), "rpro:d=3,r=5,locks=0,k=90");
+        let spec: StrategySpec = "pct:d=2,locks=1".parse().unwrap();
+        assert_eq!(spec.to_string(), "pct:d=2,locks=1");
     }
 }
