@@ -19,7 +19,9 @@ use crate::report::{render_interleaving, Failure, FailureInfo, FailureKind, Repo
 use crate::runtime::op::{ShortSite, Site};
 use crate::runtime::{self, Event, Execution, Limits};
 use crate::strategy::replay::ReplaySchedule;
-use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec};
+use crate::strategy::{
+    execution_seed, OpKind, Outcome, Schedule, Strategy, StrategySpec, TraceEvent, TraceTarget,
+};
 use crate::{Error, RaceMode};
 
 /// Rounds grow 1, 2, 4, ... up to this many executions.
@@ -236,6 +238,7 @@ struct Summary {
     steps: u64,
     threads: usize,
     lock_acquisitions: u64,
+    trace: Option<Vec<TraceEvent>>,
     failure: Option<Failure>,
     warnings: Vec<String>,
 }
@@ -271,7 +274,7 @@ fn explore_with(
         let mut plans = Vec::new();
         for index in next..next + size {
             match strategy.plan(index, execution_seed(config.seed, index)) {
-                Some(schedule) => plans.push((index, schedule)),
+                Some(schedule) => plans.push((index, schedule, strategy.wants_trace(index))),
                 None => break,
             }
         }
@@ -284,6 +287,7 @@ fn explore_with(
                     threads: summary.threads,
                     failed: summary.failure.is_some(),
                     lock_acquisitions: summary.lock_acquisitions,
+                    trace: summary.trace.as_deref(),
                 },
             );
             report.executions += 1;
@@ -307,19 +311,24 @@ fn explore_with(
         round = (round * 2).min(MAX_ROUND);
     }
     report.strategy_stats = strategy.stats();
+    for warning in strategy.warnings() {
+        if seen_warnings.insert(warning.clone()) {
+            report.warnings.push(warning);
+        }
+    }
     report
 }
 
 /// Runs the planned executions, on `workers` threads, and returns their summaries in index
 /// order. With `stop_early`, executions after a failing one may be skipped.
-/// An execution index and its schedule.
-type Plan = (u64, Box<dyn Schedule + Send>);
+/// An execution index, its schedule, and whether to keep its trace.
+type Plan = (u64, Box<dyn Schedule + Send>, bool);
 
 fn execute(run: &Run<'_>, plans: Vec<Plan>, workers: usize, stop_early: bool) -> Vec<Summary> {
     if workers <= 1 || plans.len() <= 1 {
         let mut summaries = Vec::with_capacity(plans.len());
-        for (index, schedule) in plans {
-            let summary = run_one(run, index, schedule);
+        for (index, schedule, keep_trace) in plans {
+            let summary = run_one(run, index, schedule, keep_trace);
             let failed = summary.failure.is_some();
             summaries.push(summary);
             if failed && stop_early {
@@ -339,13 +348,14 @@ fn execute(run: &Run<'_>, plans: Vec<Plan>, workers: usize, stop_early: bool) ->
                 let Some(plan) = plans.get(position) else {
                     break;
                 };
-                let Some((index, schedule)) = plan.lock().expect("plan lock").take() else {
+                let Some((index, schedule, keep_trace)) = plan.lock().expect("plan lock").take()
+                else {
                     continue;
                 };
                 if stop_early && index > first_failure.load(Ordering::Relaxed) {
                     continue;
                 }
-                let summary = run_one(run, index, schedule);
+                let summary = run_one(run, index, schedule, keep_trace);
                 if summary.failure.is_some() {
                     first_failure.fetch_min(index, Ordering::Relaxed);
                 }
@@ -358,7 +368,12 @@ fn execute(run: &Run<'_>, plans: Vec<Plan>, workers: usize, stop_early: bool) ->
     summaries
 }
 
-fn run_one(run: &Run<'_>, index: u64, schedule: Box<dyn Schedule + Send>) -> Summary {
+fn run_one(
+    run: &Run<'_>,
+    index: u64,
+    schedule: Box<dyn Schedule + Send>,
+    keep_trace: bool,
+) -> Summary {
     let mut ex = runtime::run(run.f, run.site, schedule, run.limits);
     let mut failure = ex
         .failure
@@ -387,11 +402,31 @@ fn run_one(run: &Run<'_>, index: u64, schedule: Box<dyn Schedule + Send>) -> Sum
             .iter()
             .filter(|e| e.kind.is_lock_acquisition())
             .count() as u64,
+        trace: keep_trace.then(|| trace(&ex)),
         failure,
         warnings: std::mem::take(&mut ex.warnings),
     };
     ex.recycle();
     summary
+}
+
+/// The execution's steps as strategies see them.
+fn trace(ex: &Execution) -> Vec<TraceEvent> {
+    let object = |idx: u32| ex.objects.get(idx as usize).map(|o| o.id);
+    ex.events
+        .iter()
+        .map(|e| TraceEvent {
+            thread: e.thread as usize,
+            kind: e.kind,
+            object: object(e.object),
+            target: match e.kind {
+                OpKind::Join => Some(TraceTarget::Thread(e.arg as usize)),
+                OpKind::Wake => object(e.arg).map(TraceTarget::Object),
+                _ => None,
+            },
+            site: e.site,
+        })
+        .collect()
 }
 
 fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> Failure {

@@ -1,7 +1,8 @@
-//! Online failure detectors that run inside the runtime: deadlock, re-locking, the step bound
-//! and data races. Each explains its finding in terms of threads, objects and source sites.
+//! Failure detectors: online ones inside the runtime (deadlock, re-locking, the step bound,
+//! data races) and the lock-order deadlock predictor that analyses a finished execution. Each explains its finding in terms of threads, objects and source sites.
 
 pub(crate) mod deadlock;
+pub(crate) mod lock_order;
 pub(crate) mod race;
 
 use std::fmt::Write;

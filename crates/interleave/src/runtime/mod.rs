@@ -51,6 +51,8 @@ pub(crate) struct Event {
     pub thread: u32,
     pub kind: OpKind,
     pub object: ObjIdx,
+    /// The operation's argument (see `Op::arg`).
+    pub arg: u32,
     pub site: Site,
 }
 
@@ -568,7 +570,9 @@ impl Execution {
     #[inline]
     fn record(&mut self, chosen: usize) {
         let slot = &mut self.threads[chosen];
-        let Op { kind, object, .. } = slot.pending;
+        let Op {
+            kind, object, arg, ..
+        } = slot.pending;
         let site = slot.pending_site;
         if kind == OpKind::Yield {
             slot.yields += 1;
@@ -577,6 +581,7 @@ impl Execution {
             thread: chosen as u32,
             kind,
             object,
+            arg,
             site,
         });
         self.current = chosen;

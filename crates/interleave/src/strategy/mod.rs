@@ -10,12 +10,14 @@
 //! Built-in strategies are named by a spec string (`"random"`, `"pct:d=3"`), parsed into a
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
+mod deadlock_fuzzer;
 mod pct;
 mod random;
 pub(crate) mod replay;
 mod rpro;
 mod spec;
 
+pub use deadlock_fuzzer::DeadlockFuzzer;
 pub use pct::{Events, Pct};
 pub use random::Random;
 pub use rpro::RPro;
@@ -34,9 +36,34 @@ pub trait Schedule {
     fn next_value(&mut self, bound: u64) -> u64;
 }
 
+/// One step of an execution, as strategies that analyse whole executions see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// The thread that took the step (0 is the main thread; spawned threads are numbered in
+    /// the order they were spawned).
+    pub thread: usize,
+    /// What the step did.
+    pub kind: OpKind,
+    /// The object it acted on, if any.
+    pub object: Option<ObjectId>,
+    /// For `Join`, the joined thread; for `Wake`, the mutex the woken waiter takes back.
+    pub target: Option<TraceTarget>,
+    /// Where in the program the step was taken.
+    pub site: Site,
+}
+
+/// What a step's argument refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceTarget {
+    /// A thread (the joined thread of a `Join`).
+    Thread(usize),
+    /// An object (the mutex of a `Wake`).
+    Object(ObjectId),
+}
+
 /// What a strategy learns from one finished execution.
 #[derive(Clone, Copy, Debug)]
-pub struct Outcome {
+pub struct Outcome<'a> {
     /// Steps (scheduling decisions) the execution ran.
     pub steps: u64,
     /// Threads it created, the main thread included.
@@ -45,6 +72,8 @@ pub struct Outcome {
     pub failed: bool,
     /// Lock acquisitions it executed (see [`OpKind::is_lock_acquisition`]).
     pub lock_acquisitions: u64,
+    /// Every step, if the strategy asked for it ([`Strategy::wants_trace`]).
+    pub trace: Option<&'a [TraceEvent]>,
 }
 
 /// A way of exploring schedules.
@@ -60,6 +89,19 @@ pub trait Strategy: Send {
     /// Learns from a finished execution; called in execution order.
     fn observe(&mut self, execution: u64, outcome: &Outcome) {
         let _ = (execution, outcome);
+    }
+
+    /// Whether [`observe`](Strategy::observe) needs the whole trace of execution `execution`
+    /// (recording it costs time, so strategies ask only for the executions they analyse).
+    fn wants_trace(&self, execution: u64) -> bool {
+        let _ = execution;
+        false
+    }
+
+    /// Findings that are not failures (say, predictions that could not be confirmed), added to
+    /// the report's warnings when the exploration ends.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
     }
 
     /// How many executions may be planned before the outcomes of earlier ones are observed

@@ -142,6 +142,7 @@ mod tests {
             threads: 3,
             failed: false,
             lock_acquisitions,
+            trace: None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::{Events, Pct, RPro, Random, Strategy};
+use super::{DeadlockFuzzer, Events, Pct, RPro, Random, Strategy};
 
 /// A built-in strategy with its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -41,10 +41,16 @@ pub enum StrategySpec {
         /// Which steps are events (by default only lock acquisitions).
         events: Events,
     },
+    /// Deadlock prediction from one execution, then directed executions that try to realise
+    /// each predicted cycle (`deadlock-fuzzer`, `deadlock-fuzzer:tries=20`).
+    DeadlockFuzzer {
+        /// Directed executions per predicted cycle, at least 1.
+        tries: u64,
+    },
 }
 
 /// Names of the built-in strategies, for error messages and help.
-pub const STRATEGY_NAMES: &[&str] = &["random", "pct", "rpro"];
+pub const STRATEGY_NAMES: &[&str] = &["random", "pct", "rpro", "deadlock-fuzzer"];
 
 /// Why a strategy spec could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -133,6 +139,7 @@ impl StrategySpec {
                 }
                 Box::new(rpro)
             }
+            StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
         }
     }
 }
@@ -170,7 +177,9 @@ fn parse_priority_parameters(
             yields,
             events,
         } => (depth, Some(radius), steps, yields, events),
-        StrategySpec::Random => unreachable!("random takes no parameters"),
+        StrategySpec::Random | StrategySpec::DeadlockFuzzer { .. } => {
+            unreachable!("only pct and rpro specs are parsed here")
+        }
     };
     for (key, value) in pairs {
         match (key, radius.as_deref_mut()) {
@@ -243,6 +252,22 @@ impl FromStr for StrategySpec {
             },
             "pct" => parse_priority_parameters("pct", pairs, StrategySpec::pct(3)),
             "rpro" => parse_priority_parameters("rpro", pairs, StrategySpec::rpro(3, 20)),
+            "deadlock-fuzzer" => {
+                let mut tries = super::deadlock_fuzzer::DEFAULT_TRIES;
+                for (key, value) in pairs {
+                    match key {
+                        "tries" => tries = parse_number(key, value, 1u64)?,
+                        _ => {
+                            return Err(SpecError::UnknownParameter {
+                                strategy: "deadlock-fuzzer",
+                                parameter: key.to_string(),
+                                known: "tries",
+                            })
+                        }
+                    }
+                }
+                Ok(StrategySpec::DeadlockFuzzer { tries })
+            }
             other => Err(SpecError::UnknownStrategy(other.to_string())),
         }
     }
