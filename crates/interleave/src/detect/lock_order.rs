@@ -97,7 +97,7 @@ impl fmt::Display for PredictedCycle {
             let holds: Vec<String> = edge
                 .holds
                 .iter()
-                .map(|(id, site)| format!("{id} (acquired at {})", ShortSite(*site)))
+                .map(|(id, site)| format!("{id} (acquired at {})", ShortSite(site)))
                 .collect();
             write!(
                 f,

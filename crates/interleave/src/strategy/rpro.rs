@@ -132,7 +132,7 @@ mod tests {
     use super::super::Pct;
     use super::*;
 
-    fn observed(k: u64, events: Events) -> Outcome {
+    fn observed(k: u64, events: Events) -> Outcome<'static> {
         let (steps, lock_acquisitions) = match events {
             Events::All => (k, 0),
             Events::LockAcquisitions => (10 * k, k),
