@@ -397,11 +397,7 @@ fn run_one(
         index,
         steps: ex.steps(),
         threads: ex.threads.len(),
-        lock_acquisitions: ex
-            .events
-            .iter()
-            .filter(|e| e.kind.is_lock_acquisition())
-            .count() as u64,
+        lock_acquisitions: ex.lock_acquisitions,
         trace: keep_trace.then(|| trace(&ex)),
         failure,
         warnings: std::mem::take(&mut ex.warnings),

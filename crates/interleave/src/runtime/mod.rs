@@ -101,6 +101,9 @@ pub(crate) struct Execution {
     pub events: Vec<Event>,
     /// The values returned by `interleave::rand`, in order.
     pub values: Vec<u64>,
+    /// Steps that acquired a lock (see `OpKind::is_lock_acquisition`), counted as they are
+    /// recorded, for strategies that count only acquisitions.
+    pub lock_acquisitions: u64,
     enabled: Vec<usize>,
     pub current: usize,
     pub failure: Option<FailureInfo>,
@@ -257,6 +260,7 @@ impl Execution {
             spare.site_instances.clear();
             spare.events.clear();
             spare.values.clear();
+            spare.lock_acquisitions = 0;
             spare.enabled.clear();
             spare.current = 0;
             spare.failure = None;
@@ -273,6 +277,7 @@ impl Execution {
             site_instances: FxHashMap::default(),
             events: Vec::new(),
             values: Vec::new(),
+            lock_acquisitions: 0,
             enabled: Vec::new(),
             current: 0,
             failure: None,
@@ -592,10 +597,21 @@ impl Execution {
                 self.acquire(object);
                 self.release(object);
             }
-            OpKind::Lock => self.take_mutex(object, site),
+            OpKind::Lock => {
+                self.lock_acquisitions += 1;
+                self.take_mutex(object, site);
+            }
             OpKind::Unlock => self.give_mutex(object),
-            OpKind::ReadLock => self.take_rwlock(object, false, site),
-            OpKind::WriteLock => self.take_rwlock(object, true, site),
+            OpKind::ReadLock => {
+                self.lock_acquisitions += 1;
+                self.take_rwlock(object, false, site);
+            }
+            OpKind::WriteLock => {
+                self.lock_acquisitions += 1;
+                self.take_rwlock(object, true, site);
+            }
+            // The mutex itself is taken back by the `Condvar` once the waiter runs.
+            OpKind::Wake => self.lock_acquisitions += 1,
             OpKind::RwUnlock => self.give_rwlock(object),
             _ => {}
         }
