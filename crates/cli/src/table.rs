@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use crate::plan::Sweep;
 use crate::results::{Record, Results};
 
 /// What one (program, variant, strategy) cell measured over its seeds.
@@ -170,9 +171,53 @@ pub fn render(results: &Results) -> (String, usize) {
         }
         out.push_str(&summary(&buggy));
     }
+    for sweep in &config.sweeps {
+        out.push_str(&sweep_table(sweep, &cells));
+    }
     let (fixed_text, false_positives) = fixed_twins(&cells);
     out.push_str(&fixed_text);
     (out, false_positives)
+}
+
+/// The fraction of executions exposing each buggy program's bug against the swept parameter:
+/// one row per program, one column per value.
+fn sweep_table(text: &str, cells: &[((String, bool, String), Cell<'_>)]) -> String {
+    let Ok(sweep) = Sweep::parse(text) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\n--sweep {text}: % of executions exposing the bug, by {}\n{:<30}",
+        sweep.parameter, "buggy program"
+    );
+    for (value, _) in &sweep.points {
+        let _ = write!(out, " {:>8}", format!("{}={value}", sweep.parameter));
+    }
+    out.push('\n');
+    let mut programs: Vec<&str> = Vec::new();
+    for ((program, fixed, _), _) in cells {
+        if !fixed && !programs.contains(&program.as_str()) {
+            programs.push(program);
+        }
+    }
+    for program in programs {
+        let _ = write!(out, "{program:<30}");
+        for (_, spec) in &sweep.points {
+            let exposed = cells
+                .iter()
+                .find(|((p, fixed, s), _)| p == program && !fixed && s == spec)
+                .and_then(|(_, cell)| cell.exposed());
+            match exposed {
+                Some(f) => {
+                    let _ = write!(out, " {:>7.3}%", 100.0 * f);
+                }
+                None => {
+                    let _ = write!(out, " {:>8}", "-");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Per strategy: on how many programs it found the bug in every run, in some, in none.
