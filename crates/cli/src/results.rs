@@ -107,6 +107,10 @@ pub struct Record {
     pub token: Option<String>,
     /// Why the tool could not run the program, or how its search ended early.
     pub note: Option<String>,
+    /// The strategy's own account of the run (estimates, guarantees, predictions), as
+    /// `name: value` pairs joined by `; ` (interleave only).
+    #[serde(default)]
+    pub stats: Option<String>,
 }
 
 impl Record {

@@ -80,6 +80,12 @@ fn run_interleave(job: &Job, spec: &interleave::StrategySpec, executions: u64) -
                 record.message = Some(first_line(&first.message));
                 record.token = Some(first.token.clone());
             }
+            let stats: Vec<String> = report
+                .strategy_stats
+                .iter()
+                .map(|(name, value)| format!("{name}: {value}"))
+                .collect();
+            record.stats = (!stats.is_empty()).then(|| stats.join("; "));
             if variant == Variant::Fixed && !report.warnings.is_empty() {
                 record.note = Some(format!("warnings: {}", report.warnings.join("; ")));
             }
@@ -152,6 +158,7 @@ fn empty_record(job: &Job) -> Record {
         message: None,
         token: None,
         note: None,
+        stats: None,
     }
 }
 
