@@ -12,16 +12,20 @@
 
 mod deadlock_fuzzer;
 mod pct;
+mod pctvb;
 mod random;
 pub(crate) mod replay;
 mod rpro;
 mod spec;
+mod thread_bound;
 
 pub use deadlock_fuzzer::DeadlockFuzzer;
 pub use pct::{Events, Pct};
+pub use pctvb::PctVb;
 pub use random::Random;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec};
+pub use thread_bound::ThreadBound;
 
 pub use crate::runtime::op::{Access, ObjectId, ObjectKind, OpKind, Site};
 pub use crate::runtime::{PendingOp, ThreadState, View};

@@ -29,7 +29,7 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::{below, OpKind, Outcome, Schedule, Strategy, View};
+use super::{below, ObjectId, Outcome, Schedule, Strategy, View};
 
 /// The number of yields after which a thread loses its priority (seed 000, section 5).
 pub const DEFAULT_YIELD_LIMIT: u32 = 100;
@@ -43,16 +43,6 @@ pub enum Events {
     /// Only lock acquisitions (`Mutex::lock`, `RwLock::read`/`write`, and a woken `Condvar`
     /// waiter taking its mutex back): seed 001's deadlock optimisation.
     LockAcquisitions,
-}
-
-impl Events {
-    /// Whether a step of kind `kind` is an event.
-    fn counts(self, kind: OpKind) -> bool {
-        match self {
-            Events::All => true,
-            Events::LockAcquisitions => kind.is_lock_acquisition(),
-        }
-    }
 }
 
 /// What PCT and RPro learn from earlier executions: the number of threads `n` and of events `k`.
@@ -138,11 +128,13 @@ impl Estimates {
         (change_points, rng): (Vec<u64>, Pcg64Mcg),
         yield_limit: u32,
     ) -> Box<dyn Schedule + Send> {
+        let priorities = pct_change_priorities(change_points.len());
         Box::new(PrioritySchedule::new(
             rng,
             change_points,
+            priorities,
             yield_limit,
-            self.events,
+            Counting::Global(self.events),
         ))
     }
 
@@ -268,58 +260,116 @@ impl Strategy for Pct {
     }
 }
 
-/// One execution of PCT or RPro: run the enabled thread of highest priority; right after the
-/// event counted as `k_i`, lower the priority of the thread that executed it to `i`.
+/// How the events that change points refer to are numbered.
+pub(super) enum Counting {
+    /// Every event of one kind ([`Events`]) in one sequence: change point `k` is the `k`-th.
+    Global(Events),
+    /// Accesses of each of these objects in a sequence of their own: change point
+    /// [`object_event(r, j)`](object_event) is the `j`-th access of `objects[r]` (PCTVB).
+    PerObject(Vec<ObjectId>),
+}
+
+/// The change point key of the `j`-th access (from 1) of the `r`-th tracked object.
+pub(super) fn object_event(r: usize, j: u64) -> u64 {
+    ((r as u64 + 1) << 40) | j
+}
+
+/// One execution of a priority strategy (PCT, RPro, PCTVB, thread bounding): run the enabled
+/// thread of highest priority; right after the event that is change point `k_i`, set the
+/// priority of the thread that executed it to `change_priorities[i - 1]`.
 pub(super) struct PrioritySchedule {
     rng: Pcg64Mcg,
-    /// Priority of each thread; larger runs first. Initial priorities are above `2^32`, change
-    /// point `i` sets priority `i`, yield demotions go below zero.
+    /// Priority of each thread; larger runs first. Initial priorities are random keys above
+    /// `2^32`, yield demotions go below zero.
     priorities: Vec<i64>,
     /// `change_points[i - 1] = k_i`.
     change_points: Vec<u64>,
-    /// The earliest change point not yet reached, so most steps test one number.
+    /// The priority a thread takes at each change point.
+    change_priorities: Vec<i64>,
+    /// With [`Counting::Global`], the earliest change point not yet reached, so most steps
+    /// test one number.
     next_change: u64,
-    events: Events,
-    /// Events executed so far (used when not every step is an event).
+    counting: Counting,
+    /// Lock acquisitions so far ([`Events::LockAcquisitions`]).
     events_seen: u64,
-    /// Whether the step chosen last is an event.
-    chosen_is_event: bool,
+    /// Accesses so far of each object of [`Counting::PerObject`].
+    object_counts: Vec<u64>,
+    /// The event sequence the step chosen last counts in, if it is an event (not used for
+    /// [`Events::All`], where every step is).
+    chosen: Option<usize>,
     yield_limit: u32,
     demoted_at_yields: Vec<u32>,
     lowest: i64,
+}
+
+/// The priority at change point `i` (from 1) in PCT, RPro and PCTVB: `i`, below every initial
+/// priority, so later change points rank above earlier ones.
+pub(super) fn pct_change_priorities(points: usize) -> Vec<i64> {
+    (1..=points as i64).collect()
 }
 
 impl PrioritySchedule {
     pub(super) fn new(
         rng: Pcg64Mcg,
         change_points: Vec<u64>,
+        change_priorities: Vec<i64>,
         yield_limit: u32,
-        events: Events,
+        counting: Counting,
     ) -> PrioritySchedule {
         let next_change = change_points.iter().copied().min().unwrap_or(u64::MAX);
+        let object_counts = match &counting {
+            Counting::PerObject(objects) => vec![0; objects.len()],
+            Counting::Global(_) => Vec::new(),
+        };
         PrioritySchedule {
             rng,
             priorities: Vec::new(),
             change_points,
+            change_priorities,
             next_change,
-            events,
+            counting,
             events_seen: 0,
-            chosen_is_event: false,
+            object_counts,
+            chosen: None,
             yield_limit,
             demoted_at_yields: Vec::new(),
             lowest: 0,
         }
     }
 
+    /// A fresh random key above every change priority of PCT, for initial priorities and for
+    /// thread bounding's change priorities alike.
+    pub(super) fn random_priority(rng: &mut Pcg64Mcg) -> i64 {
+        (1i64 << 32) + (rng.next_u32() as i64)
+    }
+
     /// The number of the event the last step was, if it was one.
     fn last_event(&mut self, view: &View<'_>) -> Option<u64> {
-        match self.events {
-            Events::All => Some(view.step()),
-            Events::LockAcquisitions if self.chosen_is_event => {
+        match &self.counting {
+            Counting::Global(Events::All) => Some(view.step()),
+            Counting::Global(Events::LockAcquisitions) => self.chosen.take().map(|_| {
                 self.events_seen += 1;
-                Some(self.events_seen)
+                self.events_seen
+            }),
+            Counting::PerObject(_) => self.chosen.take().map(|r| {
+                self.object_counts[r] += 1;
+                object_event(r, self.object_counts[r])
+            }),
+        }
+    }
+
+    /// The event sequence the step about to be taken by `thread` counts in, if any.
+    fn sequence_of(&self, view: &View<'_>, thread: usize) -> Option<usize> {
+        match &self.counting {
+            Counting::Global(Events::All) => None,
+            Counting::Global(Events::LockAcquisitions) => view
+                .pending(thread)
+                .is_some_and(|op| op.kind.is_lock_acquisition())
+                .then_some(0),
+            Counting::PerObject(objects) => {
+                let object = view.pending(thread)?.object?;
+                objects.iter().position(|&o| o == object)
             }
-            Events::LockAcquisitions => None,
         }
     }
 }
@@ -328,16 +378,18 @@ impl Schedule for PrioritySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
         while self.priorities.len() < view.thread_count() {
             // Independent uniform keys give a uniformly random order of the initial priorities.
-            self.priorities
-                .push((1i64 << 32) + (self.rng.next_u32() as i64));
+            self.priorities.push(Self::random_priority(&mut self.rng));
             self.demoted_at_yields.push(0);
         }
         if let Some(last) = view.last_thread() {
             if let Some(event) = self.last_event(view) {
-                if event == self.next_change {
+                let global = matches!(self.counting, Counting::Global(_));
+                if !global || event == self.next_change {
                     if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-                        self.priorities[last] = i as i64 + 1;
+                        self.priorities[last] = self.change_priorities[i];
                     }
+                }
+                if global && event == self.next_change {
                     self.next_change = self
                         .change_points
                         .iter()
@@ -363,10 +415,8 @@ impl Schedule for PrioritySchedule {
                 best_priority = priorities[t];
             }
         }
-        if self.events != Events::All {
-            self.chosen_is_event = view
-                .pending(best)
-                .is_some_and(|op| self.events.counts(op.kind));
+        if !matches!(self.counting, Counting::Global(Events::All)) {
+            self.chosen = self.sequence_of(view, best);
         }
         best
     }

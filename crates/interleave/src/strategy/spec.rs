@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::{DeadlockFuzzer, Events, Pct, RPro, Random, Strategy};
+use super::{DeadlockFuzzer, Events, Pct, PctVb, RPro, Random, Strategy, ThreadBound};
 
 /// A built-in strategy with its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -41,6 +41,28 @@ pub enum StrategySpec {
         /// Which steps are events (by default only lock acquisitions).
         events: Events,
     },
+    /// PCT with variable bounding (`pctvb:d=3,v=1`): change points only at accesses of `v`
+    /// variables drawn per execution, after `profile` profiling executions.
+    PctVb {
+        /// The bug depth `d`, at least 1.
+        depth: usize,
+        /// Variables per execution, at least 1.
+        variables: usize,
+        /// Profiling executions, at least 1.
+        profile: u64,
+        /// Yields after which a thread loses its priority.
+        yields: u32,
+    },
+    /// Thread bounding (`tb:t=2,c=1`): random priority permutations of the `n + c` thread
+    /// fragments, `c` preemptions per execution.
+    ThreadBound {
+        /// The thread bound `t`, at least 2.
+        threads: usize,
+        /// Preemptions per execution.
+        preemptions: usize,
+        /// Yields after which a thread loses its priority.
+        yields: u32,
+    },
     /// Deadlock prediction from one execution, then directed executions that try to realise
     /// each predicted cycle (`deadlock-fuzzer`, `deadlock-fuzzer:tries=20`).
     DeadlockFuzzer {
@@ -50,7 +72,7 @@ pub enum StrategySpec {
 }
 
 /// Names of the built-in strategies, for error messages and help.
-pub const STRATEGY_NAMES: &[&str] = &["random", "pct", "rpro", "deadlock-fuzzer"];
+pub const STRATEGY_NAMES: &[&str] = &["random", "pct", "rpro", "pctvb", "tb", "deadlock-fuzzer"];
 
 /// Why a strategy spec could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -139,6 +161,21 @@ impl StrategySpec {
                 }
                 Box::new(rpro)
             }
+            StrategySpec::PctVb {
+                depth,
+                variables,
+                profile,
+                yields,
+            } => Box::new(
+                PctVb::new(depth, variables)
+                    .with_profile(profile)
+                    .with_yield_limit(yields),
+            ),
+            StrategySpec::ThreadBound {
+                threads,
+                preemptions,
+                yields,
+            } => Box::new(ThreadBound::new(threads, preemptions).with_yield_limit(yields)),
             StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
         }
     }
@@ -177,7 +214,10 @@ fn parse_priority_parameters(
             yields,
             events,
         } => (depth, Some(radius), steps, yields, events),
-        StrategySpec::Random | StrategySpec::DeadlockFuzzer { .. } => {
+        StrategySpec::Random
+        | StrategySpec::PctVb { .. }
+        | StrategySpec::ThreadBound { .. }
+        | StrategySpec::DeadlockFuzzer { .. } => {
             unreachable!("only pct and rpro specs are parsed here")
         }
     };
@@ -252,6 +292,55 @@ impl FromStr for StrategySpec {
             },
             "pct" => parse_priority_parameters("pct", pairs, StrategySpec::pct(3)),
             "rpro" => parse_priority_parameters("rpro", pairs, StrategySpec::rpro(3, 20)),
+            "pctvb" => {
+                let (mut depth, mut variables) = (3, 1);
+                let mut profile = super::pctvb::DEFAULT_PROFILE;
+                let mut yields = super::pct::DEFAULT_YIELD_LIMIT;
+                for (key, value) in pairs {
+                    match key {
+                        "d" | "depth" => depth = parse_number(key, value, 1usize)?,
+                        "v" | "variables" => variables = parse_number(key, value, 1usize)?,
+                        "profile" => profile = parse_number(key, value, 1u64)?,
+                        "yields" => yields = parse_number(key, value, 1u32)?,
+                        _ => {
+                            return Err(SpecError::UnknownParameter {
+                                strategy: "pctvb",
+                                parameter: key.to_string(),
+                                known: "d, v, profile, yields",
+                            })
+                        }
+                    }
+                }
+                Ok(StrategySpec::PctVb {
+                    depth,
+                    variables,
+                    profile,
+                    yields,
+                })
+            }
+            "tb" => {
+                let (mut threads, mut preemptions) = (2, 1);
+                let mut yields = super::pct::DEFAULT_YIELD_LIMIT;
+                for (key, value) in pairs {
+                    match key {
+                        "t" | "threads" => threads = parse_number(key, value, 2usize)?,
+                        "c" | "preemptions" => preemptions = parse_number(key, value, 0usize)?,
+                        "yields" => yields = parse_number(key, value, 1u32)?,
+                        _ => {
+                            return Err(SpecError::UnknownParameter {
+                                strategy: "tb",
+                                parameter: key.to_string(),
+                                known: "t, c, yields",
+                            })
+                        }
+                    }
+                }
+                Ok(StrategySpec::ThreadBound {
+                    threads,
+                    preemptions,
+                    yields,
+                })
+            }
             "deadlock-fuzzer" => {
                 let mut tries = super::deadlock_fuzzer::DEFAULT_TRIES;
                 for (key, value) in pairs {
@@ -346,5 +435,16 @@ mod tests {
         assert_eq!(spec.to_string(), "rpro:d=3,r=5,locks=0,k=90");
         let spec: StrategySpec = "pct:d=2,locks=1".parse().unwrap();
         assert_eq!(spec.to_string(), "pct:d=2,locks=1");
+        for spec in [
+            "pctvb:d=3,v=1",
+            "pctvb:d=2,v=2,profile=4",
+            "tb:t=3,c=0",
+            "tb:t=2,c=2",
+        ] {
+            assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
+        }
+        for bad in ["tb:t=1", "pctvb:v=0", "pctvb:d=0", "tb:q=1"] {
+            assert!(bad.parse::<StrategySpec>().is_err(), "{bad}");
+        }
     }
 }
