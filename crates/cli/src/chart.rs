@@ -16,7 +16,7 @@ use plotters::prelude::*;
 
 use crate::plan::{Column, Sweep};
 use crate::results::Results;
-use crate::table::{cells, Cell};
+use crate::table::{buggy_cell, cells, Cell};
 
 /// Height of one program's row in the first-bug chart, in pixels.
 const ROW: u32 = 22;
@@ -113,12 +113,7 @@ where
 
 fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::Result<()> {
     let cells = cells(&results.records);
-    let buggy = |program: &str, strategy: &str| -> Option<&Cell<'_>> {
-        cells
-            .iter()
-            .find(|((p, fixed, s), _)| p == program && !fixed && s == strategy)
-            .map(|(_, cell)| cell)
-    };
+    let buggy = |program: &str, strategy: &str| buggy_cell(&cells, program, strategy);
     let programs: Vec<&String> = results
         .config
         .programs
@@ -221,10 +216,8 @@ fn sweep_chart(
     let cells = cells(&results.records);
     let floor = 0.5 / (results.config.executions.max(1) * results.config.seeds.max(1)) as f64;
     let exposed = |program: &str, spec: &str| {
-        cells
-            .iter()
-            .find(|((p, fixed, s), _)| p == program && !fixed && s == spec)
-            .and_then(|(_, cell)| cell.exposed())
+        buggy_cell(&cells, program, spec)
+            .and_then(Cell::exposed)
             .map(|f| f.max(floor))
     };
     let mut lines: Vec<(&String, Vec<(f64, f64)>)> = Vec::new();

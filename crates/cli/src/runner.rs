@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use interleave::{Builder, Failure, FailureKind, RaceMode};
-use interleave_peers::suite_runs::{PeerFailureKind, PeerSpec};
+use interleave_peers::suite_runs::PeerSpec;
 use interleave_peers::worker::{self, Client};
 use interleave_programs::{Program, Surface, Variant};
 
@@ -119,11 +119,7 @@ fn run_peer(job: &Job, peer: PeerSpec, executions: u64, client: &mut Client) -> 
                 ));
             }
             if let Some(failure) = run.failure {
-                let kind = match failure.kind {
-                    PeerFailureKind::Panic => "panic",
-                    PeerFailureKind::Deadlock => "deadlock",
-                    PeerFailureKind::DataRace => "data-race",
-                };
+                let kind = failure.kind.name();
                 record.failures = 1;
                 record.first_failure = Some(failure.execution);
                 record.failure_kind = Some(kind.to_string());

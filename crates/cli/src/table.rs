@@ -82,6 +82,18 @@ pub fn cells(records: &[Record]) -> Vec<((String, bool, String), Cell<'_>)> {
         .collect()
 }
 
+/// The cell of `program`'s buggy variant under `strategy`.
+pub fn buggy_cell<'c, 'r>(
+    cells: &'c [((String, bool, String), Cell<'r>)],
+    program: &str,
+    strategy: &str,
+) -> Option<&'c Cell<'r>> {
+    cells
+        .iter()
+        .find(|((p, fixed, s), _)| p == program && !fixed && s == strategy)
+        .map(|(_, cell)| cell)
+}
+
 fn seconds(cell: &Cell<'_>) -> f64 {
     cell.records.iter().map(|r| r.seconds).sum()
 }
@@ -202,10 +214,7 @@ fn sweep_table(text: &str, cells: &[((String, bool, String), Cell<'_>)]) -> Stri
     for program in programs {
         let _ = write!(out, "{program:<30}");
         for (_, spec) in &sweep.points {
-            let exposed = cells
-                .iter()
-                .find(|((p, fixed, s), _)| p == program && !fixed && s == spec)
-                .and_then(|(_, cell)| cell.exposed());
+            let exposed = buggy_cell(cells, program, spec).and_then(Cell::exposed);
             match exposed {
                 Some(f) => {
                     let _ = write!(out, " {:>7.3}%", 100.0 * f);

@@ -136,6 +136,17 @@ pub enum PeerFailureKind {
     DataRace,
 }
 
+impl PeerFailureKind {
+    /// The kebab-case name interleave's bench uses for the same kind of failure.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerFailureKind::Panic => "panic",
+            PeerFailureKind::Deadlock => "deadlock",
+            PeerFailureKind::DataRace => "data-race",
+        }
+    }
+}
+
 /// The first failure a peer found.
 #[derive(Clone, Debug)]
 pub struct PeerFailure {

@@ -66,14 +66,6 @@ impl Job {
     }
 }
 
-fn kind_name(kind: PeerFailureKind) -> &'static str {
-    match kind {
-        PeerFailureKind::Panic => "panic",
-        PeerFailureKind::Deadlock => "deadlock",
-        PeerFailureKind::DataRace => "data-race",
-    }
-}
-
 /// A result as one line: `ok N EXHAUSTED`, `fail N INDEX KIND MESSAGE` or
 /// `unsupported N REASON`, where N is the number of executions run.
 fn encode(run: &PeerRun) -> String {
@@ -84,7 +76,7 @@ fn encode(run: &PeerRun) -> String {
             "fail {} {} {} {}",
             run.executions,
             f.execution,
-            kind_name(f.kind),
+            f.kind.name(),
             one_line(&f.message)
         ),
         (None, None) => format!("ok {} {}", run.executions, u8::from(run.exhausted)),
@@ -112,12 +104,15 @@ fn decode(line: &str) -> Result<PeerRun, String> {
         "fail" => {
             let mut parts = rest.splitn(3, ' ');
             let execution = parts.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
-            let kind = match parts.next() {
-                Some("panic") => PeerFailureKind::Panic,
-                Some("deadlock") => PeerFailureKind::Deadlock,
-                Some("data-race") => PeerFailureKind::DataRace,
-                _ => return Err(bad()),
-            };
+            let name = parts.next().ok_or_else(bad)?;
+            let kind = [
+                PeerFailureKind::Panic,
+                PeerFailureKind::Deadlock,
+                PeerFailureKind::DataRace,
+            ]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(bad)?;
             Ok(PeerRun {
                 executions,
                 failure: Some(PeerFailure {

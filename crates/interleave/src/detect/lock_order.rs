@@ -66,14 +66,14 @@ pub fn same_class(a: ObjectId, b: ObjectId) -> bool {
 impl PredictedCycle {
     /// The same cycle whatever thread it starts from, whatever threads it ran on, whichever
     /// instances of its lock classes it involved: the classes and sites of each acquisition.
-    fn key(&self) -> Vec<(SiteKey, SiteKey, Vec<SiteKey>)> {
+    fn key(&self) -> Vec<(Site, Site, Vec<Site>)> {
         let mut key: Vec<_> = self
             .edges
             .iter()
             .map(|e| {
-                let mut held: Vec<SiteKey> = e.holds.iter().map(|h| site_key(h.0.site)).collect();
+                let mut held: Vec<Site> = e.holds.iter().map(|h| h.0.site).collect();
                 held.sort_unstable();
-                (site_key(e.wants.site), site_key(e.site), held)
+                (e.wants.site, e.site, held)
             })
             .collect();
         key.sort_unstable();
@@ -110,13 +110,6 @@ impl fmt::Display for PredictedCycle {
         }
         Ok(())
     }
-}
-
-/// A source location as a sortable value.
-type SiteKey = (&'static str, u32, u32);
-
-fn site_key(site: Site) -> SiteKey {
-    (site.file(), site.line(), site.column())
 }
 
 /// A nested acquisition with its happens-before clock.

@@ -28,7 +28,7 @@ use super::pct::{
     draw_distinct, object_event, pct_change_priorities, Counting, PrioritySchedule,
     DEFAULT_YIELD_LIMIT,
 };
-use super::{below, ObjectId, Outcome, Random, Schedule, Strategy};
+use super::{below, ObjectId, Outcome, Random, Schedule, Site, Strategy};
 
 /// Profiling executions when the spec does not say.
 pub const DEFAULT_PROFILE: u64 = 8;
@@ -49,8 +49,9 @@ pub struct PctVb {
     variables: usize,
     profile: u64,
     yield_limit: u32,
-    /// Profiles by variable, in a deterministic order (creation site, then instance).
-    profiles: BTreeMap<(&'static str, u32, u32, u32), (ObjectId, VariableProfile)>,
+    /// Profiles by variable (creation site and instance, which also orders them), with the
+    /// variable's full identity.
+    profiles: BTreeMap<(Site, u32), (ObjectId, VariableProfile)>,
     profiled: u64,
     max_threads: usize,
 }
@@ -181,15 +182,10 @@ impl Strategy for PctVb {
         self.max_threads = self.max_threads.max(outcome.threads);
         let Some(trace) = outcome.trace else { return };
         self.profiled += 1;
-        let mut counts: BTreeMap<(&'static str, u32, u32, u32), u64> = BTreeMap::new();
+        let mut counts: BTreeMap<(Site, u32), u64> = BTreeMap::new();
         for event in trace {
             let Some(id) = event.object else { continue };
-            let key = (
-                id.site.file(),
-                id.site.line(),
-                id.site.column(),
-                id.instance,
-            );
+            let key = (id.site, id.instance);
             *counts.entry(key).or_default() += 1;
             let (_, profile) = self
                 .profiles
@@ -198,7 +194,7 @@ impl Strategy for PctVb {
             profile.threads |= 1 << event.thread.min(63);
         }
         for (key, count) in counts {
-            let profile = &mut self.profiles.get_mut(&key).expect("inserted above").1;
+            let (_, profile) = self.profiles.get_mut(&key).expect("inserted above");
             profile.max_accesses = profile.max_accesses.max(count);
         }
     }

@@ -181,70 +181,80 @@ impl StrategySpec {
     }
 }
 
-/// Parses `locks=0|1` (also `false|true`).
-fn parse_events(value: &str) -> Result<Events, SpecError> {
-    match value {
-        "1" | "true" => Ok(Events::LockAcquisitions),
-        "0" | "false" => Ok(Events::All),
-        _ => Err(SpecError::BadValue {
-            parameter: "locks".to_string(),
-            value: value.to_string(),
-            reason: "expected 0 or 1".to_string(),
-        }),
-    }
-}
-
-/// Parses the parameters of `pct` (`radius` is `None`) or `rpro` into `spec`.
-fn parse_priority_parameters(
+/// The `key=value` parameters of one spec, taken one by one by the strategy's parser; whatever
+/// is left at the end is a parameter the strategy does not take.
+struct Parameters<'a> {
     strategy: &'static str,
-    pairs: Vec<(&str, &str)>,
-    mut spec: StrategySpec,
-) -> Result<StrategySpec, SpecError> {
-    let (depth, mut radius, steps, yields, events) = match &mut spec {
-        StrategySpec::Pct {
-            depth,
-            steps,
-            yields,
-            events,
-        } => (depth, None, steps, yields, events),
-        StrategySpec::RPro {
-            depth,
-            radius,
-            steps,
-            yields,
-            events,
-        } => (depth, Some(radius), steps, yields, events),
-        StrategySpec::Random
-        | StrategySpec::PctVb { .. }
-        | StrategySpec::ThreadBound { .. }
-        | StrategySpec::DeadlockFuzzer { .. } => {
-            unreachable!("only pct and rpro specs are parsed here")
-        }
-    };
-    for (key, value) in pairs {
-        match (key, radius.as_deref_mut()) {
-            ("d" | "depth", _) => *depth = parse_number(key, value, 1usize)?,
-            ("r" | "radius", Some(radius)) => *radius = parse_number(key, value, 1u64)?,
-            ("k" | "steps", _) => *steps = Some(parse_number(key, value, 1u64)?),
-            ("yields", _) => *yields = parse_number(key, value, 1u32)?,
-            ("locks", _) => *events = parse_events(value)?,
-            _ => {
-                return Err(SpecError::UnknownParameter {
-                    strategy,
-                    parameter: key.to_string(),
-                    known: if strategy == "rpro" {
-                        "d, r, k, yields, locks"
-                    } else {
-                        "d, k, yields, locks"
-                    },
-                })
-            }
-        }
-    }
-    Ok(spec)
+    known: &'static str,
+    pairs: Vec<(&'a str, &'a str)>,
 }
 
-fn parse_number<T: FromStr + PartialOrd + std::fmt::Display>(
+impl<'a> Parameters<'a> {
+    /// Removes every pair named by one of `names` and returns the last value given.
+    fn value(&mut self, names: &[&str]) -> Option<(&'a str, &'a str)> {
+        let mut found = None;
+        self.pairs.retain(|&(key, value)| {
+            let wanted = names.contains(&key);
+            if wanted {
+                found = Some((key, value));
+            }
+            !wanted
+        });
+        found
+    }
+
+    /// A whole number of at least `minimum`, or `default` when not given.
+    fn number<T: FromStr + PartialOrd + fmt::Display>(
+        &mut self,
+        names: &[&str],
+        default: T,
+        minimum: T,
+    ) -> Result<T, SpecError> {
+        match self.value(names) {
+            Some((key, value)) => parse_number(key, value, minimum),
+            None => Ok(default),
+        }
+    }
+
+    /// Like [`number`](Self::number), `None` when not given.
+    fn optional_number<T: FromStr + PartialOrd + fmt::Display>(
+        &mut self,
+        names: &[&str],
+        minimum: T,
+    ) -> Result<Option<T>, SpecError> {
+        self.value(names)
+            .map(|(key, value)| parse_number(key, value, minimum))
+            .transpose()
+    }
+
+    /// `locks=0|1` (also `false|true`): which steps are events.
+    fn events(&mut self, default: Events) -> Result<Events, SpecError> {
+        match self.value(&["locks"]) {
+            None => Ok(default),
+            Some((_, "1" | "true")) => Ok(Events::LockAcquisitions),
+            Some((_, "0" | "false")) => Ok(Events::All),
+            Some((key, value)) => Err(SpecError::BadValue {
+                parameter: key.to_string(),
+                value: value.to_string(),
+                reason: "expected 0 or 1".to_string(),
+            }),
+        }
+    }
+
+    /// Succeeds if every parameter was taken.
+    fn finish(self) -> Result<(), SpecError> {
+        match self.pairs.first() {
+            None => Ok(()),
+            Some((key, _)) => Err(SpecError::UnknownParameter {
+                strategy: self.strategy,
+                parameter: key.to_string(),
+                known: self.known,
+            }),
+        }
+    }
+}
+
+fn parse_number<T: FromStr + PartialOrd + fmt::Display>(
     parameter: &str,
     value: &str,
     minimum: T,
@@ -280,85 +290,55 @@ impl FromStr for StrategySpec {
                 .ok_or_else(|| SpecError::Malformed(pair.to_string()))?;
             pairs.push((key.trim(), value.trim()));
         }
-        match name.trim().to_ascii_lowercase().as_str() {
-            "" => Err(SpecError::Empty),
-            "random" => match pairs.first() {
-                None => Ok(StrategySpec::Random),
-                Some((key, _)) => Err(SpecError::UnknownParameter {
-                    strategy: "random",
-                    parameter: key.to_string(),
-                    known: "no parameters",
-                }),
+        let name = name.trim().to_ascii_lowercase();
+        let (strategy, known) = match name.as_str() {
+            "" => return Err(SpecError::Empty),
+            "random" => ("random", "no parameters"),
+            "pct" => ("pct", "d, k, yields, locks"),
+            "rpro" => ("rpro", "d, r, k, yields, locks"),
+            "pctvb" => ("pctvb", "d, v, profile, yields"),
+            "tb" => ("tb", "t, c, yields"),
+            "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
+            other => return Err(SpecError::UnknownStrategy(other.to_string())),
+        };
+        let mut p = Parameters {
+            strategy,
+            known,
+            pairs,
+        };
+        let yield_limit = super::pct::DEFAULT_YIELD_LIMIT;
+        let spec = match strategy {
+            "random" => StrategySpec::Random,
+            "pct" => StrategySpec::Pct {
+                depth: p.number(&["d", "depth"], 3, 1)?,
+                steps: p.optional_number(&["k", "steps"], 1)?,
+                yields: p.number(&["yields"], yield_limit, 1)?,
+                events: p.events(Events::All)?,
             },
-            "pct" => parse_priority_parameters("pct", pairs, StrategySpec::pct(3)),
-            "rpro" => parse_priority_parameters("rpro", pairs, StrategySpec::rpro(3, 20)),
-            "pctvb" => {
-                let (mut depth, mut variables) = (3, 1);
-                let mut profile = super::pctvb::DEFAULT_PROFILE;
-                let mut yields = super::pct::DEFAULT_YIELD_LIMIT;
-                for (key, value) in pairs {
-                    match key {
-                        "d" | "depth" => depth = parse_number(key, value, 1usize)?,
-                        "v" | "variables" => variables = parse_number(key, value, 1usize)?,
-                        "profile" => profile = parse_number(key, value, 1u64)?,
-                        "yields" => yields = parse_number(key, value, 1u32)?,
-                        _ => {
-                            return Err(SpecError::UnknownParameter {
-                                strategy: "pctvb",
-                                parameter: key.to_string(),
-                                known: "d, v, profile, yields",
-                            })
-                        }
-                    }
-                }
-                Ok(StrategySpec::PctVb {
-                    depth,
-                    variables,
-                    profile,
-                    yields,
-                })
-            }
-            "tb" => {
-                let (mut threads, mut preemptions) = (2, 1);
-                let mut yields = super::pct::DEFAULT_YIELD_LIMIT;
-                for (key, value) in pairs {
-                    match key {
-                        "t" | "threads" => threads = parse_number(key, value, 2usize)?,
-                        "c" | "preemptions" => preemptions = parse_number(key, value, 0usize)?,
-                        "yields" => yields = parse_number(key, value, 1u32)?,
-                        _ => {
-                            return Err(SpecError::UnknownParameter {
-                                strategy: "tb",
-                                parameter: key.to_string(),
-                                known: "t, c, yields",
-                            })
-                        }
-                    }
-                }
-                Ok(StrategySpec::ThreadBound {
-                    threads,
-                    preemptions,
-                    yields,
-                })
-            }
-            "deadlock-fuzzer" => {
-                let mut tries = super::deadlock_fuzzer::DEFAULT_TRIES;
-                for (key, value) in pairs {
-                    match key {
-                        "tries" => tries = parse_number(key, value, 1u64)?,
-                        _ => {
-                            return Err(SpecError::UnknownParameter {
-                                strategy: "deadlock-fuzzer",
-                                parameter: key.to_string(),
-                                known: "tries",
-                            })
-                        }
-                    }
-                }
-                Ok(StrategySpec::DeadlockFuzzer { tries })
-            }
-            other => Err(SpecError::UnknownStrategy(other.to_string())),
-        }
+            "rpro" => StrategySpec::RPro {
+                depth: p.number(&["d", "depth"], 3, 1)?,
+                radius: p.number(&["r", "radius"], 20, 1)?,
+                steps: p.optional_number(&["k", "steps"], 1)?,
+                yields: p.number(&["yields"], yield_limit, 1)?,
+                events: p.events(Events::LockAcquisitions)?,
+            },
+            "pctvb" => StrategySpec::PctVb {
+                depth: p.number(&["d", "depth"], 3, 1)?,
+                variables: p.number(&["v", "variables"], 1, 1)?,
+                profile: p.number(&["profile"], super::pctvb::DEFAULT_PROFILE, 1)?,
+                yields: p.number(&["yields"], yield_limit, 1)?,
+            },
+            "tb" => StrategySpec::ThreadBound {
+                threads: p.number(&["t", "threads"], 2, 2)?,
+                preemptions: p.number(&["c", "preemptions"], 1, 0)?,
+                yields: p.number(&["yields"], yield_limit, 1)?,
+            },
+            _ => StrategySpec::DeadlockFuzzer {
+                tries: p.number(&["tries"], super::deadlock_fuzzer::DEFAULT_TRIES, 1)?,
+            },
+        };
+        p.finish()?;
+        Ok(spec)
     }
 }
 
