@@ -43,7 +43,10 @@ impl Column {
 
     /// Whether the column ignores the seed, so it runs for the first seed only.
     pub fn is_deterministic(&self) -> bool {
-        matches!(self, Column::Peer(p) if p.is_deterministic())
+        match self {
+            Column::Interleave(spec) => spec.is_deterministic(),
+            Column::Peer(peer) => peer.is_deterministic(),
+        }
     }
 }
 
@@ -158,7 +161,7 @@ pub fn program(name: &str) -> anyhow::Result<&'static Program> {
 }
 
 /// Every job of a configuration, in the canonical order: by program, variant, column, seed.
-/// Deterministic columns (loom) get the first seed only.
+/// Deterministic columns (loom, systematic interleave strategies) get the first seed only.
 pub fn jobs(config: &Config) -> anyhow::Result<Vec<Job>> {
     let programs = config
         .programs

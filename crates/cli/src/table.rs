@@ -105,6 +105,19 @@ fn notes(cell: &Cell<'_>) -> String {
     } else if let Some(r) = cell.records.iter().find(|r| r.note.is_some()) {
         notes.push(r.note.clone().unwrap_or_default());
     }
+    // Systematic search (icb) says at which bounds it found the bug.
+    let bounds = cell
+        .records
+        .iter()
+        .filter_map(|r| r.stats.as_deref())
+        .find_map(|stats| {
+            stats
+                .split("; ")
+                .find_map(|stat| stat.strip_prefix("bug found at (c, v, t): "))
+        });
+    if let Some(bounds) = bounds {
+        notes.push(format!("found at (c, v, t) = {bounds}"));
+    }
     let other: u64 = cell.records.iter().map(|r| r.failures - r.bugs).sum();
     if other > 0 {
         let example = cell

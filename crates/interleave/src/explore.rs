@@ -7,6 +7,7 @@
 //! run with 1 worker and a run with 8 workers therefore execute the same schedules and report
 //! the same first failure.
 
+use std::any::Any;
 use std::collections::HashSet;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -239,6 +240,7 @@ struct Summary {
     threads: usize,
     lock_acquisitions: u64,
     trace: Option<Vec<TraceEvent>>,
+    feedback: Option<Box<dyn Any + Send>>,
     failure: Option<Failure>,
     warnings: Vec<String>,
 }
@@ -288,6 +290,7 @@ fn explore_with(
                     failed: summary.failure.is_some(),
                     lock_acquisitions: summary.lock_acquisitions,
                     trace: summary.trace.as_deref(),
+                    feedback: summary.feedback.as_deref(),
                 },
             );
             report.executions += 1;
@@ -399,6 +402,7 @@ fn run_one(
         threads: ex.threads.len(),
         lock_acquisitions: ex.lock_acquisitions,
         trace: keep_trace.then(|| trace(&ex)),
+        feedback: ex.schedule.feedback(),
         failure,
         warnings: std::mem::take(&mut ex.warnings),
     };

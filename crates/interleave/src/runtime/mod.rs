@@ -7,7 +7,9 @@
 //! same thread was chosen it simply goes on and performs its operation; otherwise it suspends,
 //! handing the decision to the scheduler loop in [`run`], which resumes the chosen thread. The
 //! runtime never consults the strategy anywhere else, and the strategy never mutates the
-//! runtime: it sees a read-only [`View`].
+//! runtime: it sees a read-only [`View`]. The one shortcut: a data access to an object the
+//! schedule does not track (`Schedule::tracks`) right after another such access of the same
+//! thread is recorded without asking the schedule, which promised to keep the thread running.
 //!
 //! A failure (panic, deadlock, relock, step bound, data race, divergence) stops the execution;
 //! the remaining coroutines are then unwound in reverse creation order (children before the
@@ -104,6 +106,9 @@ pub(crate) struct Execution {
     /// Steps that acquired a lock (see `OpKind::is_lock_acquisition`), counted as they are
     /// recorded, for strategies that count only acquisitions.
     pub lock_acquisitions: u64,
+    /// The last step was a data access to an object the schedule does not track, so a
+    /// following one takes the fast path (see `Schedule::tracks`).
+    last_untracked: bool,
     enabled: Vec<usize>,
     pub current: usize,
     pub failure: Option<FailureInfo>,
@@ -261,6 +266,7 @@ impl Execution {
             spare.events.clear();
             spare.values.clear();
             spare.lock_acquisitions = 0;
+            spare.last_untracked = false;
             spare.enabled.clear();
             spare.current = 0;
             spare.failure = None;
@@ -278,6 +284,7 @@ impl Execution {
             events: Vec::new(),
             values: Vec::new(),
             lock_acquisitions: 0,
+            last_untracked: false,
             enabled: Vec::new(),
             current: 0,
             failure: None,
@@ -307,8 +314,22 @@ impl Execution {
         slot.pending = op;
         slot.pending_site = site;
         let yielder = slot.yielder;
+        if self.last_untracked && self.fast_path(op) {
+            self.record(me);
+            return None;
+        }
         let next = decide(self);
         (next != Some(me)).then_some((yielder, next))
+    }
+
+    /// Whether `op`, announced right after a data access to an untracked object, skips the
+    /// schedule: it is one too, and the execution goes on (no failure, step bound not hit).
+    #[inline(always)]
+    fn fast_path(&self, op: Op) -> bool {
+        op.kind.is_data_access()
+            && self.objects[op.object as usize].untracked
+            && self.failure.is_none()
+            && self.steps() < self.limits.max_steps
     }
 
     /// The running thread.
@@ -345,14 +366,16 @@ impl Execution {
             idx < MAX_OBJECTS,
             "an execution registered more than {MAX_OBJECTS} objects"
         );
+        let id = ObjectId {
+            kind,
+            site,
+            instance,
+        };
         self.objects.push(ObjectEntry {
-            id: ObjectId {
-                kind,
-                site,
-                instance,
-            },
+            id,
             state: ObjState::fresh(kind),
             clock: VectorClock::default(),
+            untracked: !self.schedule.tracks(id),
         });
         handle.remember(self.tag, idx as ObjIdx);
         idx as ObjIdx
@@ -590,6 +613,7 @@ impl Execution {
             site,
         });
         self.current = chosen;
+        self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
         match kind {
             OpKind::AtomicLoad => self.acquire(object),
             OpKind::AtomicStore => self.release(object),

@@ -153,4 +153,6 @@ pub(crate) struct ObjectEntry {
     pub state: ObjState,
     /// The clock released into this object (lock release, atomic store, send, notify).
     pub clock: VectorClock,
+    /// The schedule does not track this object (see `Schedule::tracks`).
+    pub untracked: bool,
 }

@@ -109,6 +109,21 @@ impl OpKind {
         )
     }
 
+    /// True for reads and writes of data (atomics and `cell::Var`): the steps that change no
+    /// other thread's state, so the runtime may skip the scheduler for them (see
+    /// [`Schedule::tracks`](crate::strategy::Schedule::tracks)).
+    pub const fn is_data_access(self) -> bool {
+        matches!(
+            self,
+            OpKind::AtomicLoad
+                | OpKind::AtomicStore
+                | OpKind::AtomicRmw
+                | OpKind::Read
+                | OpKind::Write
+                | OpKind::Update
+        )
+    }
+
     /// True for operations that may have to wait for another thread.
     pub const fn can_block(self) -> bool {
         matches!(

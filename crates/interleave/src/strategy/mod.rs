@@ -11,6 +11,8 @@
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
 mod deadlock_fuzzer;
+mod hb;
+mod icb;
 mod pct;
 mod pctvb;
 mod random;
@@ -20,12 +22,15 @@ mod spec;
 mod thread_bound;
 
 pub use deadlock_fuzzer::DeadlockFuzzer;
+pub use icb::Icb;
 pub use pct::{Events, Pct};
 pub use pctvb::PctVb;
 pub use random::Random;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec};
 pub use thread_bound::ThreadBound;
+
+use std::any::Any;
 
 pub use crate::runtime::op::{Access, ObjectId, ObjectKind, OpKind, Site};
 pub use crate::runtime::{PendingOp, ThreadState, View};
@@ -38,6 +43,27 @@ pub trait Schedule {
     /// A value for a nondeterministic choice (`interleave::rand`); the runtime reduces it
     /// modulo `bound` (`bound == 0` means the full `u64` range).
     fn next_value(&mut self, bound: u64) -> u64;
+
+    /// Whether accesses to `object` are scheduling points for this schedule; asked once per
+    /// object per execution, when the object is first used.
+    ///
+    /// Returning `false` is a promise: after a data access (atomic or `cell::Var`) to an
+    /// untracked object, if the running thread's next operation is again a data access to an
+    /// untracked object, this schedule would keep the running thread. The runtime then takes
+    /// the fast path for that next access: it records the step (for traces, replay tokens
+    /// and race detection) without asking [`next_thread`](Schedule::next_thread). Such a
+    /// step changes no other thread's state, so only a schedule that preempts at will
+    /// (random walk) needs every one.
+    fn tracks(&self, object: ObjectId) -> bool {
+        let _ = object;
+        true
+    }
+
+    /// What the schedule learnt during the execution, handed to the strategy's
+    /// [`observe`](Strategy::observe) in [`Outcome::feedback`].
+    fn feedback(&mut self) -> Option<Box<dyn Any + Send>> {
+        None
+    }
 }
 
 /// One step of an execution, as strategies that analyse whole executions see it.
@@ -78,6 +104,8 @@ pub struct Outcome<'a> {
     pub lock_acquisitions: u64,
     /// Every step, if the strategy asked for it ([`Strategy::wants_trace`]).
     pub trace: Option<&'a [TraceEvent]>,
+    /// What the execution's schedule reported ([`Schedule::feedback`]).
+    pub feedback: Option<&'a (dyn Any + Send)>,
 }
 
 /// A way of exploring schedules.

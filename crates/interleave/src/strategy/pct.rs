@@ -424,4 +424,12 @@ impl Schedule for PrioritySchedule {
     fn next_value(&mut self, _bound: u64) -> u64 {
         self.rng.next_u64()
     }
+
+    fn tracks(&self, object: ObjectId) -> bool {
+        // Per-object counting changes priorities only at accesses of its objects.
+        match &self.counting {
+            Counting::PerObject(objects) => objects.contains(&object),
+            Counting::Global(_) => true,
+        }
+    }
 }

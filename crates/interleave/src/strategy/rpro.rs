@@ -144,6 +144,7 @@ mod tests {
             failed: false,
             lock_acquisitions,
             trace: None,
+            feedback: None,
         }
     }
 

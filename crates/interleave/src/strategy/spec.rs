@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::{DeadlockFuzzer, Events, Pct, PctVb, RPro, Random, Strategy, ThreadBound};
+use super::{DeadlockFuzzer, Events, Icb, Pct, PctVb, RPro, Random, Strategy, ThreadBound};
 
 /// A built-in strategy with its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,6 +63,22 @@ pub enum StrategySpec {
         /// Yields after which a thread loses its priority.
         yields: u32,
     },
+    /// Systematic search in increasing order of preemptions at accesses of variable subsets
+    /// (`icb:c=2,v=2`; `icb:c=2,v=all` tracks every variable in one subset), under the
+    /// priority orders of `t` threads (`t=2` by default), with happens-before pruning
+    /// (`prune=0` turns it off).
+    Icb {
+        /// The preemption bound `c`.
+        preemptions: usize,
+        /// The largest variable subset `v`, or `None` for every variable at once.
+        variables: Option<usize>,
+        /// The thread bound `t`, at least 2.
+        threads: usize,
+        /// Happens-before pruning.
+        prune: bool,
+        /// Yields after which a thread loses its priority.
+        yields: u32,
+    },
     /// Deadlock prediction from one execution, then directed executions that try to realise
     /// each predicted cycle (`deadlock-fuzzer`, `deadlock-fuzzer:tries=20`).
     DeadlockFuzzer {
@@ -72,7 +88,15 @@ pub enum StrategySpec {
 }
 
 /// Names of the built-in strategies, for error messages and help.
-pub const STRATEGY_NAMES: &[&str] = &["random", "pct", "rpro", "pctvb", "tb", "deadlock-fuzzer"];
+pub const STRATEGY_NAMES: &[&str] = &[
+    "random",
+    "pct",
+    "rpro",
+    "pctvb",
+    "tb",
+    "icb",
+    "deadlock-fuzzer",
+];
 
 /// Why a strategy spec could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -130,6 +154,12 @@ impl StrategySpec {
         }
     }
 
+    /// Whether the strategy ignores the exploration seed (systematic search): every seed gives
+    /// the same schedules.
+    pub fn is_deterministic(&self) -> bool {
+        matches!(self, StrategySpec::Icb { .. })
+    }
+
     /// A fresh strategy object for this spec.
     pub fn build(&self) -> Box<dyn Strategy> {
         match *self {
@@ -176,6 +206,18 @@ impl StrategySpec {
                 preemptions,
                 yields,
             } => Box::new(ThreadBound::new(threads, preemptions).with_yield_limit(yields)),
+            StrategySpec::Icb {
+                preemptions,
+                variables,
+                threads,
+                prune,
+                yields,
+            } => Box::new(
+                Icb::new(preemptions, variables)
+                    .with_threads(threads)
+                    .with_pruning(prune)
+                    .with_yield_limit(yields),
+            ),
             StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
         }
     }
@@ -227,17 +269,36 @@ impl<'a> Parameters<'a> {
             .transpose()
     }
 
-    /// `locks=0|1` (also `false|true`): which steps are events.
-    fn events(&mut self, default: Events) -> Result<Events, SpecError> {
-        match self.value(&["locks"]) {
+    /// A switch given as `0|1` (also `false|true`), `default` when not given.
+    fn switch(&mut self, names: &[&str], default: bool) -> Result<bool, SpecError> {
+        match self.value(names) {
             None => Ok(default),
-            Some((_, "1" | "true")) => Ok(Events::LockAcquisitions),
-            Some((_, "0" | "false")) => Ok(Events::All),
+            Some((_, "1" | "true")) => Ok(true),
+            Some((_, "0" | "false")) => Ok(false),
             Some((key, value)) => Err(SpecError::BadValue {
                 parameter: key.to_string(),
                 value: value.to_string(),
                 reason: "expected 0 or 1".to_string(),
             }),
+        }
+    }
+
+    /// `locks=0|1`: which steps are events.
+    fn events(&mut self, default: Events) -> Result<Events, SpecError> {
+        let locks = self.switch(&["locks"], default == Events::LockAcquisitions)?;
+        Ok(if locks {
+            Events::LockAcquisitions
+        } else {
+            Events::All
+        })
+    }
+
+    /// `v=N` or `v=all`.
+    fn variables(&mut self, default: Option<usize>) -> Result<Option<usize>, SpecError> {
+        match self.value(&["v", "variables"]) {
+            None => Ok(default),
+            Some((_, "all")) => Ok(None),
+            Some((key, value)) => parse_number(key, value, 0).map(Some),
         }
     }
 
@@ -298,6 +359,7 @@ impl FromStr for StrategySpec {
             "rpro" => ("rpro", "d, r, k, yields, locks"),
             "pctvb" => ("pctvb", "d, v, profile, yields"),
             "tb" => ("tb", "t, c, yields"),
+            "icb" => ("icb", "c, v, t, prune, yields"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
@@ -331,6 +393,13 @@ impl FromStr for StrategySpec {
             "tb" => StrategySpec::ThreadBound {
                 threads: p.number(&["t", "threads"], 2, 2)?,
                 preemptions: p.number(&["c", "preemptions"], 1, 0)?,
+                yields: p.number(&["yields"], yield_limit, 1)?,
+            },
+            "icb" => StrategySpec::Icb {
+                preemptions: p.number(&["c", "preemptions"], 2, 0)?,
+                variables: p.variables(Some(2))?,
+                threads: p.number(&["t", "threads"], 2, 2)?,
+                prune: p.switch(&["prune"], true)?,
                 yields: p.number(&["yields"], yield_limit, 1)?,
             },
             _ => StrategySpec::DeadlockFuzzer {
@@ -420,10 +489,21 @@ mod tests {
             "pctvb:d=2,v=2,profile=4",
             "tb:t=3,c=0",
             "tb:t=2,c=2",
+            "icb:c=2,v=2",
+            "icb:c=1,v=all",
+            "icb:c=0,v=0,t=3,prune=0",
         ] {
             assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
         }
-        for bad in ["tb:t=1", "pctvb:v=0", "pctvb:d=0", "tb:q=1"] {
+        for bad in [
+            "tb:t=1",
+            "pctvb:v=0",
+            "pctvb:d=0",
+            "tb:q=1",
+            "icb:v=some",
+            "icb:t=1",
+            "icb:prune=2",
+        ] {
             assert!(bad.parse::<StrategySpec>().is_err(), "{bad}");
         }
     }

@@ -145,6 +145,7 @@ mod tests {
             failed: false,
             lock_acquisitions: 0,
             trace: None,
+            feedback: None,
         };
         tb.observe(0, &outcome(4));
         // t + c = 2, n + c = 4: 3! * (ln 8 + ln 100) = 6 * 6.685 = 40.1.

@@ -362,8 +362,8 @@ pub static PROGRAMS: &[Program] = &[
         bug: BugKind::Assertion,
         summary: "two reads of `a` differ when they see the writer's transient `a = 1` and then its `a = 0`",
         found_by: Finding {
-            strategy: "pct:d=3",
-            within: 3_000,
+            strategy: "icb:c=2,v=1",
+            within: 100,
         },
         run: fig3,
     },
@@ -373,8 +373,8 @@ pub static PROGRAMS: &[Program] = &[
         bug: BugKind::Assertion,
         summary: "the reads of `a` straddle `a = 1` while the read of `b` sees the transient `b = 1`",
         found_by: Finding {
-            strategy: "pct:d=3",
-            within: 6_000,
+            strategy: "icb:c=2,v=2",
+            within: 100,
         },
         run: fig4,
     },
@@ -406,8 +406,8 @@ pub static PROGRAMS: &[Program] = &[
         bug: BugKind::Assertion,
         summary: "both pairs of reads (of `a`, then of `b`) differ when each is split by another thread's increment",
         found_by: Finding {
-            strategy: "pct:d=4",
-            within: 20_000,
+            strategy: "icb:c=2,v=2,t=3",
+            within: 1_000,
         },
         run: fig10,
     },

@@ -1,0 +1,415 @@
+//! Iterative context bounding with variable and thread bounding (seed 000, Algorithm 1): it
+//! finds bugs at the `(c, v, t)` they need, runs exactly the schedules its rules allow
+//! (checked against a brute-force enumeration), and happens-before pruning loses no graph.
+
+mod common;
+
+use common::corner_variable;
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::sync::Mutex as StdMutex;
+
+use interleave::strategy::{Outcome, Schedule, Strategy, StrategySpec, TraceEvent, View};
+use interleave::sync::atomic::{AtomicU64, Ordering};
+use interleave::sync::{Arc, Mutex};
+use interleave::{thread, Builder, Report};
+
+/// Three threads wait at a gate and then log their number; the bug is the log `[1, 3, 2]`,
+/// an order of three threads that neither the forward nor the reverse order gives (t = 3).
+fn three_thread_order() {
+    let gate = Arc::new(Mutex::new(()));
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let closed = gate.lock().unwrap();
+    let threads: Vec<_> = (1..=3)
+        .map(|id| {
+            let (gate, log) = (gate.clone(), log.clone());
+            thread::spawn(move || {
+                drop(gate.lock().unwrap());
+                log.lock().unwrap().push(id);
+            })
+        })
+        .collect();
+    drop(closed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_ne!(
+        *log.lock().unwrap(),
+        [1, 3, 2],
+        "thread 3 overtook thread 2"
+    );
+}
+
+/// Three threads over three atomics: small enough to enumerate every schedule.
+fn three_variables() {
+    let x = Arc::new(AtomicU64::new(0));
+    let y = Arc::new(AtomicU64::new(0));
+    let z = Arc::new(AtomicU64::new(0));
+    let first = {
+        let (x, y, z) = (x.clone(), y.clone(), z.clone());
+        thread::spawn(move || {
+            x.store(1, Ordering::SeqCst);
+            let seen = y.load(Ordering::SeqCst);
+            z.store(seen, Ordering::SeqCst);
+        })
+    };
+    let second = {
+        let (x, y, z) = (x.clone(), y.clone(), z.clone());
+        thread::spawn(move || {
+            y.store(1, Ordering::SeqCst);
+            let seen = x.load(Ordering::SeqCst);
+            z.fetch_add(seen, Ordering::SeqCst);
+        })
+    };
+    first.join().unwrap();
+    second.join().unwrap();
+}
+
+/// Three threads increment one counter under a lock and a second one without.
+fn locked_and_unlocked_counters() {
+    let locked = Arc::new(Mutex::new(0));
+    let unlocked = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (locked, unlocked) = (locked.clone(), unlocked.clone());
+            thread::spawn(move || {
+                *locked.lock().unwrap() += 1;
+                unlocked.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    *locked.lock().unwrap() += 1;
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+fn explore(spec: &str, body: impl Fn() + Sync) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy(spec.parse().unwrap())
+        .executions(100_000)
+        .explore(body)
+        .unwrap()
+}
+
+fn stat<'a>(report: &'a Report, key: &str) -> &'a str {
+    report
+        .strategy_stats
+        .iter()
+        .find(|(k, _)| k.contains(key))
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key:?} in {:?}", report.strategy_stats))
+}
+
+#[test]
+fn finds_the_corner_variable_bug_at_its_bounds_and_covers_the_fixed_twin() {
+    for spec in ["icb:c=2,v=1", "icb:c=2,v=2", "icb:c=2,v=all"] {
+        let report = explore(spec, || corner_variable(20, false));
+        let failure = report.first_failure().expect("the bug is found");
+        assert!(failure.message.contains("the two reads of a must agree"));
+        assert_eq!(stat(&report, "(c, v, t)"), "(1, 1, 2)", "{spec}");
+
+        let report = explore(spec, || corner_variable(20, true));
+        assert!(report.first_failure().is_none(), "{spec}");
+        assert!(
+            stat(&report, "covered").starts_with("all schedules with c <= 2 preemptions"),
+            "{spec}: {:?}",
+            report.strategy_stats
+        );
+    }
+    // Variable bounding ranks the rarely accessed `a` before the benign `b`, and reaches the
+    // bug sooner than plain preemption bounding, which preempts at every access in order.
+    let bounded = explore("icb:c=2,v=1", || corner_variable(20, false));
+    let plain = explore("icb:c=2,v=all", || corner_variable(200, false));
+    assert!(bounded.executions < plain.executions);
+}
+
+#[test]
+fn a_three_thread_order_needs_random_orders() {
+    let two = explore("icb:c=0,v=0", three_thread_order);
+    assert!(two.first_failure().is_none());
+    assert_eq!(two.executions, 2, "forward and reverse");
+
+    let three = explore("icb:c=0,v=0,t=3", three_thread_order);
+    assert!(three.first_failure().is_some());
+    assert_eq!(stat(&three, "(c, v, t)"), "(0, 0, 3)");
+}
+
+/// A brute-force enumeration of every schedule: depth-first over the enabled threads at every
+/// step, recording each step's enabled set and trace.
+#[derive(Default)]
+struct Exhaustive {
+    /// The choice (index into the enabled set) at each step of the next execution's prefix.
+    prefix: Vec<usize>,
+    done: bool,
+    runs: std::sync::Arc<StdMutex<Vec<Run>>>,
+}
+
+/// One brute-force execution.
+#[derive(Clone, Debug)]
+struct Run {
+    enabled: Vec<Vec<usize>>,
+    choices: Vec<usize>,
+    trace: Vec<TraceEvent>,
+}
+
+struct ExhaustiveSchedule {
+    prefix: Vec<usize>,
+    enabled: Vec<Vec<usize>>,
+    choices: Vec<usize>,
+}
+
+impl Schedule for ExhaustiveSchedule {
+    fn next_thread(&mut self, view: &View<'_>) -> usize {
+        let step = self.enabled.len();
+        let choice = self.prefix.get(step).copied().unwrap_or(0);
+        self.enabled.push(view.enabled().to_vec());
+        self.choices.push(choice);
+        view.enabled()[choice]
+    }
+
+    fn next_value(&mut self, _bound: u64) -> u64 {
+        0
+    }
+
+    fn feedback(&mut self) -> Option<Box<dyn Any + Send>> {
+        Some(Box::new((
+            std::mem::take(&mut self.enabled),
+            std::mem::take(&mut self.choices),
+        )))
+    }
+}
+
+impl Strategy for Exhaustive {
+    fn spec(&self) -> String {
+        "exhaustive".into()
+    }
+
+    fn plan(&mut self, _execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {
+        (!self.done).then(|| {
+            Box::new(ExhaustiveSchedule {
+                prefix: self.prefix.clone(),
+                enabled: Vec::new(),
+                choices: Vec::new(),
+            }) as Box<dyn Schedule + Send>
+        })
+    }
+
+    fn wants_trace(&self, _execution: u64) -> bool {
+        true
+    }
+
+    fn round_size(&self) -> usize {
+        1
+    }
+
+    fn observe(&mut self, _execution: u64, outcome: &Outcome) {
+        let (enabled, choices) = outcome
+            .feedback
+            .and_then(|f| f.downcast_ref::<(Vec<Vec<usize>>, Vec<usize>)>())
+            .cloned()
+            .expect("feedback");
+        // Backtrack: the deepest step with an untried alternative.
+        self.done = true;
+        for step in (0..choices.len()).rev() {
+            if choices[step] + 1 < enabled[step].len() {
+                self.prefix = choices[..step].to_vec();
+                self.prefix.push(choices[step] + 1);
+                self.done = false;
+                break;
+            }
+        }
+        self.runs.lock().unwrap().push(Run {
+            enabled,
+            choices,
+            trace: outcome.trace.expect("trace").to_vec(),
+        });
+    }
+}
+
+/// Records the trace of every execution of the wrapped strategy.
+struct Recording {
+    inner: Box<dyn Strategy>,
+    traces: std::sync::Arc<StdMutex<Vec<Vec<TraceEvent>>>>,
+}
+
+impl Strategy for Recording {
+    fn spec(&self) -> String {
+        self.inner.spec()
+    }
+
+    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
+        self.inner.plan(execution, seed)
+    }
+
+    fn wants_trace(&self, _execution: u64) -> bool {
+        true
+    }
+
+    fn round_size(&self) -> usize {
+        self.inner.round_size()
+    }
+
+    fn observe(&mut self, execution: u64, outcome: &Outcome) {
+        self.traces
+            .lock()
+            .unwrap()
+            .push(outcome.trace.expect("trace").to_vec());
+        self.inner.observe(execution, outcome);
+    }
+
+    fn stats(&self) -> Vec<(String, String)> {
+        self.inner.stats()
+    }
+}
+
+fn icb_traces(spec: &str, body: fn()) -> (Vec<Vec<TraceEvent>>, Report) {
+    let traces = std::sync::Arc::new(StdMutex::new(Vec::new()));
+    let strategy = Recording {
+        inner: spec.parse::<StrategySpec>().unwrap().build(),
+        traces: traces.clone(),
+    };
+    let report = Builder::new()
+        .ignore_environment()
+        .custom_strategy(strategy)
+        .executions(1_000_000)
+        .explore(body)
+        .unwrap();
+    assert!(stat(&report, "covered").starts_with("all schedules"));
+    let traces = traces.lock().unwrap().clone();
+    (traces, report)
+}
+
+fn exhaustive_runs(body: fn()) -> Vec<Run> {
+    let runs = std::sync::Arc::new(StdMutex::new(Vec::new()));
+    let report = Builder::new()
+        .ignore_environment()
+        .custom_strategy(Exhaustive {
+            runs: runs.clone(),
+            ..Exhaustive::default()
+        })
+        .executions(1_000_000)
+        .explore(body)
+        .unwrap();
+    assert!(report.failures.is_empty());
+    let runs = runs.lock().unwrap().clone();
+    runs
+}
+
+fn threads_of(trace: &[TraceEvent]) -> Vec<usize> {
+    trace.iter().map(|e| e.thread).collect()
+}
+
+/// The happens-before graph of a trace, written independently of the library's fingerprint:
+/// each thread's operations, and every ordered pair of conflicting operations of different
+/// threads (same object, or both spawning, and not both reads).
+fn happens_before(trace: &[TraceEvent]) -> BTreeSet<String> {
+    let mut graph = BTreeSet::new();
+    let mut position = [0usize; 16];
+    let named: Vec<(usize, usize, Option<String>, bool)> = trace
+        .iter()
+        .map(|e| {
+            let at = position[e.thread];
+            position[e.thread] += 1;
+            let object = e.object.map(|o| o.to_string()).or_else(|| {
+                (e.kind == interleave::strategy::OpKind::Spawn).then(|| "spawn".into())
+            });
+            let read = matches!(
+                e.kind,
+                interleave::strategy::OpKind::AtomicLoad | interleave::strategy::OpKind::Read
+            );
+            graph.insert(format!("{}.{at}: {:?} {object:?}", e.thread, e.kind));
+            (e.thread, at, object, read)
+        })
+        .collect();
+    for (i, a) in named.iter().enumerate() {
+        for b in &named[i + 1..] {
+            if a.0 != b.0 && a.2.is_some() && a.2 == b.2 && !(a.3 && b.3) {
+                graph.insert(format!("{}.{} -> {}.{}", a.0, a.1, b.0, b.1));
+            }
+        }
+    }
+    graph
+}
+
+/// Whether strict priority scheduling under `order` with at most `c` preemptions, each right
+/// after a thread's first step or an access of a variable, at most `v` distinct variables,
+/// produces `run`: the rules of seed 000's Algorithm 1 and section 5, checked step by step.
+fn allowed(run: &Run, reverse: bool, c: usize, v: usize) -> bool {
+    let mut priority: Vec<i64> = (0..16)
+        .map(|t| if reverse { t as i64 } else { -(t as i64) } + 1000)
+        .collect();
+    let (mut lowest, mut preemptions) = (0, 0);
+    let mut variables = BTreeSet::new();
+    for step in 0..run.choices.len() {
+        let enabled = &run.enabled[step];
+        let chosen = enabled[run.choices[step]];
+        let best = |priority: &[i64]| *enabled.iter().max_by_key(|&&t| priority[t]).unwrap();
+        if best(&priority) == chosen {
+            continue;
+        }
+        let Some(previous) = step.checked_sub(1).map(|s| &run.trace[s]) else {
+            return false;
+        };
+        let point =
+            previous.kind == interleave::strategy::OpKind::Start || previous.object.is_some();
+        if previous.thread != best(&priority) || !point || preemptions == c {
+            return false;
+        }
+        preemptions += 1;
+        if let Some(object) = previous.object {
+            variables.insert(object.to_string());
+        }
+        if variables.len() > v {
+            return false;
+        }
+        lowest -= 1;
+        priority[previous.thread] = lowest;
+        if best(&priority) != chosen {
+            return false;
+        }
+    }
+    true
+}
+
+#[test]
+fn runs_exactly_the_schedules_the_bounds_allow() {
+    let all = exhaustive_runs(three_variables);
+    assert!(all.len() > 100, "{} schedules", all.len());
+    for (c, v) in [(0, 0), (1, 0), (1, 1), (2, 1), (2, 2)] {
+        let expected: BTreeSet<Vec<usize>> = all
+            .iter()
+            .filter(|run| allowed(run, false, c, v) || allowed(run, true, c, v))
+            .map(|run| threads_of(&run.trace))
+            .collect();
+        let (traces, _) = icb_traces(&format!("icb:c={c},v={v},prune=0"), three_variables);
+        let ran: BTreeSet<Vec<usize>> = traces.iter().map(|t| threads_of(t)).collect();
+        println!("c={c}, v={v}: {} of {} schedules", ran.len(), all.len());
+        assert_eq!(ran, expected, "c={c}, v={v}");
+        assert!(expected.len() < all.len());
+    }
+}
+
+#[test]
+fn pruning_never_drops_a_happens_before_graph() {
+    let mut pruned_somewhere = false;
+    for body in [three_variables as fn(), locked_and_unlocked_counters] {
+        for spec in ["icb:c=2,v=1", "icb:c=2,v=all"] {
+            let graphs = |spec: &str| -> (BTreeSet<BTreeSet<String>>, usize, Report) {
+                let (traces, report) = icb_traces(spec, body);
+                let graphs = traces.iter().map(|t| happens_before(t)).collect();
+                (graphs, traces.len(), report)
+            };
+            let (with, runs_with, report) = graphs(spec);
+            let (without, runs_without, _) = graphs(&format!("{spec},prune=0"));
+            assert_eq!(with, without, "{spec}");
+            assert!(runs_with <= runs_without);
+            let pruned: u64 = stat(&report, "pruned").parse().unwrap();
+            assert_eq!(runs_without - runs_with, pruned as usize, "{spec}");
+            println!("{spec}: {runs_with} runs, {pruned} pruned");
+            pruned_somewhere |= pruned > 0;
+        }
+    }
+    assert!(pruned_somewhere, "pruning never fired");
+}
