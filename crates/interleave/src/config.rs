@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn bad_environment_values_name_the_variable() {
         let message = Config::default()
-            .apply_vars(env(&[(ENV_STRATEGY, "dfs")]))
+            .apply_vars(env(&[(ENV_STRATEGY, "bfs")]))
             .unwrap_err()
             .to_string();
         assert!(message.contains("INTERLEAVE_STRATEGY") && message.contains("unknown strategy"));

@@ -13,19 +13,34 @@
 //!
 //! Precision: equal graphs give equal fingerprints; different graphs give different ones
 //! except for a hash collision (about 2^-128 per pair). Everything that is not a read counts
-//! as a write (locks, condition variables, channels), and spawning and parking are writes of
-//! one shared pseudo-object, so the graph is finer than necessary, never coarser: pruning with
+//! as a write (locks, condition variables, channels; a woken waiter also writes its mutex),
+//! and spawning and parking are writes of one shared pseudo-object, so the graph is finer than necessary, never coarser: pruning with
 //! it never merges two executions that can behave differently.
 
 use rustc_hash::FxHashMap;
 
-use super::{Access, ObjectId, OpKind, TraceEvent};
+use super::{Access, ObjectId, OpKind, TraceEvent, TraceTarget};
 
 /// What a step conflicts on: an object, or the shared pseudo-object of thread management.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Conflict {
+pub(super) enum Conflict {
     Object(ObjectId),
     Threads,
+}
+
+/// What `event` conflicts on: its object; for a woken `Condvar` waiter also the mutex it takes
+/// back; for spawning and parking the thread-management pseudo-object. Two steps of different
+/// threads are dependent when they share a conflict and are not both reads.
+pub(super) fn conflicts(event: &TraceEvent) -> [Option<Conflict>; 2] {
+    let second = match event.target {
+        Some(TraceTarget::Object(object)) => Some(Conflict::Object(object)),
+        _ => None,
+    };
+    match (event.object, event.kind) {
+        (Some(object), _) => [Some(Conflict::Object(object)), second],
+        (None, OpKind::Spawn | OpKind::Park | OpKind::Unpark) => [Some(Conflict::Threads), None],
+        (None, _) => [None, None],
+    }
 }
 
 /// The running fingerprint of an execution prefix.
@@ -46,11 +61,6 @@ impl HbFingerprint {
         }
         let position = self.positions[event.thread];
         self.positions[event.thread] += 1;
-        let conflict = match (event.object, event.kind) {
-            (Some(object), _) => Some(Conflict::Object(object)),
-            (None, OpKind::Spawn | OpKind::Park | OpKind::Unpark) => Some(Conflict::Threads),
-            (None, _) => None,
-        };
         let mut words = [
             event.thread as u64,
             u64::from(position),
@@ -58,16 +68,22 @@ impl HbFingerprint {
             event.site as *const _ as usize as u64,
             0,
             0,
+            0,
         ];
-        if let Some(conflict) = conflict {
-            if let Conflict::Object(object) = conflict {
-                words[4] = (object.site as *const _ as usize as u64) ^ (object.kind as u64) << 56;
-                words[5] = u64::from(object.instance) << 32;
+        for (slot, conflict) in conflicts(event).into_iter().enumerate() {
+            let Some(conflict) = conflict else { continue };
+            let mut word = match conflict {
+                Conflict::Object(object) => {
+                    (object.site as *const _ as usize as u64)
+                        ^ (object.kind as u64) << 56
+                        ^ u64::from(object.instance).rotate_left(32)
+                }
+                Conflict::Threads => u64::MAX,
+            };
+            if let Some((thread, at)) = self.last_write.get(&conflict) {
+                word ^= mix(&[u64::from(*thread), u64::from(*at)]) as u64;
             }
-            let before = self.last_write.get(&conflict).copied();
-            if let Some((thread, at)) = before {
-                words[5] ^= (u64::from(thread) << 20 | u64::from(at)) + 1;
-            }
+            words[4 + slot] = word;
             if event.kind.access() != Access::Read {
                 self.last_write
                     .insert(conflict, (event.thread as u32, position));

@@ -11,6 +11,8 @@
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
 mod deadlock_fuzzer;
+mod dfs;
+mod dpor;
 mod hb;
 mod icb;
 mod pct;
@@ -22,6 +24,8 @@ mod spec;
 mod thread_bound;
 
 pub use deadlock_fuzzer::DeadlockFuzzer;
+pub use dfs::Dfs;
+pub use dpor::Dpor;
 pub use icb::Icb;
 pub use pct::{Events, Pct};
 pub use pctvb::PctVb;

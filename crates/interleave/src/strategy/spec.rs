@@ -6,7 +6,9 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::{DeadlockFuzzer, Events, Icb, Pct, PctVb, RPro, Random, Strategy, ThreadBound};
+use super::{
+    DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, Strategy, ThreadBound,
+};
 
 /// A built-in strategy with its parameters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -79,6 +81,10 @@ pub enum StrategySpec {
         /// Yields after which a thread loses its priority.
         yields: u32,
     },
+    /// Exhaustive depth-first search over every schedule (`dfs`).
+    Dfs,
+    /// Depth-first search with dynamic partial-order reduction (`dpor`).
+    Dpor,
     /// Deadlock prediction from one execution, then directed executions that try to realise
     /// each predicted cycle (`deadlock-fuzzer`, `deadlock-fuzzer:tries=20`).
     DeadlockFuzzer {
@@ -95,6 +101,8 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "pctvb",
     "tb",
     "icb",
+    "dfs",
+    "dpor",
     "deadlock-fuzzer",
 ];
 
@@ -157,7 +165,10 @@ impl StrategySpec {
     /// Whether the strategy ignores the exploration seed (systematic search): every seed gives
     /// the same schedules.
     pub fn is_deterministic(&self) -> bool {
-        matches!(self, StrategySpec::Icb { .. })
+        matches!(
+            self,
+            StrategySpec::Icb { .. } | StrategySpec::Dfs | StrategySpec::Dpor
+        )
     }
 
     /// A fresh strategy object for this spec.
@@ -218,6 +229,8 @@ impl StrategySpec {
                     .with_pruning(prune)
                     .with_yield_limit(yields),
             ),
+            StrategySpec::Dfs => Box::new(Dfs::new()),
+            StrategySpec::Dpor => Box::new(Dpor::new()),
             StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
         }
     }
@@ -360,6 +373,8 @@ impl FromStr for StrategySpec {
             "pctvb" => ("pctvb", "d, v, profile, yields"),
             "tb" => ("tb", "t, c, yields"),
             "icb" => ("icb", "c, v, t, prune, yields"),
+            "dfs" => ("dfs", "no parameters"),
+            "dpor" => ("dpor", "no parameters"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
@@ -371,6 +386,8 @@ impl FromStr for StrategySpec {
         let yield_limit = super::pct::DEFAULT_YIELD_LIMIT;
         let spec = match strategy {
             "random" => StrategySpec::Random,
+            "dfs" => StrategySpec::Dfs,
+            "dpor" => StrategySpec::Dpor,
             "pct" => StrategySpec::Pct {
                 depth: p.number(&["d", "depth"], 3, 1)?,
                 steps: p.optional_number(&["k", "steps"], 1)?,
@@ -433,8 +450,8 @@ mod tests {
     #[test]
     fn rejects_bad_specs_clearly() {
         assert_eq!(
-            "dfs".parse::<StrategySpec>(),
-            Err(SpecError::UnknownStrategy("dfs".into()))
+            "bfs".parse::<StrategySpec>(),
+            Err(SpecError::UnknownStrategy("bfs".into()))
         );
         assert!(matches!(
             "pct:r=3".parse::<StrategySpec>(),
@@ -492,6 +509,8 @@ mod tests {
             "icb:c=2,v=2",
             "icb:c=1,v=all",
             "icb:c=0,v=0,t=3,prune=0",
+            "dfs",
+            "dpor",
         ] {
             assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
         }

@@ -1,0 +1,145 @@
+//! Dynamic partial-order reduction (Flanagan and Godefroid, POPL 2005; spec `dpor`): the
+//! reduced systematic baseline of seed 002's evaluation, and what loom does.
+//!
+//! Depth-first search over the tree of `dfs.rs`, but a node does not try every enabled
+//! thread: only those needed to reverse a race. After each execution, every new step `i` of
+//! thread `p` is checked against the earlier steps it depends on (same object, or both
+//! spawning or parking, and not both reads; see `hb.rs`): when such a step `j` of another
+//! thread does not happen before `i` (vector clocks over program order, spawn, join and the
+//! dependences themselves), the two could run in the other order, so `p` must also run from
+//! the state before `j`; if `p` could not run there, every thread that could.
+//!
+//! Guarantee: when it finishes, at least one schedule of every class of schedules equivalent
+//! up to the order of independent steps has run, so every reachable happens-before graph,
+//! every deadlock and every assertion failure that depends only on the schedule is reached.
+//! Nondeterministic choices (`interleave::rand`) are not enumerated: they are always 0.
+
+use rustc_hash::FxHashMap;
+
+use super::dfs::Tree;
+use super::hb::{conflicts, Conflict};
+use super::{Access, OpKind, Outcome, Schedule, Strategy, TraceTarget};
+
+/// Dynamic partial-order reduction (spec `dpor`).
+#[derive(Clone, Debug, Default)]
+pub struct Dpor {
+    tree: Tree,
+    races: u64,
+}
+
+impl Dpor {
+    /// A search from the first schedule.
+    pub fn new() -> Dpor {
+        Dpor::default()
+    }
+
+    /// Finds the races of the new steps of the execution just observed (from `first_new`)
+    /// and requires their reversal.
+    fn analyse(&mut self, outcome: &Outcome, first_new: usize) {
+        let Some(trace) = outcome.trace else { return };
+        let n = outcome.threads.max(1);
+        // Vector clocks, `n` entries each: every thread's current one, and each step's.
+        let mut clocks = vec![0u32; n * n];
+        let mut step_clocks = vec![0u32; trace.len() * n];
+        // The step that spawned each thread.
+        let mut spawns = vec![None; n];
+        let mut spawned = 0;
+        // Per conflict: the last write and the reads since, as step indices.
+        let mut accesses: FxHashMap<Conflict, (Option<usize>, Vec<usize>)> = FxHashMap::default();
+        let mut dependences = Vec::new();
+        for (i, event) in trace.iter().enumerate() {
+            let p = event.thread;
+            let clock = p * n..(p + 1) * n;
+            match (event.kind, event.target) {
+                (OpKind::Start, _) => {
+                    if let Some(j) = spawns[p] {
+                        join(&mut clocks[clock.clone()], &step_clocks[j * n..(j + 1) * n]);
+                    }
+                }
+                (OpKind::Join, Some(TraceTarget::Thread(target))) => {
+                    let finished = clocks[target * n..(target + 1) * n].to_vec();
+                    join(&mut clocks[clock.clone()], &finished);
+                }
+                _ => {}
+            }
+            // A release counts as a read of its lock: it is ordered after its own acquisition
+            // anyway, and the next acquisition by another thread then races with that
+            // acquisition, the step whose reversal gives the other critical-section order.
+            let read = event.kind.access() == Access::Read
+                || matches!(event.kind, OpKind::Unlock | OpKind::RwUnlock);
+            dependences.clear();
+            for conflict in conflicts(event).into_iter().flatten() {
+                let (last_write, reads) = accesses.entry(conflict).or_default();
+                dependences.extend(last_write.iter().copied());
+                if read {
+                    reads.push(i);
+                } else {
+                    dependences.append(reads);
+                    *last_write = Some(i);
+                }
+            }
+            dependences.retain(|&j| trace[j].thread != p);
+            if i >= first_new {
+                for &j in &dependences {
+                    if !leq(&step_clocks[j * n..(j + 1) * n], &clocks[clock.clone()]) {
+                        self.races += 1;
+                        self.tree.require(j, p);
+                    }
+                }
+            }
+            for &j in &dependences {
+                join(&mut clocks[clock.clone()], &step_clocks[j * n..(j + 1) * n]);
+            }
+            clocks[p * n + p] += 1;
+            step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock]);
+            if event.kind == OpKind::Spawn {
+                spawned += 1;
+                if let Some(slot) = spawns.get_mut(spawned) {
+                    *slot = Some(i);
+                }
+            }
+        }
+    }
+}
+
+/// `into = max(into, from)` entry by entry.
+fn join(into: &mut [u32], from: &[u32]) {
+    for (a, &b) in into.iter_mut().zip(from) {
+        *a = (*a).max(b);
+    }
+}
+
+/// Whether clock `a` is at or below clock `b` entry by entry.
+fn leq(a: &[u32], b: &[u32]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x <= y)
+}
+
+impl Strategy for Dpor {
+    fn spec(&self) -> String {
+        "dpor".to_string()
+    }
+
+    fn plan(&mut self, _execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {
+        self.tree.plan()
+    }
+
+    fn wants_trace(&self, _execution: u64) -> bool {
+        true
+    }
+
+    fn round_size(&self) -> usize {
+        1
+    }
+
+    fn observe(&mut self, _execution: u64, outcome: &Outcome) {
+        let first_new = self.tree.grow(outcome, false);
+        self.analyse(outcome, first_new);
+        self.tree.backtrack();
+    }
+
+    fn stats(&self) -> Vec<(String, String)> {
+        let mut stats = self.tree.stats();
+        stats.push(("races reversed".to_string(), self.races.to_string()));
+        stats
+    }
+}
