@@ -67,6 +67,11 @@ pub struct Config {
     /// fail with [`crate::FailureKind::Nondeterminism`] if the program behaves differently.
     /// Default: true.
     pub check_determinism: bool,
+    /// Count the distinct states the exploration reached, approximated by distinct
+    /// happens-before graphs of execution prefixes (seed 002's state count), in
+    /// [`crate::Report::states`]. It fingerprints every prefix of every execution, so it costs
+    /// time and memory. Default: false.
+    pub count_states: bool,
 }
 
 impl Default for Config {
@@ -82,6 +87,7 @@ impl Default for Config {
             stack_size: 256 * 1024,
             replay: None,
             check_determinism: true,
+            count_states: false,
         }
     }
 }

@@ -13,12 +13,15 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use rustc_hash::FxHashSet;
+
 use crate::config::Config;
 use crate::detect::thread_label;
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
 use crate::report::{render_interleaving, Failure, FailureInfo, FailureKind, Report};
 use crate::runtime::op::{ShortSite, Site};
 use crate::runtime::{self, Event, Execution, Limits};
+use crate::strategy::hb::HbFingerprint;
 use crate::strategy::replay::ReplaySchedule;
 use crate::strategy::{
     execution_seed, OpKind, Outcome, Schedule, Strategy, StrategySpec, TraceEvent, TraceTarget,
@@ -141,6 +144,12 @@ impl Builder {
         self
     }
 
+    /// Counts the distinct states reached (see [`Config::count_states`]).
+    pub fn count_states(mut self, count: bool) -> Builder {
+        self.config.count_states = count;
+        self
+    }
+
     /// Turns the re-run that checks for uncontrolled nondeterminism on or off.
     pub fn check_determinism(mut self, check: bool) -> Builder {
         self.config.check_determinism = check;
@@ -231,6 +240,7 @@ struct Run<'a> {
     spec: String,
     seed: u64,
     check_determinism: bool,
+    count_states: bool,
 }
 
 /// The result of one execution as the driver keeps it.
@@ -240,6 +250,8 @@ struct Summary {
     threads: usize,
     lock_acquisitions: u64,
     trace: Option<Vec<TraceEvent>>,
+    /// The happens-before fingerprint of every prefix, when counting states.
+    states: Vec<u128>,
     feedback: Option<Box<dyn Any + Send>>,
     failure: Option<Failure>,
     warnings: Vec<String>,
@@ -266,9 +278,11 @@ fn explore_with(
         spec: strategy.spec(),
         seed: config.seed,
         check_determinism: config.check_determinism,
+        count_states: config.count_states,
     };
     let mut report = Report::new(run.spec.clone(), config.seed);
     let mut seen_warnings = HashSet::new();
+    let mut states: FxHashSet<u128> = FxHashSet::default();
     let mut round = 1usize;
     let mut next = 0u64;
     'rounds: while next < config.executions {
@@ -295,6 +309,7 @@ fn explore_with(
             );
             report.executions += 1;
             report.steps += summary.steps;
+            states.extend(summary.states);
             for warning in summary.warnings {
                 if seen_warnings.insert(warning.clone()) {
                     report.warnings.push(warning);
@@ -314,6 +329,7 @@ fn explore_with(
         round = (round * 2).min(MAX_ROUND);
     }
     report.strategy_stats = strategy.stats();
+    report.states = config.count_states.then_some(states.len() as u64);
     for warning in strategy.warnings() {
         if seen_warnings.insert(warning.clone()) {
             report.warnings.push(warning);
@@ -396,12 +412,18 @@ fn run_one(
             failure = Some(failure_of(run, index, &ex, &info));
         }
     }
+    let events = (keep_trace || run.count_states).then(|| trace(&ex));
+    let states = match (&events, run.count_states) {
+        (Some(events), true) => prefix_fingerprints(events),
+        _ => Vec::new(),
+    };
     let summary = Summary {
         index,
         steps: ex.steps(),
         threads: ex.threads.len(),
         lock_acquisitions: ex.lock_acquisitions,
-        trace: keep_trace.then(|| trace(&ex)),
+        trace: events.filter(|_| keep_trace),
+        states,
         feedback: ex.schedule.feedback(),
         failure,
         warnings: std::mem::take(&mut ex.warnings),
@@ -427,6 +449,17 @@ fn trace(ex: &Execution) -> Vec<TraceEvent> {
             site: e.site,
         })
         .collect()
+}
+
+/// The happens-before fingerprint of every prefix of `events` (the empty one included).
+fn prefix_fingerprints(events: &[TraceEvent]) -> Vec<u128> {
+    let mut fingerprint = HbFingerprint::default();
+    let mut all = vec![fingerprint.value()];
+    for event in events {
+        fingerprint.add(event);
+        all.push(fingerprint.value());
+    }
+    all
 }
 
 fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> Failure {
@@ -515,6 +548,7 @@ fn replay_with(
         spec: "replay".to_string(),
         seed: config.seed,
         check_determinism: false,
+        count_states: false,
     };
     let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
     let ex = runtime::run(f, site, Box::new(schedule), run.limits);

@@ -483,3 +483,31 @@ fn dfs_and_dpor_find_the_bug_and_exhaust_the_fixed_twin() {
         assert_eq!(stat(&report, "covered"), "the whole search space", "{spec}");
     }
 }
+
+#[test]
+fn the_state_count_is_the_number_of_distinct_happens_before_prefixes() {
+    let expected: BTreeSet<BTreeSet<String>> = exhaustive_runs(three_variables)
+        .iter()
+        .flat_map(|run| (0..=run.trace.len()).map(|n| happens_before(&run.trace[..n])))
+        .collect();
+    let count = |spec: &str| {
+        Builder::new()
+            .ignore_environment()
+            .strategy(spec.parse().unwrap())
+            .executions(100_000)
+            .count_states(true)
+            .explore(three_variables)
+            .unwrap()
+            .states
+            .expect("counted")
+    };
+    assert_eq!(count("dfs"), expected.len() as u64);
+    // DPOR runs fewer schedules, and so passes through fewer intermediate states.
+    assert!(count("dpor") < count("dfs"));
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(10)
+        .explore(three_variables)
+        .unwrap();
+    assert_eq!(report.states, None, "off unless asked");
+}

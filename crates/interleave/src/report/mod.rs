@@ -159,6 +159,9 @@ pub struct Report {
     pub seed: u64,
     /// Strategy statistics: parameters, estimates and the guarantee they give.
     pub strategy_stats: Vec<(String, String)>,
+    /// Distinct states reached (distinct happens-before graphs of execution prefixes), when
+    /// the exploration was asked to count them (`Builder::count_states`).
+    pub states: Option<u64>,
 }
 
 impl Report {
@@ -172,6 +175,7 @@ impl Report {
             strategy,
             seed,
             strategy_stats: Vec::new(),
+            states: None,
         }
     }
 
@@ -193,6 +197,9 @@ impl fmt::Display for Report {
             "{} executions, {} steps, strategy {}, seed {}",
             self.executions, self.steps, self.strategy, self.seed
         )?;
+        if let Some(states) = self.states {
+            writeln!(f, "  distinct states (happens-before prefixes): {states}")?;
+        }
         for (name, value) in &self.strategy_stats {
             writeln!(f, "  {name}: {value}")?;
         }

@@ -45,7 +45,7 @@ pub(super) fn conflicts(event: &TraceEvent) -> [Option<Conflict>; 2] {
 
 /// The running fingerprint of an execution prefix.
 #[derive(Default)]
-pub(super) struct HbFingerprint {
+pub(crate) struct HbFingerprint {
     sum: u128,
     /// The number of events of each thread so far.
     positions: Vec<u32>,
@@ -55,7 +55,7 @@ pub(super) struct HbFingerprint {
 
 impl HbFingerprint {
     /// Adds the next event of the prefix.
-    pub(super) fn add(&mut self, event: &TraceEvent) {
+    pub(crate) fn add(&mut self, event: &TraceEvent) {
         if self.positions.len() <= event.thread {
             self.positions.resize(event.thread + 1, 0);
         }
@@ -93,7 +93,7 @@ impl HbFingerprint {
     }
 
     /// The fingerprint of the prefix added so far.
-    pub(super) fn value(&self) -> u128 {
+    pub(crate) fn value(&self) -> u128 {
         self.sum
     }
 }

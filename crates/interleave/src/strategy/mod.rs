@@ -13,7 +13,7 @@
 mod deadlock_fuzzer;
 mod dfs;
 mod dpor;
-mod hb;
+pub(crate) mod hb;
 mod icb;
 mod pct;
 mod pctvb;
