@@ -249,6 +249,7 @@ struct Summary {
     steps: u64,
     threads: usize,
     lock_acquisitions: u64,
+    abandoned: bool,
     trace: Option<Vec<TraceEvent>>,
     /// The happens-before fingerprint of every prefix, when counting states.
     states: Vec<u128>,
@@ -302,6 +303,7 @@ fn explore_with(
                     steps: summary.steps,
                     threads: summary.threads,
                     failed: summary.failure.is_some(),
+                    abandoned: summary.abandoned,
                     lock_acquisitions: summary.lock_acquisitions,
                     trace: summary.trace.as_deref(),
                     feedback: summary.feedback.as_deref(),
@@ -401,7 +403,9 @@ fn run_one(
     // Re-running executions 0, 1, 2, 4, 8, ... costs about log2(executions) extra runs and
     // catches nondeterminism that one comparison could miss by chance.
     let sampled = index == 0 || index.is_power_of_two();
-    if run.check_determinism && (sampled || failure.is_some()) {
+    // An abandoned execution stopped where its schedule chose to; a replay of its steps could
+    // not tell that stop from a divergence.
+    if run.check_determinism && !ex.abandoned && (sampled || failure.is_some()) {
         if let Some(difference) = rerun_difference(run, &ex) {
             let info = FailureInfo {
                 kind: FailureKind::Nondeterminism,
@@ -422,6 +426,7 @@ fn run_one(
         steps: ex.steps(),
         threads: ex.threads.len(),
         lock_acquisitions: ex.lock_acquisitions,
+        abandoned: ex.abandoned,
         trace: events.filter(|_| keep_trace),
         states,
         feedback: ex.schedule.feedback(),

@@ -1,6 +1,8 @@
 //! Failure detectors: online ones inside the runtime (deadlock, re-locking, the step bound,
-//! data races) and the lock-order deadlock predictor that analyses a finished execution. Each explains its finding in terms of threads, objects and source sites.
+//! data races), the lock-order deadlock predictor that analyses a finished execution, and the
+//! concurrent access pairs of seed 002 that value-schedule testing derives its orders from. Each explains its finding in terms of threads, objects and source sites.
 
+pub(crate) mod access_pairs;
 pub(crate) mod deadlock;
 pub(crate) mod lock_order;
 pub(crate) mod race;

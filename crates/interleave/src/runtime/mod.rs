@@ -112,6 +112,8 @@ pub(crate) struct Execution {
     enabled: Vec<usize>,
     pub current: usize,
     pub failure: Option<FailureInfo>,
+    /// The schedule ended the execution early (`strategy::ABANDON`).
+    pub abandoned: bool,
     pub teardown: bool,
     pub warnings: Vec<String>,
     spawned: Vec<(usize, ThreadCoroutine)>,
@@ -270,6 +272,7 @@ impl Execution {
             spare.enabled.clear();
             spare.current = 0;
             spare.failure = None;
+            spare.abandoned = false;
             spare.teardown = false;
             spare.warnings.clear();
             spare.schedule = schedule;
@@ -288,6 +291,7 @@ impl Execution {
             enabled: Vec::new(),
             current: 0,
             failure: None,
+            abandoned: false,
             teardown: false,
             warnings: Vec::new(),
             spawned: Vec::new(),
@@ -782,6 +786,10 @@ fn decide(ex: &mut Execution) -> Option<usize> {
         };
         ex.schedule.next_thread(&view)
     };
+    if chosen == crate::strategy::ABANDON {
+        ex.abandoned = true;
+        return None;
+    }
     if !ex.enabled.contains(&chosen) {
         let message = crate::detect::deadlock::not_enabled(ex, chosen);
         ex.fail(FailureKind::Divergence, message);

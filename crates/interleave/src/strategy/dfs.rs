@@ -132,6 +132,20 @@ impl Tree {
     }
 }
 
+/// The default continuation of a depth-first search: the running thread while it can run and
+/// has not just yielded (`yielded`), otherwise the lowest-numbered other enabled thread.
+pub(super) fn default_choice(view: &View<'_>, yielded: bool) -> usize {
+    let enabled = view.enabled();
+    match view.last_thread() {
+        Some(last) if enabled.contains(&last) && !yielded => last,
+        last => enabled
+            .iter()
+            .copied()
+            .find(|&t| Some(t) != last)
+            .unwrap_or(enabled[0]),
+    }
+}
+
 /// One execution of a depth-first search: follow the prefix, then the default choices.
 struct PrefixSchedule {
     prefix: Vec<usize>,
@@ -147,14 +161,7 @@ impl Schedule for PrefixSchedule {
             Some(&thread) if enabled.contains(&thread) => thread,
             // A prefix that no longer fits the program: the divergence check reports it.
             Some(&thread) => thread,
-            None => match view.last_thread() {
-                Some(last) if enabled.contains(&last) && !self.last_yielded => last,
-                last => enabled
-                    .iter()
-                    .copied()
-                    .find(|&t| Some(t) != last)
-                    .unwrap_or(enabled[0]),
-            },
+            None => default_choice(view, self.last_yielded),
         };
         self.last_yielded = view
             .pending(chosen)

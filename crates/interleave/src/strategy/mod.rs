@@ -22,6 +22,7 @@ pub(crate) mod replay;
 mod rpro;
 mod spec;
 mod thread_bound;
+mod value_schedule;
 
 pub use deadlock_fuzzer::DeadlockFuzzer;
 pub use dfs::Dfs;
@@ -33,15 +34,21 @@ pub use random::Random;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec};
 pub use thread_bound::ThreadBound;
+pub use value_schedule::ValueSchedule;
 
 use std::any::Any;
 
 pub use crate::runtime::op::{Access, ObjectId, ObjectKind, OpKind, Site};
 pub use crate::runtime::{PendingOp, ThreadState, View};
 
+/// What [`Schedule::next_thread`] returns to end the execution at once, without a failure: the
+/// schedule it was following can no longer happen (its strategy counts the execution as
+/// abandoned, [`Outcome::abandoned`]).
+pub const ABANDON: usize = usize::MAX - 1;
+
 /// Decides one execution's schedule.
 pub trait Schedule {
-    /// The thread to run next; must be one of `view.enabled()`.
+    /// The thread to run next; must be one of `view.enabled()`, or [`ABANDON`].
     fn next_thread(&mut self, view: &View<'_>) -> usize;
 
     /// A value for a nondeterministic choice (`interleave::rand`); the runtime reduces it
@@ -104,6 +111,8 @@ pub struct Outcome<'a> {
     pub threads: usize,
     /// Whether it failed.
     pub failed: bool,
+    /// Whether its schedule abandoned it ([`ABANDON`]) before it finished.
+    pub abandoned: bool,
     /// Lock acquisitions it executed (see [`OpKind::is_lock_acquisition`]).
     pub lock_acquisitions: u64,
     /// Every step, if the strategy asked for it ([`Strategy::wants_trace`]).

@@ -142,6 +142,7 @@ mod tests {
             steps,
             threads: 3,
             failed: false,
+            abandoned: false,
             lock_acquisitions,
             trace: None,
             feedback: None,

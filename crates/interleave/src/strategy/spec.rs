@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use super::{
     DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, Strategy, ThreadBound,
+    ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -85,6 +86,12 @@ pub enum StrategySpec {
     Dfs,
     /// Depth-first search with dynamic partial-order reduction (`dpor`).
     Dpor,
+    /// Value-schedule-based testing (`vs`, `vs:profile=8`): depth-first over the orders of
+    /// concurrent access pairs, after `profile` random profiling executions.
+    ValueSchedule {
+        /// Profiling executions.
+        profile: u64,
+    },
     /// Deadlock prediction from one execution, then directed executions that try to realise
     /// each predicted cycle (`deadlock-fuzzer`, `deadlock-fuzzer:tries=20`).
     DeadlockFuzzer {
@@ -103,6 +110,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "icb",
     "dfs",
     "dpor",
+    "vs",
     "deadlock-fuzzer",
 ];
 
@@ -231,6 +239,9 @@ impl StrategySpec {
             ),
             StrategySpec::Dfs => Box::new(Dfs::new()),
             StrategySpec::Dpor => Box::new(Dpor::new()),
+            StrategySpec::ValueSchedule { profile } => {
+                Box::new(ValueSchedule::new().with_profile(profile))
+            }
             StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
         }
     }
@@ -375,6 +386,7 @@ impl FromStr for StrategySpec {
             "icb" => ("icb", "c, v, t, prune, yields"),
             "dfs" => ("dfs", "no parameters"),
             "dpor" => ("dpor", "no parameters"),
+            "vs" => ("vs", "profile"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
@@ -388,6 +400,9 @@ impl FromStr for StrategySpec {
             "random" => StrategySpec::Random,
             "dfs" => StrategySpec::Dfs,
             "dpor" => StrategySpec::Dpor,
+            "vs" => StrategySpec::ValueSchedule {
+                profile: p.number(&["profile"], super::value_schedule::DEFAULT_PROFILE, 0)?,
+            },
             "pct" => StrategySpec::Pct {
                 depth: p.number(&["d", "depth"], 3, 1)?,
                 steps: p.optional_number(&["k", "steps"], 1)?,
@@ -511,6 +526,8 @@ mod tests {
             "icb:c=0,v=0,t=3,prune=0",
             "dfs",
             "dpor",
+            "vs",
+            "vs:profile=2",
         ] {
             assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
         }

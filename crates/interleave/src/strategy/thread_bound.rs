@@ -143,6 +143,7 @@ mod tests {
             steps: 100,
             threads,
             failed: false,
+            abandoned: false,
             lock_acquisitions: 0,
             trace: None,
             feedback: None,

@@ -1,0 +1,248 @@
+//! Concurrent access pairs (seed 002, chapter 4), computed from executions instead of static
+//! may-happen-in-parallel analysis.
+//!
+//! An *access* is a step's static identity: its thread, source site, class (read, write, lock
+//! acquisition, wait, notify, woken waiter re-entering) and the object it contends on (a woken
+//! waiter contends on the mutex it takes back). Two accesses of different threads form a
+//! concurrent access pair when they contend on the same object and are not ordered by
+//! must-happen-before (program order, spawn and join) in some observed execution:
+//!
+//! - RW: a read or write and a write of one variable (a potential data race);
+//! - MM: two lock acquisitions of one lock (not two read locks);
+//! - WN: a wait and a notify on one condition variable (lost notifications);
+//! - WM: a woken waiter re-entering and a lock acquisition of its mutex (barging);
+//! - WW: two woken waiters re-entering one mutex.
+//!
+//! Precision: pairs come from observed executions only, so accesses that no observed execution
+//! reaches are missing (the analysis is as complete as the executions it saw); every pair
+//! reported did contend in parallel in some execution. The static analysis's may-alias
+//! distinction becomes: a pair is *must-alias* when each of its two accesses has only ever
+//! touched that one object, *may-alias* when one of them has touched several.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::strategy::{Access, ObjectId, OpKind, Site, TraceEvent, TraceTarget};
+
+/// What an access does to the object it contends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AccessClass {
+    /// Reads a variable.
+    Read,
+    /// Writes (or reads and writes) a variable.
+    Write,
+    /// Acquires a lock (for writing, or a mutex).
+    Lock,
+    /// Acquires a read-write lock for reading.
+    ReadLock,
+    /// Waits on a condition variable.
+    Wait,
+    /// Notifies a condition variable.
+    Notify,
+    /// A woken waiter re-entering its mutex.
+    Wake,
+}
+
+impl AccessClass {
+    /// The class of a step, if it is an access that can form a pair.
+    pub fn of(kind: OpKind) -> Option<AccessClass> {
+        match kind {
+            OpKind::Wake => Some(AccessClass::Wake),
+            OpKind::Wait => Some(AccessClass::Wait),
+            OpKind::NotifyOne | OpKind::NotifyAll => Some(AccessClass::Notify),
+            OpKind::Lock | OpKind::WriteLock => Some(AccessClass::Lock),
+            OpKind::ReadLock => Some(AccessClass::ReadLock),
+            _ => match kind.access() {
+                Access::Read => Some(AccessClass::Read),
+                Access::Write | Access::ReadWrite => Some(AccessClass::Write),
+                Access::Sync | Access::Thread => None,
+            },
+        }
+    }
+}
+
+/// The five kinds of concurrent access pairs, in seed 002's priority order (Figure 6.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PairKind {
+    /// Conflicting accesses of one variable.
+    RW,
+    /// A wait and a notify on one condition variable.
+    WN,
+    /// A woken waiter re-entering and a lock acquisition of its mutex.
+    WM,
+    /// Two woken waiters re-entering one mutex.
+    WW,
+    /// Two lock acquisitions of one lock.
+    MM,
+}
+
+impl PairKind {
+    /// The kind of pair two access classes form, if any.
+    pub fn of(a: AccessClass, b: AccessClass) -> Option<PairKind> {
+        use AccessClass::*;
+        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+        match (a, b) {
+            (Read, Write) | (Write, Write) => Some(PairKind::RW),
+            (Lock, Lock) | (Lock, ReadLock) => Some(PairKind::MM),
+            (Wait, Notify) => Some(PairKind::WN),
+            (Lock | ReadLock, Wake) => Some(PairKind::WM),
+            (Wake, Wake) => Some(PairKind::WW),
+            _ => None,
+        }
+    }
+}
+
+/// The static identity of an access (without the object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AccessSite {
+    /// The thread (0 is the main thread, spawned threads in spawn order).
+    pub thread: usize,
+    /// Where in the source.
+    pub site: Site,
+    /// What it does.
+    pub class: AccessClass,
+}
+
+/// The object a step contends on and its access site, if it is an access.
+pub fn access_of(event: &TraceEvent) -> Option<(AccessSite, ObjectId)> {
+    let class = AccessClass::of(event.kind)?;
+    let object = match (class, event.target) {
+        (AccessClass::Wake, Some(TraceTarget::Object(mutex))) => mutex,
+        _ => event.object?,
+    };
+    Some((
+        AccessSite {
+            thread: event.thread,
+            site: event.site,
+            class,
+        },
+        object,
+    ))
+}
+
+/// One concurrent access pair, as seen from one of its accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partner {
+    /// The other access.
+    pub access: AccessSite,
+    /// The pair's kind.
+    pub kind: PairKind,
+    /// Whether both accesses have only ever touched the pair's object.
+    pub must_alias: bool,
+}
+
+/// The concurrent access pairs of the executions seen so far.
+#[derive(Clone, Debug, Default)]
+pub struct AccessPairs {
+    /// Unordered pairs, each stored once with the smaller access first, by object.
+    pairs: BTreeSet<(AccessSite, AccessSite, ObjectIdKey)>,
+    /// The objects each access site has touched.
+    objects: BTreeMap<AccessSite, BTreeSet<ObjectIdKey>>,
+}
+
+/// An object identity that orders (for deterministic iteration).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct ObjectIdKey {
+    site: Site,
+    instance: u32,
+}
+
+impl From<ObjectId> for ObjectIdKey {
+    fn from(id: ObjectId) -> ObjectIdKey {
+        ObjectIdKey {
+            site: id.site,
+            instance: id.instance,
+        }
+    }
+}
+
+impl AccessPairs {
+    /// Adds the pairs of one execution.
+    pub fn observe(&mut self, trace: &[TraceEvent], threads: usize) {
+        // Must-happen-before: vector clocks over program order, spawn and join only.
+        let n = threads.max(1);
+        let mut clocks = vec![vec![0u32; n]; n];
+        let mut spawn_clocks: Vec<Option<Vec<u32>>> = vec![None; n];
+        let mut spawned = 0;
+        // Per object, the clock of the latest step of each access site: when that step is
+        // ordered before a later access, so are the site's earlier steps (program order).
+        let mut latest: BTreeMap<ObjectIdKey, BTreeMap<AccessSite, Vec<u32>>> = BTreeMap::new();
+        for event in trace {
+            let p = event.thread;
+            match (event.kind, event.target) {
+                (OpKind::Start, _) => {
+                    if let Some(parent) = spawn_clocks[p].take() {
+                        join(&mut clocks[p], &parent);
+                    }
+                }
+                (OpKind::Join, Some(TraceTarget::Thread(target))) => {
+                    let finished = clocks[target].clone();
+                    join(&mut clocks[p], &finished);
+                }
+                _ => {}
+            }
+            clocks[p][p] += 1;
+            if event.kind == OpKind::Spawn {
+                spawned += 1;
+                if let Some(slot) = spawn_clocks.get_mut(spawned) {
+                    *slot = Some(clocks[p].clone());
+                }
+            }
+            let Some((access, object)) = access_of(event) else {
+                continue;
+            };
+            let object = ObjectIdKey::from(object);
+            self.objects.entry(access).or_default().insert(object);
+            let earlier = latest.entry(object).or_default();
+            for (other, clock) in earlier.iter() {
+                let ordered = clock.iter().zip(&clocks[p]).all(|(a, b)| a <= b);
+                if other.thread != p
+                    && !ordered
+                    && PairKind::of(other.class, access.class).is_some()
+                {
+                    let (a, b) = if *other <= access {
+                        (*other, access)
+                    } else {
+                        (access, *other)
+                    };
+                    self.pairs.insert((a, b, object));
+                }
+            }
+            earlier.insert(access, clocks[p].clone());
+        }
+    }
+
+    /// The accesses `access` on `object` pairs with.
+    pub fn partners(&self, access: AccessSite, object: ObjectId) -> Vec<Partner> {
+        let object = ObjectIdKey::from(object);
+        let single = |a: &AccessSite| self.objects.get(a).is_some_and(|o| o.len() == 1);
+        self.pairs
+            .iter()
+            .filter(|(a, b, o)| *o == object && (*a == access || *b == access))
+            .filter_map(|(a, b, _)| {
+                let other = if *a == access { *b } else { *a };
+                Some(Partner {
+                    access: other,
+                    kind: PairKind::of(access.class, other.class)?,
+                    must_alias: single(&access) && single(&other),
+                })
+            })
+            .collect()
+    }
+
+    /// How many pairs of each kind there are.
+    pub fn counts(&self) -> BTreeMap<PairKind, usize> {
+        let mut counts = BTreeMap::new();
+        for (a, b, _) in &self.pairs {
+            if let Some(kind) = PairKind::of(a.class, b.class) {
+                *counts.entry(kind).or_default() += 1;
+            }
+        }
+        counts
+    }
+}
+
+fn join(into: &mut [u32], from: &[u32]) {
+    for (a, &b) in into.iter_mut().zip(from) {
+        *a = (*a).max(b);
+    }
+}

@@ -1,0 +1,457 @@
+//! Value-schedule-based testing (seed 002, chapters 5 and 6; spec `vs`): a depth-first search
+//! that permutes only conflicting accesses that may happen in parallel, knows which access each
+//! context switch is meant to reach, and abandons the interleaving as soon as it cannot.
+//!
+//! The concurrent access pairs (`detect::access_pairs`) come from the executions themselves:
+//! `profile` random walks first (default 8), then every execution adds the pairs it shows. The
+//! search is chapter 6's incremental derivation, stateless:
+//!
+//! - an execution follows a prefix of thread choices and then the default continuation (the
+//!   running thread while it can run and has not just yielded, otherwise the lowest-numbered
+//!   enabled thread);
+//! - every step of the new part of an execution whose access `a` (of thread `p`) forms pairs
+//!   becomes a backtracking point, holding the ordered pairs still to try: for each paired
+//!   access `b` of a live thread `q`, "`q`'s next `b` before `a`";
+//! - trying one re-executes the prefix up to `a` (no state snapshots), then runs `q` toward
+//!   its next `b` (other threads only while `q` is blocked, never `p`), then lets `p` perform
+//!   `a`, then continues by default, recording the new backtracking points. Trying `b` again
+//!   from the point reached gives the next instance, so every instance is derived (Lemma
+//!   6.3.1);
+//! - the interleaving is abandoned (`strategy::ABANDON`) as soon as `b` cannot be reached: `q`
+//!   finished, or only `p` could run;
+//! - backtracking takes the deepest point first, except for chapter 6's prioritisation (Figure
+//!   6.5): a point holding a pair of a more relevant kind (RW > WN > WM >= WW > MM, must-alias
+//!   before may-alias) than the deepest one is tried out of order once, each pair fulfilled a
+//!   single time and the execution run to completion without new points; the point stays
+//!   for its normal turn.
+//!
+//! Guarantee: when it finishes, every value schedule (the order of every two conflicting
+//! accesses, including lock acquisitions and wait/notify) of the accesses the pair analysis
+//! knows has been tested: the completeness of seed 002's Theorem 6.3.3, limited to the pairs the
+//! observed executions revealed. Nondeterministic choices (`interleave::rand`) are always 0.
+
+use std::sync::Arc;
+
+use super::dfs::default_choice;
+use super::{Outcome, Random, Schedule, Site, Strategy, ThreadState, View, ABANDON};
+use crate::detect::access_pairs::{access_of, AccessClass, AccessPairs, PairKind};
+use crate::strategy::OpKind;
+
+/// Random-walk executions that find the first pairs, when the spec does not say.
+pub const DEFAULT_PROFILE: u64 = 8;
+
+/// Steps a fulfilment may take before it counts as unreachable (a spinning target thread).
+const FULFILMENT_STEPS: u32 = 10_000;
+
+/// One ordered pair to try at a backtracking point: thread `thread`'s next access at `site` of
+/// class `class` before the point's access.
+#[derive(Clone, Copy, Debug)]
+struct Alternative {
+    thread: usize,
+    site: Site,
+    class: AccessClass,
+    kind: PairKind,
+    must_alias: bool,
+}
+
+impl Alternative {
+    /// Lower is tried first (Figure 6.5's order).
+    fn priority(&self) -> (PairKind, bool) {
+        (self.kind, !self.must_alias)
+    }
+}
+
+/// A backtracking point: the state before step `step` of a recorded run, where `thread` was
+/// about to perform a paired access.
+#[derive(Clone, Debug)]
+struct Point {
+    /// The thread of every step of the run the point was found in.
+    run: Arc<Vec<usize>>,
+    step: usize,
+    thread: usize,
+    alternatives: Vec<Alternative>,
+    /// The next alternative of the normal depth-first turn.
+    next: usize,
+    /// The next alternative of the out-of-order pass, and whether that pass is over.
+    next_out_of_order: usize,
+    out_of_order_done: bool,
+}
+
+impl Point {
+    fn priority(&self) -> Option<(PairKind, bool)> {
+        self.alternatives[self.next..]
+            .iter()
+            .map(Alternative::priority)
+            .min()
+    }
+}
+
+/// How a planned execution relates to the search.
+#[derive(Clone, Debug)]
+struct Planned {
+    /// New backtracking points are recorded from this step on, or not at all.
+    record_from: Option<usize>,
+    /// The point the execution was planned from: the state before `record_from` is that
+    /// point's state, so what the execution finds there joins that point's alternatives.
+    parent: Option<usize>,
+}
+
+/// The strategy (spec `vs`).
+#[derive(Clone, Debug)]
+pub struct ValueSchedule {
+    profile: u64,
+    profiled: u64,
+    pairs: AccessPairs,
+    stack: Vec<Point>,
+    root_planned: bool,
+    finished: bool,
+    in_flight: Option<(u64, Planned)>,
+    // Counts for the report.
+    executions: u64,
+    abandoned: u64,
+    points: u64,
+    out_of_order: u64,
+}
+
+impl Default for ValueSchedule {
+    fn default() -> Self {
+        ValueSchedule::new()
+    }
+}
+
+impl ValueSchedule {
+    /// The search after [`DEFAULT_PROFILE`] profiling executions.
+    pub fn new() -> ValueSchedule {
+        ValueSchedule {
+            profile: DEFAULT_PROFILE,
+            profiled: 0,
+            pairs: AccessPairs::default(),
+            stack: Vec::new(),
+            root_planned: false,
+            finished: false,
+            in_flight: None,
+            executions: 0,
+            abandoned: 0,
+            points: 0,
+            out_of_order: 0,
+        }
+    }
+
+    /// Runs `executions` random-walk profiling executions first (0: none).
+    pub fn with_profile(mut self, executions: u64) -> ValueSchedule {
+        self.profile = executions;
+        self
+    }
+
+    /// The next ordered pair to try: the point, the alternative, and whether out of order.
+    fn choose(&mut self) -> Option<(usize, Alternative, bool)> {
+        while self
+            .stack
+            .last()
+            .is_some_and(|p| p.next >= p.alternatives.len())
+        {
+            self.stack.pop();
+        }
+        let top = self.stack.len().checked_sub(1)?;
+        let top_priority = self.stack[top].priority();
+        // Figure 6.5: a more relevant point deeper in the worklist goes first, once.
+        let better = (0..top)
+            .rev()
+            .filter(|&i| {
+                let point = &self.stack[i];
+                !point.out_of_order_done && point.next < point.alternatives.len()
+            })
+            .filter_map(|i| Some((self.stack[i].priority()?, i)))
+            .filter(|&(priority, _)| Some(priority) < top_priority)
+            .min_by_key(|&(priority, i)| (priority, std::cmp::Reverse(i)));
+        if let Some((_, i)) = better {
+            let point = &mut self.stack[i];
+            let alternative = point.alternatives[point.next_out_of_order];
+            point.next_out_of_order += 1;
+            if point.next_out_of_order >= point.alternatives.len() {
+                point.out_of_order_done = true;
+            }
+            return Some((i, alternative, true));
+        }
+        let point = &mut self.stack[top];
+        let alternative = point.alternatives[point.next];
+        point.next += 1;
+        Some((top, alternative, false))
+    }
+
+    /// Pushes the backtracking points of the steps from `from` of an execution. With a
+    /// `parent`, step `from` starts from the parent point's state: its ordered pairs join
+    /// that point's (a node per state, so no state is expanded twice and the search is a tree
+    /// whose prefixes grow).
+    fn record(&mut self, outcome: &Outcome, from: usize, parent: Option<usize>) {
+        let Some(trace) = outcome.trace else { return };
+        let run: Arc<Vec<usize>> = Arc::new(trace.iter().map(|e| e.thread).collect());
+        let threads = outcome.threads;
+        // When each thread was spawned (the main thread: before everything) and its last step.
+        let mut spawned_at = vec![0; threads];
+        let mut last = vec![0; threads];
+        let mut spawns = 0;
+        for (i, event) in trace.iter().enumerate() {
+            last[event.thread] = i;
+            if event.kind == OpKind::Spawn {
+                spawns += 1;
+                if let Some(at) = spawned_at.get_mut(spawns) {
+                    *at = i;
+                }
+            }
+        }
+        for (i, event) in trace.iter().enumerate().skip(from) {
+            let Some((access, object)) = access_of(event) else {
+                continue;
+            };
+            let merge_into = parent.filter(|_| i == from);
+            let mut alternatives: Vec<Alternative> = Vec::new();
+            for partner in self.pairs.partners(access, object) {
+                let q = partner.access.thread;
+                // `q` must exist at `i` and do something after it.
+                let alive = q < threads && spawned_at[q] < i && last[q] > i;
+                let same = |a: &Alternative| {
+                    a.thread == q
+                        && a.site == partner.access.site
+                        && a.class == partner.access.class
+                };
+                let known = alternatives.iter().any(same)
+                    || merge_into.is_some_and(|p| {
+                        let point = &self.stack[p];
+                        point.thread == q || point.alternatives.iter().any(same)
+                    });
+                if alive && !known {
+                    alternatives.push(Alternative {
+                        thread: q,
+                        site: partner.access.site,
+                        class: partner.access.class,
+                        kind: partner.kind,
+                        must_alias: partner.must_alias,
+                    });
+                }
+            }
+            if alternatives.is_empty() {
+                continue;
+            }
+            alternatives.sort_by_key(Alternative::priority);
+            if let Some(p) = merge_into {
+                // Tried after the point's own, in the normal turn (an out-of-order pass that
+                // is over stays over).
+                self.stack[p].alternatives.extend(alternatives);
+                continue;
+            }
+            self.points += 1;
+            self.stack.push(Point {
+                run: run.clone(),
+                step: i,
+                thread: event.thread,
+                alternatives,
+                next: 0,
+                next_out_of_order: 0,
+                out_of_order_done: false,
+            });
+        }
+    }
+}
+
+impl Strategy for ValueSchedule {
+    fn spec(&self) -> String {
+        if self.profile == DEFAULT_PROFILE {
+            "vs".to_string()
+        } else {
+            format!("vs:profile={}", self.profile)
+        }
+    }
+
+    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
+        if self.profiled < self.profile {
+            return Random.plan(execution, seed);
+        }
+        let (schedule, planned) = if !self.root_planned {
+            self.root_planned = true;
+            (
+                VsSchedule::new(Vec::new(), None),
+                Planned {
+                    record_from: Some(0),
+                    parent: None,
+                },
+            )
+        } else {
+            let Some((index, alternative, out_of_order)) = self.choose() else {
+                self.finished = true;
+                return None;
+            };
+            let point = &self.stack[index];
+            let prefix = point.run[..point.step].to_vec();
+            let fulfil = Fulfilment {
+                target: alternative.thread,
+                site: alternative.site,
+                class: alternative.class,
+                waiting: point.thread,
+                steps: 0,
+            };
+            if out_of_order {
+                self.out_of_order += 1;
+            }
+            let record_from = (!out_of_order).then_some(point.step);
+            (
+                VsSchedule::new(prefix, Some(fulfil)),
+                Planned {
+                    record_from,
+                    parent: Some(index),
+                },
+            )
+        };
+        self.executions += 1;
+        self.in_flight = Some((execution, planned));
+        Some(Box::new(schedule))
+    }
+
+    fn wants_trace(&self, _execution: u64) -> bool {
+        true
+    }
+
+    fn round_size(&self) -> usize {
+        1
+    }
+
+    fn observe(&mut self, execution: u64, outcome: &Outcome) {
+        if let Some(trace) = outcome.trace {
+            self.pairs.observe(trace, outcome.threads);
+        }
+        if self.profiled < self.profile {
+            self.profiled += 1;
+            return;
+        }
+        let Some((planned_execution, planned)) = self.in_flight.take() else {
+            return;
+        };
+        debug_assert_eq!(planned_execution, execution);
+        if outcome.abandoned {
+            self.abandoned += 1;
+            return;
+        }
+        if let Some(from) = planned.record_from {
+            self.record(outcome, from, planned.parent);
+        }
+    }
+
+    fn stats(&self) -> Vec<(String, String)> {
+        let pairs: Vec<String> = self
+            .pairs
+            .counts()
+            .iter()
+            .map(|(kind, count)| format!("{kind:?} {count}"))
+            .collect();
+        vec![
+            (
+                "profiling executions".to_string(),
+                self.profiled.to_string(),
+            ),
+            ("concurrent access pairs".to_string(), pairs.join(", ")),
+            ("schedules run".to_string(), self.executions.to_string()),
+            ("backtracking points".to_string(), self.points.to_string()),
+            (
+                "out-of-order fulfilments (prioritised)".to_string(),
+                self.out_of_order.to_string(),
+            ),
+            (
+                "interleavings abandoned (target unreachable)".to_string(),
+                self.abandoned.to_string(),
+            ),
+            (
+                "covered".to_string(),
+                if self.finished {
+                    "every value schedule of the known access pairs".to_string()
+                } else {
+                    "stopped by the execution budget: not every value schedule has run".to_string()
+                },
+            ),
+        ]
+    }
+}
+
+/// Running thread `target` toward its next access at `site` of class `class`, before thread
+/// `waiting` performs its own access.
+#[derive(Clone, Copy, Debug)]
+struct Fulfilment {
+    target: usize,
+    site: Site,
+    class: AccessClass,
+    waiting: usize,
+    steps: u32,
+}
+
+/// One execution of the search: a prefix, an optional fulfilment, the default continuation.
+struct VsSchedule {
+    prefix: Vec<usize>,
+    fulfil: Option<Fulfilment>,
+    /// The thread to run first once the fulfilment is done (the one that waited).
+    then: Option<usize>,
+    last_yielded: bool,
+}
+
+impl VsSchedule {
+    fn new(prefix: Vec<usize>, fulfil: Option<Fulfilment>) -> VsSchedule {
+        VsSchedule {
+            prefix,
+            fulfil,
+            then: None,
+            last_yielded: false,
+        }
+    }
+
+    /// The fulfilment's choice at this step, or `ABANDON`.
+    fn fulfil(&mut self, view: &View<'_>) -> usize {
+        let Some(f) = self.fulfil.as_mut() else {
+            return ABANDON;
+        };
+        f.steps += 1;
+        if f.steps > FULFILMENT_STEPS || view.state(f.target) == ThreadState::Finished {
+            return ABANDON;
+        }
+        if view.state(f.target) == ThreadState::Enabled {
+            let hit = view
+                .pending(f.target)
+                .is_some_and(|op| op.site == f.site && AccessClass::of(op.kind) == Some(f.class));
+            let target = f.target;
+            if hit {
+                self.then = Some(f.waiting);
+                self.fulfil = None;
+            }
+            return target;
+        }
+        // The target is blocked: let another thread, never the waiting one, unblock it.
+        view.enabled()
+            .iter()
+            .copied()
+            .find(|&t| t != f.waiting)
+            .unwrap_or(ABANDON)
+    }
+}
+
+impl Schedule for VsSchedule {
+    fn next_thread(&mut self, view: &View<'_>) -> usize {
+        let step = view.step() as usize;
+        let enabled = view.enabled();
+        let chosen = if let Some(&thread) = self.prefix.get(step) {
+            thread
+        } else if self.fulfil.is_some() {
+            self.fulfil(view)
+        } else if let Some(then) = self.then.take().filter(|t| enabled.contains(t)) {
+            then
+        } else {
+            default_choice(view, self.last_yielded)
+        };
+        if chosen != ABANDON {
+            self.last_yielded = view
+                .pending(chosen)
+                .is_some_and(|op| op.kind == OpKind::Yield);
+        }
+        chosen
+    }
+
+    fn next_value(&mut self, _bound: u64) -> u64 {
+        0
+    }
+}
