@@ -527,7 +527,7 @@ mod tests {
             "dfs",
             "dpor",
             "vs",
-            "vs:profile=2",
+            "vs:profile=5",
         ] {
             assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
         }

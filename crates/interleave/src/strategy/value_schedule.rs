@@ -3,7 +3,7 @@
 //! context switch is meant to reach, and abandons the interleaving as soon as it cannot.
 //!
 //! The concurrent access pairs (`detect::access_pairs`) come from the executions themselves:
-//! `profile` random walks first (default 8), then every execution adds the pairs it shows. The
+//! `profile` random walks first (default 2), then every execution adds the pairs it shows. The
 //! search is chapter 6's incremental derivation, stateless:
 //!
 //! - an execution follows a prefix of thread choices and then the default continuation (the
@@ -38,7 +38,7 @@ use crate::detect::access_pairs::{access_of, AccessClass, AccessPairs, PairKind}
 use crate::strategy::OpKind;
 
 /// Random-walk executions that find the first pairs, when the spec does not say.
-pub const DEFAULT_PROFILE: u64 = 8;
+pub const DEFAULT_PROFILE: u64 = 2;
 
 /// Steps a fulfilment may take before it counts as unreachable (a spinning target thread).
 const FULFILMENT_STEPS: u32 = 10_000;
