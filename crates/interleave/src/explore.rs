@@ -440,6 +440,8 @@ fn run_one(
 /// The execution's steps as strategies see them.
 fn trace(ex: &Execution) -> Vec<TraceEvent> {
     let object = |idx: u32| ex.objects.get(idx as usize).map(|o| o.id);
+    // Threads are numbered in spawn order: the `k`-th spawn creates thread `k`.
+    let mut spawned = 0;
     ex.events
         .iter()
         .map(|e| TraceEvent {
@@ -447,6 +449,10 @@ fn trace(ex: &Execution) -> Vec<TraceEvent> {
             kind: e.kind,
             object: object(e.object),
             target: match e.kind {
+                OpKind::Spawn => {
+                    spawned += 1;
+                    Some(TraceTarget::Thread(spawned))
+                }
                 OpKind::Join => Some(TraceTarget::Thread(e.arg as usize)),
                 OpKind::Wake => object(e.arg).map(TraceTarget::Object),
                 _ => None,

@@ -21,6 +21,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::fork_join::ForkJoin;
+use crate::runtime::clock::VectorClock;
 use crate::strategy::{Access, ObjectId, OpKind, Site, TraceEvent, TraceTarget};
 
 /// What an access does to the object it contends on.
@@ -133,8 +135,8 @@ pub struct Partner {
 /// The concurrent access pairs of the executions seen so far.
 #[derive(Clone, Debug, Default)]
 pub struct AccessPairs {
-    /// Unordered pairs, each stored once with the smaller access first, by object.
-    pairs: BTreeSet<(AccessSite, AccessSite, ObjectIdKey)>,
+    /// The partners of each access on each object (both directions of every pair).
+    partners: BTreeMap<(AccessSite, ObjectIdKey), BTreeSet<AccessSite>>,
     /// The objects each access site has touched.
     objects: BTreeMap<AccessSite, BTreeSet<ObjectIdKey>>,
 }
@@ -157,73 +159,50 @@ impl From<ObjectId> for ObjectIdKey {
 
 impl AccessPairs {
     /// Adds the pairs of one execution.
-    pub fn observe(&mut self, trace: &[TraceEvent], threads: usize) {
-        // Must-happen-before: vector clocks over program order, spawn and join only.
-        let n = threads.max(1);
-        let mut clocks = vec![vec![0u32; n]; n];
-        let mut spawn_clocks: Vec<Option<Vec<u32>>> = vec![None; n];
-        let mut spawned = 0;
+    pub fn observe(&mut self, trace: &[TraceEvent]) {
+        let mut order = ForkJoin::default();
         // Per object, the clock of the latest step of each access site: when that step is
         // ordered before a later access, so are the site's earlier steps (program order).
-        let mut latest: BTreeMap<ObjectIdKey, BTreeMap<AccessSite, Vec<u32>>> = BTreeMap::new();
+        let mut latest: BTreeMap<ObjectIdKey, BTreeMap<AccessSite, VectorClock>> = BTreeMap::new();
         for event in trace {
-            let p = event.thread;
-            match (event.kind, event.target) {
-                (OpKind::Start, _) => {
-                    if let Some(parent) = spawn_clocks[p].take() {
-                        join(&mut clocks[p], &parent);
-                    }
-                }
-                (OpKind::Join, Some(TraceTarget::Thread(target))) => {
-                    let finished = clocks[target].clone();
-                    join(&mut clocks[p], &finished);
-                }
-                _ => {}
-            }
-            clocks[p][p] += 1;
-            if event.kind == OpKind::Spawn {
-                spawned += 1;
-                if let Some(slot) = spawn_clocks.get_mut(spawned) {
-                    *slot = Some(clocks[p].clone());
-                }
-            }
+            let clock = order.step(event);
             let Some((access, object)) = access_of(event) else {
                 continue;
             };
             let object = ObjectIdKey::from(object);
             self.objects.entry(access).or_default().insert(object);
             let earlier = latest.entry(object).or_default();
-            for (other, clock) in earlier.iter() {
-                let ordered = clock.iter().zip(&clocks[p]).all(|(a, b)| a <= b);
-                if other.thread != p
-                    && !ordered
+            for (other, other_clock) in earlier.iter() {
+                if other.thread != access.thread
+                    && !other_clock.leq(clock)
                     && PairKind::of(other.class, access.class).is_some()
                 {
-                    let (a, b) = if *other <= access {
-                        (*other, access)
-                    } else {
-                        (access, *other)
-                    };
-                    self.pairs.insert((a, b, object));
+                    self.partners
+                        .entry((access, object))
+                        .or_default()
+                        .insert(*other);
+                    self.partners
+                        .entry((*other, object))
+                        .or_default()
+                        .insert(access);
                 }
             }
-            earlier.insert(access, clocks[p].clone());
+            earlier.insert(access, clock.clone());
         }
     }
 
     /// The accesses `access` on `object` pairs with.
     pub fn partners(&self, access: AccessSite, object: ObjectId) -> Vec<Partner> {
-        let object = ObjectIdKey::from(object);
         let single = |a: &AccessSite| self.objects.get(a).is_some_and(|o| o.len() == 1);
-        self.pairs
-            .iter()
-            .filter(|(a, b, o)| *o == object && (*a == access || *b == access))
-            .filter_map(|(a, b, _)| {
-                let other = if *a == access { *b } else { *a };
+        self.partners
+            .get(&(access, ObjectIdKey::from(object)))
+            .into_iter()
+            .flatten()
+            .filter_map(|other| {
                 Some(Partner {
-                    access: other,
+                    access: *other,
                     kind: PairKind::of(access.class, other.class)?,
-                    must_alias: single(&access) && single(&other),
+                    must_alias: single(&access) && single(other),
                 })
             })
             .collect()
@@ -232,17 +211,14 @@ impl AccessPairs {
     /// How many pairs of each kind there are.
     pub fn counts(&self) -> BTreeMap<PairKind, usize> {
         let mut counts = BTreeMap::new();
-        for (a, b, _) in &self.pairs {
-            if let Some(kind) = PairKind::of(a.class, b.class) {
-                *counts.entry(kind).or_default() += 1;
+        for ((access, _), others) in &self.partners {
+            // Each pair is stored from both sides: count it from its smaller access.
+            for other in others.iter().filter(|other| access < *other) {
+                if let Some(kind) = PairKind::of(access.class, other.class) {
+                    *counts.entry(kind).or_default() += 1;
+                }
             }
         }
         counts
-    }
-}
-
-fn join(into: &mut [u32], from: &[u32]) {
-    for (a, &b) in into.iter_mut().zip(from) {
-        *a = (*a).max(b);
     }
 }

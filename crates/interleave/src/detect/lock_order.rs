@@ -25,8 +25,10 @@
 use std::collections::HashSet;
 use std::fmt;
 
+use super::fork_join::ForkJoin;
+use crate::runtime::clock::VectorClock;
 use crate::runtime::op::ShortSite;
-use crate::strategy::{ObjectId, OpKind, Site, TraceEvent, TraceTarget};
+use crate::strategy::{ObjectId, OpKind, Site, TraceEvent};
 
 /// The longest chain considered (threads in one cycle).
 const MAX_CYCLE: usize = 4;
@@ -115,56 +117,26 @@ impl fmt::Display for PredictedCycle {
 /// A nested acquisition with its happens-before clock.
 struct Dependency {
     edge: CycleEdge,
-    clock: Vec<u32>,
-}
-
-fn happens_before(a: &[u32], b: &[u32]) -> bool {
-    (0..a.len().max(b.len())).all(|i| a.get(i).unwrap_or(&0) <= b.get(i).unwrap_or(&0))
+    clock: VectorClock,
 }
 
 fn concurrent(a: &Dependency, b: &Dependency) -> bool {
-    !happens_before(&a.clock, &b.clock) && !happens_before(&b.clock, &a.clock)
+    !a.clock.leq(&b.clock) && !b.clock.leq(&a.clock)
 }
 
 /// The nested acquisitions of `trace`, deduplicated, with spawn/join-only clocks.
 fn dependencies(trace: &[TraceEvent]) -> Vec<Dependency> {
-    let mut clocks: Vec<Vec<u32>> = vec![vec![1]];
-    let mut held: Vec<Vec<(ObjectId, Site)>> = vec![Vec::new()];
-    let mut spawned = 0;
+    let mut order = ForkJoin::default();
+    let mut held: Vec<Vec<(ObjectId, Site)>> = Vec::new();
     let mut seen = HashSet::new();
     let mut dependencies = Vec::new();
     for event in trace {
         let t = event.thread;
-        if clocks.len() <= t {
-            clocks.resize(t + 1, Vec::new());
+        let clock = order.step(event);
+        if held.len() <= t {
             held.resize(t + 1, Vec::new());
         }
-        if clocks[t].len() <= t {
-            clocks[t].resize(t + 1, 0);
-        }
-        clocks[t][t] += 1;
         match (event.kind, event.object) {
-            (OpKind::Spawn, _) => {
-                spawned += 1;
-                if clocks.len() <= spawned {
-                    clocks.resize(spawned + 1, Vec::new());
-                    held.resize(spawned + 1, Vec::new());
-                }
-                let mut child = clocks[t].clone();
-                child.resize(child.len().max(spawned + 1), 0);
-                child[spawned] += 1;
-                clocks[spawned] = child;
-            }
-            (OpKind::Join, _) => {
-                if let Some(TraceTarget::Thread(joined)) = event.target {
-                    let theirs = clocks.get(joined).cloned().unwrap_or_default();
-                    let mine = &mut clocks[t];
-                    mine.resize(mine.len().max(theirs.len()), 0);
-                    for (m, o) in mine.iter_mut().zip(theirs) {
-                        *m = (*m).max(o);
-                    }
-                }
-            }
             (OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock, Some(lock)) => {
                 if !held[t].is_empty() && !held[t].iter().any(|h| h.0 == lock) {
                     let edge = CycleEdge {
@@ -176,7 +148,7 @@ fn dependencies(trace: &[TraceEvent]) -> Vec<Dependency> {
                     if seen.insert(edge.clone()) {
                         dependencies.push(Dependency {
                             edge,
-                            clock: clocks[t].clone(),
+                            clock: clock.clone(),
                         });
                     }
                 }

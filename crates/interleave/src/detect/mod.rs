@@ -4,6 +4,7 @@
 
 pub(crate) mod access_pairs;
 pub(crate) mod deadlock;
+pub(crate) mod fork_join;
 pub(crate) mod lock_order;
 pub(crate) mod race;
 

@@ -74,6 +74,12 @@ impl VectorClock {
         }
     }
 
+    /// Whether every entry is at most `other`'s: what this clock saw happens before `other`.
+    pub fn leq(&self, other: &VectorClock) -> bool {
+        let longest = self.spill.len().max(other.spill.len()) + INLINE_THREADS;
+        (0..longest).all(|t| self.get(t) <= other.get(t))
+    }
+
     /// Replaces the contents with a copy of `other`, reusing the allocation.
     #[inline]
     pub fn copy_from(&mut self, other: &VectorClock) {

@@ -37,6 +37,7 @@ pub(super) struct Tree {
 }
 
 /// What one execution reports: the enabled threads and the chosen one at every step.
+#[derive(Default)]
 pub(super) struct Steps {
     enabled: Vec<Vec<usize>>,
     chosen: Vec<usize>,
@@ -51,11 +52,8 @@ impl Tree {
         self.executions += 1;
         Some(Box::new(PrefixSchedule {
             prefix: self.nodes[..self.prefix].iter().map(|n| n.chosen).collect(),
-            steps: Steps {
-                enabled: Vec::new(),
-                chosen: Vec::new(),
-            },
-            last_yielded: false,
+            steps: Steps::default(),
+            continuation: Continuation::default(),
         }))
     }
 
@@ -132,17 +130,32 @@ impl Tree {
     }
 }
 
-/// The default continuation of a depth-first search: the running thread while it can run and
-/// has not just yielded (`yielded`), otherwise the lowest-numbered other enabled thread.
-pub(super) fn default_choice(view: &View<'_>, yielded: bool) -> usize {
-    let enabled = view.enabled();
-    match view.last_thread() {
-        Some(last) if enabled.contains(&last) && !yielded => last,
-        last => enabled
-            .iter()
-            .copied()
-            .find(|&t| Some(t) != last)
-            .unwrap_or(enabled[0]),
+/// The default continuation of the depth-first searches: the running thread while it can run
+/// and has not just yielded, otherwise the lowest-numbered other enabled thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Continuation {
+    /// The thread chosen last was about to yield.
+    yielded: bool,
+}
+
+impl Continuation {
+    /// `forced` when given, otherwise the default choice; either way, notes whether the chosen
+    /// thread is about to yield.
+    pub(super) fn choose(&mut self, view: &View<'_>, forced: Option<usize>) -> usize {
+        let enabled = view.enabled();
+        let chosen = forced.unwrap_or_else(|| match view.last_thread() {
+            Some(last) if enabled.contains(&last) && !self.yielded => last,
+            last => enabled
+                .iter()
+                .copied()
+                .find(|&t| Some(t) != last)
+                .unwrap_or(enabled[0]),
+        });
+        self.yielded = chosen < view.thread_count()
+            && view
+                .pending(chosen)
+                .is_some_and(|op| op.kind == OpKind::Yield);
+        chosen
     }
 }
 
@@ -150,23 +163,16 @@ pub(super) fn default_choice(view: &View<'_>, yielded: bool) -> usize {
 struct PrefixSchedule {
     prefix: Vec<usize>,
     steps: Steps,
-    last_yielded: bool,
+    continuation: Continuation,
 }
 
 impl Schedule for PrefixSchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        let step = self.steps.chosen.len();
-        let enabled = view.enabled();
-        let chosen = match self.prefix.get(step) {
-            Some(&thread) if enabled.contains(&thread) => thread,
-            // A prefix that no longer fits the program: the divergence check reports it.
-            Some(&thread) => thread,
-            None => default_choice(view, self.last_yielded),
-        };
-        self.last_yielded = view
-            .pending(chosen)
-            .is_some_and(|op| op.kind == OpKind::Yield);
-        self.steps.enabled.push(enabled.to_vec());
+        // A prefix that no longer fits the program is followed anyway: the runtime reports
+        // the divergence.
+        let forced = self.prefix.get(self.steps.chosen.len()).copied();
+        let chosen = self.continuation.choose(view, forced);
+        self.steps.enabled.push(view.enabled().to_vec());
         self.steps.chosen.push(chosen);
         chosen
     }
@@ -176,13 +182,7 @@ impl Schedule for PrefixSchedule {
     }
 
     fn feedback(&mut self) -> Option<Box<dyn Any + Send>> {
-        Some(Box::new(std::mem::replace(
-            &mut self.steps,
-            Steps {
-                enabled: Vec::new(),
-                chosen: Vec::new(),
-            },
-        )))
+        Some(Box::new(std::mem::take(&mut self.steps)))
     }
 }
 

@@ -43,7 +43,6 @@ impl Dpor {
         let mut step_clocks = vec![0u32; trace.len() * n];
         // The step that spawned each thread.
         let mut spawns = vec![None; n];
-        let mut spawned = 0;
         // Per conflict: the last write and the reads since, as step indices.
         let mut accesses: FxHashMap<Conflict, (Option<usize>, Vec<usize>)> = FxHashMap::default();
         let mut dependences = Vec::new();
@@ -92,9 +91,8 @@ impl Dpor {
             }
             clocks[p * n + p] += 1;
             step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock]);
-            if event.kind == OpKind::Spawn {
-                spawned += 1;
-                if let Some(slot) = spawns.get_mut(spawned) {
+            if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
+                if let Some(slot) = spawns.get_mut(child) {
                     *slot = Some(i);
                 }
             }

@@ -19,7 +19,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{Access, ObjectId, OpKind, TraceEvent, TraceTarget};
+use super::{splitmix64, Access, ObjectId, OpKind, TraceEvent, TraceTarget};
 
 /// What a step conflicts on: an object, or the shared pseudo-object of thread management.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,17 +102,10 @@ impl HbFingerprint {
 pub(super) fn mix(words: &[u64]) -> u128 {
     let (mut low, mut high) = (0x243f_6a88_85a3_08d3u64, 0x1319_8a2e_0370_7344u64);
     for &word in words {
-        low = splitmix(low ^ word);
-        high = splitmix(high.rotate_left(17) ^ word);
+        low = splitmix64(low ^ word);
+        high = splitmix64(high.rotate_left(17) ^ word);
     }
     u128::from(high) << 64 | u128::from(low)
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

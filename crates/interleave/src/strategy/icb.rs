@@ -56,11 +56,10 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::hb::{mix, HbFingerprint};
-use super::pct::DEFAULT_YIELD_LIMIT;
-use super::{ObjectId, OpKind, Outcome, Schedule, Site, Strategy, ThreadState, View};
-
-/// The failure probability of the coverage statement for `t >= 3` (Lemma 4.1).
-const EPSILON: f64 = 0.01;
+use super::pct::{Priorities, DEFAULT_YIELD_LIMIT};
+use super::pctvb::VariableProfiles;
+use super::thread_bound::{lemma_4_1, EPSILON};
+use super::{ObjectId, OpKind, Outcome, Schedule, Strategy, ThreadState, View};
 
 /// Initial priorities sit above this; preempted and yielding threads go below zero.
 const BASE_PRIORITY: i64 = 1 << 40;
@@ -183,8 +182,8 @@ pub struct Icb {
     truncated: bool,
 
     /// The threads seen using each variable (by site and instance), as a bit set (threads
-    /// beyond 63 share the last bit): known-shared variables have two.
-    users: FxHashMap<(Site, u32), u64>,
+    /// Which variables are known-shared.
+    profiles: VariableProfiles,
     threads_seen: usize,
 
     // Counts for the report.
@@ -211,7 +210,7 @@ impl Icb {
             seen: FxHashSet::default(),
             finished: false,
             truncated: false,
-            users: FxHashMap::default(),
+            profiles: VariableProfiles::default(),
             threads_seen: 0,
             executions: 0,
             pruned: 0,
@@ -248,7 +247,7 @@ impl Icb {
             vec![Order::Forward, Order::Reverse]
         } else {
             let n = self.threads_seen.max(t);
-            let count = lemma_4_1(n, t) - lemma_4_1(n, t - 1);
+            let count = random_orders(n, t) - random_orders(n, t - 1);
             (0..count.max(1))
                 .map(|i| Order::Random((t as u64) << 32 | i))
                 .collect()
@@ -303,25 +302,15 @@ impl Icb {
     /// order of generation (the order of the preemption points along the executions) among
     /// the rest.
     fn order_by_subset(&self, level: &mut [Item]) {
-        let shared = |v: &ObjectId| {
-            self.users
-                .get(&(v.site, v.instance))
-                .is_some_and(|threads| threads.count_ones() >= 2)
-        };
         level.sort_by_cached_key(|item| {
-            let unshared = item.variables.iter().filter(|v| !shared(v)).count();
+            let unshared = item
+                .variables
+                .iter()
+                .filter(|&&v| !self.profiles.is_shared(v))
+                .count();
             let instance = item.variables.iter().map(|v| v.instance).max();
             (item.variables.len(), unshared, instance)
         });
-    }
-
-    /// Learns which threads use which variables.
-    fn profile(&mut self, outcome: &Outcome) {
-        for event in outcome.trace.unwrap_or_default() {
-            if let Some(id) = event.object {
-                *self.users.entry((id.site, id.instance)).or_default() |= 1 << event.thread.min(63);
-            }
-        }
     }
 
     /// Queues the children of `item` found in its execution.
@@ -421,14 +410,14 @@ fn object_hash(object: &ObjectId) -> u128 {
     ])
 }
 
-/// Lemma 4.1: random permutations needed for every order of every `t` of `n` threads to occur
-/// with probability `1 - EPSILON`; 0 for `t <= 2` (the two fixed orders cover those).
-fn lemma_4_1(n: usize, t: usize) -> u64 {
+/// The random orders the thread bound `t` needs (Lemma 4.1 for `n` threads); none for
+/// `t <= 2`, which the two fixed orders cover.
+fn random_orders(n: usize, t: usize) -> u64 {
     if t <= 2 {
-        return 0;
+        0
+    } else {
+        lemma_4_1(n, t, EPSILON)
     }
-    let factorial: f64 = (1..=t + 1).map(|i| i as f64).product();
-    (factorial * (((n * t) as f64).ln() + (1.0 / EPSILON).ln())).ceil() as u64
 }
 
 impl Strategy for Icb {
@@ -458,10 +447,7 @@ impl Strategy for Icb {
             record: item.preemptions.len() < self.max_preemptions,
             preemptions: item.preemptions.clone(),
             tracked: self.tracked(&item),
-            yield_limit: self.yield_limit,
-            priorities: Vec::new(),
-            demoted_at_yields: Vec::new(),
-            lowest: 0,
+            priorities: Priorities::new(self.yield_limit),
             preempted: 0,
             decided: None,
             candidates: Vec::new(),
@@ -488,7 +474,9 @@ impl Strategy for Icb {
         };
         self.executions += 1;
         self.threads_seen = self.threads_seen.max(outcome.threads);
-        self.profile(outcome);
+        if let Some(trace) = outcome.trace {
+            self.profiles.observe(trace);
+        }
         if outcome.failed && self.found.is_none() {
             self.found = Some(Found {
                 preemptions: item.preemptions.len(),
@@ -506,11 +494,6 @@ impl Strategy for Icb {
     }
 
     fn stats(&self) -> Vec<(String, String)> {
-        let shared = self
-            .users
-            .values()
-            .filter(|threads| threads.count_ones() >= 2)
-            .count();
         let mut stats = vec![
             (
                 "preemptions c".to_string(),
@@ -524,7 +507,7 @@ impl Strategy for Icb {
             ("threads t".to_string(), self.max_threads.to_string()),
             (
                 "variables seen (known-shared)".to_string(),
-                format!("{} ({shared})", self.users.len()),
+                self.profiles.summary(),
             ),
             ("schedules run".to_string(), self.executions.to_string()),
             (
@@ -587,10 +570,7 @@ struct IcbSchedule {
     /// Whether to record candidates at all (not for schedules at the preemption bound).
     record: bool,
     tracked: Tracked,
-    yield_limit: u32,
-    priorities: Vec<i64>,
-    demoted_at_yields: Vec<u32>,
-    lowest: i64,
+    priorities: Priorities,
     /// Preemptions applied so far.
     preempted: usize,
     decided: Option<Decided>,
@@ -598,17 +578,11 @@ struct IcbSchedule {
 }
 
 impl IcbSchedule {
-    /// Drops `thread` below every other thread.
-    fn demote(&mut self, thread: usize) {
-        self.lowest -= 1;
-        self.priorities[thread] = self.lowest;
-    }
-
     /// Preempts `thread`: it takes its order's next fragment priority.
     fn preempt(&mut self, thread: usize) {
         match self.order.preempted_priority(self.preempted) {
-            Some(priority) => self.priorities[thread] = priority,
-            None => self.demote(thread),
+            Some(priority) => self.priorities.set(thread, priority),
+            None => self.priorities.demote(thread),
         }
         self.preempted += 1;
     }
@@ -621,7 +595,7 @@ impl IcbSchedule {
             .preempted_priority(self.preempted)
             .unwrap_or(i64::MIN);
         let others = view.enabled().iter().filter(|&&t| t != running);
-        if others.map(|&t| self.priorities[t]).max()? < priority {
+        if others.map(|&t| self.priorities.get(t)).max()? < priority {
             return None;
         }
         let mut live: Vec<(i64, usize)> = (0..view.thread_count())
@@ -630,7 +604,7 @@ impl IcbSchedule {
                 let p = if t == running {
                     priority
                 } else {
-                    self.priorities[t]
+                    self.priorities.get(t)
                 };
                 (p, t)
             })
@@ -645,21 +619,15 @@ impl IcbSchedule {
 
 impl Schedule for IcbSchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        for thread in self.priorities.len()..view.thread_count() {
-            self.priorities.push(self.order.priority(thread));
-            self.demoted_at_yields.push(0);
-        }
+        let order = self.order;
+        self.priorities.admit(view, |thread| order.priority(thread));
         let step = view.step();
         if let Some(last) = view.last_thread() {
             let previous = step - 1;
             if self.preemptions.binary_search(&previous).is_ok() {
                 self.preempt(last);
             }
-            let yields = view.yields(last);
-            if yields >= self.demoted_at_yields[last] + self.yield_limit {
-                self.demoted_at_yields[last] = yields;
-                self.demote(last);
-            }
+            self.priorities.yield_rule(view, last);
             // Only steps this schedule decided can be preemption points: the others were
             // untracked accesses that took the runtime's fast path.
             let point = self.decided.is_some_and(|d| {
@@ -682,12 +650,7 @@ impl Schedule for IcbSchedule {
                 }
             }
         }
-        let mut best = view.enabled()[0];
-        for &t in &view.enabled()[1..] {
-            if self.priorities[t] > self.priorities[best] {
-                best = t;
-            }
-        }
+        let best = self.priorities.highest(view);
         let pending = view.pending(best);
         self.decided = Some(Decided {
             step,
@@ -718,8 +681,8 @@ mod tests {
 
     #[test]
     fn lemma_4_1_needs_no_random_orders_for_two_threads() {
-        assert_eq!(lemma_4_1(10, 2), 0);
+        assert_eq!(random_orders(10, 2), 0);
         // 4! * (ln 12 + ln 100) = 24 * 7.09 = 171.
-        assert_eq!(lemma_4_1(4, 3), 171);
+        assert_eq!(random_orders(4, 3), 171);
     }
 }

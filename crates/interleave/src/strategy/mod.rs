@@ -87,7 +87,8 @@ pub struct TraceEvent {
     pub kind: OpKind,
     /// The object it acted on, if any.
     pub object: Option<ObjectId>,
-    /// For `Join`, the joined thread; for `Wake`, the mutex the woken waiter takes back.
+    /// For `Spawn`, the spawned thread; for `Join`, the joined thread; for `Wake`, the mutex
+    /// the woken waiter takes back.
     pub target: Option<TraceTarget>,
     /// Where in the program the step was taken.
     pub site: Site,
@@ -96,7 +97,7 @@ pub struct TraceEvent {
 /// What a step's argument refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceTarget {
-    /// A thread (the joined thread of a `Join`).
+    /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`).
     Thread(usize),
     /// An object (the mutex of a `Wake`).
     Object(ObjectId),

@@ -274,14 +274,80 @@ pub(super) fn object_event(r: usize, j: u64) -> u64 {
     ((r as u64 + 1) << 40) | j
 }
 
+/// Strict priority scheduling with seed 000's yield rule, shared by every priority strategy:
+/// the enabled thread of highest priority runs; a thread that yields `yield_limit` times drops
+/// below every other, and again after each further `yield_limit` yields.
+#[derive(Clone, Debug)]
+pub(super) struct Priorities {
+    /// Priority of each thread; larger runs first. Demotions go below zero.
+    values: Vec<i64>,
+    demoted_at_yields: Vec<u32>,
+    lowest: i64,
+    yield_limit: u32,
+}
+
+impl Priorities {
+    pub(super) fn new(yield_limit: u32) -> Priorities {
+        Priorities {
+            values: Vec::new(),
+            demoted_at_yields: Vec::new(),
+            lowest: 0,
+            yield_limit,
+        }
+    }
+
+    /// Gives the threads created since the last decision their `initial` priority.
+    pub(super) fn admit(&mut self, view: &View<'_>, mut initial: impl FnMut(usize) -> i64) {
+        for thread in self.values.len()..view.thread_count() {
+            self.values.push(initial(thread));
+            self.demoted_at_yields.push(0);
+        }
+    }
+
+    /// The priority of `thread`.
+    pub(super) fn get(&self, thread: usize) -> i64 {
+        self.values[thread]
+    }
+
+    /// Sets the priority of `thread`.
+    pub(super) fn set(&mut self, thread: usize, priority: i64) {
+        self.values[thread] = priority;
+    }
+
+    /// Drops `thread` below every other thread.
+    pub(super) fn demote(&mut self, thread: usize) {
+        self.lowest -= 1;
+        self.values[thread] = self.lowest;
+    }
+
+    /// Applies the yield rule to `thread`, which took the last step.
+    pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
+        let yields = view.yields(thread);
+        if yields >= self.demoted_at_yields[thread] + self.yield_limit {
+            self.demoted_at_yields[thread] = yields;
+            self.demote(thread);
+        }
+    }
+
+    /// The enabled thread of highest priority (the lowest-numbered among equals).
+    pub(super) fn highest(&self, view: &View<'_>) -> usize {
+        let mut best = view.enabled()[0];
+        for &t in &view.enabled()[1..] {
+            if self.values[t] > self.values[best] {
+                best = t;
+            }
+        }
+        best
+    }
+}
+
 /// One execution of a priority strategy (PCT, RPro, PCTVB, thread bounding): run the enabled
 /// thread of highest priority; right after the event that is change point `k_i`, set the
 /// priority of the thread that executed it to `change_priorities[i - 1]`.
 pub(super) struct PrioritySchedule {
     rng: Pcg64Mcg,
-    /// Priority of each thread; larger runs first. Initial priorities are random keys above
-    /// `2^32`, yield demotions go below zero.
-    priorities: Vec<i64>,
+    /// Initial priorities are random keys above `2^32`.
+    priorities: Priorities,
     /// `change_points[i - 1] = k_i`.
     change_points: Vec<u64>,
     /// The priority a thread takes at each change point.
@@ -297,9 +363,6 @@ pub(super) struct PrioritySchedule {
     /// The event sequence the step chosen last counts in, if it is an event (not used for
     /// [`Events::All`], where every step is).
     chosen: Option<usize>,
-    yield_limit: u32,
-    demoted_at_yields: Vec<u32>,
-    lowest: i64,
 }
 
 /// The priority at change point `i` (from 1) in PCT, RPro and PCTVB: `i`, below every initial
@@ -323,7 +386,7 @@ impl PrioritySchedule {
         };
         PrioritySchedule {
             rng,
-            priorities: Vec::new(),
+            priorities: Priorities::new(yield_limit),
             change_points,
             change_priorities,
             next_change,
@@ -331,9 +394,6 @@ impl PrioritySchedule {
             events_seen: 0,
             object_counts,
             chosen: None,
-            yield_limit,
-            demoted_at_yields: Vec::new(),
-            lowest: 0,
         }
     }
 
@@ -376,17 +436,15 @@ impl PrioritySchedule {
 
 impl Schedule for PrioritySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        while self.priorities.len() < view.thread_count() {
-            // Independent uniform keys give a uniformly random order of the initial priorities.
-            self.priorities.push(Self::random_priority(&mut self.rng));
-            self.demoted_at_yields.push(0);
-        }
+        // Independent uniform keys give a uniformly random order of the initial priorities.
+        let rng = &mut self.rng;
+        self.priorities.admit(view, |_| Self::random_priority(rng));
         if let Some(last) = view.last_thread() {
             if let Some(event) = self.last_event(view) {
                 let global = matches!(self.counting, Counting::Global(_));
                 if !global || event == self.next_change {
                     if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-                        self.priorities[last] = self.change_priorities[i];
+                        self.priorities.set(last, self.change_priorities[i]);
                     }
                 }
                 if global && event == self.next_change {
@@ -399,22 +457,9 @@ impl Schedule for PrioritySchedule {
                         .unwrap_or(u64::MAX);
                 }
             }
-            let yields = view.yields(last);
-            if yields >= self.demoted_at_yields[last] + self.yield_limit {
-                self.demoted_at_yields[last] = yields;
-                self.lowest -= 1;
-                self.priorities[last] = self.lowest;
-            }
+            self.priorities.yield_rule(view, last);
         }
-        let priorities = &self.priorities[..view.thread_count()];
-        let mut best = view.enabled()[0];
-        let mut best_priority = priorities[best];
-        for &t in &view.enabled()[1..] {
-            if priorities[t] > best_priority {
-                best = t;
-                best_priority = priorities[t];
-            }
-        }
+        let best = self.priorities.highest(view);
         if !matches!(self.counting, Counting::Global(Events::All)) {
             self.chosen = self.sequence_of(view, best);
         }

@@ -28,7 +28,7 @@ use super::pct::{
     draw_distinct, object_event, pct_change_priorities, Counting, PrioritySchedule,
     DEFAULT_YIELD_LIMIT,
 };
-use super::{below, ObjectId, Outcome, Random, Schedule, Site, Strategy};
+use super::{below, ObjectId, Outcome, Random, Schedule, Site, Strategy, TraceEvent};
 
 /// Profiling executions when the spec does not say.
 pub const DEFAULT_PROFILE: u64 = 8;
@@ -42,6 +42,62 @@ struct VariableProfile {
     threads: u64,
 }
 
+impl VariableProfile {
+    /// Known-shared: used by two or more threads.
+    fn shared(&self) -> bool {
+        self.threads.count_ones() >= 2
+    }
+}
+
+/// What executions show about each variable (each tracked object, by creation site and
+/// instance, which also orders them): its access bound `k_q` and whether it is known-shared.
+/// PCTVB and `icb` profile variables alike.
+#[derive(Clone, Debug, Default)]
+pub(super) struct VariableProfiles {
+    by_variable: BTreeMap<(Site, u32), (ObjectId, VariableProfile)>,
+}
+
+impl VariableProfiles {
+    /// Learns from one execution's trace.
+    pub(super) fn observe(&mut self, trace: &[TraceEvent]) {
+        let mut counts: BTreeMap<(Site, u32), u64> = BTreeMap::new();
+        for event in trace {
+            let Some(id) = event.object else { continue };
+            let key = (id.site, id.instance);
+            *counts.entry(key).or_default() += 1;
+            let (_, profile) = self
+                .by_variable
+                .entry(key)
+                .or_insert_with(|| (id, VariableProfile::default()));
+            profile.threads |= 1 << event.thread.min(63);
+        }
+        for (key, count) in counts {
+            let (_, profile) = self.by_variable.get_mut(&key).expect("inserted above");
+            profile.max_accesses = profile.max_accesses.max(count);
+        }
+    }
+
+    /// Whether `variable` has been seen used by two or more threads.
+    pub(super) fn is_shared(&self, variable: ObjectId) -> bool {
+        self.by_variable
+            .get(&(variable.site, variable.instance))
+            .is_some_and(|(_, p)| p.shared())
+    }
+
+    /// Every variable seen, with its `k_q` (at least 1) and whether it is known-shared.
+    fn iter(&self) -> impl Iterator<Item = (ObjectId, u64, bool)> + Clone + '_ {
+        self.by_variable
+            .values()
+            .map(|(id, p)| (*id, p.max_accesses.max(1), p.shared()))
+    }
+
+    /// "seen (known-shared)" counts for a report.
+    pub(super) fn summary(&self) -> String {
+        let shared = self.iter().filter(|v| v.2).count();
+        format!("{} ({shared})", self.by_variable.len())
+    }
+}
+
 /// The PCTVB strategy (spec `pctvb:d=3,v=1`).
 #[derive(Clone, Debug)]
 pub struct PctVb {
@@ -49,9 +105,7 @@ pub struct PctVb {
     variables: usize,
     profile: u64,
     yield_limit: u32,
-    /// Profiles by variable (creation site and instance, which also orders them), with the
-    /// variable's full identity.
-    profiles: BTreeMap<(Site, u32), (ObjectId, VariableProfile)>,
+    profiles: VariableProfiles,
     profiled: u64,
     max_threads: usize,
 }
@@ -65,7 +119,7 @@ impl PctVb {
             variables: variables.max(1),
             profile: DEFAULT_PROFILE,
             yield_limit: DEFAULT_YIELD_LIMIT,
-            profiles: BTreeMap::new(),
+            profiles: VariableProfiles::default(),
             profiled: 0,
             max_threads: 0,
         }
@@ -86,10 +140,7 @@ impl PctVb {
     /// The variables PCTVB draws from, with their `k_q`: the known-shared ones if there are at
     /// least `v` of them, otherwise every variable seen.
     fn candidates(&self) -> Vec<(ObjectId, u64)> {
-        let all = self
-            .profiles
-            .values()
-            .map(|(id, p)| (*id, p.max_accesses.max(1), p.threads.count_ones() >= 2));
+        let all = self.profiles.iter();
         let shared: Vec<(ObjectId, u64)> = all
             .clone()
             .filter(|v| v.2)
@@ -182,30 +233,11 @@ impl Strategy for PctVb {
         self.max_threads = self.max_threads.max(outcome.threads);
         let Some(trace) = outcome.trace else { return };
         self.profiled += 1;
-        let mut counts: BTreeMap<(Site, u32), u64> = BTreeMap::new();
-        for event in trace {
-            let Some(id) = event.object else { continue };
-            let key = (id.site, id.instance);
-            *counts.entry(key).or_default() += 1;
-            let (_, profile) = self
-                .profiles
-                .entry(key)
-                .or_insert_with(|| (id, VariableProfile::default()));
-            profile.threads |= 1 << event.thread.min(63);
-        }
-        for (key, count) in counts {
-            let (_, profile) = self.profiles.get_mut(&key).expect("inserted above");
-            profile.max_accesses = profile.max_accesses.max(count);
-        }
+        self.profiles.observe(trace);
     }
 
     fn stats(&self) -> Vec<(String, String)> {
         let candidates = self.candidates();
-        let shared = self
-            .profiles
-            .values()
-            .filter(|(_, p)| p.threads.count_ones() >= 2)
-            .count();
         let mut ks: Vec<u64> = candidates.iter().map(|(_, k)| *k).collect();
         ks.sort_unstable_by(|a, b| b.cmp(a));
         let worst_sum: u64 = ks.iter().take(self.variables).sum::<u64>().max(1);
@@ -217,7 +249,7 @@ impl Strategy for PctVb {
             ("variables v".to_string(), self.variables.to_string()),
             (
                 "variables seen (known-shared)".to_string(),
-                format!("{} ({shared})", self.profiles.len()),
+                self.profiles.summary(),
             ),
             ("candidates Q".to_string(), candidates.len().to_string()),
             (

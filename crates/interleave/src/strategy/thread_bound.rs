@@ -21,8 +21,16 @@ use rand_pcg::Pcg64Mcg;
 use super::pct::{draw_distinct, Counting, Estimates, PrioritySchedule, DEFAULT_YIELD_LIMIT};
 use super::{Events, Outcome, Schedule, Strategy};
 
-/// The failure probability the coverage statement of the report uses.
-const EPSILON: f64 = 0.01;
+/// The failure probability the coverage statements of the reports use.
+pub(super) const EPSILON: f64 = 0.01;
+
+/// Lemma 4.1: `(t+1)! · (ln(n·t) + ln(1/epsilon))` random permutations of `n` items show every
+/// order of every `t` of them with probability at least `1 - epsilon` (at least 1).
+pub(super) fn lemma_4_1(n: usize, t: usize, epsilon: f64) -> u64 {
+    let factorial: f64 = (1..=t + 1).map(|i| i as f64).product();
+    let needed = factorial * (((n * t) as f64).ln() + (1.0 / epsilon).ln());
+    needed.ceil().max(1.0) as u64
+}
 
 /// The thread-bounding strategy (spec `tb:t=2,c=1`).
 #[derive(Clone, Debug)]
@@ -56,11 +64,11 @@ impl ThreadBound {
     /// Lemma 4.1's number of executions after which every order of every `t + c` of the
     /// `n + c` fragments has occurred with probability at least `1 - epsilon`.
     pub fn executions_for_coverage(&self, epsilon: f64) -> u64 {
-        let fragments = (self.estimates.n() + self.preemptions) as f64;
-        let size = self.threads + self.preemptions;
-        let factorial: f64 = (1..=size + 1).map(|i| i as f64).product();
-        let needed = factorial * ((fragments * size as f64).ln() + (1.0 / epsilon).ln());
-        needed.ceil().max(1.0) as u64
+        lemma_4_1(
+            self.estimates.n() + self.preemptions,
+            self.threads + self.preemptions,
+            epsilon,
+        )
     }
 }
 

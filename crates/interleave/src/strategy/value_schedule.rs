@@ -32,8 +32,8 @@
 
 use std::sync::Arc;
 
-use super::dfs::default_choice;
-use super::{Outcome, Random, Schedule, Site, Strategy, ThreadState, View, ABANDON};
+use super::dfs::Continuation;
+use super::{Outcome, Random, Schedule, Site, Strategy, ThreadState, TraceTarget, View, ABANDON};
 use crate::detect::access_pairs::{access_of, AccessClass, AccessPairs, PairKind};
 use crate::strategy::OpKind;
 
@@ -190,13 +190,11 @@ impl ValueSchedule {
         // When each thread was spawned (the main thread: before everything) and its last step.
         let mut spawned_at = vec![0; threads];
         let mut last = vec![0; threads];
-        let mut spawns = 0;
         for (i, event) in trace.iter().enumerate() {
             last[event.thread] = i;
-            if event.kind == OpKind::Spawn {
-                spawns += 1;
-                if let Some(at) = spawned_at.get_mut(spawns) {
-                    *at = i;
+            if let Some(TraceTarget::Thread(child)) = event.target {
+                if event.kind == OpKind::Spawn && child < threads {
+                    spawned_at[child] = i;
                 }
             }
         }
@@ -317,7 +315,7 @@ impl Strategy for ValueSchedule {
 
     fn observe(&mut self, execution: u64, outcome: &Outcome) {
         if let Some(trace) = outcome.trace {
-            self.pairs.observe(trace, outcome.threads);
+            self.pairs.observe(trace);
         }
         if self.profiled < self.profile {
             self.profiled += 1;
@@ -388,7 +386,7 @@ struct VsSchedule {
     fulfil: Option<Fulfilment>,
     /// The thread to run first once the fulfilment is done (the one that waited).
     then: Option<usize>,
-    last_yielded: bool,
+    continuation: Continuation,
 }
 
 impl VsSchedule {
@@ -397,7 +395,7 @@ impl VsSchedule {
             prefix,
             fulfil,
             then: None,
-            last_yielded: false,
+            continuation: Continuation::default(),
         }
     }
 
@@ -432,23 +430,14 @@ impl VsSchedule {
 
 impl Schedule for VsSchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        let step = view.step() as usize;
-        let enabled = view.enabled();
-        let chosen = if let Some(&thread) = self.prefix.get(step) {
-            thread
+        let forced = if let Some(&thread) = self.prefix.get(view.step() as usize) {
+            Some(thread)
         } else if self.fulfil.is_some() {
-            self.fulfil(view)
-        } else if let Some(then) = self.then.take().filter(|t| enabled.contains(t)) {
-            then
+            Some(self.fulfil(view))
         } else {
-            default_choice(view, self.last_yielded)
+            self.then.take().filter(|t| view.enabled().contains(t))
         };
-        if chosen != ABANDON {
-            self.last_yielded = view
-                .pending(chosen)
-                .is_some_and(|op| op.kind == OpKind::Yield);
-        }
-        chosen
+        self.continuation.choose(view, forced)
     }
 
     fn next_value(&mut self, _bound: u64) -> u64 {
