@@ -85,6 +85,28 @@ fn locked_and_unlocked_counters() {
     }
 }
 
+/// Two threads increment a counter inside one lock's critical sections (their read and write
+/// are ordered by the lock, which lockset pruning relies on) while the main thread reads it
+/// without the lock.
+fn guarded_counter() {
+    let lock = Arc::new(Mutex::new(()));
+    let counter = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (lock, counter) = (lock.clone(), counter.clone());
+            thread::spawn(move || {
+                let _guard = lock.lock().unwrap();
+                let seen = counter.load(Ordering::SeqCst);
+                counter.store(seen + 1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let _ = counter.load(Ordering::SeqCst);
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
 fn explore(spec: &str, body: impl Fn() + Sync) -> Report {
     Builder::new()
         .ignore_environment()
@@ -580,6 +602,7 @@ fn value_schedules_reach_every_value_schedule_of_exhaustive_search() {
         three_variables as fn(),
         locked_and_unlocked_counters,
         condvar_handshake,
+        guarded_counter,
     ] {
         let all = exhaustive_runs(body);
         let expected: BTreeSet<BTreeSet<String>> =

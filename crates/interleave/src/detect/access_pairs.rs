@@ -18,10 +18,16 @@
 //! reported did contend in parallel in some execution. The static analysis's may-alias
 //! distinction becomes: a pair is *must-alias* when each of its two accesses has only ever
 //! touched that one object, *may-alias* when one of them has touched several.
+//!
+//! Each access also keeps its *guard*: the locks held exclusively at every one of its
+//! observed steps (the intersection of their locksets). An access whose guard another thread
+//! holds cannot happen until that thread lets the lock go, which is what lets value-schedule
+//! testing skip ordered pairs that a lock already decides.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::fork_join::ForkJoin;
+use super::lockset::{Held, HeldLocks};
 use crate::runtime::clock::VectorClock;
 use crate::strategy::{Access, ObjectId, OpKind, Site, TraceEvent, TraceTarget};
 
@@ -139,6 +145,8 @@ pub struct AccessPairs {
     partners: BTreeMap<(AccessSite, ObjectIdKey), BTreeSet<AccessSite>>,
     /// The objects each access site has touched.
     objects: BTreeMap<AccessSite, BTreeSet<ObjectIdKey>>,
+    /// The locks held exclusively at every observed step of each access site.
+    guards: BTreeMap<AccessSite, BTreeSet<ObjectIdKey>>,
 }
 
 /// An object identity that orders (for deterministic iteration).
@@ -161,12 +169,28 @@ impl AccessPairs {
     /// Adds the pairs of one execution.
     pub fn observe(&mut self, trace: &[TraceEvent]) {
         let mut order = ForkJoin::default();
+        let mut locks = HeldLocks::default();
         // Per object, the clock of the latest step of each access site: when that step is
         // ordered before a later access, so are the site's earlier steps (program order).
         let mut latest: BTreeMap<ObjectIdKey, BTreeMap<AccessSite, VectorClock>> = BTreeMap::new();
         for event in trace {
             let clock = order.step(event);
-            let Some((access, object)) = access_of(event) else {
+            let held = locks.of(event.thread);
+            let found = access_of(event);
+            if let Some((access, _)) = found {
+                let exclusive = held.iter().filter(|h| h.exclusive).map(|h| h.lock.into());
+                match self.guards.get_mut(&access) {
+                    Some(guard) => {
+                        let now: BTreeSet<ObjectIdKey> = exclusive.collect();
+                        guard.retain(|lock| now.contains(lock));
+                    }
+                    None => {
+                        self.guards.insert(access, exclusive.collect());
+                    }
+                }
+            }
+            locks.step(event);
+            let Some((access, object)) = found else {
                 continue;
             };
             let object = ObjectIdKey::from(object);
@@ -206,6 +230,15 @@ impl AccessPairs {
                 })
             })
             .collect()
+    }
+
+    /// Whether `access` cannot happen while a thread holds `held`: every observed step of it
+    /// held one of those locks (exclusively, as `held` does).
+    pub fn excluded_by(&self, access: AccessSite, held: &[Held]) -> bool {
+        self.guards.get(&access).is_some_and(|guard| {
+            held.iter()
+                .any(|h| h.exclusive && guard.contains(&ObjectIdKey::from(h.lock)))
+        })
     }
 
     /// How many pairs of each kind there are.

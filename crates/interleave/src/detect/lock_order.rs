@@ -26,6 +26,7 @@ use std::collections::HashSet;
 use std::fmt;
 
 use super::fork_join::ForkJoin;
+use super::lockset::HeldLocks;
 use crate::runtime::clock::VectorClock;
 use crate::runtime::op::ShortSite;
 use crate::strategy::{ObjectId, OpKind, Site, TraceEvent};
@@ -127,40 +128,31 @@ fn concurrent(a: &Dependency, b: &Dependency) -> bool {
 /// The nested acquisitions of `trace`, deduplicated, with spawn/join-only clocks.
 fn dependencies(trace: &[TraceEvent]) -> Vec<Dependency> {
     let mut order = ForkJoin::default();
-    let mut held: Vec<Vec<(ObjectId, Site)>> = Vec::new();
+    let mut locks = HeldLocks::default();
     let mut seen = HashSet::new();
     let mut dependencies = Vec::new();
     for event in trace {
-        let t = event.thread;
         let clock = order.step(event);
-        if held.len() <= t {
-            held.resize(t + 1, Vec::new());
-        }
-        match (event.kind, event.object) {
-            (OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock, Some(lock)) => {
-                if !held[t].is_empty() && !held[t].iter().any(|h| h.0 == lock) {
-                    let edge = CycleEdge {
-                        thread: t,
-                        wants: lock,
-                        site: event.site,
-                        holds: held[t].clone(),
-                    };
-                    if seen.insert(edge.clone()) {
-                        dependencies.push(Dependency {
-                            edge,
-                            clock: clock.clone(),
-                        });
-                    }
-                }
-                held[t].push((lock, event.site));
-            }
-            (OpKind::Unlock | OpKind::RwUnlock, Some(lock)) => {
-                if let Some(position) = held[t].iter().rposition(|h| h.0 == lock) {
-                    held[t].remove(position);
+        if let (OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock, Some(lock)) =
+            (event.kind, event.object)
+        {
+            let held = locks.of(event.thread);
+            if !held.is_empty() && !held.iter().any(|h| h.lock == lock) {
+                let edge = CycleEdge {
+                    thread: event.thread,
+                    wants: lock,
+                    site: event.site,
+                    holds: held.iter().map(|h| (h.lock, h.site)).collect(),
+                };
+                if seen.insert(edge.clone()) {
+                    dependencies.push(Dependency {
+                        edge,
+                        clock: clock.clone(),
+                    });
                 }
             }
-            _ => {}
         }
+        locks.step(event);
     }
     dependencies
 }

@@ -6,6 +6,7 @@ pub(crate) mod access_pairs;
 pub(crate) mod deadlock;
 pub(crate) mod fork_join;
 pub(crate) mod lock_order;
+pub(crate) mod lockset;
 pub(crate) mod race;
 
 use std::fmt::Write;

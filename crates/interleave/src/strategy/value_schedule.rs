@@ -11,7 +11,11 @@
 //!   enabled thread);
 //! - every step of the new part of an execution whose access `a` (of thread `p`) forms pairs
 //!   becomes a backtracking point, holding the ordered pairs still to try: for each paired
-//!   access `b` of a live thread `q`, "`q`'s next `b` before `a`";
+//!   access `b` of a live thread `q`, "`q`'s next `b` before `a`". Two kinds of pair are left
+//!   out because no fulfilment could exist (the incremental accessibility check, done before
+//!   running rather than by running): those where `p` was the only enabled thread at `a`, and
+//!   those where `p` holds, at `a`, a lock that every observed step of `b` held (the lock
+//!   already orders the two, and its own MM pair permutes that order);
 //! - trying one re-executes the prefix up to `a` (no state snapshots), then runs `q` toward
 //!   its next `b` (other threads only while `q` is blocked, never `p`), then lets `p` perform
 //!   `a`, then continues by default, recording the new backtracking points. Trying `b` again
@@ -23,18 +27,28 @@
 //!   6.5): a point holding a pair of a more relevant kind (RW > WN > WM >= WW > MM, must-alias
 //!   before may-alias) than the deepest one is tried out of order once, each pair fulfilled a
 //!   single time and the execution run to completion without new points; the point stays
-//!   for its normal turn.
+//!   for its normal turn, which skips the pairs whose out-of-order try was abandoned
+//!   (executions are deterministic, so it would be abandoned again);
+//! - a bounded digression, the chapter 5 form of out-of-order testing kept to one level: each
+//!   RW pair of a completed out-of-order run is fulfilled once more, right away and without
+//!   new points. A bug that needs two racing steps of a thread whose points sit low in the
+//!   stack (RW-exception: a writer slips in, then the reader re-enters) is found without
+//!   waiting for every permutation above them.
 //!
 //! Guarantee: when it finishes, every value schedule (the order of every two conflicting
 //! accesses, including lock acquisitions and wait/notify) of the accesses the pair analysis
 //! knows has been tested: the completeness of seed 002's Theorem 6.3.3, limited to the pairs the
-//! observed executions revealed. Nondeterministic choices (`interleave::rand`) are always 0.
+//! observed executions revealed and to the locksets they showed (an access observed only under
+//! a lock is taken to need it). Out-of-order tries and digressions only add executions.
+//! Nondeterministic choices (`interleave::rand`) are always 0.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use super::dfs::Continuation;
 use super::{Outcome, Random, Schedule, Site, Strategy, ThreadState, TraceTarget, View, ABANDON};
 use crate::detect::access_pairs::{access_of, AccessClass, AccessPairs, PairKind};
+use crate::detect::lockset::{Held, HeldLocks};
 use crate::strategy::OpKind;
 
 /// Random-walk executions that find the first pairs, when the spec does not say.
@@ -52,6 +66,9 @@ struct Alternative {
     class: AccessClass,
     kind: PairKind,
     must_alias: bool,
+    /// Its out-of-order fulfilment was abandoned: executions are deterministic, so the
+    /// normal turn would be abandoned too and skips it.
+    unreachable: bool,
 }
 
 impl Alternative {
@@ -87,13 +104,19 @@ impl Point {
 }
 
 /// How a planned execution relates to the search.
-#[derive(Clone, Debug)]
-struct Planned {
-    /// New backtracking points are recorded from this step on, or not at all.
-    record_from: Option<usize>,
-    /// The point the execution was planned from: the state before `record_from` is that
-    /// point's state, so what the execution finds there joins that point's alternatives.
-    parent: Option<usize>,
+#[derive(Clone, Copy, Debug)]
+enum Planned {
+    /// The first run: its points are the root of the search.
+    Root,
+    /// The normal depth-first turn of point `point` of the stack: the run's points from that
+    /// point's step on are pushed, and what it finds at that very step (the point's state)
+    /// joins the point's alternatives.
+    Normal { point: usize },
+    /// The out-of-order fulfilment of alternative `alternative` of point `point`: its
+    /// most relevant points become the digressions.
+    OutOfOrder { point: usize, alternative: usize },
+    /// A digression: nothing is recorded.
+    Digression,
 }
 
 /// The strategy (spec `vs`).
@@ -103,6 +126,9 @@ pub struct ValueSchedule {
     profiled: u64,
     pairs: AccessPairs,
     stack: Vec<Point>,
+    /// The points of the latest out-of-order run with a pair of the most relevant kind (RW),
+    /// each fulfilled once before the search goes on.
+    digressions: Vec<Point>,
     root_planned: bool,
     finished: bool,
     in_flight: Option<(u64, Planned)>,
@@ -111,6 +137,7 @@ pub struct ValueSchedule {
     abandoned: u64,
     points: u64,
     out_of_order: u64,
+    digressed: u64,
 }
 
 impl Default for ValueSchedule {
@@ -127,6 +154,7 @@ impl ValueSchedule {
             profiled: 0,
             pairs: AccessPairs::default(),
             stack: Vec::new(),
+            digressions: Vec::new(),
             root_planned: false,
             finished: false,
             in_flight: None,
@@ -134,6 +162,7 @@ impl ValueSchedule {
             abandoned: 0,
             points: 0,
             out_of_order: 0,
+            digressed: 0,
         }
     }
 
@@ -143,13 +172,20 @@ impl ValueSchedule {
         self
     }
 
-    /// The next ordered pair to try: the point, the alternative, and whether out of order.
-    fn choose(&mut self) -> Option<(usize, Alternative, bool)> {
-        while self
-            .stack
-            .last()
-            .is_some_and(|p| p.next >= p.alternatives.len())
-        {
+    /// The next ordered pair to try: the point, the alternative's index, and whether out of
+    /// order.
+    fn choose(&mut self) -> Option<(usize, usize, bool)> {
+        while let Some(point) = self.stack.last_mut() {
+            while point
+                .alternatives
+                .get(point.next)
+                .is_some_and(|a| a.unreachable)
+            {
+                point.next += 1;
+            }
+            if point.next < point.alternatives.len() {
+                break;
+            }
             self.stack.pop();
         }
         let top = self.stack.len().checked_sub(1)?;
@@ -166,25 +202,46 @@ impl ValueSchedule {
             .min_by_key(|&(priority, i)| (priority, std::cmp::Reverse(i)));
         if let Some((_, i)) = better {
             let point = &mut self.stack[i];
-            let alternative = point.alternatives[point.next_out_of_order];
-            point.next_out_of_order += 1;
+            // Alternatives the normal turn has already tried are not tried again.
+            let chosen = point.next_out_of_order.max(point.next);
+            point.next_out_of_order = chosen + 1;
             if point.next_out_of_order >= point.alternatives.len() {
                 point.out_of_order_done = true;
             }
-            return Some((i, alternative, true));
+            return Some((i, chosen, true));
         }
         let point = &mut self.stack[top];
-        let alternative = point.alternatives[point.next];
         point.next += 1;
-        Some((top, alternative, false))
+        Some((top, point.next - 1, false))
+    }
+
+    /// The next digression to try: the point and the alternative's index.
+    fn digress(&mut self) -> Option<(&Point, usize)> {
+        while self
+            .digressions
+            .last()
+            .is_some_and(|p| p.next >= p.alternatives.len())
+        {
+            self.digressions.pop();
+        }
+        let point = self.digressions.last_mut()?;
+        point.next += 1;
+        self.digressed += 1;
+        Some((point, point.next - 1))
     }
 
     /// Pushes the backtracking points of the steps from `from` of an execution. With a
     /// `parent`, step `from` starts from the parent point's state: its ordered pairs join
     /// that point's (a node per state, so no state is expanded twice and the search is a tree
     /// whose prefixes grow).
-    fn record(&mut self, outcome: &Outcome, from: usize, parent: Option<usize>) {
+    ///
+    /// With `digress`, the points go to the digressions instead, keeping only their RW pairs.
+    fn record(&mut self, outcome: &Outcome, from: usize, parent: Option<usize>, digress: bool) {
         let Some(trace) = outcome.trace else { return };
+        let solo: &[bool] = outcome
+            .feedback
+            .and_then(|f| f.downcast_ref::<SoloSteps>())
+            .map_or(&[], |s| &s.0);
         let run: Arc<Vec<usize>> = Arc::new(trace.iter().map(|e| e.thread).collect());
         let threads = outcome.threads;
         // When each thread was spawned (the main thread: before everything) and its last step.
@@ -198,8 +255,24 @@ impl ValueSchedule {
                 }
             }
         }
-        for (i, event) in trace.iter().enumerate().skip(from) {
-            let Some((access, object)) = access_of(event) else {
+        let mut locks = HeldLocks::default();
+        for (i, event) in trace.iter().enumerate() {
+            let candidate = i >= from && !solo.get(i).copied().unwrap_or(false);
+            let found = candidate.then(|| access_of(event)).flatten();
+            // The locks `p` holds while it waits at `a` (a woken waiter does not hold the
+            // mutex it is taking back).
+            let held: Vec<Held> = match (found, event.target) {
+                (None, _) => Vec::new(),
+                (Some(_), Some(TraceTarget::Object(mutex))) if event.kind == OpKind::Wake => locks
+                    .of(event.thread)
+                    .iter()
+                    .filter(|h| h.lock != mutex)
+                    .copied()
+                    .collect(),
+                (Some(_), _) => locks.of(event.thread).to_vec(),
+            };
+            locks.step(event);
+            let Some((access, object)) = found else {
                 continue;
             };
             let merge_into = parent.filter(|_| i == from);
@@ -208,6 +281,8 @@ impl ValueSchedule {
                 let q = partner.access.thread;
                 // `q` must exist at `i` and do something after it.
                 let alive = q < threads && spawned_at[q] < i && last[q] > i;
+                // A lock `p` holds decides the order: `q` cannot get there before `a`.
+                let blocked = self.pairs.excluded_by(partner.access, &held);
                 let same = |a: &Alternative| {
                     a.thread == q
                         && a.site == partner.access.site
@@ -218,13 +293,15 @@ impl ValueSchedule {
                         let point = &self.stack[p];
                         point.thread == q || point.alternatives.iter().any(same)
                     });
-                if alive && !known {
+                let relevant = !digress || partner.kind == PairKind::RW;
+                if alive && !blocked && !known && relevant {
                     alternatives.push(Alternative {
                         thread: q,
                         site: partner.access.site,
                         class: partner.access.class,
                         kind: partner.kind,
                         must_alias: partner.must_alias,
+                        unreachable: false,
                     });
                 }
             }
@@ -238,8 +315,7 @@ impl ValueSchedule {
                 self.stack[p].alternatives.extend(alternatives);
                 continue;
             }
-            self.points += 1;
-            self.stack.push(Point {
+            let point = Point {
                 run: run.clone(),
                 step: i,
                 thread: event.thread,
@@ -247,7 +323,13 @@ impl ValueSchedule {
                 next: 0,
                 next_out_of_order: 0,
                 out_of_order_done: false,
-            });
+            };
+            if digress {
+                self.digressions.push(point);
+            } else {
+                self.points += 1;
+                self.stack.push(point);
+            }
         }
     }
 }
@@ -267,19 +349,27 @@ impl Strategy for ValueSchedule {
         }
         let (schedule, planned) = if !self.root_planned {
             self.root_planned = true;
-            (
-                VsSchedule::new(Vec::new(), None),
-                Planned {
-                    record_from: Some(0),
-                    parent: None,
-                },
-            )
+            (VsSchedule::new(Vec::new(), None), Planned::Root)
         } else {
-            let Some((index, alternative, out_of_order)) = self.choose() else {
-                self.finished = true;
-                return None;
+            let (point, chosen, planned) = if let Some((point, chosen)) = self.digress() {
+                (point, chosen, Planned::Digression)
+            } else {
+                let Some((index, chosen, out_of_order)) = self.choose() else {
+                    self.finished = true;
+                    return None;
+                };
+                let planned = if out_of_order {
+                    self.out_of_order += 1;
+                    Planned::OutOfOrder {
+                        point: index,
+                        alternative: chosen,
+                    }
+                } else {
+                    Planned::Normal { point: index }
+                };
+                (&self.stack[index], chosen, planned)
             };
-            let point = &self.stack[index];
+            let alternative = point.alternatives[chosen];
             let prefix = point.run[..point.step].to_vec();
             let fulfil = Fulfilment {
                 target: alternative.thread,
@@ -288,17 +378,7 @@ impl Strategy for ValueSchedule {
                 waiting: point.thread,
                 steps: 0,
             };
-            if out_of_order {
-                self.out_of_order += 1;
-            }
-            let record_from = (!out_of_order).then_some(point.step);
-            (
-                VsSchedule::new(prefix, Some(fulfil)),
-                Planned {
-                    record_from,
-                    parent: Some(index),
-                },
-            )
+            (VsSchedule::new(prefix, Some(fulfil)), planned)
         };
         self.executions += 1;
         self.in_flight = Some((execution, planned));
@@ -327,10 +407,22 @@ impl Strategy for ValueSchedule {
         debug_assert_eq!(planned_execution, execution);
         if outcome.abandoned {
             self.abandoned += 1;
+            if let Planned::OutOfOrder { point, alternative } = planned {
+                self.stack[point].alternatives[alternative].unreachable = true;
+            }
             return;
         }
-        if let Some(from) = planned.record_from {
-            self.record(outcome, from, planned.parent);
+        match planned {
+            Planned::Root => self.record(outcome, 0, None, false),
+            Planned::Normal { point } => {
+                let from = self.stack[point].step;
+                self.record(outcome, from, Some(point), false);
+            }
+            Planned::OutOfOrder { point, .. } => {
+                let from = self.stack[point].step;
+                self.record(outcome, from, None, true);
+            }
+            Planned::Digression => {}
         }
     }
 
@@ -352,6 +444,10 @@ impl Strategy for ValueSchedule {
             (
                 "out-of-order fulfilments (prioritised)".to_string(),
                 self.out_of_order.to_string(),
+            ),
+            (
+                "digressions (one more RW pair after an out-of-order one)".to_string(),
+                self.digressed.to_string(),
             ),
             (
                 "interleavings abandoned (target unreachable)".to_string(),
@@ -380,6 +476,10 @@ struct Fulfilment {
     steps: u32,
 }
 
+/// For every step of an execution, whether the thread that took it was the only enabled one:
+/// no other thread could have been run toward a target there.
+struct SoloSteps(Vec<bool>);
+
 /// One execution of the search: a prefix, an optional fulfilment, the default continuation.
 struct VsSchedule {
     prefix: Vec<usize>,
@@ -387,6 +487,7 @@ struct VsSchedule {
     /// The thread to run first once the fulfilment is done (the one that waited).
     then: Option<usize>,
     continuation: Continuation,
+    solo: Vec<bool>,
 }
 
 impl VsSchedule {
@@ -396,6 +497,7 @@ impl VsSchedule {
             fulfil,
             then: None,
             continuation: Continuation::default(),
+            solo: Vec::new(),
         }
     }
 
@@ -430,6 +532,7 @@ impl VsSchedule {
 
 impl Schedule for VsSchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
+        self.solo.push(view.enabled().len() == 1);
         let forced = if let Some(&thread) = self.prefix.get(view.step() as usize) {
             Some(thread)
         } else if self.fulfil.is_some() {
@@ -442,5 +545,9 @@ impl Schedule for VsSchedule {
 
     fn next_value(&mut self, _bound: u64) -> u64 {
         0
+    }
+
+    fn feedback(&mut self) -> Option<Box<dyn Any + Send>> {
+        Some(Box::new(SoloSteps(std::mem::take(&mut self.solo))))
     }
 }

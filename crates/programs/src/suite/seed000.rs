@@ -25,7 +25,7 @@
 //! Choice left open by the paper, made to keep the bugs rare: the figures show only the
 //! statements involved in the bug. Here the thread(s) whose access must arrive while the
 //! checking thread is inside its window (the writer or the incrementers) first do [`PREP`]
-//! steps of unrelated work (increments of a progress counter no assertion reads), while the
+//! steps of unrelated work (increments of a counter of the thread's own), while the
 //! checking thread needs only a few steps. A random walk then rarely keeps the window open
 //! long enough (its chance shrinks roughly exponentially with `PREP`), whereas PCT needs the
 //! same change points as without the work and only pays for the larger step count.
@@ -35,7 +35,6 @@
 //! Fig 10 needs depth 4 (see [`fig10`]).
 
 use super::rt::cell::Var;
-use super::rt::sync::atomic::AtomicU64;
 use super::rt::sync::{Arc, Mutex};
 use super::rt::thread;
 use super::util::{unrelated_work, Gate};
@@ -53,8 +52,6 @@ struct Globals {
     lock: Mutex<()>,
     /// Orders updates after the check in the fixed twins of the c = 0 figures.
     checked: Gate,
-    /// Counts unrelated work (see [`PREP`]).
-    progress: AtomicU64,
 }
 
 impl Globals {
@@ -64,13 +61,12 @@ impl Globals {
             b: Var::new(0),
             lock: Mutex::new(()),
             checked: Gate::new(),
-            progress: AtomicU64::new(0),
         })
     }
 
     /// [`PREP`] steps of work that touch neither `a` nor `b`.
     fn prep(&self) {
-        unrelated_work(&self.progress, PREP);
+        unrelated_work(PREP);
     }
 
     /// `a++` as two accesses (a read, then a write), racy unless the caller holds `lock`.

@@ -33,13 +33,12 @@
 //!
 //! Rare, not everywhere: where the original leaves timing to real time (file output, busy
 //! waits, thread start latency), the thread whose conflicting step must come *late* does a few
-//! steps of `unrelated_work` (increments of a progress counter no assertion reads), so that a
+//! steps of `unrelated_work` (increments of a counter of the thread's own), so that a
 //! random walk exposes each bug in a small fraction of its executions while PCT needs the same
 //! change points as without the work. Each function's doc comment records that choice and
 //! every other one.
 
 use super::rt::cell::Var;
-use super::rt::sync::atomic::AtomicU64;
 use super::rt::sync::{Arc, Condvar, Mutex};
 use super::rt::thread;
 use super::util::unrelated_work;
@@ -152,13 +151,12 @@ fn account_script(own: &BankAccount, other: &BankAccount, variant: Variant) {
 pub fn account(variant: Variant) {
     let a = Arc::new(BankAccount::new(ACCOUNT_OPENING));
     let b = Arc::new(BankAccount::new(ACCOUNT_OPENING));
-    let progress = Arc::new(AtomicU64::new(0));
     let (a1, b1) = (a.clone(), b.clone());
     let (a2, b2) = (a.clone(), b.clone());
     run_threads::<()>(vec![
         Box::new(move || account_script(&a1, &b1, variant)),
         Box::new(move || {
-            unrelated_work(&progress, ACCOUNT_PREP);
+            unrelated_work(ACCOUNT_PREP);
             account_script(&b2, &a2, variant);
         }),
     ]);
@@ -191,7 +189,6 @@ struct Airline {
     stop_sales: Var<bool>,
     /// Guards both fields in the fixed twin.
     office: Mutex<()>,
-    progress: AtomicU64,
 }
 
 impl Airline {
@@ -268,7 +265,6 @@ pub fn airline_tickets(variant: Variant) {
         sold: Var::new(0),
         stop_sales: Var::new(false),
         office: Mutex::new(()),
-        progress: AtomicU64::new(0),
     });
     let mut sellers = Vec::new();
     for _ in 0..AIRLINE_TICKETS {
@@ -277,7 +273,7 @@ pub fn airline_tickets(variant: Variant) {
         }
         let a = airline.clone();
         sellers.push(thread::spawn(move || a.sell(variant)));
-        unrelated_work(&airline.progress, AIRLINE_ISSUE_STEPS);
+        unrelated_work(AIRLINE_ISSUE_STEPS);
     }
     for s in sellers {
         s.join().unwrap();
@@ -367,9 +363,8 @@ fn allocation_vector_test(variant: Variant, free_in_thread: bool) {
     let vector = Arc::new(AllocationVector {
         blocks: Mutex::new([false; ALLOCATION_BLOCKS]),
     });
-    let progress = Arc::new(AtomicU64::new(0));
     let worker = move |vector: Arc<AllocationVector>, prep: u32| -> Vec<usize> {
-        unrelated_work(&progress, prep);
+        unrelated_work(prep);
         let mut result = Vec::with_capacity(ALLOCATIONS_PER_THREAD);
         for _ in 0..ALLOCATIONS_PER_THREAD {
             result.extend(vector.allocate(variant));
@@ -382,10 +377,9 @@ fn allocation_vector_test(variant: Variant, free_in_thread: bool) {
         result
     };
     let (v1, v2) = (vector.clone(), vector.clone());
-    let w2 = worker.clone();
     let results = run_threads(vec![
         Box::new(move || worker(v1, 0)),
-        Box::new(move || w2(v2, ALLOCATION_PREP)),
+        Box::new(move || worker(v2, ALLOCATION_PREP)),
     ]);
     if !free_in_thread {
         for &i in results.iter().flatten() {
@@ -488,12 +482,11 @@ fn bubble_pass(array: &Mutex<[i32; 4]>, pass: usize, variant: Variant) {
 /// pass scans the whole array; three full passes sort four elements in any order.
 pub fn bubble_sort(variant: Variant) {
     let array = Arc::new(Mutex::new(BUBBLE_INPUT));
-    let progress = Arc::new(AtomicU64::new(0));
     let mut threads: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
     for pass in 1..BUBBLE_INPUT.len() {
-        let (array, progress) = (array.clone(), progress.clone());
+        let array = array.clone();
         threads.push(Box::new(move || {
-            unrelated_work(&progress, (pass as u32 - 1) * BUBBLE_PREP);
+            unrelated_work((pass as u32 - 1) * BUBBLE_PREP);
             bubble_pass(&array, pass, variant);
         }));
     }
@@ -589,7 +582,6 @@ pub fn buf_writer(variant: Variant) {
         }),
         idle: Condvar::new(),
     });
-    let progress = Arc::new(AtomicU64::new(0));
     let mut threads: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
     for id in 0..BUF_WRITERS {
         let b = buffer.clone();
@@ -597,7 +589,7 @@ pub fn buf_writer(variant: Variant) {
     }
     let b = buffer.clone();
     threads.push(Box::new(move || {
-        unrelated_work(&progress, BUF_CHECKER_PREP);
+        unrelated_work(BUF_CHECKER_PREP);
         b.checker();
     }));
     run_threads(threads);
@@ -712,12 +704,11 @@ pub fn linked_list(variant: Variant) {
         next: (0..LIST_NODES).map(|_| Var::new(NIL)).collect(),
         monitor: Mutex::new(()),
     });
-    let progress = Arc::new(AtomicU64::new(0));
     let mut threads: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
     for builder in 0..LIST_BUILDERS {
-        let (list, progress) = (list.clone(), progress.clone());
+        let list = list.clone();
         threads.push(Box::new(move || {
-            unrelated_work(&progress, builder as u32 * LIST_PREP);
+            unrelated_work(builder as u32 * LIST_PREP);
             for k in 0..LIST_PER_BUILDER {
                 list.add_last(1 + builder * LIST_PER_BUILDER + k, variant);
             }
@@ -752,7 +743,6 @@ struct BlockManager {
     monitor: Mutex<()>,
     free: Var<u32>,
     released: Condvar,
-    progress: AtomicU64,
 }
 
 impl BlockManager {
@@ -820,7 +810,6 @@ pub fn manager(variant: Variant) {
         monitor: Mutex::new(()),
         free: Var::new(MANAGER_BLOCKS),
         released: Condvar::new(),
-        progress: AtomicU64::new(0),
     });
     for _ in 0..MANAGER_BLOCKS {
         m.allocate();
@@ -832,7 +821,7 @@ pub fn manager(variant: Variant) {
             if i >= MANAGER_BLOCKS {
                 m.allocate();
             }
-            unrelated_work(&m.progress, i * MANAGER_USE);
+            unrelated_work(i * MANAGER_USE);
             m.release(variant);
         }));
     }
@@ -862,8 +851,6 @@ const MERGE_INPUT: [i32; 4] = [3, 1, 4, 2];
 struct SortThreads {
     class_monitor: Mutex<()>,
     alive: Var<i32>,
-    /// Counts the element copies of `CopyArrays`.
-    progress: AtomicU64,
 }
 
 impl SortThreads {
@@ -929,7 +916,7 @@ fn merge_sorting(threads: &Arc<SortThreads>, data: Vec<i32>, variant: Variant) -
         return data;
     }
     // `CopyArrays`: one step per element copied into the halves.
-    unrelated_work(&threads.progress, data.len() as u32);
+    unrelated_work(data.len() as u32);
     let right = data[data.len() / 2..].to_vec();
     let mut left = data;
     left.truncate(left.len() / 2);
@@ -998,7 +985,6 @@ pub fn merge_sort(variant: Variant) {
     let threads = Arc::new(SortThreads {
         class_monitor: Mutex::new(()),
         alive: Var::new(1),
-        progress: AtomicU64::new(0),
     });
     let sorted = merge_sorting(&threads, MERGE_INPUT.to_vec(), variant);
     let mut expected = MERGE_INPUT.to_vec();
@@ -1033,7 +1019,6 @@ struct Plane {
 struct Piper {
     plane: Mutex<Plane>,
     changed: Condvar,
-    progress: AtomicU64,
 }
 
 impl Piper {
@@ -1110,13 +1095,12 @@ pub fn piper(variant: Variant) {
             passengers: [0; PIPER_SEATS],
         }),
         changed: Condvar::new(),
-        progress: AtomicU64::new(0),
     });
     let mut threads: Vec<Box<dyn FnOnce() -> Vec<u32> + Send>> = Vec::new();
     for pair in 0..PIPER_PAIRS {
         let c = piper.clone();
         threads.push(Box::new(move || {
-            unrelated_work(&c.progress, PIPER_CONSUMER_PREP);
+            unrelated_work(PIPER_CONSUMER_PREP);
             (0..PIPER_TRIPS).map(|_| c.empty_plane()).collect()
         }));
         let p = piper.clone();
@@ -1163,7 +1147,6 @@ struct PingPongTable {
     player: Var<Option<PingPongPlayer>>,
     /// `pingPong`'s monitor in the fixed twin.
     monitor: Mutex<()>,
-    progress: AtomicU64,
 }
 
 impl PingPongTable {
@@ -1177,7 +1160,7 @@ impl PingPongTable {
             .i;
         let new_player = self.player.get();
         self.player.set(None);
-        unrelated_work(&self.progress, PINGPONG_RALLY);
+        unrelated_work(PINGPONG_RALLY);
         self.player.set(new_player);
     }
 }
@@ -1207,13 +1190,12 @@ pub fn ping_pong(variant: Variant) {
     let table = Arc::new(PingPongTable {
         player: Var::new(Some(PingPongPlayer { i: 0 })),
         monitor: Mutex::new(()),
-        progress: AtomicU64::new(0),
     });
     let mut threads: Vec<Box<dyn FnOnce() + Send>> = Vec::new();
     for i in 0..PINGPONG_PLAYERS {
         let t = table.clone();
         threads.push(Box::new(move || {
-            unrelated_work(&t.progress, i * PINGPONG_WARMUP);
+            unrelated_work(i * PINGPONG_WARMUP);
             t.ping_pong(variant);
         }));
     }
@@ -1261,7 +1243,6 @@ struct PcState {
 struct PcBuffer {
     state: Mutex<PcState>,
     changed: Condvar,
-    progress: AtomicU64,
 }
 
 impl PcBuffer {
@@ -1346,7 +1327,6 @@ pub fn producer_consumer(variant: Variant) {
             halts: 0,
         }),
         changed: Condvar::new(),
-        progress: AtomicU64::new(0),
     });
     let mut threads: Vec<Box<dyn FnOnce() -> u32 + Send>> = Vec::new();
     for producer in 0..PC_PRODUCERS {
@@ -1355,7 +1335,7 @@ pub fn producer_consumer(variant: Variant) {
             for i in 0..PC_COUNT {
                 b.put(producer * 100 + i);
             }
-            unrelated_work(&b.progress, PC_CLOSE_STEPS);
+            unrelated_work(PC_CLOSE_STEPS);
             b.halt(variant);
             0
         }));

@@ -17,7 +17,6 @@
 //! the paper's sites. A deadlock is reported by the runtime when every live thread is blocked.
 
 use super::rt::cell::Var;
-use super::rt::sync::atomic::AtomicU64;
 use super::rt::sync::{Arc, Condvar, Mutex};
 use super::rt::thread;
 use super::util::unrelated_work;
@@ -46,7 +45,6 @@ pub const D2_WORK: u32 = 4;
 pub fn d1(variant: Variant) {
     let m = Arc::new(Mutex::new(10i64));
     let n = Arc::new(Mutex::new(10i64));
-    let progress = Arc::new(AtomicU64::new(0));
 
     let t1 = {
         let (m, n) = (m.clone(), n.clone());
@@ -60,10 +58,10 @@ pub fn d1(variant: Variant) {
         })
     };
     let t2 = {
-        let (m, n, progress) = (m.clone(), n.clone(), progress.clone());
+        let (m, n) = (m.clone(), n.clone());
         thread::spawn(move || match variant {
             Variant::Buggy => {
-                unrelated_work(&progress, D1_PREP);
+                unrelated_work(D1_PREP);
                 let mut gn = n.lock().unwrap(); // s05 acq n
                 let mut gm = m.lock().unwrap(); // s06 acq m
                 *gn -= 1;
@@ -72,7 +70,7 @@ pub fn d1(variant: Variant) {
                 drop(gn); // s08 rel n
             }
             Variant::Fixed => {
-                unrelated_work(&progress, D1_PREP);
+                unrelated_work(D1_PREP);
                 let mut gm = m.lock().unwrap(); // s06 acq m, moved first
                 let mut gn = n.lock().unwrap(); // s05 acq n
                 *gn -= 1;
@@ -103,8 +101,6 @@ struct Jdbc {
     p: Mutex<u32>,
     /// `m`: the metadata lock, taken by t1 between `p` and `n`.
     m: Mutex<u32>,
-    /// Counts t1's unrelated work between s05 and s06.
-    progress: AtomicU64,
 }
 
 /// Deadlock d2, adapted by the paper from a JDBC connector deadlock: locks `k, s, n, p, m`.
@@ -134,7 +130,6 @@ pub fn d2(variant: Variant) {
         n: Mutex::new(0),
         p: Mutex::new(0),
         m: Mutex::new(0),
-        progress: AtomicU64::new(0),
     });
 
     let t1 = {
@@ -148,7 +143,7 @@ pub fn d2(variant: Variant) {
             let mut gn = j.n.lock().unwrap(); // s04 acq n
             *gn += 1;
             drop(gn); // s05 rel n
-            unrelated_work(&j.progress, D2_WORK);
+            unrelated_work(D2_WORK);
             let mut gp = j.p.lock().unwrap(); // s06 acq p
             *gp += 1;
             let mut gm = j.m.lock().unwrap(); // s07 acq m
@@ -222,8 +217,6 @@ struct HawkNl {
     table: Mutex<[bool; HAWKNL_SOCKETS]>,
     /// The per-socket locks (HawkNL locks a socket before reading, writing or closing it).
     sockets: Vec<Mutex<NlSocket>>,
-    /// Counts the shutting-down thread's unrelated work.
-    progress: AtomicU64,
 }
 
 impl HawkNl {
@@ -238,7 +231,6 @@ impl HawkNl {
                     })
                 })
                 .collect(),
-            progress: AtomicU64::new(0),
         }
     }
 
@@ -327,7 +319,7 @@ pub fn hawknl(variant: Variant) {
     let closer = {
         let nl = nl.clone();
         thread::spawn(move || {
-            unrelated_work(&nl.progress, HAWKNL_PREP);
+            unrelated_work(HAWKNL_PREP);
             nl.shutdown();
         })
     };
@@ -462,8 +454,6 @@ struct SqliteState {
     /// Shared library state (SQLite's global list of open files, say), written only while
     /// holding the unix mutex.
     counter: Var<u32>,
-    /// Counts the second thread's unrelated work.
-    progress: AtomicU64,
 }
 
 /// One thread's use of the unix mutex: an outer enter, a nested (recursive) enter from a
@@ -507,7 +497,6 @@ pub fn sqlite(variant: Variant) {
     let st = Arc::new(SqliteState {
         mutex: UnixMutex::new(),
         counter: Var::new(0),
-        progress: AtomicU64::new(0),
     });
 
     let first = {
@@ -517,7 +506,7 @@ pub fn sqlite(variant: Variant) {
     let second = {
         let st = st.clone();
         thread::spawn(move || {
-            unrelated_work(&st.progress, SQLITE_PREP);
+            unrelated_work(SQLITE_PREP);
             sqlite_worker(&st, variant, 2);
         })
     };
@@ -551,8 +540,6 @@ struct MySqlServer {
     lock_open: Mutex<u32>,
     /// `LOCK_thd_data`: one session's data (its current query and open tables).
     lock_thd_data: Mutex<u32>,
-    /// Counts the unrelated work of both threads (parsing, optimising, sending results...).
-    progress: AtomicU64,
 }
 
 /// Takes `first`, then `second`, bumps both counters, and releases them in reverse order: one
@@ -600,33 +587,32 @@ pub fn mysql(variant: Variant) {
         lock_thread_count: Mutex::new(0),
         lock_open: Mutex::new(0),
         lock_thd_data: Mutex::new(0),
-        progress: AtomicU64::new(0),
     });
 
     let admin = {
         let s = server.clone();
         thread::spawn(move || {
-            unrelated_work(&s.progress, MYSQL_BEFORE);
+            unrelated_work(MYSQL_BEFORE);
             nested(&s.lock_index, &s.lock_thread_count); // PURGE BINARY LOGS
-            unrelated_work(&s.progress, MYSQL_BETWEEN);
+            unrelated_work(MYSQL_BETWEEN);
             nested(&s.lock_open, &s.lock_thd_data); // SHOW INNODB STATUS
-            unrelated_work(&s.progress, MYSQL_AFTER);
+            unrelated_work(MYSQL_AFTER);
         })
     };
     let session = {
         let s = server.clone();
         thread::spawn(move || {
-            unrelated_work(&s.progress, MYSQL_BEFORE);
+            unrelated_work(MYSQL_BEFORE);
             match variant {
                 Variant::Buggy => nested(&s.lock_thread_count, &s.lock_index),
                 Variant::Fixed => nested(&s.lock_index, &s.lock_thread_count),
             }
-            unrelated_work(&s.progress, MYSQL_BETWEEN);
+            unrelated_work(MYSQL_BETWEEN);
             match variant {
                 Variant::Buggy => nested(&s.lock_thd_data, &s.lock_open),
                 Variant::Fixed => nested(&s.lock_open, &s.lock_thd_data),
             }
-            unrelated_work(&s.progress, MYSQL_AFTER);
+            unrelated_work(MYSQL_AFTER);
         })
     };
     admin.join().unwrap();
@@ -674,18 +660,17 @@ pub const THINK: u32 = 1;
 /// first (philosopher 3 takes fork 0 before fork 3), so the wait-for graph has no cycle.
 pub fn dining_philosophers(variant: Variant) {
     let forks: Arc<Vec<Mutex<u32>>> = Arc::new((0..PHILOSOPHERS).map(|_| Mutex::new(0)).collect());
-    let progress = Arc::new(AtomicU64::new(0));
 
     let philosophers: Vec<_> = (0..PHILOSOPHERS)
         .map(|i| {
-            let (forks, progress) = (forks.clone(), progress.clone());
+            let forks = forks.clone();
             thread::spawn(move || {
                 let (left, right) = (i, (i + 1) % PHILOSOPHERS);
                 let (first, second) = match variant {
                     Variant::Buggy => (left, right),
                     Variant::Fixed => (left.min(right), left.max(right)),
                 };
-                unrelated_work(&progress, THINK * (i as u32 + 1));
+                unrelated_work(THINK * (i as u32 + 1));
                 let mut f1 = forks[first].lock().unwrap(); // pick up the first fork
                 let mut f2 = forks[second].lock().unwrap(); // pick up the second fork
                 *f1 += 1;

@@ -8,7 +8,6 @@
 //! monitor. Java's compound assignment `x.val += amt` is a separate read and write.
 
 use super::rt::cell::Var;
-use super::rt::sync::atomic::AtomicU64;
 use super::rt::sync::{Arc, Mutex};
 use super::rt::thread;
 use super::util::unrelated_work;
@@ -32,8 +31,6 @@ struct Heap {
     a: Var<usize>,
     /// The fixed twin's lock (the thesis's program has none).
     lock: Mutex<()>,
-    /// Counts unrelated work.
-    progress: AtomicU64,
 }
 
 const OBJ_A: usize = 0;
@@ -83,14 +80,13 @@ pub fn fig1_1(variant: Variant) {
         ],
         a: Var::new(OBJ_A),
         lock: Mutex::new(()),
-        progress: AtomicU64::new(0),
     });
     let fixed = variant == Variant::Fixed;
 
     let t1 = {
         let h = heap.clone();
         thread::spawn(move || {
-            unrelated_work(&h.progress, FIG1_1_PREP);
+            unrelated_work(FIG1_1_PREP);
             let guard = fixed.then(|| h.lock.lock().unwrap());
             h.set_a_val(0); // 1: a.val = 0
             h.objs[OBJ_C].val.set(3); // 2: c.val = 3
@@ -150,7 +146,6 @@ pub fn fig5_1(variant: Variant) {
         val: Var::new(0),
         monitor: Mutex::new(()),
     });
-    let progress = Arc::new(AtomicU64::new(0));
 
     let t1 = {
         let (x, y) = (acc_x.clone(), acc_y.clone());
@@ -168,9 +163,9 @@ pub fn fig5_1(variant: Variant) {
         })
     };
     let t2 = {
-        let (x, y, progress) = (acc_x.clone(), acc_y.clone(), progress.clone());
+        let (x, y) = (acc_x.clone(), acc_y.clone());
         thread::spawn(move || {
-            unrelated_work(&progress, FIG5_1_PREP);
+            unrelated_work(FIG5_1_PREP);
             {
                 // 2: synchronized(accY) -- should be accX & accY
                 let _x = (variant == Variant::Fixed).then(|| x.monitor.lock().unwrap());

@@ -27,7 +27,6 @@
 //! program terminates under every schedule except by its bug.
 
 use super::rt::cell::Var;
-use super::rt::sync::atomic::AtomicU64;
 use super::rt::sync::{Arc, Condvar, Mutex, MutexGuard};
 use super::rt::thread;
 use super::util::unrelated_work;
@@ -55,8 +54,6 @@ struct AlarmClock {
     waiting: Var<Vec<(u32, usize)>>,
     /// Set when the clock stops ticking; wakes every sleeper still waiting.
     stopped: Var<bool>,
-    /// Counts unrelated work.
-    progress: AtomicU64,
 }
 
 impl AlarmClock {
@@ -156,7 +153,6 @@ pub fn alarmclock(variant: Variant) {
         now: Var::new(0),
         waiting: Var::new(Vec::new()),
         stopped: Var::new(false),
-        progress: AtomicU64::new(0),
     });
 
     let sleepers: Vec<_> = ALARMCLOCK_NAPS
@@ -181,7 +177,7 @@ pub fn alarmclock(variant: Variant) {
                     }
                     Variant::Fixed => c.tick(),
                 }
-                unrelated_work(&c.progress, ALARMCLOCK_WORK);
+                unrelated_work(ALARMCLOCK_WORK);
             }
             c.shut_down();
         })
@@ -654,7 +650,6 @@ struct Coordinator {
     done: Var<bool>,
     /// Sum of the processed items (the results pool).
     results: Var<u32>,
-    progress: AtomicU64,
 }
 
 impl Coordinator {
@@ -761,19 +756,18 @@ pub fn replicatedworker(variant: Variant) {
         blocked_takers: Var::new(0),
         done: Var::new(false),
         results: Var::new(0),
-        progress: AtomicU64::new(0),
     });
     let workers: Vec<_> = (0..REPWORKER_WORKERS)
         .map(|w| {
             let c = coord.clone();
             thread::spawn(move || {
-                unrelated_work(&c.progress, w as u32 * REPWORKER_START);
+                unrelated_work(w as u32 * REPWORKER_START);
                 while let Some(item) = c.take(variant) {
-                    unrelated_work(&c.progress, REPWORKER_WORK);
+                    unrelated_work(REPWORKER_WORK);
                     let new_work: &[u32] = if item > 0 { &[item - 1] } else { &[] };
                     c.add(new_work);
                     // process the results
-                    unrelated_work(&c.progress, REPWORKER_WORK);
+                    unrelated_work(REPWORKER_WORK);
                     let _monitor = c.monitor.lock().unwrap();
                     let r = c.results.get();
                     c.results.set(r + item);
@@ -826,7 +820,6 @@ struct BoundedBuffer {
     cv: Condvar,
     /// The buggy version wakes one waiter (`notify()`), the fixed one all (`notifyAll()`).
     notify_all: bool,
-    progress: AtomicU64,
 }
 
 impl BoundedBuffer {
@@ -903,14 +896,13 @@ pub fn boundedbuffer(variant: Variant) {
         }),
         cv: Condvar::new(),
         notify_all: variant == Variant::Fixed,
-        progress: AtomicU64::new(0),
     });
     let mut handles = Vec::new();
     for p in 0..BB_THREADS {
         let b = buffer.clone();
         handles.push(thread::spawn(move || {
             for i in 0..BB_ITEMS {
-                unrelated_work(&b.progress, BB_PRODUCER_WORK);
+                unrelated_work(BB_PRODUCER_WORK);
                 b.put(p as u32 * 10 + i);
             }
         }));
@@ -919,7 +911,7 @@ pub fn boundedbuffer(variant: Variant) {
         let b = buffer.clone();
         handles.push(thread::spawn(move || {
             for _ in 0..BB_ITEMS {
-                unrelated_work(&b.progress, BB_CONSUMER_WORK);
+                unrelated_work(BB_CONSUMER_WORK);
                 let _ = b.get();
             }
         }));
@@ -952,7 +944,6 @@ struct LinkedList {
     tail: Var<usize>,
     size: Var<usize>,
     lock: Mutex<()>,
-    progress: AtomicU64,
 }
 
 impl LinkedList {
@@ -1004,7 +995,6 @@ pub fn linkedlist(variant: Variant) {
         tail: Var::new(0),
         size: Var::new(0),
         lock: Mutex::new(()),
-        progress: AtomicU64::new(0),
     });
     let fixed = variant == Variant::Fixed;
     let builders: Vec<_> = (0..2)
@@ -1012,7 +1002,7 @@ pub fn linkedlist(variant: Variant) {
             let list = list.clone();
             thread::spawn(move || {
                 if b == 1 {
-                    unrelated_work(&list.progress, LINKEDLIST_PREP);
+                    unrelated_work(LINKEDLIST_PREP);
                 }
                 let from = b * LINKEDLIST_PER_BUILDER;
                 for v in from..from + LINKEDLIST_PER_BUILDER {
@@ -1053,7 +1043,6 @@ struct Piper {
     cv: Condvar,
     /// Whether the waits are `while` loops (fixed) or `if`s (buggy).
     recheck: bool,
-    progress: AtomicU64,
 }
 
 impl Piper {
@@ -1123,14 +1112,13 @@ pub fn piper(variant: Variant) {
         on_board: Mutex::new(0),
         cv: Condvar::new(),
         recheck: variant == Variant::Fixed,
-        progress: AtomicU64::new(0),
     });
     let mut handles = Vec::new();
     for _ in 0..PIPER_THREADS {
         let p = plane.clone();
         handles.push(thread::spawn(move || {
             for _ in 0..PIPER_TRIPS {
-                unrelated_work(&p.progress, PIPER_WALK);
+                unrelated_work(PIPER_WALK);
                 p.fill_plane();
             }
         }));
@@ -1226,12 +1214,11 @@ pub fn account_race(variant: Variant) {
             .map(|_| Arc::new(Account::new()))
             .collect(),
     );
-    let progress = Arc::new(AtomicU64::new(0));
     let threads: Vec<_> = (0..ACCOUNT_THREADS)
         .map(|i| {
-            let (accounts, progress) = (accounts.clone(), progress.clone());
+            let accounts = accounts.clone();
             thread::spawn(move || {
-                unrelated_work(&progress, i as u32 * ACCOUNT_WORK);
+                unrelated_work(i as u32 * ACCOUNT_WORK);
                 let from = &accounts[i];
                 let to = &accounts[(i + 1) % ACCOUNT_THREADS];
                 match variant {
@@ -1285,16 +1272,15 @@ pub const ACCOUNT_DEADLOCK_WORK: u32 = 6;
 /// graph is acyclic.
 pub fn account_deadlock(variant: Variant) {
     let accounts: Arc<Vec<Account>> = Arc::new((0..3).map(|_| Account::new()).collect());
-    let progress = Arc::new(AtomicU64::new(0));
     let pairs = [(0, 1), (1, 0), (2, 0)];
     let threads: Vec<_> = pairs
         .into_iter()
         .enumerate()
         .map(|(t, (from, to))| {
-            let (accounts, progress) = (accounts.clone(), progress.clone());
+            let accounts = accounts.clone();
             thread::spawn(move || {
                 if t == 1 {
-                    unrelated_work(&progress, ACCOUNT_DEADLOCK_WORK);
+                    unrelated_work(ACCOUNT_DEADLOCK_WORK);
                 }
                 let (first, second) = match variant {
                     Variant::Buggy => (from, to),
@@ -1413,12 +1399,11 @@ pub fn account_subtype(variant: Variant) {
             })
             .collect(),
     );
-    let progress = Arc::new(AtomicU64::new(0));
     let threads: Vec<_> = (0..ACCOUNT_THREADS)
         .map(|i| {
-            let (accounts, progress) = (accounts.clone(), progress.clone());
+            let accounts = accounts.clone();
             thread::spawn(move || {
-                unrelated_work(&progress, i as u32 * ACCOUNT_WORK);
+                unrelated_work(i as u32 * ACCOUNT_WORK);
                 accounts[i].withdraw(ACCOUNT_AMOUNT);
                 accounts[(i + 1) % ACCOUNT_THREADS].deposit(ACCOUNT_AMOUNT);
             })

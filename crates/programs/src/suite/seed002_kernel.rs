@@ -22,7 +22,6 @@
 //! its executions.
 
 use super::rt::cell::Var;
-use super::rt::sync::atomic::AtomicU64;
 use super::rt::sync::{Arc, Condvar, Mutex};
 use super::rt::thread;
 use super::util::unrelated_work;
@@ -63,8 +62,6 @@ struct TwoStage {
     data1: Mutex<i32>,
     /// `data2.value`, guarded by `data2`'s monitor.
     data2: Mutex<i32>,
-    /// Counts unrelated work.
-    progress: AtomicU64,
 }
 
 /// twostage (2 threads, exception caused by a race): a value is published in two stages, each
@@ -92,7 +89,6 @@ pub fn twostage(variant: Variant) {
     let s = Arc::new(TwoStage {
         data1: Mutex::new(0),
         data2: Mutex::new(0),
-        progress: AtomicU64::new(0),
     });
 
     let writer = {
@@ -118,7 +114,7 @@ pub fn twostage(variant: Variant) {
     let reader = {
         let s = s.clone();
         thread::spawn(move || {
-            unrelated_work(&s.progress, TWOSTAGE_PREP);
+            unrelated_work(TWOSTAGE_PREP);
             let (t1, t2) = match variant {
                 Variant::Buggy => {
                     let t1 = {
@@ -162,8 +158,6 @@ struct WrongLock {
     lock_a: Mutex<()>,
     /// The monitor the second thread holds (the wrong one).
     lock_b: Mutex<()>,
-    /// Counts unrelated work.
-    progress: AtomicU64,
 }
 
 /// wronglock (2 threads, exception caused by a race): two threads update the same field, each
@@ -190,7 +184,6 @@ pub fn wronglock(variant: Variant) {
         value: Var::new(0),
         lock_a: Mutex::new(()),
         lock_b: Mutex::new(()),
-        progress: AtomicU64::new(0),
     });
 
     let t1 = {
@@ -210,7 +203,7 @@ pub fn wronglock(variant: Variant) {
     let t2 = {
         let w = w.clone();
         thread::spawn(move || {
-            unrelated_work(&w.progress, WRONGLOCK_PREP);
+            unrelated_work(WRONGLOCK_PREP);
             let _lock = match variant {
                 Variant::Buggy => w.lock_b.lock().unwrap(), // synchronized (lockB): wrong lock
                 Variant::Fixed => w.lock_a.lock().unwrap(),
@@ -250,7 +243,6 @@ struct Slots {
 struct BoundedBuffer {
     slots: Mutex<Slots>,
     changed: Condvar,
-    progress: AtomicU64,
 }
 
 impl BoundedBuffer {
@@ -322,7 +314,6 @@ pub fn producerconsumer(variant: Variant) {
             count: 0,
         }),
         changed: Condvar::new(),
-        progress: AtomicU64::new(0),
     });
 
     let producers: Vec<_> = (0..PC_PRODUCERS)
@@ -330,7 +321,7 @@ pub fn producerconsumer(variant: Variant) {
             let buf = buf.clone();
             thread::spawn(move || {
                 for j in 0..PC_ITEMS {
-                    unrelated_work(&buf.progress, PRODUCERCONSUMER_WORK);
+                    unrelated_work(PRODUCERCONSUMER_WORK);
                     buf.put((p * PC_ITEMS + j + 1) as u32, variant);
                 }
             })
@@ -379,7 +370,6 @@ struct BarrierState {
 struct BlockBarrier {
     state: Mutex<BarrierState>,
     cv: Condvar,
-    progress: AtomicU64,
 }
 
 impl BlockBarrier {
@@ -450,14 +440,13 @@ pub fn blockbarrier(variant: Variant) {
             left: 0,
         }),
         cv: Condvar::new(),
-        progress: AtomicU64::new(0),
     });
     let parties: Vec<_> = (0..BB_PARTIES)
         .map(|_| {
             let barrier = barrier.clone();
             thread::spawn(move || {
                 for _ in 0..BB_ROUNDS {
-                    unrelated_work(&barrier.progress, BLOCKBARRIER_WORK);
+                    unrelated_work(BLOCKBARRIER_WORK);
                     barrier.await_all(variant);
                 }
             })
@@ -478,7 +467,6 @@ struct Reorder {
     b: Var<i32>,
     /// The fixed twin's lock (the buggy program has none).
     lock: Mutex<()>,
-    progress: AtomicU64,
 }
 
 /// reorder (2 threads, exception caused by an atomicity violation): a setter writes two fields
@@ -502,14 +490,13 @@ pub fn reorder(variant: Variant) {
         a: Var::new(0),
         b: Var::new(0),
         lock: Mutex::new(()),
-        progress: AtomicU64::new(0),
     });
     let fixed = variant == Variant::Fixed;
 
     let setter = {
         let r = r.clone();
         thread::spawn(move || {
-            unrelated_work(&r.progress, REORDER_PREP);
+            unrelated_work(REORDER_PREP);
             let _g = fixed.then(|| r.lock.lock().unwrap());
             r.a.set(1);
             r.b.set(-1);
@@ -553,7 +540,6 @@ pub fn reorder(variant: Variant) {
 pub fn deadlock_d1(variant: Variant) {
     let lock1 = Arc::new(Mutex::new(5i32));
     let lock2 = Arc::new(Mutex::new(5i32));
-    let progress = Arc::new(AtomicU64::new(0));
 
     let t1 = {
         let (lock1, lock2) = (lock1.clone(), lock2.clone());
@@ -565,9 +551,9 @@ pub fn deadlock_d1(variant: Variant) {
         })
     };
     let t2 = {
-        let (lock1, lock2, progress) = (lock1.clone(), lock2.clone(), progress.clone());
+        let (lock1, lock2) = (lock1.clone(), lock2.clone());
         thread::spawn(move || {
-            unrelated_work(&progress, DEADLOCK_D1_PREP);
+            unrelated_work(DEADLOCK_D1_PREP);
             match variant {
                 Variant::Buggy => {
                     let mut g2 = lock2.lock().unwrap(); // synchronized (lock2)
@@ -655,16 +641,15 @@ pub fn deadlock_d2(variant: Variant) {
             bows: Mutex::new(0),
         },
     ]);
-    let progress = Arc::new(AtomicU64::new(0));
 
     let t1 = {
         let friends = friends.clone();
         thread::spawn(move || friends[0].bow(&friends[1], variant))
     };
     let t2 = {
-        let (friends, progress) = (friends.clone(), progress.clone());
+        let friends = friends.clone();
         thread::spawn(move || {
-            unrelated_work(&progress, DEADLOCK_D2_PREP);
+            unrelated_work(DEADLOCK_D2_PREP);
             friends[1].bow(&friends[0], variant);
         })
     };
@@ -709,11 +694,10 @@ const DINING_MEALS: u32 = 2;
 pub fn diningphilosopher(variant: Variant) {
     let forks: Arc<Vec<Mutex<u32>>> =
         Arc::new((0..DINING_PHILOSOPHERS).map(|_| Mutex::new(0)).collect());
-    let progress = Arc::new(AtomicU64::new(0));
 
     let philosophers: Vec<_> = (0..DINING_PHILOSOPHERS)
         .map(|i| {
-            let (forks, progress) = (forks.clone(), progress.clone());
+            let forks = forks.clone();
             thread::spawn(move || {
                 let left = i;
                 let right = (i + 1) % DINING_PHILOSOPHERS;
@@ -722,7 +706,7 @@ pub fn diningphilosopher(variant: Variant) {
                     Variant::Fixed => (left.min(right), left.max(right)),
                 };
                 for _ in 0..DINING_MEALS {
-                    unrelated_work(&progress, DINING_THINK * (i as u32 + 1));
+                    unrelated_work(DINING_THINK * (i as u32 + 1));
                     let mut f1 = forks[first].lock().unwrap(); // synchronized (fork[left])
                     let mut f2 = forks[second].lock().unwrap(); // synchronized (fork[right])
                     *f1 += 1;
@@ -751,7 +735,6 @@ struct LoseNotify {
     /// Notifications sent; the buggy waiter never looks at it (it has no condition flag).
     sent: Mutex<u32>,
     cv: Condvar,
-    progress: AtomicU64,
 }
 
 /// losenotify (2 threads, deadlock): a thread waits for a notification that was sent before it
@@ -776,7 +759,6 @@ pub fn losenotify(variant: Variant) {
     let m = Arc::new(LoseNotify {
         sent: Mutex::new(0),
         cv: Condvar::new(),
-        progress: AtomicU64::new(0),
     });
 
     let waiter = {
@@ -799,7 +781,7 @@ pub fn losenotify(variant: Variant) {
     let notifier = {
         let m = m.clone();
         thread::spawn(move || {
-            unrelated_work(&m.progress, LOSENOTIFY_PREP);
+            unrelated_work(LOSENOTIFY_PREP);
             let mut sent = m.sent.lock().unwrap(); // synchronized (monitor)
             *sent += 1;
             m.cv.notify_one(); // monitor.notify()
@@ -866,7 +848,6 @@ impl Event {
 struct Clean {
     event1: Event,
     event2: Event,
-    progress: AtomicU64,
 }
 
 /// clean (2 threads, deadlock): two tasks signal each other through two event objects, but
@@ -905,7 +886,6 @@ pub fn clean(variant: Variant) {
     let c = Arc::new(Clean {
         event1: Event::new(),
         event2: Event::new(),
-        progress: AtomicU64::new(0),
     });
 
     let first = {
@@ -918,7 +898,7 @@ pub fn clean(variant: Variant) {
                         c.event1.wait_for_event();
                     }
                     count = c.event1.count.get();
-                    unrelated_work(&c.progress, CLEAN_WORK);
+                    unrelated_work(CLEAN_WORK);
                     c.event2.signal_event();
                 }
             }
@@ -926,7 +906,7 @@ pub fn clean(variant: Variant) {
                 let mut count = 0;
                 for _ in 0..CLEAN_ROUNDS {
                     count = c.event1.wait_for_change(count);
-                    unrelated_work(&c.progress, CLEAN_WORK);
+                    unrelated_work(CLEAN_WORK);
                     c.event2.signal_event();
                 }
             }
@@ -938,7 +918,7 @@ pub fn clean(variant: Variant) {
             Variant::Buggy => {
                 let mut count = c.event2.count.get();
                 for _ in 0..CLEAN_ROUNDS {
-                    unrelated_work(&c.progress, CLEAN_WORK);
+                    unrelated_work(CLEAN_WORK);
                     c.event1.signal_event();
                     if count == c.event2.count.get() {
                         c.event2.wait_for_event();
@@ -949,7 +929,7 @@ pub fn clean(variant: Variant) {
             Variant::Fixed => {
                 let mut count = 0;
                 for _ in 0..CLEAN_ROUNDS {
-                    unrelated_work(&c.progress, CLEAN_WORK);
+                    unrelated_work(CLEAN_WORK);
                     c.event1.signal_event();
                     count = c.event2.wait_for_change(count);
                 }
@@ -972,7 +952,6 @@ struct Nested {
     inner: Mutex<bool>,
     /// The inner monitor's wait set.
     cv: Condvar,
-    progress: AtomicU64,
 }
 
 /// nestedmonitor (2 threads, deadlock): the nested monitor lockout. A thread waits on an inner
@@ -998,13 +977,12 @@ pub fn nestedmonitor(variant: Variant) {
         outer: Mutex::new(0),
         inner: Mutex::new(false),
         cv: Condvar::new(),
-        progress: AtomicU64::new(0),
     });
 
     let waiter = {
         let n = n.clone();
         thread::spawn(move || {
-            unrelated_work(&n.progress, NESTEDMONITOR_PREP);
+            unrelated_work(NESTEDMONITOR_PREP);
             match variant {
                 Variant::Buggy => {
                     let mut outer = n.outer.lock().unwrap(); // synchronized (outer)

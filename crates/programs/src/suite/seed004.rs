@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::rt::cell::Var;
-use super::rt::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use super::rt::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::rt::sync::{Arc, Mutex};
 use super::rt::thread;
 use super::util::{unrelated_work, Gate};
@@ -41,8 +41,6 @@ const REFERENCED: ColumnMap = ColumnMap(0b0101);
 struct Descriptor {
     referenced_column_map: Var<Option<ColumnMap>>,
     lock: Mutex<()>,
-    /// Counts t2's unrelated work.
-    progress: AtomicU64,
 }
 
 /// Fig 2: Derby's `referencedColumnMap` null check (a schedule-sensitive branch).
@@ -72,7 +70,6 @@ pub fn derby(variant: Variant) {
     let d = Arc::new(Descriptor {
         referenced_column_map: Var::new(Some(REFERENCED)),
         lock: Mutex::new(()),
-        progress: AtomicU64::new(0),
     });
 
     let t1 = {
@@ -115,7 +112,7 @@ pub fn derby(variant: Variant) {
     let t2 = {
         let d = d.clone();
         thread::spawn(move || {
-            unrelated_work(&d.progress, PREP);
+            unrelated_work(PREP);
             match variant {
                 Variant::Buggy => d.referenced_column_map.set(None),
                 Variant::Fixed => {
@@ -156,8 +153,6 @@ struct Transfer {
     is_good: AtomicBool,
     /// The fixed twin's gate: opened once the first measurement is published.
     measured: Gate,
-    /// Counts both threads' unrelated work.
-    progress: AtomicU64,
     net: Network,
 }
 
@@ -203,14 +198,13 @@ pub fn fig1(variant: Variant) {
     let shared = Arc::new(Transfer {
         is_good: AtomicBool::new(true),
         measured: Gate::new(),
-        progress: AtomicU64::new(0),
         net: Network { mbps: LINK_MBPS },
     });
 
     let t1 = {
         let s = shared.clone();
         thread::spawn(move || {
-            unrelated_work(&s.progress, TRANSFER_PREP); // prepare the files
+            unrelated_work(TRANSFER_PREP); // prepare the files
             if variant == Variant::Fixed {
                 s.measured.wait();
             }
@@ -225,7 +219,7 @@ pub fn fig1(variant: Variant) {
         let s = shared.clone();
         thread::spawn(move || {
             for round in 0..MEASUREMENTS {
-                unrelated_work(&s.progress, MEASURE_STEPS); // sample the link
+                unrelated_work(MEASURE_STEPS); // sample the link
                 let speed = s.net.mbps;
                 if speed >= GOOD_MBPS {
                     s.is_good.store(true, Ordering::SeqCst);
@@ -277,8 +271,6 @@ struct HashCheck {
     map: Mutex<BTreeMap<&'static str, u64>>,
     /// How many times a thread compared its hash with the stored one.
     comparisons: AtomicUsize,
-    /// Counts the hash computations' work.
-    progress: AtomicU64,
 }
 
 impl HashCheck {
@@ -347,14 +339,13 @@ pub fn check_hash(variant: Variant) {
     let shared = Arc::new(HashCheck {
         map: Mutex::new(BTreeMap::new()),
         comparisons: AtomicUsize::new(0),
-        progress: AtomicU64::new(0),
     });
 
     let t1 = {
         let s = shared.clone();
         thread::spawn(move || {
             let hash1 = hash_loop(HASH_INPUT);
-            unrelated_work(&s.progress, HASH1_STEPS);
+            unrelated_work(HASH1_STEPS);
             s.check(hash1, variant);
         })
     };
@@ -362,7 +353,7 @@ pub fn check_hash(variant: Variant) {
         let s = shared.clone();
         thread::spawn(move || {
             let hash2 = hash_fold(HASH_INPUT);
-            unrelated_work(&s.progress, HASH2_STEPS);
+            unrelated_work(HASH2_STEPS);
             s.check(hash2, variant);
         })
     };

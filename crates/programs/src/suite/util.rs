@@ -37,17 +37,20 @@ impl Gate {
     }
 }
 
-/// `steps` statements of work unrelated to the bug: each is one increment of `progress`, a
-/// counter no assertion reads, so each is one scheduling point that cannot interact with the
-/// bug.
+/// `steps` statements of work unrelated to the bug: each is one increment of a counter that
+/// only the calling thread ever sees, so each is one scheduling point that cannot interact with
+/// the bug, not even through a shared variable (a shared counter would be a benign race every
+/// analysis that orders conflicting accesses, DPOR, value schedules and variable bounding
+/// alike, would have to permute).
 ///
 /// Programs put such work where the paper leaves the surrounding code open, in the thread
 /// whose conflicting access must arrive *late* (after the other thread has entered its window).
 /// That is what makes the bugs rare for a random walk (the other thread must sit in its window
 /// while this one does all of its work: probability shrinking exponentially with `steps`),
 /// while PCT still needs the same change points and only pays for the larger step count `k`.
-pub(crate) fn unrelated_work(progress: &AtomicU64, steps: u32) {
+pub(crate) fn unrelated_work(steps: u32) {
+    let local = AtomicU64::new(0);
     for _ in 0..steps {
-        progress.fetch_add(1, Ordering::Relaxed);
+        local.fetch_add(1, Ordering::Relaxed);
     }
 }
