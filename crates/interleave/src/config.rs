@@ -72,6 +72,11 @@ pub struct Config {
     /// [`crate::Report::states`]. It fingerprints every prefix of every execution, so it costs
     /// time and memory. Default: false.
     pub count_states: bool,
+    /// Check every execution against the eleven problematic access patterns of atomic-set
+    /// serializability over the units of work and atomic sets the program declared
+    /// (`crate::atomic_set`), and list the matches in [`crate::Report::violations`]. The
+    /// `rm` and `assetfuzzer` strategies turn it on themselves. Default: false.
+    pub monitor_atomic_sets: bool,
 }
 
 impl Default for Config {
@@ -88,6 +93,7 @@ impl Default for Config {
             replay: None,
             check_determinism: true,
             count_states: false,
+            monitor_atomic_sets: false,
         }
     }
 }

@@ -15,10 +15,14 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashSet;
 
+use crate::atomic_set::Declarations;
 use crate::config::Config;
+use crate::detect::serializability::{self, set_accesses};
 use crate::detect::thread_label;
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
-use crate::report::{render_interleaving, Failure, FailureInfo, FailureKind, Report};
+use crate::report::{
+    render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Report,
+};
 use crate::runtime::op::{ShortSite, Site};
 use crate::runtime::{self, Event, Execution, Limits};
 use crate::strategy::hb::HbFingerprint;
@@ -150,6 +154,13 @@ impl Builder {
         self
     }
 
+    /// Checks executions for atomic-set serializability violations (see
+    /// [`Config::monitor_atomic_sets`]).
+    pub fn monitor_atomic_sets(mut self, monitor: bool) -> Builder {
+        self.config.monitor_atomic_sets = monitor;
+        self
+    }
+
     /// Turns the re-run that checks for uncontrolled nondeterminism on or off.
     pub fn check_determinism(mut self, check: bool) -> Builder {
         self.config.check_determinism = check;
@@ -183,7 +194,8 @@ impl Builder {
         let site = Location::caller();
         let (config, mut strategy) = self.resolve()?;
         if let Some(token) = config.replay.clone() {
-            return replay_with(&config, &token, &f, site);
+            let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
+            return replay_with(&config, monitor, &token, &f, site);
         }
         Ok(explore_with(&config, strategy.as_mut(), &f, site))
     }
@@ -205,8 +217,9 @@ impl Builder {
     #[track_caller]
     pub fn replay<F: Fn() + Sync>(self, token: &str, f: F) -> Result<Report, Error> {
         let site = Location::caller();
-        let (config, _) = self.resolve()?;
-        replay_with(&config, token, &f, site)
+        let (config, strategy) = self.resolve()?;
+        let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
+        replay_with(&config, monitor, token, &f, site)
     }
 }
 
@@ -241,6 +254,7 @@ struct Run<'a> {
     seed: u64,
     check_determinism: bool,
     count_states: bool,
+    monitor_atomic_sets: bool,
 }
 
 /// The result of one execution as the driver keeps it.
@@ -256,6 +270,9 @@ struct Summary {
     feedback: Option<Box<dyn Any + Send>>,
     failure: Option<Failure>,
     warnings: Vec<String>,
+    /// What the program declared, when the strategy asked for the trace.
+    declarations: Option<Declarations>,
+    violations: Vec<AtomicityViolation>,
 }
 
 fn limits(config: &Config) -> Limits {
@@ -280,9 +297,11 @@ fn explore_with(
         seed: config.seed,
         check_determinism: config.check_determinism,
         count_states: config.count_states,
+        monitor_atomic_sets: config.monitor_atomic_sets || strategy.monitors_atomic_sets(),
     };
     let mut report = Report::new(run.spec.clone(), config.seed);
     let mut seen_warnings = HashSet::new();
+    let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
     let mut round = 1usize;
     let mut next = 0u64;
@@ -307,10 +326,20 @@ fn explore_with(
                     lock_acquisitions: summary.lock_acquisitions,
                     trace: summary.trace.as_deref(),
                     feedback: summary.feedback.as_deref(),
+                    declarations: summary.declarations.as_ref(),
+                    violations: summary.violations.len(),
                 },
             );
             report.executions += 1;
             report.steps += summary.steps;
+            if !summary.violations.is_empty() {
+                report.violating_executions += 1;
+            }
+            for violation in summary.violations {
+                if seen_violations.insert(violation.key.clone()) {
+                    report.violations.push(violation);
+                }
+            }
             states.extend(summary.states);
             for warning in summary.warnings {
                 if seen_warnings.insert(warning.clone()) {
@@ -416,7 +445,16 @@ fn run_one(
             failure = Some(failure_of(run, index, &ex, &info));
         }
     }
-    let events = (keep_trace || run.count_states).then(|| trace(&ex));
+    let events = (keep_trace || run.count_states || run.monitor_atomic_sets).then(|| trace(&ex));
+    let declarations = (keep_trace || run.monitor_atomic_sets)
+        .then(|| Declarations::of(&ex))
+        .flatten();
+    let violations = match (&events, &declarations) {
+        (Some(events), Some(declarations)) if run.monitor_atomic_sets => {
+            atomicity_violations(&ex, index, events, declarations)
+        }
+        _ => Vec::new(),
+    };
     let states = match (&events, run.count_states) {
         (Some(events), true) => prefix_fingerprints(events),
         _ => Vec::new(),
@@ -432,9 +470,25 @@ fn run_one(
         feedback: ex.schedule.feedback(),
         failure,
         warnings: std::mem::take(&mut ex.warnings),
+        declarations: declarations.filter(|_| keep_trace),
+        violations,
     };
     ex.recycle();
     summary
+}
+
+/// The atomic-set serializability violations execution `index` produced.
+fn atomicity_violations(
+    ex: &Execution,
+    index: u64,
+    events: &[TraceEvent],
+    declarations: &Declarations,
+) -> Vec<AtomicityViolation> {
+    let accesses = set_accesses(events, declarations);
+    serializability::violations(&accesses)
+        .iter()
+        .map(|v| AtomicityViolation::describe(ex, index, events, declarations, v))
+        .collect()
 }
 
 /// The execution's steps as strategies see them.
@@ -541,6 +595,7 @@ fn rerun_difference(run: &Run<'_>, first: &Execution) -> Option<String> {
 
 fn replay_with(
     config: &Config,
+    monitor_atomic_sets: bool,
     text: &str,
     f: &(dyn Fn() + Sync),
     site: Site,
@@ -560,6 +615,7 @@ fn replay_with(
         seed: config.seed,
         check_determinism: false,
         count_states: false,
+        monitor_atomic_sets,
     };
     let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
     let ex = runtime::run(f, site, Box::new(schedule), run.limits);
@@ -567,6 +623,12 @@ fn replay_with(
     report.executions = 1;
     report.steps = ex.steps();
     report.warnings = ex.warnings.clone();
+    if run.monitor_atomic_sets {
+        if let Some(declarations) = Declarations::of(&ex) {
+            report.violations = atomicity_violations(&ex, 0, &trace(&ex), &declarations);
+            report.violating_executions = u64::from(!report.violations.is_empty());
+        }
+    }
     let diverged = ex.failure.as_ref().map(|f| f.kind) == Some(FailureKind::Divergence);
     let info = if !diverged && fingerprint(&ex) != token.fingerprint {
         Some(FailureInfo {

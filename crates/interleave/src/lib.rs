@@ -129,6 +129,7 @@
 
 #![warn(missing_docs)]
 
+pub mod atomic_set;
 pub mod cell;
 mod config;
 mod detect;
@@ -141,12 +142,15 @@ pub mod strategy;
 pub mod sync;
 pub mod thread;
 
+pub use atomic_set::unit_of_work;
 pub use config::{
     Config, RaceMode, ENV_EXECUTIONS, ENV_MAX_STEPS, ENV_REPLAY, ENV_SEED, ENV_STRATEGY,
     ENV_WORKERS,
 };
 pub use explore::{check, replay, Builder};
-pub use report::{Failure, FailureKind, Report, TokenError};
+/// Makes a function a unit of work: see [`atomic_set`].
+pub use interleave_macros::unit_of_work;
+pub use report::{AtomicityViolation, Failure, FailureKind, Report, TokenError};
 pub use strategy::{SpecError, StrategySpec};
 
 /// Why an exploration or replay could not run.

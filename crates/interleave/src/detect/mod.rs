@@ -8,6 +8,7 @@ pub(crate) mod fork_join;
 pub(crate) mod lock_order;
 pub(crate) mod lockset;
 pub(crate) mod race;
+pub(crate) mod serializability;
 
 use std::fmt::Write;
 

@@ -4,10 +4,12 @@
 
 mod interleaving;
 pub(crate) mod token;
+mod violation;
 
 use std::fmt;
 
 pub use token::TokenError;
+pub use violation::AtomicityViolation;
 
 use crate::config::ENV_REPLAY;
 
@@ -162,6 +164,12 @@ pub struct Report {
     /// Distinct states reached (distinct happens-before graphs of execution prefixes), when
     /// the exploration was asked to count them (`Builder::count_states`).
     pub states: Option<u64>,
+    /// Atomic-set serializability violations the executions really produced, one per distinct
+    /// pattern, units of work and sites, when executions were monitored
+    /// ([`crate::Builder::monitor_atomic_sets`]).
+    pub violations: Vec<AtomicityViolation>,
+    /// Executions that produced at least one violation.
+    pub violating_executions: u64,
 }
 
 impl Report {
@@ -176,6 +184,8 @@ impl Report {
             seed,
             strategy_stats: Vec::new(),
             states: None,
+            violations: Vec::new(),
+            violating_executions: 0,
         }
     }
 
@@ -205,6 +215,19 @@ impl fmt::Display for Report {
         }
         for warning in &self.warnings {
             writeln!(f, "warning: {warning}")?;
+        }
+        if !self.violations.is_empty() {
+            writeln!(
+                f,
+                "{} atomic-set serializability violations in {} executions",
+                self.violations.len(),
+                self.violating_executions
+            )?;
+            for violation in &self.violations {
+                writeln!(f)?;
+                writeln!(f, "{violation}")?;
+            }
+            writeln!(f)?;
         }
         if self.failures.is_empty() {
             write!(f, "no failure found")

@@ -16,6 +16,7 @@
 //! parents whose stacks scoped children may borrow from), with visible operations turned into
 //! non-blocking no-op switches while that happens.
 
+pub(crate) mod annotations;
 pub(crate) mod clock;
 pub(crate) mod object;
 pub mod op;
@@ -36,11 +37,12 @@ use rustc_hash::FxHashMap;
 use crate::config::RaceMode;
 use crate::report::{FailureInfo, FailureKind};
 use crate::strategy::Schedule;
+use annotations::Annotations;
 use clock::VectorClock;
 use object::{Holder, ObjState, ObjectEntry, ObjectHandle, MAX_OBJECTS};
 use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
-pub use view::{PendingOp, ThreadState, View};
+pub use view::{PendingOp, ThreadState, UnitView, View};
 
 /// Coroutines yield the thread the scheduler loop should resume next (`None`: the execution is
 /// over), so a switch costs the loop no visit to the runtime.
@@ -81,6 +83,10 @@ pub(crate) struct ThreadSlot {
     pub yields: u32,
     /// Values of `thread_local!` keys, by key address.
     pub locals: Vec<(usize, Box<dyn Any>)>,
+    /// The outermost unit of work this thread is in (an index into `Annotations::units`),
+    /// and how deeply units are nested there.
+    pub unit: Option<usize>,
+    pub unit_depth: u32,
 }
 
 /// Per-execution settings the runtime needs.
@@ -116,6 +122,8 @@ pub(crate) struct Execution {
     pub abandoned: bool,
     pub teardown: bool,
     pub warnings: Vec<String>,
+    /// Units of work and atomic-set owners the program declared (`crate::atomic_set`).
+    pub annotations: Annotations,
     spawned: Vec<(usize, ThreadCoroutine)>,
     pub schedule: Box<dyn Schedule + Send>,
     pub limits: Limits,
@@ -275,6 +283,7 @@ impl Execution {
             spare.abandoned = false;
             spare.teardown = false;
             spare.warnings.clear();
+            spare.annotations.clear();
             spare.schedule = schedule;
             spare.limits = limits;
             return spare;
@@ -294,6 +303,7 @@ impl Execution {
             abandoned: false,
             teardown: false,
             warnings: Vec::new(),
+            annotations: Annotations::default(),
             spawned: Vec::new(),
             schedule,
             limits,
@@ -351,7 +361,11 @@ impl Execution {
     #[inline]
     pub fn object(&mut self, handle: &ObjectHandle, kind: ObjectKind) -> ObjIdx {
         match handle.index_in(self.tag) {
-            Some(idx) => idx,
+            Some(idx) => {
+                // A value can move between uses; its atomic set follows where it is now.
+                self.objects[idx as usize].address = handle as *const ObjectHandle as usize;
+                idx
+            }
             None => self.register(handle, kind),
         }
     }
@@ -380,6 +394,7 @@ impl Execution {
             state: ObjState::fresh(kind),
             clock: VectorClock::default(),
             untracked: !self.schedule.tracks(id),
+            address: handle as *const ObjectHandle as usize,
         });
         handle.remember(self.tag, idx as ObjIdx);
         idx as ObjIdx
@@ -504,6 +519,8 @@ impl Execution {
             ticket: 0,
             yields: 0,
             locals: Vec::new(),
+            unit: None,
+            unit_depth: 0,
         });
         let stack = stacks::take(self.limits.stack_size);
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, ()| {
@@ -783,6 +800,7 @@ fn decide(ex: &mut Execution) -> Option<usize> {
             enabled: &ex.enabled,
             step: ex.events.len() as u64,
             last: ex.events.last().map(|e| e.thread as usize),
+            units: &ex.annotations.units,
         };
         ex.schedule.next_thread(&view)
     };

@@ -155,4 +155,7 @@ pub(crate) struct ObjectEntry {
     pub clock: VectorClock,
     /// The schedule does not track this object (see `Schedule::tracks`).
     pub untracked: bool,
+    /// Where its handle was at its latest use, for atomic sets declared by an owner value
+    /// that contains it (`crate::atomic_set`).
+    pub address: usize,
 }

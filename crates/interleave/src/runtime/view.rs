@@ -1,6 +1,7 @@
 //! The read-only view a strategy receives at each decision: every thread's state and pending
 //! operation. Building it costs nothing: it borrows the runtime's tables.
 
+use super::annotations::UnitSpan;
 use super::object::ObjectEntry;
 use super::op::{Access, ObjectId, OpKind, Site, NO_OBJECT};
 use super::ThreadSlot;
@@ -41,6 +42,19 @@ pub struct View<'a> {
     pub(super) enabled: &'a [usize],
     pub(super) step: u64,
     pub(super) last: Option<usize>,
+    pub(super) units: &'a [UnitSpan],
+}
+
+/// The outermost unit of work a thread is in (`crate::atomic_set`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitView {
+    /// Its index among the execution's units, in the order they were entered (the index of
+    /// `Declarations::units` once the execution is over).
+    pub index: usize,
+    /// Its name.
+    pub name: &'static str,
+    /// Where it was entered.
+    pub site: Site,
 }
 
 impl View<'_> {
@@ -86,6 +100,17 @@ impl View<'_> {
             kind: op.kind,
             object: (op.object != NO_OBJECT).then(|| self.objects[op.object as usize].id),
             site: slot.pending_site,
+        })
+    }
+
+    /// The outermost unit of work thread `thread` is in, if any.
+    pub fn unit(&self, thread: usize) -> Option<UnitView> {
+        let index = self.threads[thread].unit?;
+        let unit = &self.units[index];
+        Some(UnitView {
+            index,
+            name: unit.name,
+            site: unit.site,
         })
     }
 

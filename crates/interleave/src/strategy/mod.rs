@@ -39,7 +39,7 @@ pub use value_schedule::ValueSchedule;
 use std::any::Any;
 
 pub use crate::runtime::op::{Access, ObjectId, ObjectKind, OpKind, Site};
-pub use crate::runtime::{PendingOp, ThreadState, View};
+pub use crate::runtime::{PendingOp, ThreadState, UnitView, View};
 
 /// What [`Schedule::next_thread`] returns to end the execution at once, without a failure: the
 /// schedule it was following can no longer happen (its strategy counts the execution as
@@ -120,6 +120,12 @@ pub struct Outcome<'a> {
     pub trace: Option<&'a [TraceEvent]>,
     /// What the execution's schedule reported ([`Schedule::feedback`]).
     pub feedback: Option<&'a (dyn Any + Send)>,
+    /// The units of work and atomic sets the program declared, with the trace, when it
+    /// declared any (`crate::atomic_set`).
+    pub declarations: Option<&'a crate::atomic_set::Declarations>,
+    /// How many atomic-set serializability violations the execution produced, when executions
+    /// are monitored ([`Strategy::monitors_atomic_sets`]).
+    pub violations: usize,
 }
 
 /// A way of exploring schedules.
@@ -159,6 +165,12 @@ pub trait Strategy: Send {
     /// Parameters, estimates and guarantees, for the report.
     fn stats(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+
+    /// Whether every execution is checked for atomic-set serializability violations
+    /// ([`crate::Builder::monitor_atomic_sets`]).
+    fn monitors_atomic_sets(&self) -> bool {
+        false
     }
 }
 

@@ -146,6 +146,8 @@ mod tests {
             lock_acquisitions,
             trace: None,
             feedback: None,
+            declarations: None,
+            violations: 0,
         }
     }
 

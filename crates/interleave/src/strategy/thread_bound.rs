@@ -155,6 +155,8 @@ mod tests {
             lock_acquisitions: 0,
             trace: None,
             feedback: None,
+            declarations: None,
+            violations: 0,
         };
         tb.observe(0, &outcome(4));
         // t + c = 2, n + c = 4: 3! * (ln 8 + ln 100) = 6 * 6.685 = 40.1.

@@ -1,0 +1,101 @@
+//! What a program declares about its own atomicity while it runs: units of work (spans of a
+//! thread's steps) and atomic-set owners (values whose memory holds the objects of one atomic
+//! set). `crate::atomic_set` is the user-facing side; the analyses read the record after the
+//! execution.
+
+use super::op::Site;
+use super::Execution;
+
+/// One outermost unit of work as it ran: the steps of thread `thread` from `begin` (inclusive)
+/// to `end` (exclusive), `usize::MAX` while it is open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitSpan {
+    pub thread: usize,
+    pub name: &'static str,
+    /// Where the unit was entered.
+    pub site: Site,
+    /// The owner it was declared on, an index into `Annotations::owners`.
+    pub owner: Option<usize>,
+    pub begin: usize,
+    pub end: usize,
+}
+
+/// A value declared as the owner of an atomic set: every tracked object whose handle lies in
+/// its `size` bytes from `address` belongs to the set (the smallest such owner wins).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerDecl {
+    pub address: usize,
+    pub size: usize,
+    /// The owner's type (`std::any::type_name`).
+    pub type_name: &'static str,
+    /// How many owners of this type were declared before it in the execution.
+    pub instance: u32,
+}
+
+/// The declarations of one execution.
+#[derive(Clone, Debug, Default)]
+pub struct Annotations {
+    pub units: Vec<UnitSpan>,
+    pub owners: Vec<OwnerDecl>,
+}
+
+impl Annotations {
+    pub fn clear(&mut self) {
+        self.units.clear();
+        self.owners.clear();
+    }
+}
+
+impl Execution {
+    /// Declares the value at `address` (`size` bytes, of type `type_name`) an atomic-set owner;
+    /// declaring the same value again returns its first declaration.
+    pub fn declare_owner(&mut self, address: usize, size: usize, type_name: &'static str) -> usize {
+        let owners = &mut self.annotations.owners;
+        if let Some(known) = owners
+            .iter()
+            .position(|o| o.address == address && o.size == size && o.type_name == type_name)
+        {
+            return known;
+        }
+        let instance = owners.iter().filter(|o| o.type_name == type_name).count() as u32;
+        owners.push(OwnerDecl {
+            address,
+            size,
+            type_name,
+            instance,
+        });
+        owners.len() - 1
+    }
+
+    /// The running thread enters a unit of work; nested units belong to the outermost one.
+    pub fn enter_unit(&mut self, name: &'static str, site: Site, owner: Option<usize>) {
+        let me = self.current;
+        let begin = self.events.len();
+        let slot = &mut self.threads[me];
+        slot.unit_depth += 1;
+        if slot.unit_depth == 1 {
+            slot.unit = Some(self.annotations.units.len());
+            self.annotations.units.push(UnitSpan {
+                thread: me,
+                name,
+                site,
+                owner,
+                begin,
+                end: usize::MAX,
+            });
+        }
+    }
+
+    /// The running thread leaves the unit of work it entered last.
+    pub fn leave_unit(&mut self) {
+        let me = self.current;
+        let end = self.events.len();
+        let slot = &mut self.threads[me];
+        slot.unit_depth = slot.unit_depth.saturating_sub(1);
+        if slot.unit_depth == 0 {
+            if let Some(unit) = slot.unit.take() {
+                self.annotations.units[unit].end = end;
+            }
+        }
+    }
+}
