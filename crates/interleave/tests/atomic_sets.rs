@@ -3,6 +3,7 @@
 
 use interleave::atomic_set::{unit_of_work_on, SetId};
 use interleave::cell::Var;
+use interleave::sync::atomic::{AtomicU32, Ordering};
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, unit_of_work, Builder, Report};
 
@@ -48,10 +49,22 @@ impl Account {
 /// A copy of `x` taken while another thread credits interest to it: `fixed` reads both
 /// balances in one critical section, the buggy copy in two.
 fn copy_while_crediting(fixed: bool) {
+    copy_while_crediting_after(fixed, 0);
+}
+
+/// The same, with `prep` steps of unrelated work before the credit (the paper's `s4..s6`),
+/// which make a random walk rarely credit inside the copy.
+fn copy_while_crediting_after(fixed: bool, prep: u32) {
     let x = Arc::new(Account::new(1000, 2000));
     let crediting = {
         let x = x.clone();
-        thread::spawn(move || x.credit_interest())
+        thread::spawn(move || {
+            let work = AtomicU32::new(0);
+            for _ in 0..prep {
+                work.fetch_add(1, Ordering::Relaxed);
+            }
+            x.credit_interest();
+        })
     };
     let copy = unit_of_work("copy", || {
         if fixed {
@@ -250,5 +263,62 @@ fn the_attribute_declares_units_on_the_receiver() {
     assert!(
         violation.interleaver.contains("`Pair::bump both`"),
         "{violation}"
+    );
+}
+
+fn run(spec: &str, seed: u64, executions: u64, fixed: bool) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy(spec.parse().unwrap())
+        .seed(seed)
+        .stop_on_first_failure(false)
+        .executions(executions)
+        .explore(move || copy_while_crediting_after(fixed, 12))
+        .unwrap()
+}
+
+fn stat<'a>(report: &'a Report, key: &str) -> &'a str {
+    report
+        .strategy_stats
+        .iter()
+        .find(|(k, _)| k.contains(key))
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {:?}", report.strategy_stats))
+}
+
+#[test]
+fn assetfuzzer_produces_the_predicted_violation_and_its_failure() {
+    for seed in 0..10 {
+        let report = run("assetfuzzer", seed, 60, false);
+        let violation = report
+            .violations
+            .first()
+            .unwrap_or_else(|| panic!("seed {seed}: {report}"));
+        assert_eq!(violation.pattern, 9, "{violation}");
+        assert!(!report.failures.is_empty(), "seed {seed}: {report}");
+        assert_ne!(stat(&report, "potential violations (phase I)"), "0");
+    }
+}
+
+#[test]
+fn assetfuzzer_predicts_nothing_on_the_fixed_copy() {
+    let report = run("assetfuzzer", 0, 60, true);
+    assert_eq!(stat(&report, "potential violations (phase I)"), "0");
+    assert!(report.violations.is_empty(), "{report}");
+    assert!(report.failures.is_empty());
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
+
+#[test]
+fn assetfuzzer_exposes_violations_far_more_often_than_the_runtime_monitor() {
+    let (mut asset, mut monitor) = (0, 0);
+    for seed in 0..5 {
+        asset += run("assetfuzzer", seed, 200, false).violating_executions;
+        monitor += run("rm", seed, 200, false).violating_executions;
+    }
+    println!("violating executions of 1,000: assetfuzzer {asset}, rm {monitor}");
+    assert!(
+        asset >= 3 * monitor.max(1),
+        "assetfuzzer {asset}, rm {monitor}"
     );
 }

@@ -16,12 +16,16 @@ pub struct Held {
     pub lock: ObjectId,
     pub site: Site,
     pub exclusive: bool,
+    /// The trace index of the acquisition: two steps that see the same one are inside one
+    /// critical section.
+    pub acquired: usize,
 }
 
 /// Walks a trace step by step, keeping every thread's held locks.
 #[derive(Clone, Debug, Default)]
 pub struct HeldLocks {
     held: Vec<Vec<Held>>,
+    steps: usize,
 }
 
 impl HeldLocks {
@@ -32,6 +36,8 @@ impl HeldLocks {
 
     /// Accounts for `event`, after which its thread holds a lock more or less.
     pub fn step(&mut self, event: &TraceEvent) {
+        let index = self.steps;
+        self.steps += 1;
         let Some(lock) = event.object else { return };
         let t = event.thread;
         if self.held.len() <= t {
@@ -42,6 +48,7 @@ impl HeldLocks {
                 lock,
                 site: event.site,
                 exclusive: event.kind != OpKind::ReadLock,
+                acquired: index,
             }),
             OpKind::Unlock | OpKind::RwUnlock => {
                 if let Some(position) = self.held[t].iter().rposition(|h| h.lock == lock) {

@@ -3,6 +3,7 @@
 //! concurrent access pairs of seed 002 that value-schedule testing derives its orders from. Each explains its finding in terms of threads, objects and source sites.
 
 pub(crate) mod access_pairs;
+pub(crate) mod atomic_set_prediction;
 pub(crate) mod deadlock;
 pub(crate) mod fork_join;
 pub(crate) mod lock_order;

@@ -25,7 +25,7 @@ use crate::atomic_set::{Declarations, SetId};
 use crate::strategy::{ObjectId, TraceEvent};
 
 /// Which unit of work of the pattern an access belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
     /// The interrupted unit, `u`.
     Interrupted,

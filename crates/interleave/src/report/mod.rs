@@ -219,7 +219,7 @@ impl fmt::Display for Report {
         if !self.violations.is_empty() {
             writeln!(
                 f,
-                "{} atomic-set serializability violations in {} executions",
+                "distinct atomic-set serializability violations: {} (in {} executions)",
                 self.violations.len(),
                 self.violating_executions
             )?;

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, Strategy, ThreadBound,
-    ValueSchedule,
+    AssetFuzzer, DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, RuntimeMonitor,
+    Strategy, ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -98,6 +98,18 @@ pub enum StrategySpec {
         /// Directed executions per predicted cycle, at least 1.
         tries: u64,
     },
+    /// The runtime-monitoring baseline of seed 003 (`rm`): random walks, each checked
+    /// against the eleven atomic-set serializability patterns.
+    RuntimeMonitor,
+    /// AssetFuzzer (`assetfuzzer`, `assetfuzzer:profile=10,tries=10`): potential atomic-set
+    /// serializability violations inferred from `profile` random executions, then
+    /// directed executions, `tries` per prediction first, round robin after.
+    AssetFuzzer {
+        /// Profiling executions, at least 1.
+        profile: u64,
+        /// Directed executions per prediction in the first round, at least 1.
+        tries: u64,
+    },
 }
 
 /// Names of the built-in strategies, for error messages and help.
@@ -112,6 +124,8 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "dpor",
     "vs",
     "deadlock-fuzzer",
+    "rm",
+    "assetfuzzer",
 ];
 
 /// Why a strategy spec could not be used.
@@ -243,6 +257,10 @@ impl StrategySpec {
                 Box::new(ValueSchedule::new().with_profile(profile))
             }
             StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
+            StrategySpec::RuntimeMonitor => Box::new(RuntimeMonitor::default()),
+            StrategySpec::AssetFuzzer { profile, tries } => {
+                Box::new(AssetFuzzer::new(profile, tries))
+            }
         }
     }
 }
@@ -388,6 +406,8 @@ impl FromStr for StrategySpec {
             "dpor" => ("dpor", "no parameters"),
             "vs" => ("vs", "profile"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
+            "rm" => ("rm", "no parameters"),
+            "assetfuzzer" => ("assetfuzzer", "profile, tries"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
         let mut p = Parameters {
@@ -400,6 +420,11 @@ impl FromStr for StrategySpec {
             "random" => StrategySpec::Random,
             "dfs" => StrategySpec::Dfs,
             "dpor" => StrategySpec::Dpor,
+            "rm" => StrategySpec::RuntimeMonitor,
+            "assetfuzzer" => StrategySpec::AssetFuzzer {
+                profile: p.number(&["profile"], super::asset_fuzzer::DEFAULT_PROFILE, 1)?,
+                tries: p.number(&["tries"], super::asset_fuzzer::DEFAULT_TRIES, 1)?,
+            },
             "vs" => StrategySpec::ValueSchedule {
                 profile: p.number(&["profile"], super::value_schedule::DEFAULT_PROFILE, 0)?,
             },
