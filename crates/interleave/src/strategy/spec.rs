@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, Strategy, ThreadBound,
-    ValueSchedule,
+    DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, RaceFuzzer, Random, Strategy,
+    ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -98,6 +98,15 @@ pub enum StrategySpec {
         /// Directed executions per predicted cycle, at least 1.
         tries: u64,
     },
+    /// RaceFuzzer: race prediction from `profile` executions, then directed executions that
+    /// postpone threads at each potential race's statements until the race happens
+    /// (`racefuzzer`, `racefuzzer:tries=20,profile=1`).
+    RaceFuzzer {
+        /// Directed executions per potential race, at least 1.
+        tries: u64,
+        /// Profiling executions, at least 1.
+        profile: u64,
+    },
 }
 
 /// Names of the built-in strategies, for error messages and help.
@@ -112,6 +121,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "dpor",
     "vs",
     "deadlock-fuzzer",
+    "racefuzzer",
 ];
 
 /// Why a strategy spec could not be used.
@@ -243,6 +253,9 @@ impl StrategySpec {
                 Box::new(ValueSchedule::new().with_profile(profile))
             }
             StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
+            StrategySpec::RaceFuzzer { tries, profile } => {
+                Box::new(RaceFuzzer::new(tries).with_profile(profile))
+            }
         }
     }
 }
@@ -388,6 +401,7 @@ impl FromStr for StrategySpec {
             "dpor" => ("dpor", "no parameters"),
             "vs" => ("vs", "profile"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
+            "racefuzzer" => ("racefuzzer", "tries, profile"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
         let mut p = Parameters {
@@ -433,6 +447,10 @@ impl FromStr for StrategySpec {
                 threads: p.number(&["t", "threads"], 2, 2)?,
                 prune: p.switch(&["prune"], true)?,
                 yields: p.number(&["yields"], yield_limit, 1)?,
+            },
+            "racefuzzer" => StrategySpec::RaceFuzzer {
+                tries: p.number(&["tries"], super::race_fuzzer::DEFAULT_TRIES, 1)?,
+                profile: p.number(&["profile"], super::race_fuzzer::DEFAULT_PROFILE, 1)?,
             },
             _ => StrategySpec::DeadlockFuzzer {
                 tries: p.number(&["tries"], super::deadlock_fuzzer::DEFAULT_TRIES, 1)?,
@@ -499,6 +517,18 @@ mod tests {
                 "rpro:q=1",
                 "strategy rpro has no parameter \"q\" (it takes: d, r, k, yields, locks)",
             ),
+            (
+                "racefuzzer:tries=0",
+                "invalid value \"0\" for tries: it must be at least 1",
+            ),
+            (
+                "racefuzzer:profile=x",
+                "invalid value \"x\" for profile: expected a whole number",
+            ),
+            (
+                "racefuzzer:d=2",
+                "strategy racefuzzer has no parameter \"d\" (it takes: tries, profile)",
+            ),
         ] {
             let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
             assert_eq!(message, expected, "{bad}");
@@ -528,6 +558,10 @@ mod tests {
             "dpor",
             "vs",
             "vs:profile=5",
+            "racefuzzer",
+            "racefuzzer:tries=5",
+            "racefuzzer:profile=3",
+            "racefuzzer:tries=1,profile=2",
         ] {
             assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
         }
@@ -539,6 +573,9 @@ mod tests {
             "icb:v=some",
             "icb:t=1",
             "icb:prune=2",
+            "racefuzzer:tries=0",
+            "racefuzzer:profile=0",
+            "racefuzzer:d=2",
         ] {
             assert!(bad.parse::<StrategySpec>().is_err(), "{bad}");
         }
