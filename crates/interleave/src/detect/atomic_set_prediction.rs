@@ -141,7 +141,7 @@ fn observe(
     declarations: &Declarations,
     accesses: &[SetAccess],
 ) -> Vec<Observed> {
-    let mut order = ForkJoin::with_notify();
+    let mut order = ForkJoin::with_notifications();
     let mut locks = HeldLocks::default();
     let mut observed = Vec::with_capacity(accesses.len());
     let mut next = accesses.iter().peekable();

@@ -1,9 +1,14 @@
 //! Must-happen-before along a trace: program order, spawn and join only, the order every
 //! schedule of the program respects. The trace-based analyses (the lock-order predictor and
 //! the concurrent access pairs) call two steps concurrent when it does not order them.
-//! AssetFuzzer's relaxed happens-before adds wait/notify edges ([`ForkJoin::with_notify`]).
+//!
+//! The race predictor and AssetFuzzer's phase I also count the edge from a condition-variable
+//! notification to the wake-up of each waiter it woke ([`ForkJoin::with_notifications`]), the
+//! relaxed happens-before of hybrid analyses: like spawn and join, a wake-up cannot be moved
+//! before the notification that caused it, whereas lock release and acquire edges only record
+//! which of two critical sections happened to come first.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use crate::runtime::clock::VectorClock;
 use crate::strategy::{ObjectId, OpKind, TraceEvent, TraceTarget};
@@ -12,18 +17,28 @@ use crate::strategy::{ObjectId, OpKind, TraceEvent, TraceTarget};
 #[derive(Default)]
 pub(crate) struct ForkJoin {
     clocks: Vec<VectorClock>,
-    /// With wait/notify edges: each condition variable's clock at its latest notification.
-    notified: Option<HashMap<ObjectId, VectorClock>>,
+    /// The waits and notifications seen so far, when notification edges are counted.
+    notifications: Option<Notifications>,
+}
+
+/// Which thread each notification woke, replayed from the trace with the runtime's rules:
+/// `notify_one` wakes the longest-waiting thread, `notify_all` every waiter, and a timed
+/// waiter that wakes without having been notified timed out.
+#[derive(Default)]
+struct Notifications {
+    /// The threads waiting on each condition variable, longest-waiting first.
+    waiting: HashMap<ObjectId, VecDeque<usize>>,
+    /// The clock of the notification that woke each notified thread that has not yet taken
+    /// its wake-up step.
+    woken_by: HashMap<usize, VectorClock>,
 }
 
 impl ForkJoin {
-    /// Also orders a notification before the wake-up it can cause: the latest notification
-    /// of the condition variable before a woken waiter re-enters (seed 003's relaxed
-    /// happens-before: spawn, join, wait and notify).
-    pub(crate) fn with_notify() -> ForkJoin {
+    /// Also orders each notification before the wake-up step of every waiter it woke.
+    pub(crate) fn with_notifications() -> ForkJoin {
         ForkJoin {
             clocks: Vec::new(),
-            notified: Some(HashMap::new()),
+            notifications: Some(Notifications::default()),
         }
     }
 
@@ -42,22 +57,45 @@ impl ForkJoin {
             let finished = self.clocks[joined].clone();
             self.clocks[t].join(&finished);
         }
-        if let (Some(notified), OpKind::Wake, Some(condvar)) =
-            (&self.notified, event.kind, event.object)
+        if let (Some(notifications), OpKind::Wake, Some(condvar)) =
+            (&mut self.notifications, event.kind, event.object)
         {
-            if let Some(clock) = notified.get(&condvar) {
-                self.clocks[t].join(clock);
+            match notifications.woken_by.remove(&t) {
+                Some(notifier) => self.clocks[t].join(&notifier),
+                None => {
+                    if let Some(waiting) = notifications.waiting.get_mut(&condvar) {
+                        waiting.retain(|&w| w != t);
+                    }
+                }
             }
         }
         self.clocks[t].tick(t);
-        if let (Some(notified), OpKind::NotifyOne | OpKind::NotifyAll, Some(condvar)) =
-            (&mut self.notified, event.kind, event.object)
-        {
-            notified.insert(condvar, self.clocks[t].clone());
-        }
         if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
             let parent = self.clocks[t].clone();
             self.clocks[child].copy_from(&parent);
+        }
+        if let (Some(notifications), Some(condvar)) = (&mut self.notifications, event.object) {
+            match event.kind {
+                OpKind::Wait => notifications
+                    .waiting
+                    .entry(condvar)
+                    .or_default()
+                    .push_back(t),
+                OpKind::NotifyOne | OpKind::NotifyAll => {
+                    let waiting = notifications.waiting.entry(condvar).or_default();
+                    let woken = if event.kind == OpKind::NotifyAll {
+                        waiting.len()
+                    } else {
+                        waiting.len().min(1)
+                    };
+                    for waiter in waiting.drain(..woken) {
+                        notifications
+                            .woken_by
+                            .insert(waiter, self.clocks[t].clone());
+                    }
+                }
+                _ => {}
+            }
         }
         &self.clocks[t]
     }

@@ -1,6 +1,7 @@
 //! Failure detectors: online ones inside the runtime (deadlock, re-locking, the step bound,
-//! data races), the lock-order deadlock predictor that analyses a finished execution, and the
-//! concurrent access pairs of seed 002 that value-schedule testing derives its orders from. Each explains its finding in terms of threads, objects and source sites.
+//! data races), the lock-order deadlock predictor and the race predictor that analyse a finished
+//! execution, and the concurrent access pairs of seed 002 that value-schedule testing derives
+//! its orders from. Each explains its finding in terms of threads, objects and source sites.
 
 pub(crate) mod access_pairs;
 pub(crate) mod atomic_set_prediction;
@@ -9,6 +10,7 @@ pub(crate) mod fork_join;
 pub(crate) mod lock_order;
 pub(crate) mod lockset;
 pub(crate) mod race;
+pub(crate) mod race_prediction;
 pub(crate) mod serializability;
 
 use std::fmt::Write;

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    AssetFuzzer, DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, RuntimeMonitor,
-    Strategy, ThreadBound, ValueSchedule,
+    AssetFuzzer, DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, RaceFuzzer, Random,
+    RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -110,6 +110,15 @@ pub enum StrategySpec {
         /// Directed executions per prediction in the first round, at least 1.
         tries: u64,
     },
+    /// RaceFuzzer: race prediction from `profile` executions, then directed executions that
+    /// postpone threads at each potential race's statements until the race happens
+    /// (`racefuzzer`, `racefuzzer:tries=20,profile=1`).
+    RaceFuzzer {
+        /// Directed executions per potential race, at least 1.
+        tries: u64,
+        /// Profiling executions, at least 1.
+        profile: u64,
+    },
 }
 
 /// Names of the built-in strategies, for error messages and help.
@@ -126,6 +135,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "deadlock-fuzzer",
     "rm",
     "assetfuzzer",
+    "racefuzzer",
 ];
 
 /// Why a strategy spec could not be used.
@@ -260,6 +270,9 @@ impl StrategySpec {
             StrategySpec::RuntimeMonitor => Box::new(RuntimeMonitor::default()),
             StrategySpec::AssetFuzzer { profile, tries } => {
                 Box::new(AssetFuzzer::new(profile, tries))
+            }
+            StrategySpec::RaceFuzzer { tries, profile } => {
+                Box::new(RaceFuzzer::new(tries).with_profile(profile))
             }
         }
     }
@@ -408,6 +421,7 @@ impl FromStr for StrategySpec {
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
             "rm" => ("rm", "no parameters"),
             "assetfuzzer" => ("assetfuzzer", "profile, tries"),
+            "racefuzzer" => ("racefuzzer", "tries, profile"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
         let mut p = Parameters {
@@ -458,6 +472,10 @@ impl FromStr for StrategySpec {
                 threads: p.number(&["t", "threads"], 2, 2)?,
                 prune: p.switch(&["prune"], true)?,
                 yields: p.number(&["yields"], yield_limit, 1)?,
+            },
+            "racefuzzer" => StrategySpec::RaceFuzzer {
+                tries: p.number(&["tries"], super::race_fuzzer::DEFAULT_TRIES, 1)?,
+                profile: p.number(&["profile"], super::race_fuzzer::DEFAULT_PROFILE, 1)?,
             },
             _ => StrategySpec::DeadlockFuzzer {
                 tries: p.number(&["tries"], super::deadlock_fuzzer::DEFAULT_TRIES, 1)?,
@@ -524,6 +542,18 @@ mod tests {
                 "rpro:q=1",
                 "strategy rpro has no parameter \"q\" (it takes: d, r, k, yields, locks)",
             ),
+            (
+                "racefuzzer:tries=0",
+                "invalid value \"0\" for tries: it must be at least 1",
+            ),
+            (
+                "racefuzzer:profile=x",
+                "invalid value \"x\" for profile: expected a whole number",
+            ),
+            (
+                "racefuzzer:d=2",
+                "strategy racefuzzer has no parameter \"d\" (it takes: tries, profile)",
+            ),
         ] {
             let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
             assert_eq!(message, expected, "{bad}");
@@ -553,6 +583,10 @@ mod tests {
             "dpor",
             "vs",
             "vs:profile=5",
+            "racefuzzer",
+            "racefuzzer:tries=5",
+            "racefuzzer:profile=3",
+            "racefuzzer:tries=1,profile=2",
         ] {
             assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
         }
@@ -564,6 +598,9 @@ mod tests {
             "icb:v=some",
             "icb:t=1",
             "icb:prune=2",
+            "racefuzzer:tries=0",
+            "racefuzzer:profile=0",
+            "racefuzzer:d=2",
         ] {
             assert!(bad.parse::<StrategySpec>().is_err(), "{bad}");
         }
