@@ -38,9 +38,15 @@ pub struct AtomicityViolation {
     /// The replay token of the execution.
     pub token: String,
     pub(crate) interleaving: String,
+    pub(crate) key: String,
+}
+
+impl AtomicityViolation {
     /// What identifies the violation across executions: the pattern and the accesses' units
     /// and sites, without thread numbers or object instances.
-    pub(crate) key: String,
+    pub fn key(&self) -> &str {
+        &self.key
+    }
 }
 
 impl AtomicityViolation {
