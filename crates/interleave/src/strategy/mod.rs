@@ -10,6 +10,7 @@
 //! Built-in strategies are named by a spec string (`"random"`, `"pct:d=3"`), parsed into a
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
+mod atom_fuzzer;
 mod deadlock_fuzzer;
 mod dfs;
 mod dpor;
@@ -24,6 +25,7 @@ mod spec;
 mod thread_bound;
 mod value_schedule;
 
+pub use atom_fuzzer::AtomFuzzer;
 pub use deadlock_fuzzer::DeadlockFuzzer;
 pub use dfs::Dfs;
 pub use dpor::Dpor;

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, Strategy, ThreadBound,
-    ValueSchedule,
+    AtomFuzzer, DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, Random, Strategy,
+    ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -98,6 +98,14 @@ pub enum StrategySpec {
         /// Directed executions per predicted cycle, at least 1.
         tries: u64,
     },
+    /// AtomFuzzer: random walk that pauses a thread about to re-acquire, inside a unit of work,
+    /// a lock it released earlier in the unit, and reports the atomicity-violating locking
+    /// pattern when another thread takes the lock in between (`atomfuzzer`,
+    /// `atomfuzzer:pause=100`).
+    AtomFuzzer {
+        /// Scheduling decisions a paused thread waits at most, at least 1.
+        pause: u64,
+    },
 }
 
 /// Names of the built-in strategies, for error messages and help.
@@ -112,6 +120,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "dpor",
     "vs",
     "deadlock-fuzzer",
+    "atomfuzzer",
 ];
 
 /// Why a strategy spec could not be used.
@@ -243,6 +252,7 @@ impl StrategySpec {
                 Box::new(ValueSchedule::new().with_profile(profile))
             }
             StrategySpec::DeadlockFuzzer { tries } => Box::new(DeadlockFuzzer::new(tries)),
+            StrategySpec::AtomFuzzer { pause } => Box::new(AtomFuzzer::new(pause)),
         }
     }
 }
@@ -388,6 +398,7 @@ impl FromStr for StrategySpec {
             "dpor" => ("dpor", "no parameters"),
             "vs" => ("vs", "profile"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
+            "atomfuzzer" => ("atomfuzzer", "pause"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
         let mut p = Parameters {
@@ -433,6 +444,9 @@ impl FromStr for StrategySpec {
                 threads: p.number(&["t", "threads"], 2, 2)?,
                 prune: p.switch(&["prune"], true)?,
                 yields: p.number(&["yields"], yield_limit, 1)?,
+            },
+            "atomfuzzer" => StrategySpec::AtomFuzzer {
+                pause: p.number(&["pause"], super::atom_fuzzer::DEFAULT_PAUSE, 1)?,
             },
             _ => StrategySpec::DeadlockFuzzer {
                 tries: p.number(&["tries"], super::deadlock_fuzzer::DEFAULT_TRIES, 1)?,
@@ -503,6 +517,54 @@ mod tests {
             let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
             assert_eq!(message, expected, "{bad}");
         }
+    }
+
+    #[test]
+    fn parses_atomfuzzer_and_its_pause() {
+        assert_eq!(
+            "atomfuzzer".parse::<StrategySpec>(),
+            Ok(StrategySpec::AtomFuzzer {
+                pause: crate::strategy::atom_fuzzer::DEFAULT_PAUSE
+            })
+        );
+        assert_eq!(
+            "AtomFuzzer: pause=7".parse::<StrategySpec>(),
+            Ok(StrategySpec::AtomFuzzer { pause: 7 })
+        );
+        assert_eq!(
+            "atomfuzzer:pause=7"
+                .parse::<StrategySpec>()
+                .unwrap()
+                .to_string(),
+            "atomfuzzer:pause=7"
+        );
+        let default = format!(
+            "atomfuzzer:pause={}",
+            crate::strategy::atom_fuzzer::DEFAULT_PAUSE
+        );
+        assert_eq!(
+            default.parse::<StrategySpec>().unwrap().to_string(),
+            "atomfuzzer"
+        );
+        for (bad, expected) in [
+            (
+                "atomfuzzer:pause=0",
+                "invalid value \"0\" for pause: it must be at least 1",
+            ),
+            (
+                "atomfuzzer:pause=long",
+                "invalid value \"long\" for pause: expected a whole number",
+            ),
+            (
+                "atomfuzzer:tries=3",
+                "strategy atomfuzzer has no parameter \"tries\" (it takes: pause)",
+            ),
+        ] {
+            let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
+            assert_eq!(message, expected, "{bad}");
+        }
+        let message = "atom".parse::<StrategySpec>().unwrap_err().to_string();
+        assert!(message.contains("atomfuzzer"), "{message}");
     }
 
     #[test]
