@@ -11,6 +11,7 @@
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
 mod asset_fuzzer;
+mod atom_fuzzer;
 mod deadlock_fuzzer;
 mod dfs;
 mod dpor;
@@ -27,6 +28,7 @@ mod thread_bound;
 mod value_schedule;
 
 pub use asset_fuzzer::{AssetFuzzer, RuntimeMonitor};
+pub use atom_fuzzer::AtomFuzzer;
 pub use deadlock_fuzzer::DeadlockFuzzer;
 pub use dfs::Dfs;
 pub use dpor::Dpor;

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    AssetFuzzer, DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, RaceFuzzer, Random,
-    RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
+    AssetFuzzer, AtomFuzzer, DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, RaceFuzzer,
+    Random, RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -119,6 +119,14 @@ pub enum StrategySpec {
         /// Profiling executions, at least 1.
         profile: u64,
     },
+    /// AtomFuzzer: random walk that pauses a thread about to re-acquire, inside a unit of work,
+    /// a lock it released earlier in the unit, and reports the atomicity-violating locking
+    /// pattern when another thread takes the lock in between (`atomfuzzer`,
+    /// `atomfuzzer:pause=100`).
+    AtomFuzzer {
+        /// Scheduling decisions a paused thread waits at most, at least 1.
+        pause: u64,
+    },
 }
 
 /// Names of the built-in strategies, for error messages and help.
@@ -136,6 +144,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "rm",
     "assetfuzzer",
     "racefuzzer",
+    "atomfuzzer",
 ];
 
 /// Why a strategy spec could not be used.
@@ -274,6 +283,7 @@ impl StrategySpec {
             StrategySpec::RaceFuzzer { tries, profile } => {
                 Box::new(RaceFuzzer::new(tries).with_profile(profile))
             }
+            StrategySpec::AtomFuzzer { pause } => Box::new(AtomFuzzer::new(pause)),
         }
     }
 }
@@ -422,6 +432,7 @@ impl FromStr for StrategySpec {
             "rm" => ("rm", "no parameters"),
             "assetfuzzer" => ("assetfuzzer", "profile, tries"),
             "racefuzzer" => ("racefuzzer", "tries, profile"),
+            "atomfuzzer" => ("atomfuzzer", "pause"),
             other => return Err(SpecError::UnknownStrategy(other.to_string())),
         };
         let mut p = Parameters {
@@ -476,6 +487,9 @@ impl FromStr for StrategySpec {
             "racefuzzer" => StrategySpec::RaceFuzzer {
                 tries: p.number(&["tries"], super::race_fuzzer::DEFAULT_TRIES, 1)?,
                 profile: p.number(&["profile"], super::race_fuzzer::DEFAULT_PROFILE, 1)?,
+            },
+            "atomfuzzer" => StrategySpec::AtomFuzzer {
+                pause: p.number(&["pause"], super::atom_fuzzer::DEFAULT_PAUSE, 1)?,
             },
             _ => StrategySpec::DeadlockFuzzer {
                 tries: p.number(&["tries"], super::deadlock_fuzzer::DEFAULT_TRIES, 1)?,
@@ -558,6 +572,54 @@ mod tests {
             let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
             assert_eq!(message, expected, "{bad}");
         }
+    }
+
+    #[test]
+    fn parses_atomfuzzer_and_its_pause() {
+        assert_eq!(
+            "atomfuzzer".parse::<StrategySpec>(),
+            Ok(StrategySpec::AtomFuzzer {
+                pause: crate::strategy::atom_fuzzer::DEFAULT_PAUSE
+            })
+        );
+        assert_eq!(
+            "AtomFuzzer: pause=7".parse::<StrategySpec>(),
+            Ok(StrategySpec::AtomFuzzer { pause: 7 })
+        );
+        assert_eq!(
+            "atomfuzzer:pause=7"
+                .parse::<StrategySpec>()
+                .unwrap()
+                .to_string(),
+            "atomfuzzer:pause=7"
+        );
+        let default = format!(
+            "atomfuzzer:pause={}",
+            crate::strategy::atom_fuzzer::DEFAULT_PAUSE
+        );
+        assert_eq!(
+            default.parse::<StrategySpec>().unwrap().to_string(),
+            "atomfuzzer"
+        );
+        for (bad, expected) in [
+            (
+                "atomfuzzer:pause=0",
+                "invalid value \"0\" for pause: it must be at least 1",
+            ),
+            (
+                "atomfuzzer:pause=long",
+                "invalid value \"long\" for pause: expected a whole number",
+            ),
+            (
+                "atomfuzzer:tries=3",
+                "strategy atomfuzzer has no parameter \"tries\" (it takes: pause)",
+            ),
+        ] {
+            let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
+            assert_eq!(message, expected, "{bad}");
+        }
+        let message = "atom".parse::<StrategySpec>().unwrap_err().to_string();
+        assert!(message.contains("atomfuzzer"), "{message}");
     }
 
     #[test]
