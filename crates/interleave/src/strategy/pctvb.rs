@@ -112,7 +112,7 @@ pub struct PctVb {
 
 impl PctVb {
     /// PCTVB for bugs of depth `depth` (at least 1) on `variables` variables (at least 1),
-    /// after [`DEFAULT_PROFILE`] profiling executions.
+    /// after `DEFAULT_PROFILE` (8) profiling executions.
     pub fn new(depth: usize, variables: usize) -> PctVb {
         PctVb {
             depth: depth.max(1),

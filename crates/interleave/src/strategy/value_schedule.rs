@@ -147,7 +147,7 @@ impl Default for ValueSchedule {
 }
 
 impl ValueSchedule {
-    /// The search after [`DEFAULT_PROFILE`] profiling executions.
+    /// The search after `DEFAULT_PROFILE` (2) profiling executions.
     pub fn new() -> ValueSchedule {
         ValueSchedule {
             profile: DEFAULT_PROFILE,
