@@ -4,7 +4,8 @@
 //! - [`throughput`]: executions per second of the same three workloads under interleave, shuttle
 //!   and loom (`cargo bench -p interleave-peers`).
 //! - [`shuttle_suite`] and [`loom_suite`]: the benchmark programs of `interleave-programs`,
-//!   compiled from the same source files against shuttle and loom.
+//!   compiled from the same source files against shuttle and loom; [`atomic_set_shim`] is the
+//!   `rt::atomic_set` of both.
 //! - [`suite_runs`]: runs one of those programs under a peer configuration and reports what the
 //!   peer found, for the peer columns of `interleave bench`; [`worker`] runs those in a child
 //!   process, because loom can abort the process it runs in.
@@ -13,6 +14,7 @@
 // `loom_suite`.
 #![allow(clippy::duplicate_mod)]
 
+pub mod atomic_set_shim;
 pub mod loom_suite;
 pub mod shuttle_suite;
 pub mod suite_runs;

@@ -57,7 +57,9 @@ pub enum BugKind {
     /// with `RaceMode::Fail`).
     DataRace,
     /// Each access is correctly locked, but a unit of work that should be atomic over a set of
-    /// fields (an atomic set) interleaves with another one; surfaces as a failed assertion.
+    /// fields (an atomic set) interleaves with another one; surfaces as a failed assertion (and,
+    /// where the program declares its units of work, as a violation reported by
+    /// `Builder::monitor_atomic_sets`).
     AtomicSetViolation,
     /// A branch whose outcome depends on the schedule takes the unexpected side, and the code
     /// behind it misbehaves; surfaces as a failed assertion.

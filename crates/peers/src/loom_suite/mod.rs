@@ -26,6 +26,9 @@ pub mod suite;
 pub mod rt {
     pub use loom::{sync, thread};
 
+    /// Units of work and atomic sets: only the closures run (see `atomic_set_shim`).
+    pub use crate::atomic_set_shim as atomic_set;
+
     /// The shared-variable type.
     pub mod cell {
         use loom::sync::atomic::{AtomicBool, Ordering};

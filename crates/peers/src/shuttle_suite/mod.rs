@@ -16,6 +16,9 @@ pub mod suite;
 pub mod rt {
     pub use shuttle::{sync, thread};
 
+    /// Units of work and atomic sets: only the closures run (see `atomic_set_shim`).
+    pub use crate::atomic_set_shim as atomic_set;
+
     /// The shared-variable type.
     pub mod cell {
         use shuttle::sync::atomic::{AtomicBool, Ordering};

@@ -1,10 +1,11 @@
 //! The program sources, written once and compiled once per runtime.
 //!
 //! This module names nothing outside itself except what its parent provides: `super::rt` (the
-//! runtime: `sync`, `thread`, `cell::Var`), and the metadata types `super::{Program, BugKind,
-//! Finding, Variant}`. The crate root instantiates it against interleave; `interleave-peers`
-//! instantiates the same files (with `#[path]`) against shuttle and loom shims, which is how
-//! the peer columns of `interleave bench` run exactly the same programs.
+//! runtime: `sync`, `thread`, `cell::Var`, `atomic_set`), and the metadata types
+//! `super::{Program, BugKind, Finding, Variant}`. The crate root instantiates it against
+//! interleave; `interleave-peers` instantiates the same files (with `#[path]`) against shuttle
+//! and loom shims, which is how the peer columns of `interleave bench` run exactly the same
+//! programs.
 //!
 //! Rules every program follows so that all three runtimes can run it (see `PORTING.md` in this
 //! crate, which also explains how to add a program):
@@ -12,7 +13,9 @@
 //! - only these runtime items: `sync::{Arc, Mutex, RwLock, Condvar}` (`lock`, `read`, `write`,
 //!   `wait`, `notify_one`, `notify_all`), `sync::atomic::*` with `SeqCst` (or acquire/release)
 //!   for values the program's logic reads, `sync::mpsc::channel` with every message received,
-//!   `thread::{spawn, yield_now}` and `JoinHandle::join`, and `cell::Var`;
+//!   `thread::{spawn, yield_now}` and `JoinHandle::join`, `cell::Var`, and the function forms
+//!   of `atomic_set` (`unit_of_work`, `unit_of_work_on`, `declare`; the peers' versions only run
+//!   the closure);
 //! - every spawned thread is joined, nothing leaks, and every loop is bounded.
 
 use super::{rt, BugKind, Finding, Program, Variant};
