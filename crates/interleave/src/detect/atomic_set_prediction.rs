@@ -268,6 +268,9 @@ fn feasible(
         let (Some(&first), Some(&last)) = (positions.first(), positions.last()) else {
             continue;
         };
+        if first == last {
+            continue;
+        }
         let inside: Vec<&Observed> = events[first + 1..last]
             .iter()
             .filter(|(r, _)| *r != role)
