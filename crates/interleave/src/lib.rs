@@ -134,6 +134,7 @@ pub mod cell;
 mod config;
 mod detect;
 mod explore;
+pub mod future;
 pub mod hint;
 pub mod rand;
 mod report;

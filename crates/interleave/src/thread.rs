@@ -122,6 +122,16 @@ pub fn park_timeout(duration: Duration) {
     park_inner(true, Location::caller());
 }
 
+/// [`park`] at `site`: what a task parks with when its future is pending.
+pub(crate) fn park_at(site: runtime::op::Site) {
+    park_inner(false, site);
+}
+
+/// Spawns a thread running `f` for a task spawned at `site`; the task keeps its own result.
+pub(crate) fn spawn_task(f: impl FnOnce() + Send + 'static, site: runtime::op::Site) -> Thread {
+    spawn_inner(f, None, site).0
+}
+
 fn park_inner(timed: bool, site: runtime::op::Site) {
     runtime::switch(Op::with(OpKind::Park, NO_OBJECT, 0, timed), site);
     runtime::with(|ex| {
