@@ -62,6 +62,49 @@
 //! The report ends with a token; `interleave::replay(token, || ...)` or the environment
 //! variable `INTERLEAVE_REPLAY=token` re-runs exactly that execution.
 //!
+//! ## Async code
+//!
+//! [`future`] runs async tasks under the same scheduler: [`future::spawn`] starts a task (a
+//! thread of the execution that polls its future), [`future::block_on`] runs a future on the
+//! current thread, and [`future::sync`] has tokio-shaped primitives. Every poll of them is a
+//! scheduling point, and wakers are modelled, so a lost wakeup ends in a deadlock report that
+//! names the parked task. Blocking and async code mix in one test.
+//!
+//! ```
+//! use interleave::future::{self, sync::Notify};
+//! use interleave::sync::atomic::{AtomicBool, Ordering};
+//! use interleave::sync::Arc;
+//! use interleave::{Builder, FailureKind};
+//!
+//! // The waiter checks a flag, then starts waiting: a `notify_waiters` in between is lost.
+//! let report = Builder::new()
+//!     .strategy("pct:d=3".parse().unwrap())
+//!     .explore(|| {
+//!         future::block_on(async {
+//!             let ready = Arc::new(AtomicBool::new(false));
+//!             let notify = Arc::new(Notify::new());
+//!             let waiter = {
+//!                 let (ready, notify) = (ready.clone(), notify.clone());
+//!                 future::spawn(async move {
+//!                     if !ready.load(Ordering::SeqCst) {
+//!                         notify.notified().await;
+//!                     }
+//!                 })
+//!             };
+//!             ready.store(true, Ordering::SeqCst);
+//!             notify.notify_waiters();
+//!             waiter.await.unwrap();
+//!         })
+//!     })
+//!     .unwrap();
+//! assert_eq!(report.first_failure().unwrap().kind, FailureKind::Deadlock);
+//! ```
+//!
+//! A crate written against tokio switches its imports in one module, as below for std:
+//! `interleave::future::{spawn, yield_now}` and `interleave::future::sync::*` stand for
+//! `tokio::{spawn, task::yield_now}` and `tokio::sync::*`. The `connection_pool` example is a
+//! small tokio-style service tested this way.
+//!
 //! ## Strategies
 //!
 //! A strategy is chosen by value ([`StrategySpec`]) or by spec string, the same strings the CLI
