@@ -11,7 +11,12 @@
 //! | `INTERLEAVE_MAX_STEPS` | [`Config::max_steps`] | `INTERLEAVE_MAX_STEPS=1000000` |
 //! | `INTERLEAVE_WORKERS` | [`Config::workers`] | `INTERLEAVE_WORKERS=4` |
 //! | `INTERLEAVE_REPLAY` | [`Config::replay`] | `INTERLEAVE_REPLAY=il1-...` |
+//! | `INTERLEAVE_PERSIST` | [`Config::persistence`] | `INTERLEAVE_PERSIST=off` |
+//! | `CI` | [`Persistence::save`] (false when set) | `CI=true` |
 
+use std::path::PathBuf;
+
+use crate::persistence::Persistence;
 use crate::strategy::StrategySpec;
 use crate::Error;
 
@@ -27,6 +32,14 @@ pub const ENV_MAX_STEPS: &str = "INTERLEAVE_MAX_STEPS";
 pub const ENV_WORKERS: &str = "INTERLEAVE_WORKERS";
 /// Sets [`Config::replay`]: replay this token instead of exploring.
 pub const ENV_REPLAY: &str = "INTERLEAVE_REPLAY";
+/// Overrides [`Config::persistence`]: `off` turns regression files off (no replaying, no
+/// saving), `on` saves new failures even when `CI` is set, and any other value is the directory
+/// of regression files (and saves too). It changes nothing for an exploration without a
+/// [`Persistence`], because there is no test name to name the file after.
+pub const ENV_PERSIST: &str = "INTERLEAVE_PERSIST";
+/// Set by continuous integration services; when it is set (to anything but empty, `0` or
+/// `false`) and [`ENV_PERSIST`] is not, failures are not saved ([`Persistence::save`]).
+const ENV_CI: &str = "CI";
 
 /// What to do when two accesses to a tracked variable race.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,6 +90,13 @@ pub struct Config {
     /// (`crate::atomic_set`), and list the matches in [`crate::Report::violations`]. The
     /// `rm` and `assetfuzzer` strategies turn it on themselves. Default: false.
     pub monitor_atomic_sets: bool,
+    /// Where the tokens of failing schedules are saved, to be replayed first by the next run
+    /// of the same test before it explores (see [`Persistence`]). Default: none.
+    /// `#[interleave::test]` sets it to the file `<test name>.txt` in the directory
+    /// `interleave-regressions` of the test crate (its `CARGO_MANIFEST_DIR`), and
+    /// [`crate::Builder::persist_failures`] sets it for a hand-written test.
+    /// Environment: `INTERLEAVE_PERSIST` ([`ENV_PERSIST`]) and `CI`.
+    pub persistence: Option<Persistence>,
 }
 
 impl Default for Config {
@@ -94,17 +114,35 @@ impl Default for Config {
             check_determinism: true,
             count_states: false,
             monitor_atomic_sets: false,
+            persistence: None,
         }
     }
 }
 
 impl Config {
-    /// Applies the `INTERLEAVE_*` environment variables; the only place that reads them.
+    /// Applies the `INTERLEAVE_*` environment variables and `CI`; the only place that reads
+    /// the environment.
     pub fn apply_env(&mut self) -> Result<(), Error> {
         self.apply_vars(|name| std::env::var(name).ok())
     }
 
-    fn apply_vars(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+    /// Applies the settings of the same variables, looked up with `var` instead of in the
+    /// process environment: for testing how a test behaves under some environment (in CI, for
+    /// instance) without changing the environment of the whole test process.
+    ///
+    /// ```
+    /// use interleave::{Config, Persistence};
+    ///
+    /// let mut config = Config {
+    ///     persistence: Some(Persistence::new("regressions", "my_test")),
+    ///     ..Config::default()
+    /// };
+    /// config
+    ///     .apply_vars(|name| (name == "CI").then(|| "true".to_string()))
+    ///     .unwrap();
+    /// assert!(!config.persistence.unwrap().save, "nothing is saved in CI");
+    /// ```
+    pub fn apply_vars(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
         fn number<T: std::str::FromStr>(name: &'static str, value: &str) -> Result<T, Error> {
             value.trim().parse().map_err(|_| Error::Environment {
                 name,
@@ -138,7 +176,32 @@ impl Config {
                 self.replay = Some(value);
             }
         }
+        self.apply_persistence_vars(&var);
         self.validate()
+    }
+
+    fn apply_persistence_vars(&mut self, var: &impl Fn(&str) -> Option<String>) {
+        let requested = var(ENV_PERSIST).filter(|value| !value.trim().is_empty());
+        let Some(persistence) = &mut self.persistence else {
+            return;
+        };
+        match requested.as_deref().map(str::trim) {
+            None => {
+                let in_ci = var(ENV_CI).is_some_and(|value| {
+                    let value = value.trim();
+                    !(value.is_empty() || value == "0" || value.eq_ignore_ascii_case("false"))
+                });
+                if in_ci {
+                    persistence.save = false;
+                }
+            }
+            Some(off) if off.eq_ignore_ascii_case("off") => self.persistence = None,
+            Some(on) if on.eq_ignore_ascii_case("on") => persistence.save = true,
+            Some(directory) => {
+                persistence.directory = PathBuf::from(directory);
+                persistence.save = true;
+            }
+        }
     }
 
     /// Rejects impossible settings with a message that says which one.
@@ -185,6 +248,59 @@ mod tests {
         assert_eq!(config.seed, 5);
         assert_eq!(config.strategy, StrategySpec::pct(2));
         assert_eq!(config.replay.as_deref(), Some("il1-abc"));
+    }
+
+    fn persisted() -> Config {
+        Config {
+            persistence: Some(Persistence::new("crate/interleave-regressions", "tests::t")),
+            ..Config::default()
+        }
+    }
+
+    fn persistence_under(pairs: &'static [(&'static str, &'static str)]) -> Option<Persistence> {
+        let mut config = persisted();
+        config.apply_vars(env(pairs)).unwrap();
+        config.persistence
+    }
+
+    #[test]
+    fn failures_are_saved_except_in_ci() {
+        let saves = |pairs| persistence_under(pairs).is_some_and(|p| p.save);
+        assert!(saves(&[]));
+        assert!(!saves(&[(ENV_CI, "true")]));
+        assert!(!saves(&[(ENV_CI, "1")]));
+        assert!(saves(&[(ENV_CI, "false")]), "CI=false is not CI");
+        assert!(saves(&[(ENV_CI, "")]));
+        assert!(saves(&[(ENV_CI, "true"), (ENV_PERSIST, "on")]));
+        assert!(
+            !saves(&[(ENV_CI, "true"), (ENV_PERSIST, " ")]),
+            "a blank value is unset"
+        );
+    }
+
+    #[test]
+    fn the_persist_variable_turns_regression_files_off_or_moves_them() {
+        assert_eq!(persistence_under(&[(ENV_PERSIST, "off")]), None);
+        assert_eq!(
+            persistence_under(&[(ENV_PERSIST, "OFF"), (ENV_CI, "true")]),
+            None
+        );
+        let moved = persistence_under(&[(ENV_PERSIST, "/tmp/regressions"), (ENV_CI, "true")])
+            .expect("still on");
+        assert_eq!(moved.directory, PathBuf::from("/tmp/regressions"));
+        assert_eq!(moved.test_name, "tests::t");
+        assert!(moved.save, "a directory asks for saving, even in CI");
+    }
+
+    #[test]
+    fn the_persist_variable_does_not_invent_a_test_name() {
+        let mut config = Config::default();
+        config.apply_vars(env(&[(ENV_PERSIST, "on")])).unwrap();
+        assert_eq!(config.persistence, None);
+        config
+            .apply_vars(env(&[(ENV_PERSIST, "/tmp/regressions")]))
+            .unwrap();
+        assert_eq!(config.persistence, None);
     }
 
     #[test]

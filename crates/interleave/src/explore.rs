@@ -19,9 +19,10 @@ use crate::atomic_set::Declarations;
 use crate::config::Config;
 use crate::detect::serializability::{self, set_accesses};
 use crate::detect::thread_label;
+use crate::persistence::{self, Persistence, SavedLine};
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
 use crate::report::{
-    render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Report,
+    render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Persisted, Report,
 };
 use crate::runtime::op::{ShortSite, Site};
 use crate::runtime::{self, Event, Execution, Limits};
@@ -167,7 +168,25 @@ impl Builder {
         self
     }
 
-    /// Ignores the `INTERLEAVE_*` environment variables.
+    /// Saves the tokens of failing schedules in a regression file and replays the saved ones
+    /// first, before exploring (see [`Persistence`]; `#[interleave::test]` does this itself).
+    ///
+    /// ```no_run
+    /// use interleave::{Builder, Persistence};
+    ///
+    /// Builder::new()
+    ///     .persist_failures(Persistence::in_crate(
+    ///         env!("CARGO_MANIFEST_DIR"),
+    ///         concat!(module_path!(), "::transfers_are_atomic"),
+    ///     ))
+    ///     .check(|| { /* the test */ });
+    /// ```
+    pub fn persist_failures(mut self, persistence: Persistence) -> Builder {
+        self.config.persistence = Some(persistence);
+        self
+    }
+
+    /// Ignores the `INTERLEAVE_*` environment variables (and `CI`).
     pub fn ignore_environment(mut self) -> Builder {
         self.use_environment = false;
         self
@@ -189,25 +208,50 @@ impl Builder {
     }
 
     /// Explores `f` and returns what was found.
+    ///
+    /// With a regression file ([`Builder::persist_failures`]), the tokens saved there are
+    /// replayed first: the first that fails again is reported at once, as execution 0. The
+    /// tokens of the failures the exploration then finds are saved there.
     #[track_caller]
     pub fn explore<F: Fn() + Sync>(self, f: F) -> Result<Report, Error> {
         let site = Location::caller();
         let (config, mut strategy) = self.resolve()?;
+        let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
         if let Some(token) = config.replay.clone() {
-            let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
             return replay_with(&config, monitor, &token, &f, site);
         }
-        Ok(explore_with(&config, strategy.as_mut(), &f, site))
+        let Some(persistence) = &config.persistence else {
+            return Ok(explore_with(&config, strategy.as_mut(), &f, site));
+        };
+        let mut notes = Vec::new();
+        if let Some(report) = replay_saved(&config, persistence, monitor, &f, site, &mut notes) {
+            return Ok(report);
+        }
+        let mut report = explore_with(&config, strategy.as_mut(), &f, site);
+        save_failures(persistence, &mut report.failures);
+        notes.append(&mut report.notes);
+        report.notes = notes;
+        Ok(report)
     }
 
-    /// Explores `f` and panics with the report of the first failure.
+    /// Explores `f` and panics with the report of the first failure. When nothing fails,
+    /// the report's notes (skipped lines of the regression file) go to standard error, which
+    /// the test harness shows only on request (`--nocapture`).
     #[track_caller]
     pub fn check<F: Fn() + Sync>(self, f: F) {
         match self.explore(f) {
             Err(error) => panic!("interleave: {error}"),
             Ok(report) => {
                 if let Some(failure) = report.first_failure() {
-                    panic!("{failure}");
+                    let notes: String = report
+                        .notes
+                        .iter()
+                        .map(|note| format!("\n\nnote: {note}"))
+                        .collect();
+                    panic!("{failure}{notes}");
+                }
+                for note in &report.notes {
+                    eprintln!("interleave: note: {note}");
                 }
             }
         }
@@ -280,6 +324,98 @@ fn limits(config: &Config) -> Limits {
         max_steps: config.max_steps,
         stack_size: config.stack_size,
         races: config.data_races,
+    }
+}
+
+/// Replays the tokens saved in the regression file of `persistence` and returns the report of
+/// the first that fails again. Lines that are not tokens, tokens that no longer replay, and a
+/// file that cannot be read become `notes`.
+fn replay_saved(
+    config: &Config,
+    persistence: &Persistence,
+    monitor_atomic_sets: bool,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+    notes: &mut Vec<String>,
+) -> Option<Report> {
+    let file = persistence.file();
+    let lines = match persistence::load(&file) {
+        Ok(lines) => lines,
+        Err(error) => {
+            notes.push(format!("{error}; exploring without its saved schedules"));
+            return None;
+        }
+    };
+    // Every malformed line is noted, even those after a token that fails again.
+    let mut tokens = Vec::new();
+    for saved in lines {
+        match saved {
+            SavedLine::Token { line, token } => tokens.push((line, token)),
+            SavedLine::Malformed { line, error } => notes.push(format!(
+                "skipped line {line} of the regression file {}: {error}; delete that line",
+                file.display()
+            )),
+        }
+    }
+    for (line, token) in tokens {
+        let mut report = replay_token(
+            config,
+            monitor_atomic_sets,
+            &token,
+            f,
+            site,
+            ReplayMode::Regression,
+        );
+        let Some(failure) = report.failures.first_mut() else {
+            // The saved failure does not happen any more: the bug is fixed, and the token
+            // stays in the file as a regression test.
+            continue;
+        };
+        if failure.kind == FailureKind::Divergence {
+            notes.push(format!(
+                "skipped the token on line {line} of the regression file {}: it no longer \
+                 replays, because the program performs different operations than when it was \
+                 saved; delete that token and the comment above it",
+                file.display()
+            ));
+            continue;
+        }
+        failure.persisted = Some(Persisted::ReplayedFrom {
+            file: file.clone(),
+            line,
+        });
+        report.notes = std::mem::take(notes);
+        return Some(report);
+    }
+    None
+}
+
+/// Appends the tokens of `failures` to the regression file of `persistence` (unless saving is
+/// off), and records in each failure what happened to its token.
+fn save_failures(persistence: &Persistence, failures: &mut [Failure]) {
+    let file = persistence.file();
+    for failure in failures {
+        let not_saved = |reason: &str| Persisted::NotSaved {
+            file: file.clone(),
+            reason: reason.to_string(),
+        };
+        let replayable = !matches!(
+            failure.kind,
+            FailureKind::Nondeterminism | FailureKind::Divergence
+        );
+        failure.persisted = Some(if !replayable {
+            not_saved("an execution that behaved differently when re-run cannot be replayed")
+        } else if !persistence.save {
+            not_saved(
+                "saving is off (it is by default when the environment variable CI is set; \
+                 INTERLEAVE_PERSIST=on turns it on)",
+            )
+        } else {
+            match persistence::append(persistence, failure) {
+                Ok(file) => Persisted::SavedTo { file },
+                Err(error) => not_saved(&error.to_string()),
+            }
+        });
     }
 }
 
@@ -537,6 +673,7 @@ fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> 
         thread: info.thread.map(|t| thread_label(ex, t)),
         site: info.site.clone(),
         interleaving: render_interleaving(ex),
+        persisted: None,
         strategy: run.spec.clone(),
         seed: run.seed,
     }
@@ -601,6 +738,47 @@ fn replay_with(
     site: Site,
 ) -> Result<Report, Error> {
     let token = Token::decode(text)?;
+    let mut report = replay_token(
+        config,
+        monitor_atomic_sets,
+        &token,
+        f,
+        site,
+        ReplayMode::Exact,
+    );
+    if report.is_ok() {
+        if let Some(kind) = token.failure {
+            report.warnings.push(format!(
+                "the recorded {kind} did not happen again, although the program performed \
+                 the same operations: the failure depends on data the scheduler does not see"
+            ));
+        }
+    }
+    Ok(report)
+}
+
+/// How a replay treats a program that no longer performs the operations it recorded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ReplayMode {
+    /// Any difference is a divergence (`interleave::replay`, `INTERLEAVE_REPLAY`): the point is
+    /// to see the recorded execution again.
+    Exact,
+    /// A failure counts even when the operations differ (tokens of a regression file): it is a
+    /// failure of the program as it is now, and its report carries a token of its own. Source
+    /// locations are part of the recorded operations, so otherwise any edit that moves the
+    /// test's code would make every saved token useless.
+    Regression,
+}
+
+/// Runs the one execution `token` records, with the token's settings.
+fn replay_token(
+    config: &Config,
+    monitor_atomic_sets: bool,
+    token: &Token,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+    mode: ReplayMode,
+) -> Report {
     // The token's settings, not the caller's: they are part of what the execution did.
     let limits = Limits {
         max_steps: token.max_steps,
@@ -630,28 +808,21 @@ fn replay_with(
         }
     }
     let diverged = ex.failure.as_ref().map(|f| f.kind) == Some(FailureKind::Divergence);
-    let info = if !diverged && fingerprint(&ex) != token.fingerprint {
+    let counts_as_is = diverged || (mode == ReplayMode::Regression && ex.failure.is_some());
+    let info = if !counts_as_is && fingerprint(&ex) != token.fingerprint {
         Some(FailureInfo {
             kind: FailureKind::Divergence,
-            message: locate_divergence(&ex, &token),
+            message: locate_divergence(&ex, token),
             thread: None,
             site: None,
         })
     } else {
         ex.failure.clone()
     };
-    match info {
-        Some(info) => report.failures.push(failure_of(&run, 0, &ex, &info)),
-        None => {
-            if let Some(kind) = token.failure {
-                report.warnings.push(format!(
-                    "the recorded {kind} did not happen again, although the program performed \
-                     the same operations: the failure depends on data the scheduler does not see"
-                ));
-            }
-        }
+    if let Some(info) = info {
+        report.failures.push(failure_of(&run, 0, &ex, &info));
     }
-    Ok(report)
+    report
 }
 
 fn locate_divergence(ex: &Execution, token: &Token) -> String {

@@ -105,6 +105,88 @@
 //! `tokio::{spawn, task::yield_now}` and `tokio::sync::*`. The `connection_pool` example is a
 //! small tokio-style service tested this way.
 //!
+//! ## `#[interleave::test]`
+//!
+//! The attribute [`macro@test`] makes a function a `#[test]` whose body is explored, with the
+//! same settings as [`Builder`] (all optional):
+//!
+//! ```
+//! use interleave::sync::{Arc, Mutex};
+//! use interleave::thread;
+//!
+//! #[interleave::test]
+//! fn counter_is_consistent() {
+//!     let counter = Arc::new(Mutex::new(0));
+//!     let other = counter.clone();
+//!     let t = thread::spawn(move || *other.lock().unwrap() += 1);
+//!     *counter.lock().unwrap() += 1;
+//!     t.join().unwrap();
+//!     assert_eq!(*counter.lock().unwrap(), 2);
+//! }
+//!
+//! #[interleave::test(strategy = "pct:d=3", executions = 5000, seed = 7)]
+//! #[should_panic(expected = "a withdrawal was lost")]
+//! fn finds_the_lost_withdrawal() {
+//!     // ...
+//! #   panic!("a withdrawal was lost");
+//! }
+//! ```
+//!
+//! The second test is `Builder::new().strategy("pct:d=3".parse()?).executions(5000).seed(7)`
+//! `.check(|| ...)`, with a regression file.
+//!
+//! ## Regression files
+//!
+//! When an `#[interleave::test]` fails, the token of the failing schedule is appended to
+//! `interleave-regressions/<module path>.<test name>.txt` in the test crate, with a comment
+//! saying what failed, and every later run of the test replays the tokens saved there before
+//! it explores: a bug found once is found again at once, as execution 0, until it is fixed, and
+//! stays checked afterwards. Commit the directory to share the tokens. A line that is not a
+//! token, or a token that no longer replays because the program changed, is skipped with a note
+//! ([`Report::notes`]). Nothing is saved when the environment variable `CI` is set (saved tokens
+//! are still replayed there); `INTERLEAVE_PERSIST=off` turns regression files off,
+//! `INTERLEAVE_PERSIST=on` saves in CI too, and `INTERLEAVE_PERSIST=<dir>` keeps them in
+//! another directory. A [`Builder`] saves nothing unless asked, with
+//! [`Builder::persist_failures`]:
+//!
+//! ```
+//! # use interleave::sync::{Arc, Mutex};
+//! # use interleave::thread;
+//! use interleave::{Builder, Persisted, Persistence};
+//!
+//! # fn lost_withdrawal() {
+//! #     let balance = Arc::new(Mutex::new(100));
+//! #     let withdraw = |balance: &Mutex<i32>| {
+//! #         let current = *balance.lock().unwrap();
+//! #         *balance.lock().unwrap() = current - 10;
+//! #     };
+//! #     let other = balance.clone();
+//! #     let t = thread::spawn(move || withdraw(&other));
+//! #     withdraw(&balance);
+//! #     t.join().unwrap();
+//! #     assert_eq!(*balance.lock().unwrap(), 80, "a withdrawal was lost");
+//! # }
+//! let directory = std::env::temp_dir().join(format!("bank-{}", std::process::id()));
+//! let explore = || {
+//!     Builder::new()
+//!         .ignore_environment() // saving even in CI, for this example
+//!         .strategy("pct:d=2".parse().unwrap())
+//!         .persist_failures(Persistence::new(&directory, "bank::withdrawals"))
+//!         .explore(lost_withdrawal)
+//!         .unwrap()
+//! };
+//! let first = explore();
+//! let failure = first.first_failure().expect("the lost withdrawal is found");
+//! assert!(failure.execution > 0);
+//! assert!(matches!(failure.persisted, Some(Persisted::SavedTo { .. })));
+//!
+//! let second = explore(); // replays the saved token before exploring
+//! let again = second.first_failure().expect("it fails again");
+//! assert_eq!(again.execution, 0);
+//! assert!(matches!(again.persisted, Some(Persisted::ReplayedFrom { .. })));
+//! # std::fs::remove_dir_all(&directory).unwrap();
+//! ```
+//!
 //! ## Strategies
 //!
 //! A strategy is chosen by value ([`StrategySpec`]) or by spec string, the same strings the CLI
@@ -132,9 +214,9 @@
 //! ## Settings and the environment
 //!
 //! [`Config`] documents every setting with its default; the `INTERLEAVE_EXECUTIONS`,
-//! `INTERLEAVE_SEED`, `INTERLEAVE_STRATEGY`, `INTERLEAVE_MAX_STEPS`, `INTERLEAVE_WORKERS` and
-//! `INTERLEAVE_REPLAY` variables override them, so a CI failure can be reproduced or a search
-//! widened without editing code.
+//! `INTERLEAVE_SEED`, `INTERLEAVE_STRATEGY`, `INTERLEAVE_MAX_STEPS`, `INTERLEAVE_WORKERS`,
+//! `INTERLEAVE_REPLAY` and `INTERLEAVE_PERSIST` variables override them, so a CI failure can be
+//! reproduced or a search widened without editing code.
 //!
 //! ## Testing the same code against std
 //!
@@ -179,6 +261,7 @@ mod detect;
 mod explore;
 pub mod future;
 pub mod hint;
+mod persistence;
 pub mod rand;
 mod report;
 mod runtime;
@@ -188,14 +271,132 @@ pub mod thread;
 
 pub use atomic_set::unit_of_work;
 pub use config::{
-    Config, RaceMode, ENV_EXECUTIONS, ENV_MAX_STEPS, ENV_REPLAY, ENV_SEED, ENV_STRATEGY,
-    ENV_WORKERS,
+    Config, RaceMode, ENV_EXECUTIONS, ENV_MAX_STEPS, ENV_PERSIST, ENV_REPLAY, ENV_SEED,
+    ENV_STRATEGY, ENV_WORKERS,
 };
 pub use explore::{check, replay, Builder};
+/// Makes a function a test that explores its body under interleave's scheduler.
+///
+/// ```
+/// # use interleave::sync::{Arc, Mutex};
+/// # use interleave::thread;
+/// #[interleave::test]
+/// fn counter_is_consistent() {
+///     let counter = Arc::new(Mutex::new(0));
+///     let other = counter.clone();
+///     let t = thread::spawn(move || *other.lock().unwrap() += 1);
+///     *counter.lock().unwrap() += 1;
+///     t.join().unwrap();
+///     assert_eq!(*counter.lock().unwrap(), 2);
+/// }
+///
+/// #[interleave::test(strategy = "pct:d=3", executions = 5000, seed = 7)]
+/// fn finds_nothing_with_pct() {
+///     // ...
+/// }
+/// ```
+///
+/// The function becomes a `#[test]` that runs its body as
+/// `Builder::new().strategy(..).executions(..).seed(..).persist_failures(..).check(|| body)`:
+/// it panics with the report of the first failing execution, and the environment variables
+/// (`INTERLEAVE_EXECUTIONS`, `INTERLEAVE_REPLAY`, ...) override the settings as they do for
+/// [`Builder::new`]. The settings, all optional literals:
+///
+/// | setting | [`Builder`] method | example |
+/// |---|---|---|
+/// | `strategy` | [`Builder::strategy`], a spec string checked when the test runs | `strategy = "pct:d=3"` |
+/// | `executions` | [`Builder::executions`] | `executions = 5000` |
+/// | `seed` | [`Builder::seed`] | `seed = 7` |
+/// | `max_steps` | [`Builder::max_steps`] | `max_steps = 1_000_000` |
+/// | `workers` | [`Builder::workers`] | `workers = 2` |
+/// | `persist` | [`Builder::persist_failures`] | `persist = false` |
+///
+/// Failing schedules are saved in `interleave-regressions/<module path>.<name>.txt` in the test
+/// crate and replayed first by the next run (see [`Persistence`]), except for a test marked
+/// `#[should_panic]`, whose failure is expected, unless it says `persist = true`. Attributes
+/// written after this one (`#[should_panic]`, `#[ignore]`) apply to the generated test. The
+/// function takes no arguments and returns `()` or a `Result<(), E>` with `E: Debug` (an
+/// `Err` fails the execution); it cannot be `async`.
+///
+/// Do not write `#[test]` as well. A module that glob-imports `interleave::*` has two
+/// attributes called `test` in scope, and rustc rejects a plain `#[test]` there as ambiguous:
+/// import what you need by name instead.
+pub use interleave_macros::test;
 /// Makes a function a unit of work: see [`atomic_set`].
 pub use interleave_macros::unit_of_work;
-pub use report::{AtomicityViolation, Failure, FailureKind, Report, TokenError};
+pub use persistence::{Persistence, REGRESSIONS_DIRECTORY};
+pub use report::{AtomicityViolation, Failure, FailureKind, Persisted, Report, TokenError};
 pub use strategy::{SpecError, StrategySpec};
+
+/// `#[interleave::test]` rejects, at compile time, what it cannot run. Each example below is
+/// a valid test with one mistake.
+///
+/// An unknown setting:
+/// ```compile_fail
+/// #[interleave::test(executoins = 10)]
+/// fn misspelled() {}
+/// ```
+/// A setting that is not a literal:
+/// ```compile_fail
+/// const EXECUTIONS: u64 = 10;
+/// #[interleave::test(executions = EXECUTIONS)]
+/// fn computed() {}
+/// ```
+/// A literal of the wrong type:
+/// ```compile_fail
+/// #[interleave::test(seed = "7")]
+/// fn quoted_seed() {}
+/// ```
+/// No executions:
+/// ```compile_fail
+/// #[interleave::test(executions = 0)]
+/// fn never_runs() {}
+/// ```
+/// An async function:
+/// ```compile_fail
+/// #[interleave::test]
+/// async fn asynchronous() {}
+/// ```
+/// Arguments:
+/// ```compile_fail
+/// #[interleave::test]
+/// fn with_argument(threads: usize) {}
+/// ```
+/// A second `#[test]`:
+/// ```compile_fail
+/// #[interleave::test]
+/// #[test]
+/// fn twice() {}
+/// ```
+#[cfg(doctest)]
+mod test_attribute_errors {}
+
+/// What the code `#[interleave::test]` generates refers to; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    use std::fmt::Debug;
+
+    /// What an `#[interleave::test]` function may return, as for `#[test]`.
+    #[diagnostic::on_unimplemented(
+        message = "an #[interleave::test] function must return `()` or `Result<(), E>` with `E: Debug`, not `{Self}`"
+    )]
+    pub trait TestOutcome {
+        /// Panics, failing the execution, when the outcome is an error.
+        fn assert_passed(self);
+    }
+
+    impl TestOutcome for () {
+        fn assert_passed(self) {}
+    }
+
+    impl<E: Debug> TestOutcome for Result<(), E> {
+        fn assert_passed(self) {
+            if let Err(error) = self {
+                panic!("the test returned an error: {error:?}");
+            }
+        }
+    }
+}
 
 /// Why an exploration or replay could not run.
 #[derive(Debug, thiserror::Error)]
@@ -220,4 +421,15 @@ pub enum Error {
     /// A setting is impossible.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A regression file (see [`Persistence`]) could not be read or written.
+    #[error("could not {operation} the regression file {}: {source}", path.display())]
+    RegressionFile {
+        /// What was being done: "read", "write", ...
+        operation: &'static str,
+        /// The regression file.
+        path: std::path::PathBuf,
+        /// The error the operating system reported.
+        #[source]
+        source: std::io::Error,
+    },
 }

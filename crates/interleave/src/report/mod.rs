@@ -7,6 +7,7 @@ pub(crate) mod token;
 mod violation;
 
 use std::fmt;
+use std::path::PathBuf;
 
 pub use token::TokenError;
 pub use violation::AtomicityViolation;
@@ -102,8 +103,62 @@ pub struct Failure {
     pub(crate) thread: Option<String>,
     pub(crate) site: Option<String>,
     pub(crate) interleaving: String,
+    /// What happened to the failing schedule with regression files (when the exploration
+    /// had a [`crate::Persistence`]): where it came from or where it was saved.
+    pub persisted: Option<Persisted>,
     pub(crate) strategy: String,
     pub(crate) seed: u64,
+}
+
+/// What happened to a failing schedule with regression files (see [`crate::Persistence`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Persisted {
+    /// The failure came from replaying the token on `line` (1-based) of `file`, saved by an
+    /// earlier run, before any exploration.
+    ReplayedFrom {
+        /// The regression file.
+        file: PathBuf,
+        /// The line of the token.
+        line: usize,
+    },
+    /// The token was appended to `file`: the next run of the test replays it first.
+    SavedTo {
+        /// The regression file.
+        file: PathBuf,
+    },
+    /// The token was not written to `file`.
+    NotSaved {
+        /// The regression file.
+        file: PathBuf,
+        /// Why: saving is off, the execution cannot be replayed, or the error that writing
+        /// the file met.
+        reason: String,
+    },
+}
+
+impl fmt::Display for Persisted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Persisted::ReplayedFrom { file, line } => write!(
+                f,
+                "This schedule comes from the regression file {} (line {line}), where an \
+                 earlier failing run saved it; it was replayed before exploring.",
+                file.display()
+            ),
+            Persisted::SavedTo { file } => write!(
+                f,
+                "The schedule was saved to the regression file {}; the next run of this test \
+                 replays it first.",
+                file.display()
+            ),
+            Persisted::NotSaved { file, reason } => write!(
+                f,
+                "The schedule was not saved to the regression file {}: {reason}.",
+                file.display()
+            ),
+        }
+    }
 }
 
 impl fmt::Display for Failure {
@@ -139,7 +194,11 @@ impl fmt::Display for Failure {
         )?;
         writeln!(f, "    {ENV_REPLAY}={}", self.token)?;
         writeln!(f, "or replace the call with")?;
-        write!(f, "    interleave::replay(\"{}\", || ...)", self.token)
+        write!(f, "    interleave::replay(\"{}\", || ...)", self.token)?;
+        if let Some(persisted) = &self.persisted {
+            write!(f, "\n\n{persisted}")?;
+        }
+        Ok(())
     }
 }
 
@@ -170,6 +229,10 @@ pub struct Report {
     pub violations: Vec<AtomicityViolation>,
     /// Executions that produced at least one violation.
     pub violating_executions: u64,
+    /// Remarks about the run rather than the program: lines of the regression file that were
+    /// skipped (not a token, or a token that no longer replays) and regression files that
+    /// could not be read.
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -186,6 +249,7 @@ impl Report {
             states: None,
             violations: Vec::new(),
             violating_executions: 0,
+            notes: Vec::new(),
         }
     }
 
@@ -215,6 +279,9 @@ impl fmt::Display for Report {
         }
         for warning in &self.warnings {
             writeln!(f, "warning: {warning}")?;
+        }
+        for note in &self.notes {
+            writeln!(f, "note: {note}")?;
         }
         if !self.violations.is_empty() {
             writeln!(
