@@ -242,9 +242,11 @@
 //!   Bugs that need weak memory behaviour are not found.
 //! - Only operations on this crate's types are scheduling points. Code that synchronises
 //!   through `std::sync`, real I/O or the clock is not controlled.
-//! - A timeout (`Condvar::wait_timeout`, `recv_timeout`, `park_timeout`) is a scheduling
-//!   choice, not wall time: the waiting thread may time out whenever it is scheduled.
-//!   `thread::sleep` is a yield.
+//! - Time is virtual ([`time`]): each execution has a clock that moves only when no thread can
+//!   run, to the earliest deadline of a sleeping or timed-waiting thread or an async timer. So a
+//!   timeout (`Condvar::wait_timeout`, `recv_timeout`, `park_timeout`, `time::timeout`) is not
+//!   a free scheduling choice: it fires only when nothing else can happen before its deadline.
+//!   `thread::sleep` blocks until its deadline.
 //! - `Condvar` has no spurious wake-ups and `notify_one` wakes the longest waiter.
 //! - Threads still blocked after the main thread returned are not reported (std would kill
 //!   them with the process).
@@ -268,6 +270,7 @@ mod runtime;
 pub mod strategy;
 pub mod sync;
 pub mod thread;
+pub mod time;
 
 pub use atomic_set::unit_of_work;
 pub use config::{

@@ -4,6 +4,11 @@
 //! `sleep`, `park` and `unpark` are scheduling points. Because all threads share one OS
 //! thread, `std::thread_local!` would be shared by all of them: use this module's
 //! [`thread_local!`](crate::thread_local) instead.
+//!
+//! [`sleep`] and [`park_timeout`] use the execution's virtual clock (see [`crate::time`]): a
+//! sleeping thread blocks until the clock reaches its deadline, and the clock moves only when
+//! no thread can run, so a sleep never ends while another thread could still do something
+//! first.
 
 use std::any::Any;
 use std::cell::UnsafeCell;
@@ -101,11 +106,20 @@ pub fn yield_now() {
     runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), Location::caller());
 }
 
-/// Virtual sleep: a yield. No wall time passes.
+/// Blocks the thread until the virtual clock has advanced by `duration` (see [`crate::time`]):
+/// other threads run first, and the clock jumps to the deadline once none of them can run
+/// before it. No wall time passes. Every sleep counts as a yield for the strategies' yield
+/// rule, so a loop that waits by sleeping zero time does not starve the thread it waits for.
 #[track_caller]
 pub fn sleep(duration: Duration) {
-    let _ = duration;
-    yield_now();
+    runtime::with(|ex| {
+        let deadline = ex.deadline_after(duration);
+        ex.set_deadline(deadline);
+    });
+    runtime::switch(
+        Op::with(OpKind::Sleep, NO_OBJECT, 0, true),
+        Location::caller(),
+    );
 }
 
 /// Blocks until the thread's park token is available, then consumes it.
@@ -114,11 +128,14 @@ pub fn park() {
     park_inner(false, Location::caller());
 }
 
-/// Like [`park`], but may also return without the token whenever the scheduler chooses: the
-/// timeout is a scheduling choice, not wall time.
+/// Like [`park`], but also returns without the token once the virtual clock has advanced by
+/// `duration`; that happens only when no other thread can run before then.
 #[track_caller]
 pub fn park_timeout(duration: Duration) {
-    let _ = duration;
+    runtime::with(|ex| {
+        let deadline = ex.deadline_after(duration);
+        ex.set_deadline(deadline);
+    });
     park_inner(true, Location::caller());
 }
 
@@ -132,9 +149,12 @@ pub(crate) fn spawn_task(f: impl FnOnce() + Send + 'static, site: runtime::op::S
     spawn_inner(f, None, site).0
 }
 
+/// Parks; the thread's async timers end the park at their deadline too (that is how a task
+/// waits for `time::sleep`), and those that are due when it returns are fired: their wakers
+/// are woken here, in registration order.
 fn park_inner(timed: bool, site: runtime::op::Site) {
     runtime::switch(Op::with(OpKind::Park, NO_OBJECT, 0, timed), site);
-    runtime::with(|ex| {
+    let (wake, redundant) = runtime::with(|ex| {
         let me = ex.me();
         let slot = &mut ex.threads[me];
         if slot.park_token {
@@ -143,7 +163,12 @@ fn park_inner(timed: bool, site: runtime::op::Site) {
             slot.clock.join(&clock);
             slot.unpark_clock = clock;
         }
+        ex.fire_due_timers()
     });
+    drop(redundant);
+    for waker in wake {
+        waker.wake();
+    }
 }
 
 /// Where a thread's return value waits for `join`.

@@ -181,12 +181,16 @@ fn condvar_wait_while_and_notify_all() {
     });
 }
 
+/// A timeout is no free scheduling choice (it fires only when the virtual clock reaches it, see
+/// `tests/time.rs`), but a notification due at the same virtual instant as the deadline races
+/// with it, and both outcomes are explored.
 #[test]
-fn condvar_timeouts_are_scheduling_choices() {
+fn condvar_timeouts_race_with_notifications_due_at_the_deadline() {
     let timed_out = outcomes(|| {
         let state = Arc::new((Mutex::new(false), Condvar::new()));
         let s2 = state.clone();
         let t = thread::spawn(move || {
+            thread::sleep(Duration::from_secs(1));
             *s2.0.lock().unwrap() = true;
             s2.1.notify_one();
         });
@@ -301,9 +305,13 @@ fn bounded_and_rendezvous_channels_block_senders() {
         drop(rx);
         assert_eq!(tx.try_send(3), Err(TrySendError::Disconnected(3)));
     });
+    // A message sent at the receiver's deadline races with the timeout.
     let results = outcomes(|| {
         let (tx, rx) = mpsc::channel::<u8>();
-        let t = thread::spawn(move || tx.send(1).unwrap());
+        let t = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(1));
+            tx.send(1).unwrap()
+        });
         let result = rx.recv_timeout(Duration::from_millis(1));
         t.join().unwrap();
         match result {

@@ -66,10 +66,12 @@ fn wait_edge(ex: &Execution, t: usize) -> Option<WaitEdge> {
                 .or_else(|| readers.first().copied())
                 .map(|h| held(object, &h))
         }
-        (OpKind::Wake, _) if !ex.threads[t].waiting => match &ex.objects[op.arg as usize].state {
-            ObjState::Mutex { holder } => holder.map(|h| held(op.arg as usize, &h)),
-            _ => None,
-        },
+        (OpKind::Wake, _) if !ex.threads[t].waiting || ex.deadline_passed(t) => {
+            match &ex.objects[op.arg as usize].state {
+                ObjState::Mutex { holder } => holder.map(|h| held(op.arg as usize, &h)),
+                _ => None,
+            }
+        }
         (OpKind::Join, _) => Some(WaitEdge {
             thread: op.arg as usize,
             lock: None,
@@ -180,10 +182,17 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
                 }
             }
         }
-        (OpKind::Wake, _) if slot.waiting => "waits for a notification".to_string(),
+        (OpKind::Wake, _) if slot.waiting && !ex.deadline_passed(t) => {
+            "waits for a notification".to_string()
+        }
         (OpKind::Wake, _) => match &ex.objects[op.arg as usize].state {
             ObjState::Mutex { holder: Some(h) } => format!(
-                "notified; re-acquiring {}, {}",
+                "{}; re-acquiring {}, {}",
+                if slot.waiting {
+                    "timed out"
+                } else {
+                    "notified"
+                },
                 ex.objects[op.arg as usize].id,
                 holder_text(h)
             ),
@@ -191,6 +200,10 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
         },
         (OpKind::Join, _) => format!("waits for thread {} to finish", op.arg),
         (OpKind::Park, _) => "waits to be unparked".to_string(),
+        (OpKind::Sleep, _) => format!(
+            "sleeps until {:?} of virtual time (now {:?})",
+            slot.deadline, ex.now
+        ),
         (OpKind::Recv, Some(ObjState::Channel { senders, .. })) => {
             format!("channel is empty and {senders} sender(s) are still alive")
         }

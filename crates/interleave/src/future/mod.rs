@@ -5,11 +5,14 @@
 //! thread parks until the future's [`Waker`] is woken, and waking unparks it; both are
 //! scheduling points, so every strategy interleaves tasks exactly as it interleaves threads,
 //! and blocking and async code mix freely in one test. The async primitives of
-//! [`sync`](self::sync) are scheduling points at every poll.
+//! [`sync`] are scheduling points at every poll.
 //!
 //! Wakers are modelled, not simulated: a future that returns `Pending` without arranging to be
 //! woken leaves its task parked for ever, and the execution ends in a deadlock that names the
 //! parked task. That is how a lost wakeup shows.
+//!
+//! Timers ([`crate::time`]) run on the execution's virtual clock, and [`select`] races two
+//! futures with the winner of a tie chosen by the strategy, so timeout races are explored too.
 //!
 //! ```
 //! use interleave::future;
@@ -33,7 +36,7 @@
 pub mod sync;
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::panic::Location;
 use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex as StdMutex};
@@ -59,13 +62,45 @@ impl Wake for ThreadWaker {
     }
 }
 
+/// The waker of the running thread's task. The thread remembers it while it polls, so a timer
+/// that fires while the thread is parked does not wake it a second time (see
+/// `Execution::fire_due_timers`); dropping this restores what an enclosing `block_on` set.
+struct TaskWaker {
+    waker: Waker,
+    enclosing: usize,
+}
+
+impl TaskWaker {
+    fn for_current_thread() -> TaskWaker {
+        let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
+        let address = waker.data() as usize;
+        let enclosing = runtime::with(|ex| {
+            let me = ex.me();
+            std::mem::replace(&mut ex.threads[me].task_waker, address)
+        });
+        TaskWaker { waker, enclosing }
+    }
+}
+
+impl Drop for TaskWaker {
+    fn drop(&mut self) {
+        if runtime::in_execution() {
+            let enclosing = self.enclosing;
+            runtime::with(|ex| {
+                let me = ex.me();
+                ex.threads[me].task_waker = enclosing;
+            });
+        }
+    }
+}
+
 /// Runs `future` to completion on the current thread: polls it, and parks the thread while it
 /// is pending until its waker is woken.
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let site = Location::caller();
-    let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
-    let mut context = Context::from_waker(&waker);
+    let task = TaskWaker::for_current_thread();
+    let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
     loop {
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
@@ -162,8 +197,8 @@ fn run_task<F: Future>(
     state: &StdMutex<TaskState<F::Output>>,
     site: &'static Location<'static>,
 ) -> Result<F::Output, JoinError> {
-    let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
-    let mut context = Context::from_waker(&waker);
+    let task = TaskWaker::for_current_thread();
+    let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
     loop {
         if lock(state).aborted {
@@ -249,4 +284,75 @@ pub async fn yield_now() {
     }
 
     YieldNow(false).await
+}
+
+/// The output of [`select`]: which of the two futures finished first, with its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Either<L, R> {
+    /// The first future finished first.
+    Left(L),
+    /// The second future finished first.
+    Right(R),
+}
+
+impl<L, R> Either<L, R> {
+    /// Whether it is [`Either::Left`].
+    pub fn is_left(&self) -> bool {
+        matches!(self, Either::Left(_))
+    }
+
+    /// Whether it is [`Either::Right`].
+    pub fn is_right(&self) -> bool {
+        matches!(self, Either::Right(_))
+    }
+}
+
+/// Waits for the first of two futures to finish, returns its output, and drops the other, like
+/// tokio's `select!` with two branches.
+///
+/// Both futures are polled at every poll of the select until one is ready. Which one is polled
+/// first is a nondeterministic choice of the execution (as [`crate::rand`]: the strategy makes
+/// it and the replay token records it), drawn afresh at every poll, and the first one found
+/// ready wins. So when both are ready at the same poll (a reply and a deadline due at the same
+/// virtual instant, say) both outcomes are explored, never a fixed favourite. The loser is
+/// dropped without being polled again: a loser that had something ready keeps it wherever it
+/// came from (a message stays in its channel), exactly as with tokio's branches, which are
+/// polled in random order.
+///
+/// ```
+/// use interleave::future::{self, Either};
+/// use interleave::future::sync::oneshot;
+/// use interleave::time::{self, Duration};
+///
+/// interleave::check(|| {
+///     future::block_on(async {
+///         let (tx, rx) = oneshot::channel::<u32>();
+///         match future::select(rx, time::sleep(Duration::from_millis(10))).await {
+///             Either::Left(reply) => panic!("nobody sent {reply:?}"),
+///             Either::Right(()) => drop(tx), // the deadline: the sender is still silent
+///         }
+///     })
+/// });
+/// ```
+pub async fn select<A: IntoFuture, B: IntoFuture>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let mut a = pin!(a.into_future());
+    let mut b = pin!(b.into_future());
+    std::future::poll_fn(move |context| {
+        let a_first = runtime::with(|ex| ex.choose_value(2)) == 0;
+        if a_first {
+            if let Poll::Ready(output) = a.as_mut().poll(context) {
+                return Poll::Ready(Either::Left(output));
+            }
+        }
+        if let Poll::Ready(output) = b.as_mut().poll(context) {
+            return Poll::Ready(Either::Right(output));
+        }
+        if !a_first {
+            if let Poll::Ready(output) = a.as_mut().poll(context) {
+                return Poll::Ready(Either::Left(output));
+            }
+        }
+        Poll::Pending
+    })
+    .await
 }

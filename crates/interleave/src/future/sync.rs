@@ -422,6 +422,26 @@ pub mod oneshot {
 
     impl std::error::Error for RecvError {}
 
+    /// Why [`Receiver::try_recv`] found no value.
+    #[derive(Debug, PartialEq, Eq)]
+    pub enum TryRecvError {
+        /// No value yet, and the sender may still send one.
+        Empty,
+        /// No value, and none can come any more: the sender is gone or the receiver closed.
+        Closed,
+    }
+
+    impl fmt::Display for TryRecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                TryRecvError::Empty => f.write_str("the channel is empty"),
+                TryRecvError::Closed => f.write_str("the channel is closed"),
+            }
+        }
+    }
+
+    impl std::error::Error for TryRecvError {}
+
     /// A new channel.
     #[track_caller]
     pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
@@ -471,6 +491,25 @@ pub mod oneshot {
         }
     }
 
+    impl<T> Receiver<T> {
+        /// Takes the value if it has been sent, without waiting.
+        pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+            let mut shared = state(&self.shared);
+            match shared.value.take() {
+                Some(value) => Ok(value),
+                None if shared.sender_gone || shared.receiver_gone => Err(TryRecvError::Closed),
+                None => Err(TryRecvError::Empty),
+            }
+        }
+
+        /// Stops the sender from sending, as tokio's: a value sent before can still be taken
+        /// with [`try_recv`](Receiver::try_recv), and no value can arrive after it. The way to
+        /// give up waiting without losing a value sent at the last moment.
+        pub fn close(&mut self) {
+            state(&self.shared).receiver_gone = true;
+        }
+    }
+
     impl<T> Future for Receiver<T> {
         type Output = Result<T, RecvError>;
 
@@ -479,7 +518,7 @@ pub mod oneshot {
             if let Some(value) = shared.value.take() {
                 return Poll::Ready(Ok(value));
             }
-            if shared.sender_gone {
+            if shared.sender_gone || shared.receiver_gone {
                 return Poll::Ready(Err(RecvError(())));
             }
             shared.receiver = Some(context.waker().clone());

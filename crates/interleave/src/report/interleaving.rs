@@ -1,7 +1,8 @@
 //! Renders an execution's steps as per-thread columns of (operation, object, site).
 //!
 //! Long executions are shortened to what usually matters: the last [`MAX_ROWS`] rows, with long
-//! runs of one thread collapsed to their first and last steps.
+//! runs of one thread collapsed to their first and last steps. A row marks each move of the
+//! virtual clock, before the step that came next.
 
 use std::fmt::Write;
 
@@ -16,6 +17,8 @@ const RUN_KEEP: usize = 2;
 
 enum Row {
     Step(usize),
+    /// The virtual clock moved to this time before the next step.
+    Clock(std::time::Duration),
     Elided {
         thread: usize,
         count: usize,
@@ -27,11 +30,17 @@ enum Row {
 pub(crate) fn render(ex: &Execution) -> String {
     let events = &ex.events;
     let mut rows = Vec::new();
+    let mut advances = ex.clock_advances.iter().peekable();
     let mut start = 0;
     while start < events.len() {
+        while let Some(&(_, time)) = advances.next_if(|(step, _)| *step <= start) {
+            rows.push(Row::Clock(time));
+        }
+        // A run of one thread ends where the clock moves, so the move shows where it happened.
+        let run_end = advances.peek().map_or(events.len(), |(step, _)| *step);
         let thread = events[start].thread;
         let mut end = start;
-        while end < events.len() && events[end].thread == thread {
+        while end < run_end && events[end].thread == thread {
             end += 1;
         }
         if end - start > 2 * RUN_KEEP + 1 {
@@ -46,6 +55,9 @@ pub(crate) fn render(ex: &Execution) -> String {
         }
         start = end;
     }
+    // The clock can move and still leave every thread blocked (a timed-out waiter whose mutex
+    // a deadlocked thread holds): that move ends the interleaving.
+    rows.extend(advances.map(|&(_, time)| Row::Clock(time)));
     let skipped_rows = rows.len().saturating_sub(MAX_ROWS);
     rows.drain(..skipped_rows);
     if ex.threads.iter().any(|t| !t.finished) {
@@ -65,7 +77,7 @@ pub(crate) fn render(ex: &Execution) -> String {
                 .filter(|t| !t.finished)
                 .map(|t| t.pending.object)
                 .collect(),
-            Row::Elided { .. } => Vec::new(),
+            Row::Elided { .. } | Row::Clock(_) => Vec::new(),
         }
     };
     for row in rows {
@@ -134,6 +146,10 @@ pub(crate) fn render(ex: &Execution) -> String {
     out.push('\n');
     for row in rows {
         match row {
+            Row::Clock(time) => {
+                let _ = writeln!(out, "  {:>6} | virtual clock moves to {time:?}", "time");
+                continue;
+            }
             Row::Step(i) => {
                 let _ = write!(out, "  {:>6} ", i + 1);
             }

@@ -11,6 +11,12 @@
 //! schedule does not track (`Schedule::tracks`) right after another such access of the same
 //! thread is recorded without asking the schedule, which promised to keep the thread running.
 //!
+//! **Virtual time:** every execution has a clock that starts at zero and moves only when no
+//! thread can run while the main thread is still running: it then jumps to the earliest future
+//! deadline of a blocked thread (a sleep, a timed wait, or an async timer of a parked thread),
+//! which makes exactly the threads due at that instant runnable. The jump is no scheduling
+//! decision, so it is the same under every strategy and in every replay.
+//!
 //! A failure (panic, deadlock, relock, step bound, data race, divergence) stops the execution;
 //! the remaining coroutines are then unwound in reverse creation order (children before the
 //! parents whose stacks scoped children may borrow from), with visible operations turned into
@@ -29,6 +35,8 @@ use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -87,6 +95,31 @@ pub(crate) struct ThreadSlot {
     /// and how deeply units are nested there.
     pub unit: Option<usize>,
     pub unit_depth: u32,
+    /// The virtual time at which the pending operation times out; meaningful only while that
+    /// operation is timed (`Op::timed`).
+    pub deadline: Duration,
+    /// The earliest deadline of the async timers this thread registered: it ends the thread's
+    /// `Park`, which is how a task waits for its future.
+    pub timer_deadline: Option<Duration>,
+    /// The data address of the waker of the task this thread polls (0 outside `block_on` and
+    /// tasks), so firing a timer does not wake the thread that is already awake to poll again.
+    pub task_waker: usize,
+}
+
+/// An async timer (`crate::time::Sleep`) waiting for the virtual clock: the thread that polled
+/// it last and the waker to wake at its deadline.
+pub(crate) struct Timer {
+    pub key: TimerKey,
+    pub deadline: Duration,
+    pub thread: usize,
+    pub waker: Waker,
+}
+
+/// What a `Sleep` keeps to find its timer: the execution it registered in, and its number there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TimerKey {
+    tag: u64,
+    id: u64,
 }
 
 /// Per-execution settings the runtime needs.
@@ -124,6 +157,14 @@ pub(crate) struct Execution {
     pub warnings: Vec<String>,
     /// Units of work and atomic-set owners the program declared (`crate::atomic_set`).
     pub annotations: Annotations,
+    /// The virtual clock: time since the execution started.
+    pub now: Duration,
+    /// Where the clock moved: the index of the step that came next, and the new time (for
+    /// reports).
+    pub clock_advances: Vec<(usize, Duration)>,
+    /// The registered async timers, in registration order.
+    timers: Vec<Timer>,
+    next_timer: u64,
     spawned: Vec<(usize, ThreadCoroutine)>,
     pub schedule: Box<dyn Schedule + Send>,
     pub limits: Limits,
@@ -284,6 +325,10 @@ impl Execution {
             spare.teardown = false;
             spare.warnings.clear();
             spare.annotations.clear();
+            spare.now = Duration::ZERO;
+            spare.clock_advances.clear();
+            spare.timers.clear();
+            spare.next_timer = 0;
             spare.schedule = schedule;
             spare.limits = limits;
             return spare;
@@ -304,6 +349,10 @@ impl Execution {
             teardown: false,
             warnings: Vec::new(),
             annotations: Annotations::default(),
+            now: Duration::ZERO,
+            clock_advances: Vec::new(),
+            timers: Vec::new(),
+            next_timer: 0,
             spawned: Vec::new(),
             schedule,
             limits,
@@ -521,6 +570,9 @@ impl Execution {
             locals: Vec::new(),
             unit: None,
             unit_depth: 0,
+            deadline: Duration::ZERO,
+            timer_deadline: None,
+            task_waker: 0,
         });
         let stack = stacks::take(self.limits.stack_size);
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, ()| {
@@ -553,10 +605,15 @@ impl Execution {
                     self.objects[op.arg as usize].state,
                     ObjState::Mutex { holder: None }
                 );
-                mutex_free && (!slot.waiting || op.timed)
+                mutex_free && (!slot.waiting || self.timed_out(slot))
             }
             OpKind::Join => self.threads[op.arg as usize].finished,
-            OpKind::Park => slot.park_token || op.timed,
+            OpKind::Park => {
+                slot.park_token
+                    || self.timed_out(slot)
+                    || slot.timer_deadline.is_some_and(|d| d <= self.now)
+            }
+            OpKind::Sleep => self.timed_out(slot),
             OpKind::BarrierLeave => match state() {
                 ObjState::Barrier { generation, .. } => *generation != slot.barrier_generation,
                 _ => true,
@@ -583,10 +640,182 @@ impl Execution {
                 _ => true,
             },
             OpKind::Recv => match state() {
-                ObjState::Channel { len, senders, .. } => *len > 0 || *senders == 0 || op.timed,
+                ObjState::Channel { len, senders, .. } => {
+                    *len > 0 || *senders == 0 || self.timed_out(slot)
+                }
                 _ => true,
             },
             _ => true,
+        }
+    }
+
+    /// Whether `slot`'s pending operation is timed and the clock has reached its deadline.
+    #[inline]
+    fn timed_out(&self, slot: &ThreadSlot) -> bool {
+        slot.pending.timed && slot.deadline <= self.now
+    }
+
+    /// Whether thread `t`'s pending operation is timed and its deadline has passed (it may
+    /// still wait for its mutex).
+    pub fn deadline_passed(&self, t: usize) -> bool {
+        self.timed_out(&self.threads[t])
+    }
+
+    /// The earliest future instant at which thread `t` stops waiting by itself: its timed
+    /// operation's deadline, or for a `Park` also its earliest async timer.
+    fn next_deadline(&self, t: usize) -> Option<Duration> {
+        let slot = &self.threads[t];
+        let own = slot.pending.timed.then_some(slot.deadline);
+        let timers = slot
+            .timer_deadline
+            .filter(|_| slot.pending.kind == OpKind::Park);
+        own.into_iter()
+            .chain(timers)
+            .filter(|&deadline| deadline > self.now)
+            .min()
+    }
+
+    /// Moves the clock to the earliest future deadline of an unfinished thread; false when
+    /// none has one. Called only when no thread can run, so the jump skips nothing: before
+    /// that instant nothing could happen.
+    fn advance_clock(&mut self) -> bool {
+        let next = (0..self.threads.len())
+            .filter(|&t| !self.threads[t].finished)
+            .filter_map(|t| self.next_deadline(t))
+            .min();
+        match next {
+            Some(deadline) => {
+                self.now = deadline;
+                self.clock_advances.push((self.events.len(), deadline));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The virtual time `duration` from now (saturating: an enormous timeout never fires
+    /// before the end of representable time).
+    pub fn deadline_after(&self, duration: Duration) -> Duration {
+        self.now.saturating_add(duration)
+    }
+
+    /// Sets the deadline of the timed operation the running thread announces next.
+    pub fn set_deadline(&mut self, deadline: Duration) {
+        let me = self.current;
+        self.threads[me].deadline = deadline;
+    }
+
+    /// Registers the running thread's timer for `deadline` waking `waker`, or updates the
+    /// timer `key` names if it is still registered in this execution. Returns its key and the
+    /// waker it replaced, which the caller drops outside the runtime (dropping a waker can run
+    /// arbitrary code).
+    pub fn set_timer(
+        &mut self,
+        key: Option<TimerKey>,
+        deadline: Duration,
+        waker: &Waker,
+    ) -> (TimerKey, Option<Waker>) {
+        let me = self.current;
+        let existing = key.and_then(|key| self.timer_position(key));
+        let (key, replaced, previous_thread) = match existing {
+            Some(position) => {
+                let timer = &mut self.timers[position];
+                timer.deadline = deadline;
+                let previous_thread = std::mem::replace(&mut timer.thread, me);
+                let replaced = (!timer.waker.will_wake(waker))
+                    .then(|| std::mem::replace(&mut timer.waker, waker.clone()));
+                (timer.key, replaced, Some(previous_thread))
+            }
+            None => {
+                let key = TimerKey {
+                    tag: self.tag,
+                    id: self.next_timer,
+                };
+                self.next_timer += 1;
+                self.timers.push(Timer {
+                    key,
+                    deadline,
+                    thread: me,
+                    waker: waker.clone(),
+                });
+                (key, None, None)
+            }
+        };
+        self.refresh_timer_deadline(me);
+        if let Some(previous) = previous_thread.filter(|&t| t != me) {
+            self.refresh_timer_deadline(previous);
+        }
+        (key, replaced)
+    }
+
+    /// Moves the deadline of timer `key`, if it is still registered in this execution.
+    pub fn reset_timer(&mut self, key: TimerKey, deadline: Duration) {
+        if let Some(position) = self.timer_position(key) {
+            self.timers[position].deadline = deadline;
+            let thread = self.timers[position].thread;
+            self.refresh_timer_deadline(thread);
+        }
+    }
+
+    /// Removes timer `key`, if it is still registered in this execution, and returns its waker
+    /// for the caller to drop outside the runtime.
+    pub fn cancel_timer(&mut self, key: TimerKey) -> Option<Waker> {
+        let position = self.timer_position(key)?;
+        let timer = self.timers.remove(position);
+        self.refresh_timer_deadline(timer.thread);
+        Some(timer.waker)
+    }
+
+    /// Removes the running thread's timers whose deadline has come, in registration order, and
+    /// returns the wakers to wake, leaving out the thread's own task waker (it is awake and
+    /// polls its future next anyway) and returning that one as the second list, to drop.
+    pub fn fire_due_timers(&mut self) -> (Vec<Waker>, Vec<Waker>) {
+        let me = self.current;
+        if self.threads[me].timer_deadline.is_none_or(|d| d > self.now) {
+            return (Vec::new(), Vec::new());
+        }
+        let own = self.threads[me].task_waker;
+        let (mut wake, mut redundant) = (Vec::new(), Vec::new());
+        let now = self.now;
+        let mut kept = Vec::with_capacity(self.timers.len());
+        for timer in self.timers.drain(..) {
+            if timer.thread != me || timer.deadline > now {
+                kept.push(timer);
+            } else if timer.waker.data() as usize == own {
+                redundant.push(timer.waker);
+            } else {
+                wake.push(timer.waker);
+            }
+        }
+        self.timers = kept;
+        self.refresh_timer_deadline(me);
+        (wake, redundant)
+    }
+
+    /// Takes every registered timer out of the execution, for dropping outside the runtime.
+    fn take_timers(&mut self) -> Vec<Timer> {
+        for slot in &mut self.threads {
+            slot.timer_deadline = None;
+        }
+        std::mem::take(&mut self.timers)
+    }
+
+    fn timer_position(&self, key: TimerKey) -> Option<usize> {
+        if key.tag != self.tag {
+            return None;
+        }
+        self.timers.iter().position(|timer| timer.key == key)
+    }
+
+    fn refresh_timer_deadline(&mut self, thread: usize) {
+        let earliest = self
+            .timers
+            .iter()
+            .filter(|timer| timer.thread == thread)
+            .map(|timer| timer.deadline)
+            .min();
+        if let Some(slot) = self.threads.get_mut(thread) {
+            slot.timer_deadline = earliest;
         }
     }
 
@@ -623,7 +852,9 @@ impl Execution {
             kind, object, arg, ..
         } = slot.pending;
         let site = slot.pending_site;
-        if kind == OpKind::Yield {
+        // A sleep counts as a yield: a loop that waits by sleeping zero time still loses its
+        // priority under the strategies' yield rule.
+        if kind == OpKind::Yield || kind == OpKind::Sleep {
             slot.yields += 1;
         }
         self.events.push(Event {
@@ -752,6 +983,10 @@ pub(crate) fn run(
     with(|ex| adopt(ex, &mut coroutines));
 
     teardown(&mut coroutines);
+    // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
+    // the timers are dropped while the execution is still current but not borrowed.
+    let timers = with(Execution::take_timers);
+    drop(timers);
     CURRENT.with(|current| current.execution.set(std::ptr::null_mut()));
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
@@ -777,6 +1012,16 @@ fn decide(ex: &mut Execution) -> Option<usize> {
     ex.compute_enabled();
     if ex.failure.is_some() {
         return None;
+    }
+    // Virtual time passes only when nothing can happen before the next deadline. After the
+    // main thread returned the process would be gone under std, so the clock stops there.
+    if ex.enabled.is_empty() && !ex.threads[0].finished {
+        while ex.enabled.is_empty() && ex.advance_clock() {
+            ex.compute_enabled();
+            if ex.failure.is_some() {
+                return None;
+            }
+        }
     }
     if ex.enabled.is_empty() {
         // Threads still blocked after the main thread returned would be killed with the process

@@ -21,7 +21,7 @@ pub enum OpKind {
     Spawn,
     /// Waiting for a thread to finish.
     Join,
-    /// `thread::yield_now`, `hint::spin_loop`, or `thread::sleep`.
+    /// `thread::yield_now` or `hint::spin_loop`.
     Yield,
     /// `thread::park` (blocks until the thread's token is available).
     Park,
@@ -82,6 +82,8 @@ pub enum OpKind {
     /// A non-blocking query or state change: `try_recv`, `try_send`, dropping a channel
     /// endpoint, `JoinHandle::is_finished`, `Once::is_completed`.
     Poll,
+    /// `thread::sleep` (blocks until the virtual clock reaches the sleep's deadline).
+    Sleep,
 }
 
 impl OpKind {
@@ -95,7 +97,7 @@ impl OpKind {
             Lock | TryLock | Unlock | ReadLock | WriteLock | TryRwLock | RwUnlock | Wait | Wake
             | NotifyOne | NotifyAll | BarrierArrive | BarrierLeave | OnceEnter | OnceComplete
             | Send | SendWait | Recv | Poll | Fence => Access::Sync,
-            Start | Spawn | Join | Yield | Park | Unpark => Access::Thread,
+            Start | Spawn | Join | Yield | Park | Unpark | Sleep => Access::Thread,
         }
     }
 
@@ -139,6 +141,7 @@ impl OpKind {
                 | OpKind::Send
                 | OpKind::SendWait
                 | OpKind::Recv
+                | OpKind::Sleep
         )
     }
 
@@ -178,6 +181,7 @@ impl OpKind {
             SendWait => "send (rendezvous)",
             Recv => "recv",
             Poll => "poll",
+            Sleep => "sleep",
         }
     }
 }
@@ -299,7 +303,8 @@ pub(crate) struct Op {
     pub object: ObjIdx,
     /// Kind-specific argument: the target thread for `Join` and `Unpark`, the mutex for `Wake`.
     pub arg: u32,
-    /// The operation may complete without its wake-up condition (a timeout).
+    /// The operation has a deadline (the thread slot's `deadline`): once the virtual clock
+    /// reaches it, the operation may complete without its wake-up condition (a timeout).
     pub timed: bool,
     /// The operation may have to wait for another thread. Computed once when the operation is
     /// built (usually at compile time), so deciding which threads are enabled only inspects the

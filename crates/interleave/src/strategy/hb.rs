@@ -29,8 +29,9 @@ pub(super) enum Conflict {
 }
 
 /// What `event` conflicts on: its object; for a woken `Condvar` waiter also the mutex it takes
-/// back; for spawning and parking the thread-management pseudo-object. Two steps of different
-/// threads are dependent when they share a conflict and are not both reads.
+/// back; for spawning, parking and sleeping (a sleeper waits for the clock, which every
+/// thread's blocking moves) the thread-management pseudo-object. Two steps of different threads
+/// are dependent when they share a conflict and are not both reads.
 pub(super) fn conflicts(event: &TraceEvent) -> [Option<Conflict>; 2] {
     let second = match event.target {
         Some(TraceTarget::Object(object)) => Some(Conflict::Object(object)),
@@ -38,7 +39,9 @@ pub(super) fn conflicts(event: &TraceEvent) -> [Option<Conflict>; 2] {
     };
     match (event.object, event.kind) {
         (Some(object), _) => [Some(Conflict::Object(object)), second],
-        (None, OpKind::Spawn | OpKind::Park | OpKind::Unpark) => [Some(Conflict::Threads), None],
+        (None, OpKind::Spawn | OpKind::Park | OpKind::Unpark | OpKind::Sleep) => {
+            [Some(Conflict::Threads), None]
+        }
         (None, _) => [None, None],
     }
 }

@@ -1,7 +1,8 @@
 //! `Condvar`: waiting for a condition under a mutex. `wait` releases the mutex and waits for a
-//! notification; a timeout is a scheduling choice (the waiter may time out whenever it is
-//! scheduled before being notified). There are no spurious wake-ups, and `notify_one` wakes the
-//! longest-waiting thread.
+//! notification. A timed wait times out exactly when the execution's virtual clock (see
+//! [`crate::time`]) reaches its deadline, which happens only when no other thread can run
+//! before it; a notification that comes first wins. There are no spurious wake-ups, and
+//! `notify_one` wakes the longest-waiting thread.
 
 use std::panic::Location;
 use std::time::Duration;
@@ -37,10 +38,12 @@ impl Condvar {
         }
     }
 
+    /// Waits for a notification, or until the virtual clock reaches `deadline` if there is one;
+    /// returns whether it timed out.
     fn wait_inner<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
-        timed: bool,
+        deadline: Option<Duration>,
         site: Site,
     ) -> (MutexGuard<'a, T>, bool) {
         let (mutex, lock_site) = guard.into_parts();
@@ -53,9 +56,12 @@ impl Condvar {
                 waiters.push_back(me);
             }
             ex.threads[me].waiting = true;
+            if let Some(deadline) = deadline {
+                ex.set_deadline(deadline);
+            }
             m
         });
-        runtime::switch(Op::with(OpKind::Wake, cv, m, timed), site);
+        runtime::switch(Op::with(OpKind::Wake, cv, m, deadline.is_some()), site);
         let timed_out = runtime::with(|ex| {
             let me = ex.me();
             let timed_out = ex.threads[me].waiting;
@@ -76,7 +82,7 @@ impl Condvar {
     /// Releases the guard's mutex, waits for a notification, and re-acquires the mutex.
     #[track_caller]
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-        Ok(self.wait_inner(guard, false, Location::caller()).0)
+        Ok(self.wait_inner(guard, None, Location::caller()).0)
     }
 
     /// Waits while `condition` holds.
@@ -91,24 +97,26 @@ impl Condvar {
     {
         let site = Location::caller();
         while condition(&mut *guard) {
-            guard = self.wait_inner(guard, false, site).0;
+            guard = self.wait_inner(guard, None, site).0;
         }
         Ok(guard)
     }
 
-    /// Like [`Condvar::wait`], but may time out whenever the scheduler chooses.
+    /// Like [`Condvar::wait`], but also returns, timed out, once the virtual clock has advanced
+    /// by `duration` without a notification.
     #[track_caller]
     pub fn wait_timeout<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
         duration: Duration,
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
-        let _ = duration;
-        let (guard, timed_out) = self.wait_inner(guard, true, Location::caller());
+        let deadline = runtime::with(|ex| ex.deadline_after(duration));
+        let (guard, timed_out) = self.wait_inner(guard, Some(deadline), Location::caller());
         Ok((guard, WaitTimeoutResult(timed_out)))
     }
 
-    /// Waits while `condition` holds, or until a timeout the scheduler chooses.
+    /// Waits while `condition` holds, for at most `duration` of virtual time in all; the result
+    /// says whether the condition still held when the time was up.
     #[track_caller]
     pub fn wait_timeout_while<'a, T: ?Sized, F>(
         &self,
@@ -119,10 +127,10 @@ impl Condvar {
     where
         F: FnMut(&mut T) -> bool,
     {
-        let _ = duration;
         let site = Location::caller();
+        let deadline = runtime::with(|ex| ex.deadline_after(duration));
         while condition(&mut *guard) {
-            let (next, timed_out) = self.wait_inner(guard, true, site);
+            let (next, timed_out) = self.wait_inner(guard, Some(deadline), site);
             guard = next;
             if timed_out {
                 let still = condition(&mut *guard);

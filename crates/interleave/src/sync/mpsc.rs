@@ -2,7 +2,9 @@
 //!
 //! `recv` blocks while the channel is empty and a sender is alive; `send` on a bounded channel
 //! blocks while it is full; a rendezvous channel (`sync_channel(0)`) blocks the sender until
-//! the receiver takes the message. `recv_timeout` may time out whenever the scheduler chooses.
+//! the receiver takes the message. `recv_timeout` times out when the execution's virtual clock
+//! (see [`crate::time`]) reaches its deadline, which happens only when no other thread can run
+//! before it; a message that arrives first is received.
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
@@ -330,10 +332,14 @@ impl<T> Receiver<T> {
         })
     }
 
-    /// Like [`Receiver::recv`], but may time out whenever the scheduler chooses.
+    /// Like [`Receiver::recv`], but gives up once the virtual clock has advanced by `timeout`
+    /// without a message.
     #[track_caller]
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        let _ = timeout;
+        runtime::with(|ex| {
+            let deadline = ex.deadline_after(timeout);
+            ex.set_deadline(deadline);
+        });
         let idx = self
             .channel
             .schedule(OpKind::Recv, true, Location::caller());

@@ -1,0 +1,432 @@
+//! Virtual time: the clock moves only when no thread can run, to the earliest deadline, for
+//! async timers and blocking timed waits alike; `select` explores both winners of a tie; and a
+//! timeout race of async code (a reply due at the same instant as the deadline) is found by PCT.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex as StdMutex;
+
+use interleave::future::sync::oneshot;
+use interleave::future::{self, Either};
+use interleave::sync::atomic::{AtomicBool, Ordering};
+use interleave::sync::mpsc::{self, RecvTimeoutError};
+use interleave::sync::{Arc, Condvar, Mutex};
+use interleave::thread;
+use interleave::time::{self, Duration, Instant};
+use interleave::{Builder, FailureKind, Report};
+
+fn ms(millis: u64) -> Duration {
+    Duration::from_millis(millis)
+}
+
+/// Explores `f` with random and PCT schedules and fails the test on any failure.
+fn all_schedules(f: impl Fn() + Sync) {
+    for spec in ["random", "pct:d=2", "pct:d=3"] {
+        let report = Builder::new()
+            .ignore_environment()
+            .strategy(spec.parse().unwrap())
+            .executions(200)
+            .explore(&f)
+            .unwrap();
+        if let Some(failure) = report.first_failure() {
+            panic!("{spec}: {failure}");
+        }
+    }
+}
+
+/// The set of values `f` returned over many random schedules.
+fn outcomes<T: Ord + Send>(f: impl Fn() -> T + Sync) -> BTreeSet<T> {
+    let seen = StdMutex::new(BTreeSet::new());
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(300)
+        .explore(|| {
+            let value = f();
+            seen.lock().unwrap().insert(value);
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    seen.into_inner().unwrap()
+}
+
+#[test]
+fn sleepers_wake_in_deadline_order_and_the_clock_moves_by_exactly_the_slept_time() {
+    all_schedules(|| {
+        future::block_on(async {
+            let start = Instant::now();
+            assert_eq!(start.elapsed(), Duration::ZERO);
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let sleeper = |millis: u64| {
+                let log = log.clone();
+                future::spawn(async move {
+                    let before = Instant::now();
+                    time::sleep(ms(millis)).await;
+                    assert_eq!(Instant::now() - before, ms(millis));
+                    log.lock().unwrap().push((millis, start.elapsed()));
+                })
+            };
+            let slow = sleeper(10);
+            let fast = sleeper(5);
+            slow.await.unwrap();
+            fast.await.unwrap();
+            assert_eq!(*log.lock().unwrap(), vec![(5, ms(5)), (10, ms(10))]);
+            assert_eq!(start.elapsed(), ms(10));
+            time::sleep_until(start + ms(12)).await;
+            assert_eq!(Instant::now(), start + ms(12));
+            time::sleep_until(start).await;
+            assert_eq!(
+                start.elapsed(),
+                ms(12),
+                "a deadline in the past completes at once"
+            );
+        })
+    });
+}
+
+#[test]
+fn a_timeout_fires_at_its_deadline_and_not_when_the_future_is_faster() {
+    all_schedules(|| {
+        future::block_on(async {
+            let start = Instant::now();
+            let late = time::timeout(ms(5), time::sleep(ms(10))).await;
+            assert!(late.is_err());
+            assert_eq!(start.elapsed(), ms(5));
+
+            let early = time::timeout(ms(10), async {
+                time::sleep(ms(3)).await;
+                7
+            })
+            .await;
+            assert_eq!(early, Ok(7));
+            assert_eq!(start.elapsed(), ms(8));
+
+            // A reply that needs no time arrives before any deadline, however the schedule
+            // delays the replying task.
+            let (tx, rx) = oneshot::channel();
+            let replier = future::spawn(async move { tx.send(1).unwrap() });
+            assert_eq!(time::timeout(ms(1), rx).await, Ok(Ok(1)));
+            replier.await.unwrap();
+            assert_eq!(start.elapsed(), ms(8));
+
+            // A sender that never sends: only the deadline ends the wait.
+            let (tx, rx) = oneshot::channel::<u32>();
+            assert!(time::timeout_at(start + ms(20), rx).await.is_err());
+            assert_eq!(start.elapsed(), ms(20));
+            drop(tx);
+        })
+    });
+}
+
+#[test]
+fn an_interval_ticks_at_once_then_every_period_and_makes_up_missed_ticks() {
+    all_schedules(|| {
+        future::block_on(async {
+            let start = Instant::now();
+            let mut ticks = time::interval(ms(3));
+            assert_eq!(ticks.period(), ms(3));
+            assert_eq!(ticks.tick().await, start);
+            assert_eq!(ticks.tick().await, start + ms(3));
+            assert_eq!(start.elapsed(), ms(3));
+            time::sleep(ms(7)).await;
+            // Missed ticks come at once, keeping their phase.
+            assert_eq!(ticks.tick().await, start + ms(6));
+            assert_eq!(ticks.tick().await, start + ms(9));
+            assert_eq!(start.elapsed(), ms(10));
+            assert_eq!(ticks.tick().await, start + ms(12));
+            assert_eq!(start.elapsed(), ms(12));
+            ticks.reset();
+            assert_eq!(ticks.tick().await, start + ms(15));
+        })
+    });
+}
+
+#[test]
+fn blocking_sleeps_and_async_sleeps_share_one_clock() {
+    all_schedules(|| {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sleeper = {
+            let log = log.clone();
+            thread::spawn(move || {
+                thread::sleep(ms(4));
+                log.lock().unwrap().push(("thread", Instant::now()));
+                thread::sleep(ms(4));
+                log.lock().unwrap().push(("thread", Instant::now()));
+            })
+        };
+        let start = Instant::now();
+        future::block_on(async {
+            time::sleep(ms(6)).await;
+            log.lock().unwrap().push(("task", Instant::now()));
+            time::sleep(ms(4)).await;
+            log.lock().unwrap().push(("task", Instant::now()));
+        });
+        sleeper.join().unwrap();
+        let expected: Vec<_> = [("thread", 4), ("task", 6), ("thread", 8), ("task", 10)]
+            .into_iter()
+            .map(|(who, millis)| (who, start + ms(millis)))
+            .collect();
+        assert_eq!(*log.lock().unwrap(), expected);
+
+        // A park that nobody ends returns at its deadline.
+        thread::park_timeout(ms(3));
+        assert_eq!(start.elapsed(), ms(13));
+    });
+}
+
+#[test]
+fn a_condvar_wait_times_out_only_when_nothing_else_can_run() {
+    /// The waiter waits at most 10 ms; the notifier first works for `work` of virtual time.
+    /// Returns whether the waiter timed out and when it woke.
+    fn wait_for_notifier(work: Option<Duration>) -> (bool, Duration) {
+        let state = Arc::new((Mutex::new(false), Condvar::new()));
+        let notifier = {
+            let state = state.clone();
+            thread::spawn(move || {
+                if let Some(work) = work {
+                    thread::sleep(work);
+                }
+                *state.0.lock().unwrap() = true;
+                state.1.notify_one();
+            })
+        };
+        let start = Instant::now();
+        let (lock, condvar) = &*state;
+        let (guard, result) = condvar
+            .wait_timeout_while(lock.lock().unwrap(), ms(10), |ready| !*ready)
+            .unwrap();
+        assert_eq!(*guard, !result.timed_out());
+        let woke = start.elapsed();
+        drop(guard);
+        notifier.join().unwrap();
+        (result.timed_out(), woke)
+    }
+
+    // However late the schedule runs the notifier, it notifies before any time passes.
+    assert_eq!(
+        outcomes(|| wait_for_notifier(None)),
+        BTreeSet::from([(false, Duration::ZERO)])
+    );
+    assert_eq!(
+        outcomes(|| wait_for_notifier(Some(ms(4)))),
+        BTreeSet::from([(false, ms(4))])
+    );
+    assert_eq!(
+        outcomes(|| wait_for_notifier(Some(ms(20)))),
+        BTreeSet::from([(true, ms(10))])
+    );
+
+    // `wait_timeout` without a notifier times out after exactly its duration.
+    all_schedules(|| {
+        let pair = (Mutex::new(()), Condvar::new());
+        let start = Instant::now();
+        let (_guard, result) = pair.1.wait_timeout(pair.0.lock().unwrap(), ms(7)).unwrap();
+        assert!(result.timed_out());
+        assert_eq!(start.elapsed(), ms(7));
+    });
+}
+
+#[test]
+fn recv_timeout_receives_what_comes_before_the_deadline() {
+    let receive = |send_after: u64, timeout: u64| {
+        let (tx, rx) = mpsc::channel();
+        let sender = thread::spawn(move || {
+            thread::sleep(ms(send_after));
+            let _ = tx.send(1);
+        });
+        let start = Instant::now();
+        let result = match rx.recv_timeout(ms(timeout)) {
+            Ok(value) => Some(value),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => panic!("the sender is alive"),
+        };
+        let waited = start.elapsed();
+        drop(rx);
+        sender.join().unwrap();
+        (result, waited)
+    };
+    assert_eq!(
+        outcomes(|| receive(5, 10)),
+        BTreeSet::from([(Some(1), ms(5))])
+    );
+    assert_eq!(outcomes(|| receive(10, 2)), BTreeSet::from([(None, ms(2))]));
+}
+
+#[test]
+fn a_sleeping_thread_is_no_deadlock_but_a_thread_waiting_without_deadline_is() {
+    all_schedules(|| {
+        let start = Instant::now();
+        let sleeper = thread::spawn(|| thread::sleep(Duration::from_secs(3600)));
+        sleeper.join().unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(3600));
+    });
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(20)
+        .explore(|| {
+            let _sleeper = thread::spawn(|| thread::sleep(ms(5)));
+            // The clock moves to 5 ms for the sleeper; after that nothing has a deadline, and
+            // nothing will unpark the main thread.
+            thread::park();
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("the park never ends");
+    assert_eq!(failure.kind, FailureKind::Deadlock, "{failure}");
+    assert!(
+        failure.message.contains("waits to be unparked"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn select_explores_both_winners_when_both_are_ready() {
+    let winners = outcomes(|| {
+        future::block_on(async {
+            match future::select(async { 1 }, async { 2 }).await {
+                Either::Left(value) | Either::Right(value) => value,
+            }
+        })
+    });
+    assert_eq!(winners, BTreeSet::from([1, 2]));
+
+    // A reply due at the same instant as the deadline: both outcomes, and the losing reply
+    // stays in its channel.
+    let outcomes = outcomes(|| {
+        future::block_on(async {
+            let (tx, mut rx) = oneshot::channel();
+            let replier = future::spawn(async move {
+                time::sleep(ms(10)).await;
+                tx.send(5).unwrap();
+            });
+            replier.await.unwrap();
+            let winner = future::select(&mut rx, time::sleep(Duration::ZERO)).await;
+            let left = winner.is_left();
+            let kept = if left { None } else { rx.try_recv().ok() };
+            (left, kept)
+        })
+    });
+    assert_eq!(outcomes, BTreeSet::from([(false, Some(5)), (true, None)]));
+}
+
+/// A client asks a server for a reply and gives up after 10 ms; the server needs 10 ms of work
+/// before it replies, so the reply and the deadline fall on the same virtual instant, and
+/// whether the reply is there when the client's select runs depends on the schedule (which of
+/// the two tasks the strategy runs first at 10 ms, and which branch the select polls first).
+/// The server counts its reply as delivered when the send succeeds.
+///
+/// Bug: when the deadline wins the select, the client gives up and drops the receiver, though
+/// the reply may already be in it: a delivered reply is taken for a timeout. Fixed: after the
+/// deadline the client closes the receiver, so nothing can arrive any more, and checks it once
+/// more (tokio's `close` + `try_recv`).
+fn request_with_deadline(fixed: bool) -> Outcome {
+    future::block_on(async move {
+        let delivered = Arc::new(AtomicBool::new(false));
+        let (reply_tx, mut reply_rx) = oneshot::channel();
+        let server = {
+            let delivered = delivered.clone();
+            future::spawn(async move {
+                time::sleep(ms(10)).await;
+                if reply_tx.send(42).is_ok() {
+                    delivered.store(true, Ordering::SeqCst);
+                }
+            })
+        };
+        let (reply, outcome) = match future::select(&mut reply_rx, time::sleep(ms(10))).await {
+            Either::Left(reply) => (reply.ok(), Outcome::Replied),
+            Either::Right(()) if fixed => {
+                reply_rx.close();
+                match reply_rx.try_recv() {
+                    Ok(reply) => (Some(reply), Outcome::ReplyAfterDeadline),
+                    Err(_) => (None, Outcome::TimedOut),
+                }
+            }
+            Either::Right(()) => (None, Outcome::TimedOut),
+        };
+        drop(reply_rx);
+        server.await.unwrap();
+        assert_eq!(
+            reply.is_some(),
+            delivered.load(Ordering::SeqCst),
+            "the server delivered its reply but the client reported a timeout"
+        );
+        outcome
+    })
+}
+
+/// How the client of [`request_with_deadline`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    /// The reply won the select.
+    Replied,
+    /// The deadline won, and the fixed client found the reply when it checked once more.
+    ReplyAfterDeadline,
+    /// No reply: the server's send came after the client closed the receiver.
+    TimedOut,
+}
+
+fn pct(seed: u64, fixed: bool) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy("pct:d=3".parse().unwrap())
+        .seed(seed)
+        .executions(1000)
+        .explore(move || {
+            request_with_deadline(fixed);
+        })
+        .unwrap()
+}
+
+#[test]
+fn the_fixed_client_meets_every_outcome_of_the_race() {
+    assert_eq!(
+        outcomes(|| request_with_deadline(true)),
+        BTreeSet::from([
+            Outcome::Replied,
+            Outcome::ReplyAfterDeadline,
+            Outcome::TimedOut
+        ])
+    );
+}
+
+#[test]
+fn pct_finds_the_reply_taken_for_a_timeout_in_every_seed() {
+    let found: Vec<u64> = (0..10)
+        .map(|seed| {
+            let report = pct(seed, false);
+            let failure = report
+                .first_failure()
+                .unwrap_or_else(|| panic!("seed {seed}: {report}"));
+            assert_eq!(failure.kind, FailureKind::Panic, "seed {seed}: {failure}");
+            assert!(
+                failure.message.contains("reported a timeout"),
+                "seed {seed}: {failure}"
+            );
+            let fixed = pct(seed, true);
+            assert!(fixed.is_ok(), "fixed twin, seed {seed}: {fixed}");
+            assert_eq!(fixed.executions, 1000, "fixed twin, seed {seed}");
+            failure.execution + 1
+        })
+        .collect();
+    println!("reply taken for a timeout: executions to the bug per seed {found:?}");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_report_and_the_token_replays_it() {
+    let first = pct(4, false);
+    let second = pct(4, false);
+    assert_eq!(first.to_string(), second.to_string());
+    let failure = first.first_failure().expect("the bug is found");
+    assert!(
+        failure.to_string().contains("virtual clock moves to 10ms"),
+        "the interleaving shows when the clock moved: {failure}"
+    );
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, || {
+            request_with_deadline(false);
+        })
+        .unwrap();
+    let again = replayed
+        .first_failure()
+        .expect("the replay fails the same way");
+    assert_eq!(again.message, failure.message);
+    assert_eq!(again.steps, failure.steps);
+}
