@@ -5,7 +5,7 @@
 //! thread parks until the future's [`Waker`] is woken, and waking unparks it; both are
 //! scheduling points, so every strategy interleaves tasks exactly as it interleaves threads,
 //! and blocking and async code mix freely in one test. The async primitives of
-//! [`sync`](self::sync) are scheduling points at every poll.
+//! [`sync`] are scheduling points at every poll.
 //!
 //! Wakers are modelled, not simulated: a future that returns `Pending` without arranging to be
 //! woken leaves its task parked for ever, and the execution ends in a deadlock that names the
