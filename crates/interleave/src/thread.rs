@@ -139,6 +139,11 @@ pub fn park_timeout(duration: Duration) {
     park_inner(true, Location::caller());
 }
 
+/// [`yield_now`] at `site`: what an async task's `yield_now().await` does.
+pub(crate) fn yield_at(site: runtime::op::Site) {
+    runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), site);
+}
+
 /// [`park`] at `site`: what a task parks with when its future is pending.
 pub(crate) fn park_at(site: runtime::op::Site) {
     park_inner(false, site);

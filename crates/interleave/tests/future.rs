@@ -147,3 +147,31 @@ fn an_aborted_task_is_cancelled_and_a_finished_one_keeps_its_output() {
         .unwrap();
     assert!(report.is_ok(), "{report}");
 }
+
+/// `yield_now().await` in a spin loop is the thread's yield, so PCT lets the task it waits
+/// for run instead of reporting a livelock.
+#[test]
+fn an_async_spin_loop_on_yield_now_is_not_a_livelock() {
+    for seed in 0..5 {
+        let report = Builder::new()
+            .ignore_environment()
+            .strategy("pct:d=3".parse().unwrap())
+            .seed(seed)
+            .executions(300)
+            .explore(|| {
+                future::block_on(async {
+                    let flag = Arc::new(AtomicBool::new(false));
+                    let setter = {
+                        let flag = flag.clone();
+                        future::spawn(async move { flag.store(true, Ordering::SeqCst) })
+                    };
+                    while !flag.load(Ordering::SeqCst) {
+                        future::yield_now().await;
+                    }
+                    setter.await.unwrap();
+                })
+            })
+            .unwrap();
+        assert!(report.is_ok(), "seed {seed}: {report}");
+    }
+}

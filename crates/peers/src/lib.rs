@@ -3,6 +3,8 @@
 //!
 //! - [`throughput`]: executions per second of the same three workloads under interleave, shuttle
 //!   and loom (`cargo bench -p interleave-peers`).
+//! - [`async_switch`]: time per async task switch of interleave's `future` module against
+//!   shuttle's on the same two workloads, printed by the same bench.
 //! - [`shuttle_suite`] and [`loom_suite`]: the benchmark programs of `interleave-programs`,
 //!   compiled from the same source files against shuttle and loom; [`atomic_set_shim`] is the
 //!   `rt::atomic_set` of both.
@@ -14,6 +16,7 @@
 // `loom_suite`.
 #![allow(clippy::duplicate_mod)]
 
+pub mod async_switch;
 pub mod atomic_set_shim;
 pub mod loom_suite;
 pub mod shuttle_suite;

@@ -40,8 +40,12 @@
 //! - The ratio lines divide interleave's executions per second by the peer's: above 1.0x
 //!   interleave is faster.
 //!
+//! After these three tables, the same run prints the async task-switch comparison of
+//! interleave's `future` module with shuttle's ([`crate::async_switch`]).
+//!
 //! Run it with `cargo bench -p interleave-peers` or
-//! `cargo run --release -p interleave-peers --bin peers -- [--executions N] [--quick]`.
+//! `cargo run --release -p interleave-peers --bin peers -- [--executions N] [--quick]`;
+//! `--async-only` runs only the async section.
 
 use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
 use std::time::{Duration, Instant};
@@ -324,7 +328,7 @@ pub fn run_loom(n: u64, f: fn()) -> Run {
 }
 
 /// Best (fastest) of `reps` runs.
-fn best_of(reps: usize, mut run: impl FnMut() -> Run) -> Run {
+pub fn best_of(reps: usize, mut run: impl FnMut() -> Run) -> Run {
     (0..reps.max(1))
         .map(|_| run())
         .min_by(|a, b| {
@@ -344,13 +348,17 @@ pub struct Options {
     pub executions: u64,
     /// Repetitions per runner.
     pub repetitions: usize,
+    /// Whether to run only the async task-switch section ([`crate::async_switch`]).
+    pub async_only: bool,
 }
 
 impl Options {
-    /// Parses `--executions N` and `--quick`; ignores `--bench` (passed by `cargo bench`).
+    /// Parses `--executions N`, `--quick` and `--async-only`; ignores `--bench` (passed by
+    /// `cargo bench`).
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
         let mut executions = None;
         let mut quick = false;
+        let mut async_only = false;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -362,6 +370,7 @@ impl Options {
                     executions = Some(parse_count(&s["--executions=".len()..])?);
                 }
                 "--quick" => quick = true,
+                "--async-only" => async_only = true,
                 "--bench" => {}
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -374,13 +383,15 @@ impl Options {
                 DEFAULT_EXECUTIONS
             }),
             repetitions: if quick { 1 } else { REPETITIONS },
+            async_only,
         })
     }
 }
 
-const USAGE: &str = "usage: peers [--executions N] [--quick]\n  \
+const USAGE: &str = "usage: peers [--executions N] [--quick] [--async-only]\n  \
     --executions N  executions per runner and repetition (default 80000)\n  \
-    --quick         smoke run: 300 executions, one repetition";
+    --quick         smoke run: 300 executions, one repetition\n  \
+    --async-only    only the async task-switch section (interleave::future vs shuttle::future)";
 
 fn parse_count(v: &str) -> Result<u64, String> {
     let n: u64 = v
@@ -405,8 +416,22 @@ struct Row {
     own: Option<f64>,
 }
 
-/// Runs every workload under every runner and prints the table to stdout.
+/// Runs every workload under every runner and prints the tables to stdout: the thread
+/// workloads under all three tools, then the async task switches of
+/// [`crate::async_switch`].
 pub fn run(opts: &Options) {
+    let total = Instant::now();
+    if !opts.async_only {
+        run_thread_workloads(opts);
+        println!();
+    }
+    crate::async_switch::run(opts);
+    println!();
+    println!("total wall time {:.1}s", total.elapsed().as_secs_f64());
+}
+
+/// The three thread workloads under the five runners.
+fn run_thread_workloads(opts: &Options) {
     let n = opts.executions;
     let reps = opts.repetitions;
     println!("interleave-peers: interleave vs shuttle {SHUTTLE_VERSION} and loom {LOOM_VERSION}, same workload source for all three");
@@ -418,7 +443,6 @@ pub fn run(opts: &Options) {
     println!("interleave's count for the same workload (random's for shuttle random and loom, pct's for shuttle pct);");
     println!("own = shuttle's own next_task calls per execution (separate untimed run); ns/own = time per own decision.");
     println!("ratios = interleave execs/s / peer execs/s (above 1.0x: interleave faster).");
-    let total = Instant::now();
     for w in all_workloads() {
         println!();
         println!("{}: {}", w.name, w.description);
@@ -524,8 +548,6 @@ pub fn run(opts: &Options) {
             ir.execs_per_sec() / lm.execs_per_sec(),
         );
     }
-    println!();
-    println!("total wall time {:.1}s", total.elapsed().as_secs_f64());
 }
 
 fn thousands(x: f64) -> String {
@@ -589,6 +611,8 @@ mod tests {
         assert_eq!(p(&["--quick"]).unwrap().executions, QUICK_EXECUTIONS);
         assert_eq!(p(&["--quick", "--executions", "7"]).unwrap().executions, 7);
         assert_eq!(p(&["--executions=1_000"]).unwrap().executions, 1000);
+        assert!(p(&["--async-only"]).unwrap().async_only);
+        assert!(!p(&["--quick"]).unwrap().async_only);
         assert!(p(&["--bogus"]).is_err());
     }
 }

@@ -267,23 +267,29 @@ impl<T> fmt::Debug for JoinHandle<T> {
 }
 
 /// Yields to the scheduler once: the task stays runnable, and another task may run first.
-pub async fn yield_now() {
-    struct YieldNow(bool);
-
-    impl Future for YieldNow {
-        type Output = ();
-
-        fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
-            if self.0 {
-                return Poll::Ready(());
-            }
-            self.0 = true;
-            context.waker().wake_by_ref();
-            Poll::Pending
-        }
+///
+/// A task is a thread, so this is the thread's yield (`thread::yield_now`): one scheduling
+/// decision, and strategies treat a task that keeps yielding in a spin loop as they treat a
+/// spinning thread (PCT lowers its priority so the task it waits for runs).
+#[track_caller]
+pub fn yield_now() -> impl Future<Output = ()> {
+    YieldNow {
+        site: Location::caller(),
     }
+}
 
-    YieldNow(false).await
+/// The future of [`yield_now`].
+struct YieldNow {
+    site: &'static Location<'static>,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _context: &mut Context<'_>) -> Poll<()> {
+        thread::yield_at(self.site);
+        Poll::Ready(())
+    }
 }
 
 /// The output of [`select`]: which of the two futures finished first, with its output.

@@ -1,0 +1,163 @@
+//! The async [`Semaphore`].
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use super::{state, wake_all, Standing, StateLock, Ticket, WaitQueue};
+
+/// A counting semaphore, as tokio's: `acquire().await` waits for a permit, waiters are served
+/// first come first served, and dropping the permit returns it (forgetting it leaks it).
+pub struct Semaphore {
+    state: StateLock<SemaphoreState>,
+}
+
+struct SemaphoreState {
+    /// Permits nobody holds and nobody has been granted.
+    permits: usize,
+    closed: bool,
+    waiters: WaitQueue,
+}
+
+impl SemaphoreState {
+    /// Hands free permits to waiters at the head, one each.
+    fn dispatch(&mut self) -> Vec<Waker> {
+        let mut woken = Vec::new();
+        while self.permits > 0 {
+            let Some(waker) = self.waiters.grant_front() else {
+                break;
+            };
+            self.permits -= 1;
+            woken.push(waker);
+        }
+        woken
+    }
+}
+
+/// The semaphore was closed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct AcquireError(());
+
+impl fmt::Display for AcquireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the semaphore is closed")
+    }
+}
+
+impl std::error::Error for AcquireError {}
+
+impl Semaphore {
+    /// A semaphore with `permits` permits.
+    #[track_caller]
+    pub fn new(permits: usize) -> Semaphore {
+        Semaphore {
+            state: StateLock::new(SemaphoreState {
+                permits,
+                closed: false,
+                waiters: WaitQueue::new(),
+            }),
+        }
+    }
+
+    /// Waits for a permit and takes it.
+    pub fn acquire(&self) -> impl Future<Output = Result<SemaphorePermit<'_>, AcquireError>> {
+        Acquire {
+            semaphore: self,
+            ticket: None,
+        }
+    }
+
+    /// The permits available now.
+    pub fn available_permits(&self) -> usize {
+        state(&self.state).permits
+    }
+
+    /// Adds `permits` permits, handing them to as many waiters.
+    pub fn add_permits(&self, permits: usize) {
+        let woken = {
+            let mut state = state(&self.state);
+            state.permits += permits;
+            state.dispatch()
+        };
+        wake_all(woken);
+    }
+
+    /// Closes the semaphore: every waiter, and every later `acquire`, gets an error.
+    pub fn close(&self) {
+        let woken = {
+            let mut state = state(&self.state);
+            state.closed = true;
+            state.waiters.release_all()
+        };
+        wake_all(woken);
+    }
+}
+
+/// The future of [`Semaphore::acquire`].
+struct Acquire<'a> {
+    semaphore: &'a Semaphore,
+    ticket: Option<Ticket>,
+}
+
+impl<'a> Future for Acquire<'a> {
+    type Output = Result<SemaphorePermit<'a>, AcquireError>;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let semaphore = self.semaphore;
+        let mut state = state(&semaphore.state);
+        if let Some(ticket) = self.ticket {
+            match state.waiters.check(ticket, context.waker()) {
+                Standing::Granted => {
+                    self.ticket = None;
+                    return Poll::Ready(Ok(SemaphorePermit { semaphore }));
+                }
+                Standing::Waiting => return Poll::Pending,
+                Standing::Released => self.ticket = None,
+            }
+        }
+        if state.closed {
+            return Poll::Ready(Err(AcquireError(())));
+        }
+        if state.permits > 0 && state.waiters.is_empty() {
+            state.permits -= 1;
+            return Poll::Ready(Ok(SemaphorePermit { semaphore }));
+        }
+        self.ticket = Some(state.waiters.enqueue((), context.waker()));
+        Poll::Pending
+    }
+}
+
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        let Some(ticket) = self.ticket.take() else {
+            return;
+        };
+        let woken = {
+            let mut state = state(&self.semaphore.state);
+            if state.waiters.withdraw(ticket) == Standing::Granted {
+                state.permits += 1;
+            }
+            state.dispatch()
+        };
+        wake_all(woken);
+    }
+}
+
+/// A permit of a [`Semaphore`]; dropping it returns the permit.
+pub struct SemaphorePermit<'a> {
+    semaphore: &'a Semaphore,
+}
+
+impl SemaphorePermit<'_> {
+    /// Keeps the permit out of the semaphore for good.
+    pub fn forget(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for SemaphorePermit<'_> {
+    fn drop(&mut self) {
+        self.semaphore.add_permits(1);
+    }
+}
