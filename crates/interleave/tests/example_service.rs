@@ -30,6 +30,10 @@ fn the_pool_opening_one_connection_too_many_is_found_and_replayed() {
             text.contains("examples/connection_pool.rs:"),
             "the report points into the example: {text}"
         );
+        assert!(
+            !text.contains("sync/mutex.rs"),
+            "the async mutex's steps are recorded at the example's lines: {text}"
+        );
 
         let replayed = Builder::new()
             .ignore_environment()

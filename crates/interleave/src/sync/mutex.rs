@@ -61,6 +61,13 @@ impl<T: ?Sized> Mutex<T> {
         Ok(self.guard(site))
     }
 
+    /// [`lock`](Mutex::lock) recorded at `site`: for primitives built on this one, which
+    /// report their caller's line.
+    pub(crate) fn lock_at(&self, site: Site) -> MutexGuard<'_, T> {
+        runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
+        self.guard(site)
+    }
+
     /// Takes the lock if it is free.
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {

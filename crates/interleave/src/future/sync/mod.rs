@@ -30,6 +30,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::task::Waker;
 
+use crate::runtime::op::Site;
 use crate::sync::Mutex as StateLock;
 
 /// A lock ([`Mutex`] or [`RwLock`]) was not available at once.
@@ -58,6 +59,11 @@ fn state<T>(lock: &StateLock<T>) -> crate::sync::MutexGuard<'_, T> {
     // The state lock is never held across a scheduling point that could panic the holder
     // half-way, so poisoning cannot leave it inconsistent.
     lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Locks a primitive's state, the step recorded at `site` (the user's call of the primitive).
+fn state_at<T>(lock: &StateLock<T>, site: Site) -> crate::sync::MutexGuard<'_, T> {
+    lock.lock_at(site)
 }
 
 /// One waiting future's place in a [`WaitQueue`].

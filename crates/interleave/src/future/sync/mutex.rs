@@ -3,10 +3,12 @@
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
+use super::{state_at, wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
+use crate::runtime::op::Site;
 
 /// An async mutex, as tokio's: `lock().await` waits without blocking the thread, waiters are
 /// served first come first served, and the guard may be held across `.await`s.
@@ -57,22 +59,27 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
-    /// Waits until the mutex is free and takes it.
+    /// Waits until the mutex is free and takes it. The steps are recorded at the caller's
+    /// line, and so is the unlock when the guard drops.
+    #[track_caller]
     pub fn lock(&self) -> impl Future<Output = MutexGuard<'_, T>> {
         Lock {
             mutex: self,
             ticket: None,
+            site: Location::caller(),
         }
     }
 
     /// Takes the mutex if it is free and nobody waits for it.
+    #[track_caller]
     pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
-        let mut state = state(&self.state);
+        let site = Location::caller();
+        let mut state = state_at(&self.state, site);
         if state.locked || !state.waiters.is_empty() {
             return Err(TryLockError(()));
         }
         state.locked = true;
-        Ok(MutexGuard { mutex: self })
+        Ok(MutexGuard { mutex: self, site })
     }
 
     /// The value, through the exclusive borrow that proves nobody else holds it.
@@ -85,19 +92,20 @@ impl<T: ?Sized> Mutex<T> {
 struct Lock<'a, T: ?Sized> {
     mutex: &'a Mutex<T>,
     ticket: Option<Ticket>,
+    site: Site,
 }
 
 impl<'a, T: ?Sized> Future for Lock<'a, T> {
     type Output = MutexGuard<'a, T>;
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
-        let mutex = self.mutex;
-        let mut state = state(&mutex.state);
+        let (mutex, site) = (self.mutex, self.site);
+        let mut state = state_at(&mutex.state, site);
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
                     self.ticket = None;
-                    return Poll::Ready(MutexGuard { mutex });
+                    return Poll::Ready(MutexGuard { mutex, site });
                 }
                 Standing::Waiting => return Poll::Pending,
                 Standing::Released => self.ticket = None,
@@ -105,7 +113,7 @@ impl<'a, T: ?Sized> Future for Lock<'a, T> {
         }
         if !state.locked && state.waiters.is_empty() {
             state.locked = true;
-            return Poll::Ready(MutexGuard { mutex });
+            return Poll::Ready(MutexGuard { mutex, site });
         }
         self.ticket = Some(state.waiters.enqueue((), context.waker()));
         Poll::Pending
@@ -118,7 +126,7 @@ impl<T: ?Sized> Drop for Lock<'_, T> {
             return;
         };
         let woken = {
-            let mut state = state(&self.mutex.state);
+            let mut state = state_at(&self.mutex.state, self.site);
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.locked = false;
             }
@@ -132,6 +140,8 @@ impl<T: ?Sized> Drop for Lock<'_, T> {
 /// waiter.
 pub struct MutexGuard<'a, T: ?Sized> {
     mutex: &'a Mutex<T>,
+    /// Where the lock was taken: the unlock is recorded there too.
+    site: Site,
 }
 
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {
@@ -153,7 +163,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         let woken = {
-            let mut state = state(&self.mutex.state);
+            let mut state = state_at(&self.mutex.state, self.site);
             state.locked = false;
             state.dispatch()
         };
