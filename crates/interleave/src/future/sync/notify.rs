@@ -2,10 +2,12 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, StateLock};
+use super::{state_at, wake_all, StateLock};
+use crate::runtime::op::Site;
 
 /// A notification between tasks, as tokio's `Notify`: `notify_one` wakes one waiter or, if
 /// none waits, stores one permit for the next `notified().await`; `notify_waiters` wakes the
@@ -40,9 +42,14 @@ impl Notify {
     }
 
     /// Wakes one waiting task, or stores a permit if none waits.
+    #[track_caller]
     pub fn notify_one(&self) {
+        self.notify_one_at(Location::caller());
+    }
+
+    fn notify_one_at(&self, site: Site) {
         let woken = {
-            let mut state = state(&self.state);
+            let mut state = state_at(&self.state, site);
             match state.waiters.pop_front() {
                 Some((id, waker)) => {
                     state.notified.push(id);
@@ -59,9 +66,10 @@ impl Notify {
 
     /// Wakes every task waiting now, and every `Notified` made before this call; stores no
     /// permit, so a task that starts waiting afterwards waits for the next notification.
+    #[track_caller]
     pub fn notify_waiters(&self) {
         let woken: Vec<Waker> = {
-            let mut state = state(&self.state);
+            let mut state = state_at(&self.state, Location::caller());
             state.generation += 1;
             state.waiters.drain(..).map(|(_, waker)| waker).collect()
         };
@@ -69,13 +77,17 @@ impl Notify {
     }
 
     /// A future that completes at the next notification. It counts as waiting for
-    /// `notify_waiters` from the moment it is made.
+    /// `notify_waiters` from the moment it is made. Its steps are recorded at the caller's
+    /// line.
+    #[track_caller]
     pub fn notified(&self) -> Notified<'_> {
-        let generation = state(&self.state).generation;
+        let site = Location::caller();
+        let generation = state_at(&self.state, site).generation;
         Notified {
             notify: self,
             generation,
             waiter: None,
+            site,
         }
     }
 }
@@ -92,13 +104,14 @@ pub struct Notified<'a> {
     notify: &'a Notify,
     generation: u64,
     waiter: Option<u64>,
+    site: Site,
 }
 
 impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
-        let mut state = state(&self.notify.state);
+        let mut state = state_at(&self.notify.state, self.site);
         if state.generation != self.generation {
             return Poll::Ready(());
         }
@@ -130,7 +143,7 @@ impl Drop for Notified<'_> {
     fn drop(&mut self) {
         let Some(id) = self.waiter else { return };
         let passed_on = {
-            let mut state = state(&self.notify.state);
+            let mut state = state_at(&self.notify.state, self.site);
             state.waiters.retain(|(w, _)| *w != id);
             // A `notify_one` that picked this waiter is not lost: it goes to the next one.
             match state.notified.iter().position(|&n| n == id) {
@@ -142,7 +155,7 @@ impl Drop for Notified<'_> {
             }
         };
         if passed_on {
-            self.notify.notify_one();
+            self.notify.notify_one_at(self.site);
         }
     }
 }

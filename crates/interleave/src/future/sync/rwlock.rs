@@ -3,10 +3,12 @@
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
+use super::{state_at, wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
+use crate::runtime::op::Site;
 
 /// An async reader-writer lock, as tokio's: many readers or one writer, and fair: waiters are
 /// served first come first served, so a writer that waits keeps every reader that comes after
@@ -101,47 +103,58 @@ impl<T> RwLock<T> {
 
 impl<T: ?Sized> RwLock<T> {
     /// Waits until no writer holds the lock and no writer waits ahead of this call, then
-    /// takes shared access.
+    /// takes shared access. The steps are recorded at the caller's line, and so is the
+    /// release when the guard drops.
+    #[track_caller]
     pub fn read(&self) -> impl Future<Output = RwLockReadGuard<'_, T>> {
+        let site = Location::caller();
         let acquire = Acquire {
             lock: self,
             access: Access::Read,
             ticket: None,
+            site,
         };
         async move {
             acquire.await;
-            RwLockReadGuard { lock: self }
+            RwLockReadGuard { lock: self, site }
         }
     }
 
     /// Waits until nobody holds the lock and every waiter ahead of this call has had its
-    /// turn, then takes exclusive access.
+    /// turn, then takes exclusive access. Steps are recorded at the caller's line.
+    #[track_caller]
     pub fn write(&self) -> impl Future<Output = RwLockWriteGuard<'_, T>> {
+        let site = Location::caller();
         let acquire = Acquire {
             lock: self,
             access: Access::Write,
             ticket: None,
+            site,
         };
         async move {
             acquire.await;
-            RwLockWriteGuard { lock: self }
+            RwLockWriteGuard { lock: self, site }
         }
     }
 
     /// Takes shared access if no writer holds the lock or waits for it.
+    #[track_caller]
     pub fn try_read(&self) -> Result<RwLockReadGuard<'_, T>, TryLockError> {
-        self.try_take(Access::Read)?;
-        Ok(RwLockReadGuard { lock: self })
+        let site = Location::caller();
+        self.try_take(Access::Read, site)?;
+        Ok(RwLockReadGuard { lock: self, site })
     }
 
     /// Takes exclusive access if nobody holds the lock or waits for it.
+    #[track_caller]
     pub fn try_write(&self) -> Result<RwLockWriteGuard<'_, T>, TryLockError> {
-        self.try_take(Access::Write)?;
-        Ok(RwLockWriteGuard { lock: self })
+        let site = Location::caller();
+        self.try_take(Access::Write, site)?;
+        Ok(RwLockWriteGuard { lock: self, site })
     }
 
-    fn try_take(&self, access: Access) -> Result<(), TryLockError> {
-        let mut state = state(&self.state);
+    fn try_take(&self, access: Access, site: Site) -> Result<(), TryLockError> {
+        let mut state = state_at(&self.state, site);
         if !state.admits(access) {
             return Err(TryLockError(()));
         }
@@ -149,9 +162,9 @@ impl<T: ?Sized> RwLock<T> {
         Ok(())
     }
 
-    fn release(&self, access: Access) {
+    fn release(&self, access: Access, site: Site) {
         let woken = {
-            let mut state = state(&self.state);
+            let mut state = state_at(&self.state, site);
             state.give_back(access);
             state.dispatch()
         };
@@ -169,6 +182,7 @@ struct Acquire<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     access: Access,
     ticket: Option<Ticket>,
+    site: Site,
 }
 
 impl<T: ?Sized> Future for Acquire<'_, T> {
@@ -176,7 +190,7 @@ impl<T: ?Sized> Future for Acquire<'_, T> {
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
         let lock = self.lock;
-        let mut state = state(&lock.state);
+        let mut state = state_at(&lock.state, self.site);
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
@@ -202,7 +216,7 @@ impl<T: ?Sized> Drop for Acquire<'_, T> {
             return;
         };
         let woken = {
-            let mut state = state(&self.lock.state);
+            let mut state = state_at(&self.lock.state, self.site);
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.give_back(self.access);
             }
@@ -216,6 +230,8 @@ impl<T: ?Sized> Drop for Acquire<'_, T> {
 /// Shared access to an [`RwLock`]'s value; dropping it releases the access.
 pub struct RwLockReadGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
+    /// Where the access was taken: its release is recorded there too.
+    site: Site,
 }
 
 impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
@@ -229,13 +245,15 @@ impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
 
 impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
-        self.lock.release(Access::Read);
+        self.lock.release(Access::Read, self.site);
     }
 }
 
 /// Exclusive access to an [`RwLock`]'s value; dropping it releases the lock.
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
+    /// Where the access was taken: its release is recorded there too.
+    site: Site,
 }
 
 impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
@@ -256,6 +274,6 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
-        self.lock.release(Access::Write);
+        self.lock.release(Access::Write, self.site);
     }
 }

@@ -2,10 +2,12 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use super::{state_at, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use crate::runtime::op::Site;
 
 /// A counting semaphore, as tokio's: `acquire().await` waits for a permit, waiters are served
 /// first come first served, and dropping the permit returns it (forgetting it leaks it).
@@ -60,23 +62,32 @@ impl Semaphore {
         }
     }
 
-    /// Waits for a permit and takes it.
+    /// Waits for a permit and takes it. The steps are recorded at the caller's line, and so
+    /// is the permit's return when it drops.
+    #[track_caller]
     pub fn acquire(&self) -> impl Future<Output = Result<SemaphorePermit<'_>, AcquireError>> {
         Acquire {
             semaphore: self,
             ticket: None,
+            site: Location::caller(),
         }
     }
 
     /// The permits available now.
+    #[track_caller]
     pub fn available_permits(&self) -> usize {
-        state(&self.state).permits
+        state_at(&self.state, Location::caller()).permits
     }
 
     /// Adds `permits` permits, handing them to as many waiters.
+    #[track_caller]
     pub fn add_permits(&self, permits: usize) {
+        self.add_permits_at(permits, Location::caller());
+    }
+
+    fn add_permits_at(&self, permits: usize, site: Site) {
         let woken = {
-            let mut state = state(&self.state);
+            let mut state = state_at(&self.state, site);
             state.permits += permits;
             state.dispatch()
         };
@@ -84,9 +95,10 @@ impl Semaphore {
     }
 
     /// Closes the semaphore: every waiter, and every later `acquire`, gets an error.
+    #[track_caller]
     pub fn close(&self) {
         let woken = {
-            let mut state = state(&self.state);
+            let mut state = state_at(&self.state, Location::caller());
             state.closed = true;
             state.waiters.release_all()
         };
@@ -98,19 +110,20 @@ impl Semaphore {
 struct Acquire<'a> {
     semaphore: &'a Semaphore,
     ticket: Option<Ticket>,
+    site: Site,
 }
 
 impl<'a> Future for Acquire<'a> {
     type Output = Result<SemaphorePermit<'a>, AcquireError>;
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let semaphore = self.semaphore;
-        let mut state = state(&semaphore.state);
+        let (semaphore, site) = (self.semaphore, self.site);
+        let mut state = state_at(&semaphore.state, site);
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
                     self.ticket = None;
-                    return Poll::Ready(Ok(SemaphorePermit { semaphore }));
+                    return Poll::Ready(Ok(SemaphorePermit { semaphore, site }));
                 }
                 Standing::Waiting => return Poll::Pending,
                 Standing::Released => self.ticket = None,
@@ -121,7 +134,7 @@ impl<'a> Future for Acquire<'a> {
         }
         if state.permits > 0 && state.waiters.is_empty() {
             state.permits -= 1;
-            return Poll::Ready(Ok(SemaphorePermit { semaphore }));
+            return Poll::Ready(Ok(SemaphorePermit { semaphore, site }));
         }
         self.ticket = Some(state.waiters.enqueue((), context.waker()));
         Poll::Pending
@@ -134,7 +147,7 @@ impl Drop for Acquire<'_> {
             return;
         };
         let woken = {
-            let mut state = state(&self.semaphore.state);
+            let mut state = state_at(&self.semaphore.state, self.site);
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.permits += 1;
             }
@@ -147,6 +160,8 @@ impl Drop for Acquire<'_> {
 /// A permit of a [`Semaphore`]; dropping it returns the permit.
 pub struct SemaphorePermit<'a> {
     semaphore: &'a Semaphore,
+    /// Where it was acquired: its return is recorded there too.
+    site: Site,
 }
 
 impl SemaphorePermit<'_> {
@@ -158,6 +173,6 @@ impl SemaphorePermit<'_> {
 
 impl Drop for SemaphorePermit<'_> {
     fn drop(&mut self) {
-        self.semaphore.add_permits(1);
+        self.semaphore.add_permits_at(1, self.site);
     }
 }
