@@ -173,21 +173,35 @@ pub struct PeerRun {
 
 /// Runs `program` (`variant`) under `peer` for at most `executions` executions.
 pub fn run(peer: PeerSpec, program: &str, variant: Variant, seed: u64, executions: u64) -> PeerRun {
+    // The async ports exist only against interleave's runtime.
+    let (Some(shuttle_program), Some(loom_program)) = (
+        find(&shuttle_suite::suite::programs(), program),
+        find(&loom_suite::suite::programs(), program),
+    ) else {
+        return PeerRun {
+            unsupported: Some(
+                "an async port: it uses interleave::future and interleave::time, which the \
+                 peers lack"
+                    .to_string(),
+            ),
+            ..PeerRun::default()
+        };
+    };
     match peer {
         PeerSpec::ShuttleRandom => {
-            let program = find(&shuttle_suite::suite::programs(), program);
+            let program = shuttle_program;
             let scheduler =
                 shuttle::scheduler::RandomScheduler::new_from_seed(seed, executions as usize);
             run_shuttle(scheduler, program, variant)
         }
         PeerSpec::ShuttlePct { depth } => {
-            let program = find(&shuttle_suite::suite::programs(), program);
+            let program = shuttle_program;
             let scheduler =
                 shuttle::scheduler::PctScheduler::new_from_seed(seed, depth, executions as usize);
             run_shuttle(scheduler, program, variant)
         }
         PeerSpec::Loom { preemption_bound } => {
-            let program = find(&loom_suite::suite::programs(), program);
+            let program = loom_program;
             let race_checks =
                 variant == Variant::Fixed || program.bug.surface() == Surface::DataRace;
             loom_suite::RACE_CHECKS.with(|on| on.set(race_checks));
@@ -196,11 +210,8 @@ pub fn run(peer: PeerSpec, program: &str, variant: Variant, seed: u64, execution
     }
 }
 
-fn find(programs: &[Program], name: &str) -> Program {
-    *programs
-        .iter()
-        .find(|p| p.name == name)
-        .unwrap_or_else(|| panic!("no benchmark program called `{name}`"))
+fn find(programs: &[Program], name: &str) -> Option<Program> {
+    programs.iter().find(|p| p.name == name).copied()
 }
 
 thread_local! {

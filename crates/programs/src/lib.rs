@@ -41,6 +41,8 @@ use std::sync::OnceLock;
 
 pub mod rt;
 pub mod suite;
+// Interleave only: shuttle and loom have no tokio-shaped primitives or virtual time.
+pub mod async_suite;
 
 pub use suite::{seed000, seed001, seed002, seed003, seed004};
 
@@ -166,10 +168,10 @@ impl fmt::Debug for Program {
     }
 }
 
-/// Every program, in a stable order (by seed, then by figure).
+/// Every program, in a stable order (by seed, then by figure), then the async ports.
 pub fn all() -> &'static [Program] {
     static ALL: OnceLock<Vec<Program>> = OnceLock::new();
-    ALL.get_or_init(suite::programs)
+    ALL.get_or_init(|| [suite::programs(), async_suite::PROGRAMS.to_vec()].concat())
 }
 
 /// The program called `name`, if any.

@@ -178,12 +178,17 @@ fn seed004() {
     check_all("seed004-");
 }
 
+#[test]
+fn async_ports() {
+    check_all("async-");
+}
+
 /// Every program belongs to one of the per-seed tests above, and its `found_by` strategy parses.
 #[test]
 fn every_program_is_covered() {
     for p in all() {
         assert!(
-            ["seed000-", "seed001-", "seed002-", "seed003-", "seed004-"]
+            ["seed000-", "seed001-", "seed002-", "seed003-", "seed004-", "async-"]
                 .iter()
                 .any(|prefix| p.name.starts_with(prefix)),
             "{} is not covered by a per-seed test",
