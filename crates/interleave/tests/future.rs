@@ -61,3 +61,33 @@ fn an_async_spin_loop_on_yield_now_is_not_a_livelock() {
         assert!(report.is_ok(), "seed {seed}: {report}");
     }
 }
+
+/// A deadlock of tasks says what each parked task awaits, and where.
+#[test]
+fn a_deadlock_of_tasks_names_what_each_task_awaits() {
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(1)
+        .explore(|| {
+            future::block_on(async {
+                let notify = Arc::new(Notify::new());
+                let waiter = {
+                    let notify = notify.clone();
+                    future::spawn(async move { notify.notified().await })
+                };
+                waiter.await.unwrap();
+            })
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("nobody notifies");
+    assert_eq!(failure.kind, interleave::FailureKind::Deadlock);
+    let text = failure.message.clone();
+    assert!(
+        text.contains("it awaits a Notify notification (awaited at tests/future.rs:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("it awaits the end of the task spawned at tests/future.rs:"),
+        "{text}"
+    );
+}

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use super::thread_label;
 use crate::runtime::object::{Holder, ObjState};
 use crate::runtime::op::{OpKind, ShortSite, Site};
-use crate::runtime::Execution;
+use crate::runtime::{Awaited, Execution};
 
 /// A message if thread `t` is blocked trying to take a lock it already holds.
 pub(crate) fn relock(ex: &Execution, t: usize) -> Option<String> {
@@ -199,6 +199,25 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
             _ => "notified".to_string(),
         },
         (OpKind::Join, _) => format!("waits for thread {} to finish", op.arg),
+        (OpKind::Park, _) if !slot.awaiting.is_empty() => {
+            let awaited: Vec<String> = slot
+                .awaiting
+                .iter()
+                .map(|awaited| match *awaited {
+                    Awaited::Primitive(what, Some(site)) => {
+                        format!("{what} (awaited at {})", ShortSite(site))
+                    }
+                    Awaited::Primitive(what, None) => what.to_string(),
+                    Awaited::Task(site) => {
+                        format!("the end of the task spawned at {}", ShortSite(site))
+                    }
+                })
+                .collect();
+            format!(
+                "the task waits to be woken: it awaits {}",
+                awaited.join(" or ")
+            )
+        }
         (OpKind::Park, _) => "waits to be unparked".to_string(),
         (OpKind::Sleep, _) => format!(
             "sleeps until {:?} of virtual time (now {:?})",

@@ -44,6 +44,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use crate::runtime;
 use crate::runtime::op::{Op, OpKind, NO_OBJECT};
+use crate::runtime::Awaited;
 use crate::thread::{self, Thread};
 
 /// Wakes a task by unparking its thread.
@@ -103,11 +104,31 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
     loop {
+        poll_again();
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
             return value;
         }
         thread::park_at(site);
     }
+}
+
+/// Notes that the running task's future is pending on `what` (at `site`), for the deadlock
+/// report: a task parked for ever is explained by what it awaits. Cleared before each poll.
+pub(crate) fn awaiting(what: &'static str, site: Option<&'static Location<'static>>) {
+    if runtime::in_execution() {
+        runtime::with(|ex| {
+            let me = ex.me();
+            ex.threads[me].awaiting.push(Awaited::Primitive(what, site));
+        });
+    }
+}
+
+/// Forgets what the running task awaited at its previous poll.
+fn poll_again() {
+    runtime::with(|ex| {
+        let me = ex.me();
+        ex.threads[me].awaiting.clear();
+    });
 }
 
 /// A scheduling point at `site`: every poll of this module's futures is one, so a task
@@ -204,6 +225,7 @@ fn run_task<F: Future>(
         if lock(state).aborted {
             return Err(JoinError::Cancelled);
         }
+        poll_again();
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
             return Ok(value);
         }
@@ -254,6 +276,10 @@ impl<T> Future for JoinHandle<T> {
             return Poll::Ready(state.output.take().unwrap_or(Err(JoinError::Panicked)));
         }
         state.joiner = Some(context.waker().clone());
+        runtime::with(|ex| {
+            let me = ex.me();
+            ex.threads[me].awaiting.push(Awaited::Task(self.site));
+        });
         Poll::Pending
     }
 }

@@ -95,6 +95,9 @@ pub(crate) struct ThreadSlot {
     /// and how deeply units are nested there.
     pub unit: Option<usize>,
     pub unit_depth: u32,
+    /// What a task's future was pending on at its last poll (`future::awaiting`): what a
+    /// parked task waits for, for the deadlock report.
+    pub awaiting: Vec<Awaited>,
     /// The virtual time at which the pending operation times out; meaningful only while that
     /// operation is timed (`Op::timed`).
     pub deadline: Duration,
@@ -120,6 +123,15 @@ pub(crate) struct Timer {
 pub(crate) struct TimerKey {
     tag: u64,
     id: u64,
+}
+
+/// What a pending task's future waits for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Awaited {
+    /// One of the async primitives (its kind), awaited at a site when it is known.
+    Primitive(&'static str, Option<Site>),
+    /// The end of the task spawned at this site (awaiting its `JoinHandle`).
+    Task(Site),
 }
 
 /// Per-execution settings the runtime needs.
@@ -570,6 +582,7 @@ impl Execution {
             locals: Vec::new(),
             unit: None,
             unit_depth: 0,
+            awaiting: Vec::new(),
             deadline: Duration::ZERO,
             timer_deadline: None,
             task_waker: 0,

@@ -322,6 +322,7 @@ impl<T> Future for Sending<'_, T> {
                 Standing::Granted => granted = true,
                 Standing::Waiting => {
                     this.value = Some(value);
+                    crate::future::awaiting("room in a bounded mpsc channel", None);
                     return Poll::Pending;
                 }
                 Standing::Released => {}
@@ -332,6 +333,7 @@ impl<T> Future for Sending<'_, T> {
             if chan.free == 0 || !chan.send_waiters.is_empty() {
                 this.ticket = Some(chan.send_waiters.enqueue((), context.waker()));
                 this.value = Some(value);
+                crate::future::awaiting("room in a bounded mpsc channel", None);
                 return Poll::Pending;
             }
             chan.free -= 1;
@@ -429,6 +431,7 @@ impl<T> Rx<T> {
                 return Poll::Ready(None);
             }
             chan.receiver = Some(context.waker().clone());
+            crate::future::awaiting("a message on an mpsc channel", None);
             Poll::Pending
         })
     }

@@ -107,7 +107,10 @@ impl<'a, T: ?Sized> Future for Lock<'a, T> {
                     self.ticket = None;
                     return Poll::Ready(MutexGuard { mutex, site });
                 }
-                Standing::Waiting => return Poll::Pending,
+                Standing::Waiting => {
+                    crate::future::awaiting("an async Mutex", Some(site));
+                    return Poll::Pending;
+                }
                 Standing::Released => self.ticket = None,
             }
         }
@@ -116,6 +119,7 @@ impl<'a, T: ?Sized> Future for Lock<'a, T> {
             return Poll::Ready(MutexGuard { mutex, site });
         }
         self.ticket = Some(state.waiters.enqueue((), context.waker()));
+        crate::future::awaiting("an async Mutex", Some(site));
         Poll::Pending
     }
 }

@@ -124,6 +124,7 @@ impl Future for Notified<'_> {
             if let Some(entry) = state.waiters.iter_mut().find(|(w, _)| *w == id) {
                 entry.1 = context.waker().clone();
             }
+            crate::future::awaiting("a Notify notification", Some(self.site));
             return Poll::Pending;
         }
         if state.permit {
@@ -135,6 +136,7 @@ impl Future for Notified<'_> {
         state.waiters.push_back((id, context.waker().clone()));
         drop(state);
         self.waiter = Some(id);
+        crate::future::awaiting("a Notify notification", Some(self.site));
         Poll::Pending
     }
 }

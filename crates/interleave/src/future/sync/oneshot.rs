@@ -137,6 +137,7 @@ impl<T> Future for Receiver<T> {
             return Poll::Ready(Err(RecvError(())));
         }
         shared.receiver = Some(context.waker().clone());
+        crate::future::awaiting("a oneshot value", None);
         Poll::Pending
     }
 }

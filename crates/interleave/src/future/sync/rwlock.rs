@@ -197,7 +197,10 @@ impl<T: ?Sized> Future for Acquire<'_, T> {
                     self.ticket = None;
                     return Poll::Ready(());
                 }
-                Standing::Waiting => return Poll::Pending,
+                Standing::Waiting => {
+                    crate::future::awaiting("an async RwLock", Some(self.site));
+                    return Poll::Pending;
+                }
                 Standing::Released => self.ticket = None,
             }
         }
@@ -206,6 +209,7 @@ impl<T: ?Sized> Future for Acquire<'_, T> {
             return Poll::Ready(());
         }
         self.ticket = Some(state.waiters.enqueue(self.access, context.waker()));
+        crate::future::awaiting("an async RwLock", Some(self.site));
         Poll::Pending
     }
 }

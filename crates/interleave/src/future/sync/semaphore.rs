@@ -125,7 +125,10 @@ impl<'a> Future for Acquire<'a> {
                     self.ticket = None;
                     return Poll::Ready(Ok(SemaphorePermit { semaphore, site }));
                 }
-                Standing::Waiting => return Poll::Pending,
+                Standing::Waiting => {
+                    crate::future::awaiting("a Semaphore permit", Some(site));
+                    return Poll::Pending;
+                }
                 Standing::Released => self.ticket = None,
             }
         }
@@ -137,6 +140,7 @@ impl<'a> Future for Acquire<'a> {
             return Poll::Ready(Ok(SemaphorePermit { semaphore, site }));
         }
         self.ticket = Some(state.waiters.enqueue((), context.waker()));
+        crate::future::awaiting("a Semaphore permit", Some(site));
         Poll::Pending
     }
 }

@@ -345,6 +345,7 @@ impl<T> Future for Changed<'_, T> {
             // means a change or the sender's drop let it go, which the checks below see.
             if state.waiters.check(ticket, context.waker()) == Standing::Waiting {
                 this.ticket = Some(ticket);
+                crate::future::awaiting("a watch change", None);
                 return Poll::Pending;
             }
         }
@@ -356,6 +357,7 @@ impl<T> Future for Changed<'_, T> {
             return Poll::Ready(Err(RecvError(())));
         }
         this.ticket = Some(state.waiters.enqueue((), context.waker()));
+        crate::future::awaiting("a watch change", None);
         Poll::Pending
     }
 }
