@@ -1,8 +1,10 @@
 //! The std-shaped primitives behave like std under every explored schedule, and the outcomes
 //! that depend on the schedule really vary.
 
+mod schedules;
+use schedules::outcomes;
+
 use std::collections::BTreeSet;
-use std::sync::Mutex as StdMutex;
 use std::time::Duration;
 
 use interleave::sync::atomic::{
@@ -10,36 +12,11 @@ use interleave::sync::atomic::{
 };
 use interleave::sync::mpsc::{self, RecvTimeoutError, TryRecvError, TrySendError};
 use interleave::sync::{Arc, Barrier, Condvar, Mutex, Once, OnceLock, RwLock};
-use interleave::{thread, Builder};
+use interleave::thread;
 
 /// Explores `f` with random and PCT schedules and fails the test on any failure.
 fn all_schedules(f: impl Fn() + Sync) {
-    for spec in ["random", "pct:d=2", "pct:d=3"] {
-        let report = Builder::new()
-            .ignore_environment()
-            .strategy(spec.parse().unwrap())
-            .executions(300)
-            .explore(&f)
-            .unwrap();
-        if let Some(failure) = report.first_failure() {
-            panic!("{spec}: {failure}");
-        }
-    }
-}
-
-/// The set of values `f` returned over many schedules.
-fn outcomes<T: Ord + Send>(f: impl Fn() -> T + Sync) -> BTreeSet<T> {
-    let seen = StdMutex::new(BTreeSet::new());
-    let report = Builder::new()
-        .ignore_environment()
-        .executions(300)
-        .explore(|| {
-            let value = f();
-            seen.lock().unwrap().insert(value);
-        })
-        .unwrap();
-    assert!(report.is_ok(), "{report}");
-    seen.into_inner().unwrap()
+    schedules::all_schedules(300, f);
 }
 
 #[test]

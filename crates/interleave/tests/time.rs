@@ -2,8 +2,10 @@
 //! async timers and blocking timed waits alike; `select` explores both winners of a tie; and a
 //! timeout race of async code (a reply due at the same instant as the deadline) is found by PCT.
 
+mod schedules;
+use schedules::outcomes;
+
 use std::collections::BTreeSet;
-use std::sync::Mutex as StdMutex;
 
 use interleave::future::sync::oneshot;
 use interleave::future::{self, Either};
@@ -20,32 +22,7 @@ fn ms(millis: u64) -> Duration {
 
 /// Explores `f` with random and PCT schedules and fails the test on any failure.
 fn all_schedules(f: impl Fn() + Sync) {
-    for spec in ["random", "pct:d=2", "pct:d=3"] {
-        let report = Builder::new()
-            .ignore_environment()
-            .strategy(spec.parse().unwrap())
-            .executions(200)
-            .explore(&f)
-            .unwrap();
-        if let Some(failure) = report.first_failure() {
-            panic!("{spec}: {failure}");
-        }
-    }
-}
-
-/// The set of values `f` returned over many random schedules.
-fn outcomes<T: Ord + Send>(f: impl Fn() -> T + Sync) -> BTreeSet<T> {
-    let seen = StdMutex::new(BTreeSet::new());
-    let report = Builder::new()
-        .ignore_environment()
-        .executions(300)
-        .explore(|| {
-            let value = f();
-            seen.lock().unwrap().insert(value);
-        })
-        .unwrap();
-    assert!(report.is_ok(), "{report}");
-    seen.into_inner().unwrap()
+    schedules::all_schedules(200, f);
 }
 
 #[test]
