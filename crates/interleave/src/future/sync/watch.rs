@@ -26,23 +26,9 @@ use crate::sync::{RwLock as ValueLock, RwLockReadGuard, RwLockWriteGuard};
 pub mod error {
     use std::fmt;
 
-    /// Every receiver is gone; the value was not stored and comes back.
-    #[derive(PartialEq, Eq, Clone, Copy)]
-    pub struct SendError<T>(pub T);
-
-    impl<T> fmt::Debug for SendError<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("SendError").finish_non_exhaustive()
-        }
-    }
-
-    impl<T> fmt::Display for SendError<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("channel closed")
-        }
-    }
-
-    impl<T> std::error::Error for SendError<T> {}
+    /// Every receiver is gone; the value was not stored and comes back (the same type as
+    /// the channels' send error).
+    pub use crate::future::sync::mpsc::error::SendError;
 
     /// The sender is gone.
     #[derive(Debug, PartialEq, Eq, Clone, Copy)]
