@@ -213,25 +213,8 @@ impl Declarations {
             })
             .collect();
         Some(Declarations {
-            units: annotations
-                .units
-                .iter()
-                .map(|u| UnitInfo {
-                    thread: u.thread,
-                    name: u.name,
-                    site: u.site,
-                    owner: u.owner,
-                    begin: u.begin,
-                    end: u.end,
-                })
-                .collect(),
-            owners: owners
-                .iter()
-                .map(|o| OwnerInfo {
-                    type_name: o.type_name,
-                    instance: o.instance,
-                })
-                .collect(),
+            units: annotations.units.clone(),
+            owners: owners.iter().map(|o| o.info.clone()).collect(),
             sets,
         })
     }

@@ -35,12 +35,8 @@ fn explore_all(spec: &str, seed: u64, executions: u64, body: fn()) -> Report {
 }
 
 fn stat(report: &Report, key: &str) -> u64 {
-    report
-        .strategy_stats
-        .iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or_else(|| panic!("no statistic {key}: {:?}", report.strategy_stats))
+    let value = report.stat(key).and_then(|v| v.parse().ok());
+    value.unwrap_or_else(|| panic!("no numeric statistic {key}: {report}"))
 }
 
 /// The line of this file that contains `needle` (once), so the tests can check the sites a

@@ -278,12 +278,8 @@ fn run(spec: &str, seed: u64, executions: u64, fixed: bool) -> Report {
 }
 
 fn stat<'a>(report: &'a Report, key: &str) -> &'a str {
-    report
-        .strategy_stats
-        .iter()
-        .find(|(k, _)| k.contains(key))
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_else(|| panic!("no {key} in {:?}", report.strategy_stats))
+    let value = report.stat(key);
+    value.unwrap_or_else(|| panic!("no statistic {key}: {report}"))
 }
 
 #[test]

@@ -16,12 +16,10 @@ fn fuzz(body: impl Fn() + Sync + Send + 'static) -> Report {
 }
 
 fn stat(report: &Report, key: &str) -> String {
-    report
-        .strategy_stats
-        .iter()
-        .find(|(k, _)| k.starts_with(key))
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| panic!("no statistic {key}: {:?}", report.strategy_stats))
+    let value = report.stat(key);
+    value
+        .unwrap_or_else(|| panic!("no statistic {key}: {report}"))
+        .to_string()
 }
 
 /// Two threads take `a` and `b` in opposite orders; `guard`, if given, is taken first by both.

@@ -23,12 +23,10 @@ fn explore(spec: &str, executions: u64, seed: u64, body: impl Fn() + Sync) -> Re
 }
 
 fn stat(report: &Report, key: &str) -> String {
-    report
-        .strategy_stats
-        .iter()
-        .find(|(k, _)| k.starts_with(key))
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| panic!("no statistic {key}: {:?}", report.strategy_stats))
+    let value = report.stat(key);
+    value
+        .unwrap_or_else(|| panic!("no statistic {key}: {report}"))
+        .to_string()
 }
 
 /// The line of this file that ends with `marker`.

@@ -262,6 +262,18 @@ impl Report {
     pub fn first_failure(&self) -> Option<&Failure> {
         self.failures.first()
     }
+
+    /// The value of the strategy statistic called `name`, or else of the first one whose name
+    /// contains `name` (statistic names carry explanations, e.g. "interleavings abandoned
+    /// (target unreachable)").
+    pub fn stat(&self, name: &str) -> Option<&str> {
+        let stats = &self.strategy_stats;
+        stats
+            .iter()
+            .find(|(k, _)| k == name)
+            .or_else(|| stats.iter().find(|(k, _)| k.contains(name)))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 impl fmt::Display for Report {

@@ -5,20 +5,7 @@
 
 use super::op::Site;
 use super::Execution;
-
-/// One outermost unit of work as it ran: the steps of thread `thread` from `begin` (inclusive)
-/// to `end` (exclusive), `usize::MAX` while it is open.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnitSpan {
-    pub thread: usize,
-    pub name: &'static str,
-    /// Where the unit was entered.
-    pub site: Site,
-    /// The owner it was declared on, an index into `Annotations::owners`.
-    pub owner: Option<usize>,
-    pub begin: usize,
-    pub end: usize,
-}
+use crate::atomic_set::{OwnerInfo, UnitInfo};
 
 /// A value declared as the owner of an atomic set: every tracked object whose handle lies in
 /// its `size` bytes from `address` belongs to the set (the smallest such owner wins).
@@ -26,16 +13,15 @@ pub struct UnitSpan {
 pub struct OwnerDecl {
     pub address: usize,
     pub size: usize,
-    /// The owner's type (`std::any::type_name`).
-    pub type_name: &'static str,
-    /// How many owners of this type were declared before it in the execution.
-    pub instance: u32,
+    /// What analyses see of it.
+    pub info: OwnerInfo,
 }
 
-/// The declarations of one execution.
+/// The declarations of one execution. Units are recorded as analyses see them (`UnitInfo`,
+/// with `end` at `usize::MAX` while a unit is open).
 #[derive(Clone, Debug, Default)]
 pub struct Annotations {
-    pub units: Vec<UnitSpan>,
+    pub units: Vec<UnitInfo>,
     pub owners: Vec<OwnerDecl>,
 }
 
@@ -53,16 +39,21 @@ impl Execution {
         let owners = &mut self.annotations.owners;
         if let Some(known) = owners
             .iter()
-            .position(|o| o.address == address && o.size == size && o.type_name == type_name)
+            .position(|o| o.address == address && o.size == size && o.info.type_name == type_name)
         {
             return known;
         }
-        let instance = owners.iter().filter(|o| o.type_name == type_name).count() as u32;
+        let instance = owners
+            .iter()
+            .filter(|o| o.info.type_name == type_name)
+            .count() as u32;
         owners.push(OwnerDecl {
             address,
             size,
-            type_name,
-            instance,
+            info: OwnerInfo {
+                type_name,
+                instance,
+            },
         });
         owners.len() - 1
     }
@@ -75,7 +66,7 @@ impl Execution {
         slot.unit_depth += 1;
         if slot.unit_depth == 1 {
             slot.unit = Some(self.annotations.units.len());
-            self.annotations.units.push(UnitSpan {
+            self.annotations.units.push(UnitInfo {
                 thread: me,
                 name,
                 site,

@@ -1,7 +1,6 @@
 //! The read-only view a strategy receives at each decision: every thread's state and pending
 //! operation. Building it costs nothing: it borrows the runtime's tables.
 
-use super::annotations::UnitSpan;
 use super::object::ObjectEntry;
 use super::op::{Access, ObjectId, OpKind, Site, NO_OBJECT};
 use super::ThreadSlot;
@@ -42,7 +41,7 @@ pub struct View<'a> {
     pub(super) enabled: &'a [usize],
     pub(super) step: u64,
     pub(super) last: Option<usize>,
-    pub(super) units: &'a [UnitSpan],
+    pub(super) units: &'a [crate::atomic_set::UnitInfo],
 }
 
 /// The outermost unit of work a thread is in (`crate::atomic_set`).
