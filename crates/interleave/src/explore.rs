@@ -319,11 +319,12 @@ struct Summary {
     violations: Vec<AtomicityViolation>,
 }
 
-fn limits(config: &Config) -> Limits {
+pub(crate) fn limits(config: &Config) -> Limits {
     Limits {
         max_steps: config.max_steps,
         stack_size: config.stack_size,
         races: config.data_races,
+        log_values: false,
     }
 }
 

@@ -257,6 +257,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic_set;
+mod branch;
 pub mod cell;
 mod config;
 mod detect;
@@ -273,6 +274,7 @@ pub mod thread;
 pub mod time;
 
 pub use atomic_set::unit_of_work;
+pub use branch::branch;
 pub use config::{
     Config, RaceMode, ENV_EXECUTIONS, ENV_MAX_STEPS, ENV_PERSIST, ENV_REPLAY, ENV_SEED,
     ENV_STRATEGY, ENV_WORKERS,

@@ -1,7 +1,8 @@
-//! What a program declares about its own atomicity while it runs: units of work (spans of a
-//! thread's steps) and atomic-set owners (values whose memory holds the objects of one atomic
-//! set). `crate::atomic_set` is the user-facing side; the analyses read the record after the
-//! execution.
+//! What a program declares about itself while it runs: units of work (spans of a thread's
+//! steps), atomic-set owners (values whose memory holds the objects of one atomic set), and
+//! branch events (`interleave::branch!`). `crate::atomic_set` and `crate::branch` are the
+//! user-facing side; the analyses read the record after the execution. When an analysis asks
+//! for it, the values atomics held around each access are logged here too.
 
 use super::op::Site;
 use super::Execution;
@@ -23,12 +24,36 @@ pub struct OwnerDecl {
 pub struct Annotations {
     pub units: Vec<UnitInfo>,
     pub owners: Vec<OwnerDecl>,
+    pub branches: Vec<BranchRecord>,
+    /// Filled only when `Limits::log_values` is set.
+    pub values: Vec<ValueRecord>,
+}
+
+/// One evaluated branch condition (`interleave::branch!`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BranchRecord {
+    pub thread: usize,
+    /// The number of steps recorded before it: the branch sits between step `at - 1` and
+    /// step `at`.
+    pub at: usize,
+    pub site: Site,
+    pub taken: bool,
+}
+
+/// The value an atomic held before and after the access recorded as step `step`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueRecord {
+    pub step: usize,
+    pub before: u64,
+    pub after: u64,
 }
 
 impl Annotations {
     pub fn clear(&mut self) {
         self.units.clear();
         self.owners.clear();
+        self.branches.clear();
+        self.values.clear();
     }
 }
 
@@ -75,6 +100,26 @@ impl Execution {
                 end: usize::MAX,
             });
         }
+    }
+
+    /// The running thread evaluated a branch condition at `site`.
+    pub fn record_branch(&mut self, site: Site, taken: bool) {
+        self.annotations.branches.push(BranchRecord {
+            thread: self.current,
+            at: self.events.len(),
+            site,
+            taken,
+        });
+    }
+
+    /// The running thread's last step, an atomic access, changed the value from `before` to
+    /// `after` (equal for a load).
+    pub fn record_value(&mut self, before: u64, after: u64) {
+        self.annotations.values.push(ValueRecord {
+            step: self.events.len().saturating_sub(1),
+            before,
+            after,
+        });
     }
 
     /// The running thread leaves the unit of work it entered last.

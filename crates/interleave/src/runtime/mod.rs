@@ -140,6 +140,9 @@ pub(crate) struct Limits {
     pub max_steps: u64,
     pub stack_size: usize,
     pub races: RaceMode,
+    /// Whether atomics log the values they held around each access (for the
+    /// schedule-sensitive-branch analysis, which compares values); off, they pay one test.
+    pub log_values: bool,
 }
 
 /// The state of one execution.
@@ -248,6 +251,12 @@ fn reentered() -> ! {
     panic!(
         "the interleave runtime was re-entered: a strategy must not call interleave's primitives"
     )
+}
+
+/// True when the current execution logs atomics' values (`Limits::log_values`).
+#[inline(always)]
+pub(crate) fn logs_values() -> bool {
+    with(|ex| ex.limits.log_values)
 }
 
 /// True while an execution runs on this OS thread.

@@ -17,11 +17,25 @@ use crate::runtime::op::{ObjectKind, OpKind, Site};
 const SC: Ordering = Ordering::SeqCst;
 
 /// Schedules an atomic operation of `kind` on `handle`, then performs `op`. The runtime applies
-/// the happens-before effect when it records the step.
+/// the happens-before effect when it records the step. When the execution logs values, the
+/// value before and after `op` (read by `value`) is recorded with the step.
 #[inline(always)]
-fn atomic_op<R>(handle: &ObjectHandle, kind: OpKind, site: Site, op: impl FnOnce() -> R) -> R {
+fn atomic_op<R>(
+    handle: &ObjectHandle,
+    kind: OpKind,
+    site: Site,
+    value: impl Fn() -> u64,
+    op: impl FnOnce() -> R,
+) -> R {
     runtime::switch_on(handle, ObjectKind::Atomic, kind, site);
-    op()
+    if !runtime::logs_values() {
+        return op();
+    }
+    let before = value();
+    let result = op();
+    let after = value();
+    runtime::with(|ex| ex.record_value(before, after));
+    result
 }
 
 /// A memory fence: a scheduling point (fences add nothing under sequential consistency).
@@ -39,9 +53,38 @@ pub fn compiler_fence(order: Ordering) {
     std_atomic::compiler_fence(order);
 }
 
+/// How an atomic's value is logged for the schedule-sensitive-branch analysis, which only
+/// compares logged values for equality.
+trait Logged {
+    fn logged(self) -> u64;
+}
+
+macro_rules! logged_as_cast {
+    ($($t:ty)*) => {$(
+        impl Logged for $t {
+            fn logged(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
+}
+
+logged_as_cast!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize bool);
+
+impl<T> Logged for *mut T {
+    fn logged(self) -> u64 {
+        self as usize as u64
+    }
+}
+
 /// Methods shared by every atomic type.
 macro_rules! atomic_common {
     ($atomic:ident, $t:ty) => {
+        /// The current value as the value log records it.
+        fn logged(&self) -> u64 {
+            Logged::logged(self.inner.load(SC))
+        }
+
         /// A new atomic holding `value`.
         #[track_caller]
         pub const fn new(value: $t) -> Self {
@@ -56,9 +99,13 @@ macro_rules! atomic_common {
         #[track_caller]
         pub fn load(&self, order: Ordering) -> $t {
             let _ = order;
-            atomic_op(&self.handle, OpKind::AtomicLoad, Location::caller(), || {
-                self.inner.load(SC)
-            })
+            atomic_op(
+                &self.handle,
+                OpKind::AtomicLoad,
+                Location::caller(),
+                || self.logged(),
+                || self.inner.load(SC),
+            )
         }
 
         /// Stores `value`.
@@ -70,6 +117,7 @@ macro_rules! atomic_common {
                 &self.handle,
                 OpKind::AtomicStore,
                 Location::caller(),
+                || self.logged(),
                 || self.inner.store(value, SC),
             )
         }
@@ -79,9 +127,13 @@ macro_rules! atomic_common {
         #[track_caller]
         pub fn swap(&self, value: $t, order: Ordering) -> $t {
             let _ = order;
-            atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || {
-                self.inner.swap(value, SC)
-            })
+            atomic_op(
+                &self.handle,
+                OpKind::AtomicRmw,
+                Location::caller(),
+                || self.logged(),
+                || self.inner.swap(value, SC),
+            )
         }
 
         /// Stores `new` if the value is `current`; returns the previous value, `Ok` if it
@@ -96,9 +148,13 @@ macro_rules! atomic_common {
             failure: Ordering,
         ) -> Result<$t, $t> {
             let _ = (success, failure);
-            atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || {
-                self.inner.compare_exchange(current, new, SC, SC)
-            })
+            atomic_op(
+                &self.handle,
+                OpKind::AtomicRmw,
+                Location::caller(),
+                || self.logged(),
+                || self.inner.compare_exchange(current, new, SC, SC),
+            )
         }
 
         /// Like `compare_exchange`; never fails spuriously here.
@@ -112,9 +168,13 @@ macro_rules! atomic_common {
             failure: Ordering,
         ) -> Result<$t, $t> {
             let _ = (success, failure);
-            atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || {
-                self.inner.compare_exchange(current, new, SC, SC)
-            })
+            atomic_op(
+                &self.handle,
+                OpKind::AtomicRmw,
+                Location::caller(),
+                || self.logged(),
+                || self.inner.compare_exchange(current, new, SC, SC),
+            )
         }
 
         /// Applies `f` to the value as one atomic step; stores `Some` results.
@@ -130,16 +190,22 @@ macro_rules! atomic_common {
             F: FnMut($t) -> Option<$t>,
         {
             let _ = (set_order, fetch_order);
-            atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || {
-                let previous = self.inner.load(SC);
-                match f(previous) {
-                    Some(next) => {
-                        self.inner.store(next, SC);
-                        Ok(previous)
+            atomic_op(
+                &self.handle,
+                OpKind::AtomicRmw,
+                Location::caller(),
+                || self.logged(),
+                || {
+                    let previous = self.inner.load(SC);
+                    match f(previous) {
+                        Some(next) => {
+                            self.inner.store(next, SC);
+                            Ok(previous)
+                        }
+                        None => Err(previous),
                     }
-                    None => Err(previous),
-                }
-            })
+                },
+            )
         }
 
         /// A mutable reference to the value; no scheduling is needed.
@@ -167,7 +233,7 @@ macro_rules! atomic_rmw {
         #[track_caller]
         pub fn $name(&self, value: $arg, order: Ordering) -> $t {
             let _ = order;
-            atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || {
+            atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || self.logged(), || {
                 self.inner.$name(value, SC)
             })
         }
@@ -276,9 +342,13 @@ impl AtomicBool {
     #[track_caller]
     pub fn fetch_not(&self, order: Ordering) -> bool {
         let _ = order;
-        atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || {
-            self.inner.fetch_not(SC)
-        })
+        atomic_op(
+            &self.handle,
+            OpKind::AtomicRmw,
+            Location::caller(),
+            || self.logged(),
+            || self.inner.fetch_not(SC),
+        )
     }
 }
 
