@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use interleave::ssb::Partition;
 use interleave_peers::suite_runs::PeerSpec;
 use interleave_programs::{Program, Variant};
 
@@ -49,9 +50,42 @@ enum CliCommand {
         #[arg(long, value_enum, default_value_t = VariantArg::Buggy)]
         variant: VariantArg,
     },
+    /// Find the schedule-sensitive branches of a program (TAME): run it once, predict by
+    /// constraint solving which reorderings flip a `branch!`, and confirm each by running it.
+    Ssb(SsbArgs),
     /// Serve peer jobs on stdin/stdout (used by `bench` itself).
     #[command(name = "peer-worker", hide = true)]
     PeerWorker,
+}
+
+#[derive(Args)]
+struct SsbArgs {
+    /// The program name.
+    #[arg(long = "program", short = 'p')]
+    program: String,
+    /// Which version of the program to run.
+    #[arg(long, value_enum, default_value_t = VariantArg::Buggy)]
+    variant: VariantArg,
+    /// The seed of the observed execution.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// How to slice the trace: the whole trace, TAME's distributed partition (per-thread
+    /// windows), or global windows.
+    #[arg(long, value_enum, default_value_t = PartitionArg::Whole)]
+    partition: PartitionArg,
+    /// Events per window (distributed: per thread; global: steps of the whole trace).
+    #[arg(long, default_value_t = 10_000)]
+    window: usize,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PartitionArg {
+    Whole,
+    Distributed,
+    Global,
 }
 
 #[derive(Args)]
@@ -167,7 +201,16 @@ pub enum Command {
         variant: Variant,
         token: String,
     },
+    Ssb(SsbPlan),
     PeerWorker,
+}
+
+/// What `interleave ssb` runs.
+pub struct SsbPlan {
+    pub program: &'static Program,
+    pub variant: Variant,
+    pub analysis: interleave::ssb::Analysis,
+    pub json: Option<PathBuf>,
 }
 
 impl Cli {
@@ -194,6 +237,31 @@ impl Cli {
                     variant,
                     token,
                 })
+            }
+            CliCommand::Ssb(args) => {
+                let variant = match args.variant {
+                    VariantArg::Both => bail!("ssb analyses one variant: choose buggy or fixed"),
+                    VariantArg::Buggy => Variant::Buggy,
+                    VariantArg::Fixed => Variant::Fixed,
+                };
+                if args.window == 0 {
+                    bail!("--window must be at least 1");
+                }
+                let partition = match args.partition {
+                    PartitionArg::Whole => Partition::Whole,
+                    PartitionArg::Distributed => Partition::distributed(args.window),
+                    PartitionArg::Global => Partition::Global {
+                        window: args.window,
+                    },
+                };
+                Ok(Command::Ssb(SsbPlan {
+                    program: plan::program(&args.program)?,
+                    variant,
+                    analysis: interleave::ssb::Analysis::new()
+                        .seed(args.seed)
+                        .partition(partition),
+                    json: args.json,
+                }))
             }
             CliCommand::Bench(args) if args.list => Ok(Command::List),
             CliCommand::Bench(args) => Ok(Command::Bench(bench_plan(args)?)),

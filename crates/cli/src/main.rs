@@ -5,7 +5,8 @@
 //!   bug was exposed and how many executions it took to expose it first; it writes JSON, CSV and
 //!   SVG charts on request and can run one shard of a split run;
 //! - `merge` combines shard files into the same table and charts;
-//! - `list` shows the programs; `replay` re-runs one failing schedule of a program.
+//! - `list` shows the programs; `replay` re-runs one failing schedule of a program;
+//! - `ssb` finds a program's schedule-sensitive branches (`interleave::ssb`).
 //!
 //! Arguments are parsed into plain data ([`cli::Command`]) first, then run.
 
@@ -15,6 +16,7 @@ mod cli;
 mod plan;
 mod results;
 mod runner;
+mod ssb;
 mod table;
 
 use std::process::ExitCode;
@@ -46,6 +48,7 @@ fn run() -> anyhow::Result<()> {
             variant,
             token,
         } => bench::replay(program, variant, &token),
+        cli::Command::Ssb(plan) => ssb::ssb(&plan),
         cli::Command::PeerWorker => Ok(interleave_peers::worker::serve()?),
     }
 }

@@ -665,6 +665,17 @@ fn prefix_fingerprints(events: &[TraceEvent]) -> Vec<u128> {
 }
 
 fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> Failure {
+    describe_failure(&run.spec, run.seed, index, ex, info)
+}
+
+/// The report of execution `index`'s failure `info`, found by the strategy `spec` with `seed`.
+pub(crate) fn describe_failure(
+    spec: &str,
+    seed: u64,
+    index: u64,
+    ex: &Execution,
+    info: &FailureInfo,
+) -> Failure {
     Failure {
         execution: index,
         kind: info.kind,
@@ -675,8 +686,8 @@ fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> 
         site: info.site.clone(),
         interleaving: render_interleaving(ex),
         persisted: None,
-        strategy: run.spec.clone(),
-        seed: run.seed,
+        strategy: spec.to_string(),
+        seed,
     }
 }
 

@@ -266,6 +266,7 @@ pub mod future;
 pub mod hint;
 mod persistence;
 pub mod rand;
+pub mod ssb;
 mod report;
 mod runtime;
 pub mod strategy;
