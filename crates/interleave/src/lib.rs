@@ -264,6 +264,7 @@ mod detect;
 mod explore;
 pub mod future;
 pub mod hint;
+pub(crate) mod order_solver;
 mod persistence;
 pub mod rand;
 pub mod ssb;
