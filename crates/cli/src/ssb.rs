@@ -19,7 +19,11 @@ pub fn ssb(plan: &SsbPlan) -> anyhow::Result<()> {
         .with_context(|| format!("analysing {}", program.name))?;
     print!("{}", describe(program.name, &report));
     if let Some(path) = &plan.json {
-        let json = serde_json::to_string_pretty(&SsbJson::of(program.name, &variant.to_string(), &report))?;
+        let json = serde_json::to_string_pretty(&SsbJson::of(
+            program.name,
+            &variant.to_string(),
+            &report,
+        ))?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

@@ -127,9 +127,6 @@ pub struct OrderProblem {
     model: Option<Vec<bool>>,
 }
 
-// The schedule-sensitive-branch analysis is this API's consumer; until it calls these methods,
-// only the tests do.
-#[allow(dead_code)]
 impl OrderProblem {
     /// A problem over `events` events, numbered `0..events`.
     pub fn new(events: usize) -> OrderProblem {
@@ -150,11 +147,6 @@ impl OrderProblem {
             engine: None,
             model: None,
         }
-    }
-
-    /// The number of events.
-    pub fn events(&self) -> usize {
-        self.formula.events
     }
 
     /// A hard edge: `a` precedes `b` in every solution (program order, spawn, join, fixed
@@ -300,6 +292,7 @@ impl OrderProblem {
         Solution::Sat(order)
     }
 
+    #[cfg(test)]
     /// The value of `lit` in the model of the latest solve, if that solve returned `Sat` and
     /// `lit` existed then.
     pub fn value(&self, lit: Lit) -> Option<bool> {

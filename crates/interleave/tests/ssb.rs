@@ -59,8 +59,11 @@ fn sensitive_by_exhaustive_search(f: impl Fn() + Sync + Copy) -> BTreeSet<String
         for other in &executions {
             for (site, _) in one {
                 let outcomes = |e: &Vec<(String, bool)>| {
-                    let mut o: Vec<bool> =
-                        e.iter().filter(|(s, _)| s == site).map(|(_, t)| *t).collect();
+                    let mut o: Vec<bool> = e
+                        .iter()
+                        .filter(|(s, _)| s == site)
+                        .map(|(_, t)| *t)
+                        .collect();
                     o.sort_unstable();
                     o
                 };
@@ -142,7 +145,9 @@ fn var_under_lock_across_the_check() {
 
 #[test]
 fn a_lock_held_across_write_and_check_makes_the_flip_impossible() {
-    assert!(agrees_with_exhaustive_search(lock_held_across_the_check).branches.is_empty());
+    assert!(agrees_with_exhaustive_search(lock_held_across_the_check)
+        .branches
+        .is_empty());
     let report = agrees_with_exhaustive_search(var_under_lock_across_the_check);
     assert!(report.branches.is_empty());
     assert!(report.queries == 0 || report.unsatisfiable > 0);
@@ -166,7 +171,12 @@ fn lock_ordered_either_way() {
 
 #[test]
 fn critical_sections_in_the_other_order_flip_the_check() {
-    assert_eq!(agrees_with_exhaustive_search(lock_ordered_either_way).branches.len(), 1);
+    assert_eq!(
+        agrees_with_exhaustive_search(lock_ordered_either_way)
+            .branches
+            .len(),
+        1
+    );
 }
 
 /// The write happens before the join, the read after it.
@@ -287,16 +297,22 @@ fn a_flipped_check_can_expose_a_panic() {
 
 fn agrees_with_exhaustive_search_allowing_failures(f: fn()) -> SsbReport {
     let report = analyse(f, Partition::Whole);
-    assert!(reported_sites(&report).is_subset(&sensitive_by_exhaustive_search(|| {
-        let _ = std::panic::catch_unwind(f);
-    })));
+    assert!(
+        reported_sites(&report).is_subset(&sensitive_by_exhaustive_search(|| {
+            let _ = std::panic::catch_unwind(f);
+        }))
+    );
     report
 }
 
 #[test]
 fn partitions_find_the_flag_race_too() {
     for partition in [Partition::distributed(4), Partition::Global { window: 6 }] {
-        assert_eq!(analyse(flag_race, partition).branches.len(), 1, "{partition:?}");
+        assert_eq!(
+            analyse(flag_race, partition).branches.len(),
+            1,
+            "{partition:?}"
+        );
     }
 }
 

@@ -164,7 +164,8 @@ impl Outcomes {
         }
         let panic = ex.failure.as_ref().and_then(|f| {
             let thread = f.thread?;
-            (f.kind == FailureKind::Panic).then(|| (keys[thread], f.site.clone().unwrap_or_default()))
+            (f.kind == FailureKind::Panic)
+                .then(|| (keys[thread], f.site.clone().unwrap_or_default()))
         });
         Outcomes {
             branches,

@@ -132,8 +132,11 @@ impl<'t> ChunkModel<'t> {
                 nodes.push(s);
             }
         }
-        let node_of: FxHashMap<u32, u32> =
-            nodes.iter().enumerate().map(|(n, &s)| (s, n as u32)).collect();
+        let node_of: FxHashMap<u32, u32> = nodes
+            .iter()
+            .enumerate()
+            .map(|(n, &s)| (s, n as u32))
+            .collect();
         let mut model = ChunkModel {
             trace,
             chunk,
@@ -202,8 +205,7 @@ impl<'t> ChunkModel<'t> {
                             }),
                         }
                     }
-                } else if let Some(previous) = trace.chain_previous[self.nodes[n] as usize][slot]
-                {
+                } else if let Some(previous) = trace.chain_previous[self.nodes[n] as usize][slot] {
                     if let Some(&p) = self.node_of.get(&previous) {
                         sources.push(p);
                     }
@@ -327,11 +329,15 @@ impl<'t> ChunkModel<'t> {
                         continue;
                     }
                     let first = match (s1.release, s2.acquire) {
-                        (Some(release), Some(acquire)) => self.before(&mut problem, release, acquire),
+                        (Some(release), Some(acquire)) => {
+                            self.before(&mut problem, release, acquire)
+                        }
                         _ => Term::False,
                     };
                     let second = match (s2.release, s1.acquire) {
-                        (Some(release), Some(acquire)) => self.before(&mut problem, release, acquire),
+                        (Some(release), Some(acquire)) => {
+                            self.before(&mut problem, release, acquire)
+                        }
                         _ => Term::False,
                     };
                     let in1 = in_prefix(&mut problem, s1.acquire);
@@ -377,6 +383,10 @@ impl<'t> ChunkModel<'t> {
                 continue;
             }
             let choice = problem.fresh();
+            // The search starts from the trace: a read keeps its observed writer first.
+            if same && step.read_from == Some(self.nodes[w as usize]) {
+                problem.prefer(choice);
+            }
             let reads_from = Term::Lit(choice);
             let w_before_q = self.before(problem, w, q);
             clause(problem, &[!reads_from, w_before_q]);
@@ -394,6 +404,13 @@ impl<'t> ChunkModel<'t> {
             && !others.iter().any(|&v| self.ordered(v, q))
         {
             let choice = problem.fresh();
+            if same
+                && step
+                    .read_from
+                    .is_none_or(|w| !self.node_of.contains_key(&w))
+            {
+                problem.prefer(choice);
+            }
             let initial = Term::Lit(choice);
             for &v in &others {
                 let q_before_v = self.before(problem, q, v);
@@ -552,14 +569,8 @@ fn truncate_unreadable(trace: &Trace, chunk: &mut Chunk, shared: &FxHashSet<u32>
 /// trace order.
 fn initial_value(trace: &Trace, chunk: &Chunk, object: u32) -> Value {
     trace
-        .writes_of(object)
-        .iter()
-        .rev()
-        .find(|&&w| {
-            let step = &trace.steps[w as usize];
-            step.position < chunk.cut[step.thread as usize]
-        })
-        .and_then(|&w| trace.steps[w as usize].written)
+        .last_write_before(object, &chunk.cut)
+        .and_then(|w| trace.steps[w as usize].written)
         .unwrap_or(trace.objects[object as usize].initial)
 }
 
@@ -616,13 +627,16 @@ mod tests {
         if earlier_unplaced {
             return false;
         }
-        if let Some(spawn) = trace.spawned_by[step.thread as usize].and_then(|s| model.node_of.get(&s)) {
+        if let Some(spawn) =
+            trace.spawned_by[step.thread as usize].and_then(|s| model.node_of.get(&s))
+        {
             if !placed[*spawn as usize] {
                 return false;
             }
         }
         if step.kind == OpKind::Join
-            && (0..model.nodes.len() as u32).any(|m| thread_of(m) == step.arg && !placed[m as usize])
+            && (0..model.nodes.len() as u32)
+                .any(|m| thread_of(m) == step.arg && !placed[m as usize])
         {
             return false;
         }
@@ -635,9 +649,14 @@ mod tests {
                 if acquiring && !lock_free(model, order, chain, step.kind == OpKind::ReadLock) {
                     return false;
                 }
-            } else if let Some(previous) = trace.chain_previous[model.nodes[n as usize] as usize][slot]
+            } else if let Some(previous) =
+                trace.chain_previous[model.nodes[n as usize] as usize][slot]
             {
-                if model.node_of.get(&previous).is_some_and(|&p| !placed[p as usize]) {
+                if model
+                    .node_of
+                    .get(&previous)
+                    .is_some_and(|&p| !placed[p as usize])
+                {
                     return false;
                 }
             }
@@ -661,7 +680,9 @@ mod tests {
         for &m in order {
             let s = model.step(m);
             let chains = model.trace.chains(s);
-            let Some(slot) = chains.iter().position(|c| *c == Some(lock)) else { continue };
+            let Some(slot) = chains.iter().position(|c| *c == Some(lock)) else {
+                continue;
+            };
             if acquires(s.kind) && (s.kind != OpKind::Wake || slot == 1) {
                 if s.kind == OpKind::ReadLock {
                     readers += 1;
@@ -842,7 +863,10 @@ mod tests {
             .copied()
             .filter(|&r| model.step(r).thread == 0)
             .collect();
-        matches!(model.problem(reads[index]).solve(1_000_000), Solution::Sat(_))
+        matches!(
+            model.problem(reads[index]).solve(1_000_000),
+            Solution::Sat(_)
+        )
     }
 
     #[test]

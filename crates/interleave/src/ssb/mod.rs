@@ -141,7 +141,9 @@ impl Analysis {
             Partition::Distributed { window, .. } | Partition::Global { window } => window,
         };
         if window == 0 {
-            return Err(Error::Config("a partition window must hold at least one event".into()));
+            return Err(Error::Config(
+                "a partition window must hold at least one event".into(),
+            ));
         }
         if self.attempts_per_read == 0 || self.conflicts == 0 || self.max_steps == 0 {
             return Err(Error::Config(
@@ -326,11 +328,12 @@ impl ScheduleSensitiveBranch {
         let outcomes = Outcomes::of(&ex);
         ex.recycle();
         Ok(match self.kind {
-            BranchKind::Condition => self
-                .site_key
-                .and_then(|site| outcomes.branches.get(&(self.thread_key, site)))
-                .and_then(|all| all.get(self.occurrence))
-                == Some(&self.flipped),
+            BranchKind::Condition => {
+                self.site_key
+                    .and_then(|site| outcomes.branches.get(&(self.thread_key, site)))
+                    .and_then(|all| all.get(self.occurrence))
+                    == Some(&self.flipped)
+            }
             BranchKind::Panic => {
                 outcomes.panic.as_ref().map(|p| &p.1) == Some(&self.site) && self.flipped
             }
@@ -409,9 +412,11 @@ impl Session<'_> {
             self.report.solving_time += started.elapsed();
             for (r, branches) in candidates {
                 let read_site = site_key(model.step(r).site);
-                let open = branches
-                    .iter()
-                    .any(|&b| !self.reported.contains(&site_key(self.trace.branches[b as usize].site)));
+                let open = branches.iter().any(|&b| {
+                    !self
+                        .reported
+                        .contains(&site_key(self.trace.branches[b as usize].site))
+                });
                 let attempts = self.attempts.get(&read_site).copied().unwrap_or(0);
                 if !open || attempts >= self.analysis.attempts_per_read {
                     continue;
@@ -501,9 +506,13 @@ impl Session<'_> {
         if let Some(info) = ex.failure.clone() {
             if self.failure_keys.insert((info.kind, info.site.clone())) {
                 let index = self.report.failures.len() as u64;
-                self.report
-                    .failures
-                    .push(describe_failure("ssb", self.analysis.seed, index, &ex, &info));
+                self.report.failures.push(describe_failure(
+                    "ssb",
+                    self.analysis.seed,
+                    index,
+                    &ex,
+                    &info,
+                ));
             }
         }
         if flipped_any {
@@ -541,7 +550,10 @@ impl Session<'_> {
             }
             None => "the value it held before the analysed window".to_string(),
         };
-        let position = order.iter().position(|&n| n as u32 == r).unwrap_or(order.len());
+        let position = order
+            .iter()
+            .position(|&n| n as u32 == r)
+            .unwrap_or(order.len());
         let new_writer = order[..position]
             .iter()
             .rev()
@@ -551,9 +563,7 @@ impl Session<'_> {
             })
             .map(|&n| model.nodes[n]);
         let observed_source = match step.read {
-            Some(Value::Initial(_)) if step.read_from.is_none() => {
-                "the initial value".to_string()
-            }
+            Some(Value::Initial(_)) if step.read_from.is_none() => "the initial value".to_string(),
             _ => source(step.read_from),
         };
         FlippingRead {

@@ -77,8 +77,8 @@ pub(crate) struct Trace {
     /// Each thread's items in program order.
     pub items: Vec<Vec<Item>>,
     pub objects: Vec<ObjectInfo>,
-    /// Each object's writes, in trace order.
-    writes: Vec<Vec<u32>>,
+    /// Each (object, thread)'s writes, in trace order.
+    writes: rustc_hash::FxHashMap<(u32, u32), Vec<u32>>,
     /// The step that spawned each thread (`None` for the main thread).
     pub spawned_by: Vec<Option<u32>>,
     /// Each step's predecessor on each of its chains (see `Trace::chains`).
@@ -113,7 +113,7 @@ impl Trace {
             .collect();
         let mut logged = ex.annotations.values.iter().peekable();
         let mut last_write: Vec<Option<u32>> = vec![None; objects.len()];
-        let mut writes: Vec<Vec<u32>> = vec![Vec::new(); objects.len()];
+        let mut writes: rustc_hash::FxHashMap<(u32, u32), Vec<u32>> = Default::default();
         let mut next_branch = ex.annotations.branches.iter().peekable();
         let mut spawned = 0u32;
         for (index, event) in ex.events.iter().enumerate() {
@@ -146,7 +146,9 @@ impl Trace {
                 let access = event.kind.access();
                 let is_read = access != crate::runtime::op::Access::Write;
                 let is_write = access != crate::runtime::op::Access::Read;
-                let number = logged.next_if(|v| v.step == index).map(|v| (v.before, v.after));
+                let number = logged
+                    .next_if(|v| v.step == index)
+                    .map(|v| (v.before, v.after));
                 if is_read {
                     step.read_from = last_write[object];
                     step.read = Some(match number {
@@ -161,7 +163,10 @@ impl Trace {
                         None => Value::StoredBy(index as u32),
                     });
                     last_write[object] = Some(index as u32);
-                    writes[object].push(index as u32);
+                    writes
+                        .entry((object as u32, event.thread))
+                        .or_default()
+                        .push(index as u32);
                 }
                 // An atomic's initial value is what its first access found.
                 if let Some((before, _)) = number {
@@ -243,9 +248,9 @@ impl Trace {
     /// Whether a chain is a lock whose critical sections the constraints reorder (a `Mutex` or
     /// `RwLock` never used with `try_lock`); the other chains keep their observed order.
     pub fn is_reorderable_lock(&self, chain: u32) -> bool {
-        self.objects.get(chain as usize).is_some_and(|o| {
-            matches!(o.kind, ObjectKind::Mutex | ObjectKind::RwLock) && !o.tried
-        })
+        self.objects
+            .get(chain as usize)
+            .is_some_and(|o| matches!(o.kind, ObjectKind::Mutex | ObjectKind::RwLock) && !o.tried)
     }
 
     fn compute_dependences(&self) -> Vec<u32> {
@@ -278,9 +283,17 @@ impl Trace {
         clocks
     }
 
-    /// The writes to `object`, in trace order.
-    pub fn writes_of(&self, object: u32) -> &[u32] {
-        self.writes.get(object as usize).map_or(&[], Vec::as_slice)
+    /// The last write to `object` among the first `cut[t]` items of every thread `t`, in trace
+    /// order.
+    pub fn last_write_before(&self, object: u32, cut: &[u32]) -> Option<u32> {
+        (0..self.threads as u32)
+            .filter_map(|t| {
+                let writes = self.writes.get(&(object, t))?;
+                let before =
+                    writes.partition_point(|&w| self.steps[w as usize].position < cut[t as usize]);
+                before.checked_sub(1).map(|i| writes[i])
+            })
+            .max()
     }
 
     /// How many of `thread`'s items the prefix ending with `step` needs.
@@ -346,9 +359,9 @@ impl Trace {
             .iter()
             .filter(|s| match s.kind {
                 OpKind::Start | OpKind::Yield => false,
-                kind if kind.is_data_access() => {
-                    accessors.get(&s.object).is_some_and(|&(_, several, written)| several && written)
-                }
+                kind if kind.is_data_access() => accessors
+                    .get(&s.object)
+                    .is_some_and(|&(_, several, written)| several && written),
                 _ => true,
             })
             .count()

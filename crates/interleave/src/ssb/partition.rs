@@ -66,7 +66,12 @@ pub(crate) struct Chunk {
 impl Chunk {
     /// Whether at least two threads have something to reorder.
     fn is_worth_solving(&self) -> bool {
-        self.cut.iter().zip(&self.end).filter(|(c, e)| c < e).count() >= 2
+        self.cut
+            .iter()
+            .zip(&self.end)
+            .filter(|(c, e)| c < e)
+            .count()
+            >= 2
     }
 }
 
