@@ -13,8 +13,11 @@ use crate::cli::SsbPlan;
 pub fn ssb(plan: &SsbPlan) -> anyhow::Result<()> {
     let program = plan.program;
     let variant = plan.variant;
-    let report = plan
-        .analysis
+    let mut analysis = plan.analysis.clone();
+    if let Some(steps) = program.max_steps() {
+        analysis = analysis.max_steps(steps);
+    }
+    let report = analysis
         .run(|| (program.run)(variant))
         .with_context(|| format!("analysing {}", program.name))?;
     print!("{}", describe(program.name, &report));

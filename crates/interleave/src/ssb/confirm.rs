@@ -3,9 +3,11 @@
 //! A solved prefix becomes a plan, one thread per step: the chunk's cut exactly as observed,
 //! then the chunk's events before `r` in the solved order (each thread's non-critical steps run
 //! just before its next critical one), then `r`. [`GuidedSchedule`] follows the plan; after it,
-//! `r`'s thread runs on while it can, then the lowest-numbered enabled thread, so the branches
-//! right after `r` see `r`'s new value before anything else changes. A planned thread that is
-//! not enabled (the prediction was wrong) ends the plan and the run goes on the same way.
+//! `r`'s thread runs on for up to `FOCUS_STEPS` steps while it can, so the branches right after
+//! `r` see `r`'s new value before anything else changes, and then every enabled thread in turn,
+//! one step each, so a thread polling for another one's progress cannot starve it. A planned
+//! thread that is not enabled (the prediction was wrong) ends the plan and the run goes on the
+//! same way.
 //!
 //! Whether the plan was followed or not, the comparison is between two real executions of the
 //! same program with the same inputs: a branch instance (the `n`-th evaluation of one site by
@@ -26,11 +28,15 @@ use crate::runtime::op::OpKind;
 use crate::runtime::Execution;
 use crate::strategy::{Schedule, View};
 
+/// How many steps `r`'s thread runs alone after the plan.
+const FOCUS_STEPS: u32 = 1_000;
+
 /// The schedule of a confirming execution.
 pub(crate) struct GuidedSchedule {
     plan: Vec<u32>,
     next: usize,
     focus: usize,
+    focus_steps: u32,
     values: Vec<u64>,
     next_value: usize,
     /// Where the plan could not be followed.
@@ -43,6 +49,7 @@ impl GuidedSchedule {
             plan,
             next: 0,
             focus,
+            focus_steps: 0,
             values,
             next_value: 0,
             diverged_at: None,
@@ -61,13 +68,17 @@ impl Schedule for GuidedSchedule {
             self.diverged_at = Some(self.next);
             self.next = self.plan.len();
         }
-        // A thread about to yield is waiting for someone else: let the others go first.
-        let spinning = |t: usize| view.pending(t).is_some_and(|p| p.kind == OpKind::Yield);
-        let preferred = std::iter::once(self.focus).chain(enabled.iter().copied());
-        preferred
-            .clone()
-            .find(|&t| enabled.contains(&t) && !spinning(t))
-            .or_else(|| preferred.clone().find(|t| enabled.contains(t)))
+        if self.focus_steps < FOCUS_STEPS && enabled.contains(&self.focus) {
+            self.focus_steps += 1;
+            return self.focus;
+        }
+        self.focus_steps = FOCUS_STEPS;
+        // Round robin: the first enabled thread after the one that ran last.
+        let last = view.last_thread().unwrap_or(0);
+        enabled
+            .iter()
+            .copied()
+            .find(|&t| t > last)
             .unwrap_or(enabled[0])
     }
 

@@ -420,6 +420,11 @@ impl<'t> ChunkModel<'t> {
         }
     }
 
+    /// The value `object` holds when the chunk's windows begin.
+    pub fn initial_of(&self, object: u32) -> Option<Value> {
+        self.initial.get(&object).copied()
+    }
+
     pub fn step(&self, node: u32) -> &'t Step {
         &self.trace.steps[self.nodes[node as usize] as usize]
     }

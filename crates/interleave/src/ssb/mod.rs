@@ -539,8 +539,8 @@ impl Session<'_> {
             .objects
             .get(step.object as usize)
             .map_or_else(String::new, |o| o.id.to_string());
-        let source = |writer: Option<u32>| match writer {
-            Some(w) => {
+        let source = |writer: Option<u32>, initial: Option<Value>| match (writer, initial) {
+            (Some(w), _) => {
                 let w = &self.trace.steps[w as usize];
                 format!(
                     "the write at {} ({})",
@@ -548,7 +548,8 @@ impl Session<'_> {
                     thread_label(self.observed, w.thread as usize)
                 )
             }
-            None => "the value it held before the analysed window".to_string(),
+            (None, Some(Value::Initial(_)) | None) => "the initial value".to_string(),
+            (None, Some(_)) => "the value it held when the analysed window began".to_string(),
         };
         let position = order
             .iter()
@@ -562,16 +563,13 @@ impl Session<'_> {
                 s.object == step.object && s.written.is_some()
             })
             .map(|&n| model.nodes[n]);
-        let observed_source = match step.read {
-            Some(Value::Initial(_)) if step.read_from.is_none() => "the initial value".to_string(),
-            _ => source(step.read_from),
-        };
+        let observed_source = source(step.read_from, Some(Value::Initial(step.object)));
         FlippingRead {
             thread: thread_label(self.observed, step.thread as usize),
             site: step.site.to_string(),
             object,
             observed_source,
-            new_source: source(new_writer),
+            new_source: source(new_writer, model.initial_of(step.object)),
         }
     }
 }
