@@ -94,8 +94,14 @@ pub fn list() {
         "program", "bug kind", "origin"
     );
     for program in interleave_programs::all() {
+        // Long programs are left out of default bench runs; the mark says why one is missing.
+        let long = if program.long {
+            " (long: runs only when named)"
+        } else {
+            ""
+        };
         println!(
-            "{:<32} {:<26} {:<46} {}",
+            "{:<32} {:<26} {:<46} {}{long}",
             program.name,
             program.bug.to_string(),
             program.origin,

@@ -90,7 +90,8 @@ enum PartitionArg {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// Programs to run (repeatable or comma-separated); all programs by default.
+    /// Programs to run (repeatable or comma-separated); by default every program except the long
+    /// ones (`interleave list` marks them), which run only when named.
     #[arg(long = "program", short = 'p', value_delimiter = ',')]
     programs: Vec<String>,
     /// Strategy specs (repeatable or comma-separated): interleave strategies such as `random`,
@@ -291,9 +292,9 @@ fn split_specs(arguments: &[String]) -> Vec<String> {
 }
 
 fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
+    // Long programs (a million steps per execution) run only when named.
     let programs: Vec<String> = if args.programs.is_empty() {
-        interleave_programs::all()
-            .iter()
+        interleave_programs::default_suite()
             .map(|p| p.name.to_string())
             .collect()
     } else {

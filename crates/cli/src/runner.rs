@@ -38,14 +38,19 @@ fn kind_name(kind: FailureKind) -> String {
 
 /// An interleave builder for `program`: races are failures when the declared bug is a race or
 /// the program is the fixed twin (which must be race-free), and warnings otherwise (several
-/// buggy programs race on purpose, but their bug is the assertion).
+/// buggy programs race on purpose, but their bug is the assertion). A long program gets the
+/// step bound it needs.
 pub fn builder(program: &Program, variant: Variant) -> Builder {
     let races = if variant == Variant::Fixed || program.bug.surface() == Surface::DataRace {
         RaceMode::Fail
     } else {
         RaceMode::Warn
     };
-    Builder::new().ignore_environment().data_races(races)
+    let builder = Builder::new().ignore_environment().data_races(races);
+    match program.max_steps() {
+        Some(steps) => builder.max_steps(steps),
+        None => builder,
+    }
 }
 
 fn first_line(text: &str) -> String {

@@ -7,7 +7,7 @@
 //!   shuttle's on the same two workloads, printed by the same bench.
 //! - [`shuttle_suite`] and [`loom_suite`]: the benchmark programs of `interleave-programs`,
 //!   compiled from the same source files against shuttle and loom; [`atomic_set_shim`] is the
-//!   `rt::atomic_set` of both.
+//!   `rt::atomic_set` of both, and [`branch_shim`] provides their `rt::branch`.
 //! - [`suite_runs`]: runs one of those programs under a peer configuration and reports what the
 //!   peer found, for the peer columns of `interleave bench`; [`worker`] runs those in a child
 //!   process, because loom can abort the process it runs in.
@@ -18,6 +18,7 @@
 
 pub mod async_switch;
 pub mod atomic_set_shim;
+pub mod branch_shim;
 pub mod loom_suite;
 pub mod shuttle_suite;
 pub mod suite_runs;

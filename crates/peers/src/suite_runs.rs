@@ -9,7 +9,10 @@
 //! and for programs whose declared bug is a race, like interleave's bench), or a panic of the
 //! program. Loom refuses programs larger than its model (more than [`loom::MAX_THREADS`]
 //! threads, or more scheduling decisions per execution than [`LOOM_MAX_BRANCHES`]); such runs
-//! are reported as unsupported, with the reason, rather than as findings.
+//! are reported as unsupported, with the reason, rather than as findings. A long program
+//! (`Program::long`, a million scheduling decisions per execution) is unsupported under loom
+//! without running it, and runs under shuttle with the program's step bound instead of
+//! shuttle's default of a million steps.
 
 use std::cell::Cell;
 use std::fmt;
@@ -200,6 +203,12 @@ pub fn run(peer: PeerSpec, program: &str, variant: Variant, seed: u64, execution
                 shuttle::scheduler::PctScheduler::new_from_seed(seed, depth, executions as usize);
             run_shuttle(scheduler, program, variant)
         }
+        // Loom would stop at its branch limit inside the first execution anyway; saying so
+        // up front spares the run.
+        PeerSpec::Loom { .. } if loom_program.long => PeerRun {
+            unsupported: Some(LOOM_LONG.to_string()),
+            ..PeerRun::default()
+        },
         PeerSpec::Loom { preemption_bound } => {
             let program = loom_program;
             let race_checks =
@@ -209,6 +218,10 @@ pub fn run(peer: PeerSpec, program: &str, variant: Variant, seed: u64, execution
         }
     }
 }
+
+/// Why loom does not run long programs.
+pub const LOOM_LONG: &str =
+    "a long program: a million scheduling decisions per execution, beyond loom's exhaustive search";
 
 fn find(programs: &[Program], name: &str) -> Option<Program> {
     programs.iter().find(|p| p.name == name).copied()
@@ -263,6 +276,9 @@ fn run_shuttle<S: shuttle::scheduler::Scheduler + 'static>(
     let mut config = shuttle::Config::new();
     config.failure_persistence = shuttle::FailurePersistence::None;
     config.silence_warnings = true;
+    if let Some(steps) = program.max_steps() {
+        config.max_steps = shuttle::MaxSteps::FailAfter(steps as usize);
+    }
     STARTED.with(|n| n.set(0));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         shuttle::Runner::new(

@@ -18,12 +18,12 @@ fn job(peer: PeerSpec, program: &str, variant: Variant, executions: u64) -> Job 
     }
 }
 
-/// Every fixed twin passes under both peers (or is beyond loom's model), so the shims and the
-/// peers agree with interleave on what is correct.
+/// Every fixed twin of the default suite passes under both peers (or is beyond loom's model),
+/// so the shims and the peers agree with interleave on what is correct.
 #[test]
 fn fixed_twins_pass_under_the_peers() {
     let mut client = client();
-    for program in interleave_programs::all() {
+    for program in interleave_programs::default_suite() {
         for peer in [
             PeerSpec::ShuttleRandom,
             PeerSpec::Loom {
@@ -72,4 +72,35 @@ fn peers_find_easy_bugs() {
     let failure = run.failure.expect("shuttle finds fig1");
     assert_eq!(failure.kind, PeerFailureKind::Panic);
     assert!(failure.message.contains("Fig 1"), "{}", failure.message);
+}
+
+/// A long program is unsupported under loom without being run, so a loom column over the
+/// whole suite costs nothing for it.
+#[test]
+fn loom_refuses_long_programs_up_front() {
+    let mut client = client();
+    let long: Vec<_> = interleave_programs::all()
+        .iter()
+        .filter(|p| p.long)
+        .collect();
+    assert!(!long.is_empty(), "no program is marked long");
+    for program in long {
+        let run = client
+            .run(&job(
+                PeerSpec::Loom {
+                    preemption_bound: 2,
+                },
+                program.name,
+                Variant::Fixed,
+                50,
+            ))
+            .unwrap();
+        assert_eq!(run.executions, 0, "{}", program.name);
+        assert_eq!(
+            run.unsupported.as_deref(),
+            Some(interleave_peers::suite_runs::LOOM_LONG),
+            "{}",
+            program.name
+        );
+    }
 }

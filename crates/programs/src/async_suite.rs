@@ -180,6 +180,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 1_000,
         },
+        long: false,
         run: lost_wakeup,
     },
     Program {
@@ -191,6 +192,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 1_000,
         },
+        long: false,
         run: check_then_act,
     },
     Program {
@@ -202,6 +204,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 1_000,
         },
+        long: false,
         run: deadline_race,
     },
     Program {
@@ -213,6 +216,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 1_000,
         },
+        long: false,
         run: permit_leak,
     },
 ];

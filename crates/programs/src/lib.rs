@@ -28,12 +28,24 @@
 //! | [`suite::seed002_kernel`] | the same thesis, Table 3.2 | the kernel programs (twostage ... nestedmonitor) |
 //! | [`suite::seed002_apps`] | the same thesis, Table 3.2 | the real and benchmark programs (alarmclock ... account-subtype; daisy omitted) |
 //! | [`seed003`] | Lai, Cheung, Chan: atomic-set serializability | `Account`, StringBuffer append/getChars, Jigsaw raw/rlen |
-//! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash` |
+//! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash`, a precision program (`local-branches`) and a long-running one (`long-run`, Table 2 analogue) |
 //!
 //! Every program terminates under every schedule: loops are bounded and waiting is done with
 //! blocking primitives (`join`, `Condvar`), never with unbounded spinning. Bugs surface as a
 //! panic (an `assert!` naming the violated invariant, or a natural panic such as a division by
 //! zero) or as a deadlock. Runtime items are imported only through [`rt`].
+//!
+//! The programs wrap the conditions of the branches that matter in `rt::branch(..)`, which
+//! records each outcome for interleave's schedule-sensitive-branch analysis (seed 004) and
+//! returns the condition; it is not a scheduling point, so it changes no schedule. The seed 004
+//! programs and several others (seed 000's ConTest account and airline, seed 002's
+//! account-race, seed 003's account and StringBuffer) annotate their schedule-sensitive
+//! branches and the ordinary data-dependent ones near them (loop bounds and the switches
+//! between the buggy and the fixed code are left out).
+//!
+//! A program can be [`Program::long`] (about a million steps per execution; so far only
+//! `seed004-long-run`): the runs that go through the whole suite by default skip it
+//! ([`default_suite`]), and a run that names it needs the step bound [`Program::max_steps`].
 
 use std::fmt;
 
@@ -143,6 +155,11 @@ pub struct Program {
     /// A strategy and execution budget that expose the bug for every seed in `0..10`; checked
     /// by `tests/seed_examples.rs`, so it is also a good first thing to try.
     pub found_by: Finding,
+    /// Whether one execution takes about a million steps or more (the long-running programs of
+    /// seed 004's Table 2 analogue). Runs that go through the whole suite by default skip long
+    /// programs (see [`default_suite`]); a run that names one gets the step bound
+    /// [`LONG_MAX_STEPS`] (see [`Program::max_steps`]).
+    pub long: bool,
     /// The test body; runs inside one execution of the runtime it was compiled against.
     pub run: fn(Variant),
 }
@@ -164,17 +181,41 @@ impl fmt::Debug for Program {
             .field("bug", &self.bug)
             .field("summary", &self.summary)
             .field("found_by", &self.found_by)
+            .field("long", &self.long)
             .finish_non_exhaustive()
     }
 }
 
-/// Every program, in a stable order (by seed, then by figure), then the async ports.
+/// The step bound of an execution of a [`Program::long`] program: the long programs take up to
+/// about a million and a half steps, and every runtime's default bound is lower (interleave's
+/// 100,000, shuttle's 1,000,000).
+pub const LONG_MAX_STEPS: u64 = 4_000_000;
+
+impl Program {
+    /// The step bound an execution of this program needs, if the runtime's default is too low:
+    /// [`LONG_MAX_STEPS`] for a long program, `None` for the others.
+    pub fn max_steps(&self) -> Option<u64> {
+        self.long.then_some(LONG_MAX_STEPS)
+    }
+}
+
+/// Every program, in a stable order (by seed, then by figure), then the async ports; the long
+/// programs included.
 pub fn all() -> &'static [Program] {
     static ALL: OnceLock<Vec<Program>> = OnceLock::new();
     ALL.get_or_init(|| [suite::programs(), async_suite::PROGRAMS.to_vec()].concat())
 }
 
-/// The program called `name`, if any.
+/// The programs that runs over the whole suite go through by default: [`all()`] without the
+/// [`Program::long`] ones, whose executions take a quarter of a second each (in a release
+/// build) rather than microseconds. The per-seed tests, `interleave bench` without `-p`, the
+/// atomic-set table's whole-suite line and the peers' fixed-twin test enumerate these; a long
+/// program runs when it is named (`interleave bench -p seed004-long-run`) and in its own test.
+pub fn default_suite() -> impl Iterator<Item = &'static Program> {
+    all().iter().filter(|p| !p.long)
+}
+
+/// The program called `name`, if any (long programs included).
 pub fn find(name: &str) -> Option<&'static Program> {
     all().iter().find(|p| p.name == name)
 }
@@ -198,5 +239,22 @@ mod tests {
             assert!(std::ptr::eq(find(p.name).unwrap(), p));
         }
         assert!(find("no-such-program").is_none());
+    }
+
+    #[test]
+    fn the_default_suite_is_every_program_but_the_long_ones() {
+        let default: Vec<&str> = default_suite().map(|p| p.name).collect();
+        for p in all() {
+            assert_eq!(default.contains(&p.name), !p.long, "{}", p.name);
+            assert_eq!(
+                p.max_steps(),
+                p.long.then_some(LONG_MAX_STEPS),
+                "{}",
+                p.name
+            );
+        }
+        let long_run =
+            find("seed004-long-run").expect("found by name although not in the default suite");
+        assert!(long_run.long);
     }
 }

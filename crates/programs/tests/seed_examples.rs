@@ -10,15 +10,25 @@
 //! - **fixed**: the fixed twin reports nothing, and no race warning, over 10,000 random
 //!   executions and 10,000 `pct:d=3` executions, with `RaceMode::Fail`.
 //!
+//! The per-seed tests skip the long programs (`Program::long`, a quarter of a second per
+//! execution in a release build, over a second in a debug build). `long_programs` checks those,
+//! with the same buggy check, fewer fixed executions, and the million steps each execution must
+//! take; it is ignored by default and meant for release builds: `cargo test --release -p
+//! interleave-programs --test seed_examples long_programs -- --ignored --nocapture`.
+//!
 //! Run with `--nocapture` to see executions-to-first-bug per seed (min / median / max).
 
 use interleave::{Builder, FailureKind, RaceMode, Report, StrategySpec};
-use interleave_programs::{all, Program, Surface, Variant};
+use interleave_programs::{all, default_suite, Program, Surface, Variant};
 
 /// Seeds every buggy program is explored with.
 const SEEDS: std::ops::Range<u64> = 0..10;
 /// Executions each fixed twin gets per strategy.
 const FIXED_EXECUTIONS: u64 = 10_000;
+/// Executions each long program's fixed twin gets per strategy.
+const LONG_FIXED_EXECUTIONS: u64 = 10;
+/// Steps one execution of a long program takes at least.
+const LONG_STEPS: u64 = 1_000_000;
 /// Strategies each fixed twin is run with.
 const FIXED_STRATEGIES: [&str; 2] = ["random", "pct:d=3"];
 
@@ -43,9 +53,17 @@ fn race_mode(p: &Program) -> RaceMode {
     }
 }
 
+/// A builder with the step bound `p` needs (the runtime's default unless `p` is long).
+fn builder_for(p: &Program) -> Builder {
+    let builder = Builder::new().ignore_environment();
+    match p.max_steps() {
+        Some(steps) => builder.max_steps(steps),
+        None => builder,
+    }
+}
+
 fn buggy_builder(p: &Program, seed: u64) -> Builder {
-    Builder::new()
-        .ignore_environment()
+    builder_for(p)
         .strategy(spec(p.found_by.strategy))
         .executions(p.found_by.within)
         .seed(seed)
@@ -93,15 +111,16 @@ fn check_buggy(p: &'static Program) -> Vec<u64> {
     firsts
 }
 
-/// The fixed twin reports nothing (no failure, no race warning) under either strategy.
-fn check_fixed(p: &'static Program) {
+/// The fixed twin reports nothing (no failure, no race warning) under either strategy, in
+/// `executions` executions each; returns the steps of all of them.
+fn check_fixed(p: &'static Program, executions: u64) -> u64 {
     let name = p.name;
     let body = move || (p.run)(Variant::Fixed);
+    let mut steps = 0;
     for strategy in FIXED_STRATEGIES {
-        let report = Builder::new()
-            .ignore_environment()
+        let report = builder_for(p)
             .strategy(spec(strategy))
-            .executions(FIXED_EXECUTIONS)
+            .executions(executions)
             .seed(1)
             .workers(2)
             .data_races(RaceMode::Fail)
@@ -118,11 +137,10 @@ fn check_fixed(p: &'static Program) {
             "{name} (fixed) {strategy}: warnings {:?}",
             report.warnings
         );
-        assert_eq!(
-            report.executions, FIXED_EXECUTIONS,
-            "{name} (fixed) {strategy}"
-        );
+        assert_eq!(report.executions, executions, "{name} (fixed) {strategy}");
+        steps += report.steps;
     }
+    steps
 }
 
 fn check(p: &'static Program) {
@@ -137,19 +155,42 @@ fn check(p: &'static Program) {
         (firsts[4] + firsts[5]) / 2,
         firsts[9],
     );
-    check_fixed(p);
 }
 
-/// Checks every program whose name starts with `prefix`; one test per seed paper, so the suite
-/// runs in parallel without a hand-kept list of programs.
+/// Checks every program whose name starts with `prefix`, except the long ones; one test per
+/// seed paper, so the suite runs in parallel without a hand-kept list of programs.
 fn check_all(prefix: &str) {
-    let programs: Vec<&'static Program> = all()
-        .iter()
+    let programs: Vec<&'static Program> = default_suite()
         .filter(|p| p.name.starts_with(prefix))
         .collect();
     assert!(!programs.is_empty(), "no program starts with {prefix}");
     for p in programs {
         check(p);
+        check_fixed(p, FIXED_EXECUTIONS);
+    }
+}
+
+/// The long programs: the buggy check of every other program, a few fixed executions, and at
+/// least `LONG_STEPS` steps per execution of the fixed twin, on average over them.
+#[test]
+#[ignore = "about 35 s in a release build, minutes in a debug build; run with --release -- --ignored"]
+fn long_programs() {
+    let long: Vec<&'static Program> = all().iter().filter(|p| p.long).collect();
+    assert!(!long.is_empty(), "no program is marked long");
+    for p in long {
+        check(p);
+        let executions = LONG_FIXED_EXECUTIONS * FIXED_STRATEGIES.len() as u64;
+        let steps = check_fixed(p, LONG_FIXED_EXECUTIONS);
+        assert!(
+            steps >= LONG_STEPS * executions,
+            "{}: {steps} steps in {executions} executions, fewer than {LONG_STEPS} per execution",
+            p.name
+        );
+        println!(
+            "{:28} fixed twin: {} steps per execution",
+            p.name,
+            steps / executions
+        );
     }
 }
 

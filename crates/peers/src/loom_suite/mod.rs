@@ -29,6 +29,9 @@ pub mod rt {
     /// Units of work and atomic sets: only the closures run (see `atomic_set_shim`).
     pub use crate::atomic_set_shim as atomic_set;
 
+    /// Branch annotations: only the condition is returned (see `branch_shim`).
+    pub use crate::branch_shim::branch;
+
     /// The shared-variable type.
     pub mod cell {
         use loom::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
 //! The program sources, written once and compiled once per runtime.
 //!
 //! This module names nothing outside itself except what its parent provides: `super::rt` (the
-//! runtime: `sync`, `thread`, `cell::Var`, `atomic_set`), and the metadata types
+//! runtime: `sync`, `thread`, `cell::Var`, `atomic_set`, `branch`), and the metadata types
 //! `super::{Program, BugKind, Finding, Variant}`. The crate root instantiates it against
 //! interleave; `interleave-peers` instantiates the same files (with `#[path]`) against shuttle
 //! and loom shims, which is how the peer columns of `interleave bench` run exactly the same
@@ -15,7 +15,7 @@
 //!   for values the program's logic reads, `sync::mpsc::channel` with every message received,
 //!   `thread::{spawn, yield_now}` and `JoinHandle::join`, `cell::Var`, and the function forms
 //!   of `atomic_set` (`unit_of_work`, `unit_of_work_on`, `declare`; the peers' versions only run
-//!   the closure);
+//!   the closure), and `branch(condition)` (the peers' version only returns the condition);
 //! - every spawned thread is joined, nothing leaks, and every loop is bounded.
 
 use super::{rt, BugKind, Finding, Program, Variant};

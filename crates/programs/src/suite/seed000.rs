@@ -339,6 +339,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: fig1,
     },
     Program {
@@ -350,6 +351,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 500,
         },
+        long: false,
         run: fig2,
     },
     Program {
@@ -361,6 +363,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "icb:c=2,v=1",
             within: 100,
         },
+        long: false,
         run: fig3,
     },
     Program {
@@ -372,6 +375,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "icb:c=2,v=2",
             within: 100,
         },
+        long: false,
         run: fig4,
     },
     Program {
@@ -383,6 +387,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: fig8,
     },
     Program {
@@ -394,6 +399,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 1_000,
         },
+        long: false,
         run: fig9,
     },
     Program {
@@ -405,6 +411,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "icb:c=2,v=2,t=3",
             within: 1_000,
         },
+        long: false,
         run: fig10,
     },
 ];

@@ -703,6 +703,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 500,
         },
+        long: false,
         run: d1,
     },
     Program {
@@ -714,6 +715,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 5_000,
         },
+        long: false,
         run: d2,
     },
     Program {
@@ -725,6 +727,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 500,
         },
+        long: false,
         run: hawknl,
     },
     Program {
@@ -736,6 +739,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: sqlite,
     },
     Program {
@@ -747,6 +751,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 5_000,
         },
+        long: false,
         run: mysql,
     },
     Program {
@@ -758,6 +763,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 5_000,
         },
+        long: false,
         run: dining_philosophers,
     },
 ];

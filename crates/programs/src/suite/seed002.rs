@@ -204,6 +204,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 1_000,
         },
+        long: false,
         run: fig1_1,
     },
     Program {
@@ -215,6 +216,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 1_000,
         },
+        long: false,
         run: fig5_1,
     },
 ];

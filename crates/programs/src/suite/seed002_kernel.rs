@@ -1039,6 +1039,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: twostage,
     },
     Program {
@@ -1050,6 +1051,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: wronglock,
     },
     Program {
@@ -1061,6 +1063,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 100,
         },
+        long: false,
         run: producerconsumer,
     },
     Program {
@@ -1072,6 +1075,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 20,
         },
+        long: false,
         run: blockbarrier,
     },
     Program {
@@ -1083,6 +1087,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: reorder,
     },
     Program {
@@ -1094,6 +1099,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: deadlock_d1,
     },
     Program {
@@ -1105,6 +1111,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: deadlock_d2,
     },
     Program {
@@ -1116,6 +1123,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=3",
             within: 500,
         },
+        long: false,
         run: diningphilosopher,
     },
     Program {
@@ -1127,6 +1135,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 50,
         },
+        long: false,
         run: losenotify,
     },
     Program {
@@ -1138,6 +1147,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 50,
         },
+        long: false,
         run: clean,
     },
     Program {
@@ -1149,6 +1159,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 20,
         },
+        long: false,
         run: nestedmonitor,
     },
 ];

@@ -1,7 +1,14 @@
 //! Seed 004 (Huang, Rauchwerger: *Finding Schedule-Sensitive Branches*): the Apache Derby
 //! example of the paper's Fig 2 ([`derby`]), the `is_good` protocol-choice example of its
 //! Fig 1 ([`fig1`]), and the `checkHash` example the paper uses to explain fine-grained
-//! tracing ([`check_hash`]).
+//! tracing ([`check_hash`]); then two programs for the analysis itself rather than from the
+//! paper: a precision program whose fixed twin has no schedule-sensitive branch at all
+//! ([`local_branches`]), and a long-running one for the analogue of the paper's Table 2
+//! ([`long_run`], over a million steps per execution, marked [`Program::long`]).
+//!
+//! Every program wraps its branch conditions in `rt::branch`, which records each outcome for
+//! interleave's schedule-sensitive-branch analysis (loop bounds and the switches between the
+//! buggy and the fixed code are left out).
 //!
 //! A schedule-sensitive branch (SSB) is a branch whose outcome, for the same input, depends on
 //! the thread schedule. The paper finds most SSBs in real programs are caused by concurrency
@@ -9,11 +16,12 @@
 //! `NullPointerException`. In every program here the assertion sits in the code behind the
 //! unexpected side of the schedule-sensitive branch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
+use super::rt;
 use super::rt::cell::Var;
-use super::rt::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use super::rt::sync::{Arc, Mutex};
+use super::rt::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use super::rt::sync::{Arc, Condvar, Mutex};
 use super::rt::thread;
 use super::util::{unrelated_work, Gate};
 use super::{BugKind, Finding, Program, Variant};
@@ -27,7 +35,7 @@ struct ColumnMap(u64);
 
 impl ColumnMap {
     fn is_set(self, column: u32) -> bool {
-        self.0 & (1 << column) != 0
+        rt::branch(self.0 & (1 << column) != 0)
     }
 }
 
@@ -79,13 +87,13 @@ pub fn derby(variant: Variant) {
             for column in 0..COLUMNS {
                 let referenced = match variant {
                     Variant::Buggy => {
-                        if d.referenced_column_map.get().is_none() {
+                        if rt::branch(d.referenced_column_map.get().is_none()) {
                             true // null: every column is referenced
                         } else {
                             // `referencedColumnMap.isSet(column)`: reads the field again.
                             let map = d.referenced_column_map.get();
                             assert!(
-                                map.is_some(),
+                                rt::branch(map.is_some()),
                                 "Derby: referencedColumnMap was checked non-null but is null at its dereference (NullPointerException in Derby)"
                             );
                             map.unwrap().is_set(column)
@@ -96,13 +104,15 @@ pub fn derby(variant: Variant) {
                             let _guard = d.lock.lock().unwrap();
                             d.referenced_column_map.get()
                         };
-                        match map {
-                            None => true,
-                            Some(map) => map.is_set(column),
+                        if rt::branch(map.is_none()) {
+                            true // null: every column is referenced
+                        } else {
+                            // The snapshot is not null, so this is `isSet` on it.
+                            map.is_some_and(|map| map.is_set(column))
                         }
                     }
                 };
-                if referenced {
+                if rt::branch(referenced) {
                     columns_to_read += 1;
                 }
             }
@@ -125,7 +135,7 @@ pub fn derby(variant: Variant) {
     let columns_to_read = t1.join().unwrap();
     t2.join().unwrap();
     assert!(
-        (2..=COLUMNS).contains(&columns_to_read),
+        rt::branch((2..=COLUMNS).contains(&columns_to_read)),
         "Derby: t1 must read at least the referenced columns, counted {columns_to_read}"
     );
 }
@@ -160,7 +170,7 @@ struct Transfer {
 /// loses data, which the transfer checks.
 fn use_protocol_a(net: &Network) -> &'static str {
     assert!(
-        net.mbps >= GOOD_MBPS,
+        rt::branch(net.mbps >= GOOD_MBPS),
         "is_good: protocol A was chosen on a {} Mbit/s link (it needs {GOOD_MBPS}); the is_good branch read the optimistic initial value before the monitor's first measurement",
         net.mbps
     );
@@ -208,7 +218,7 @@ pub fn fig1(variant: Variant) {
             if variant == Variant::Fixed {
                 s.measured.wait();
             }
-            if s.is_good.load(Ordering::SeqCst) {
+            if rt::branch(s.is_good.load(Ordering::SeqCst)) {
                 use_protocol_a(&s.net)
             } else {
                 use_protocol_b(&s.net)
@@ -221,12 +231,12 @@ pub fn fig1(variant: Variant) {
             for round in 0..MEASUREMENTS {
                 unrelated_work(MEASURE_STEPS); // sample the link
                 let speed = s.net.mbps;
-                if speed >= GOOD_MBPS {
+                if rt::branch(speed >= GOOD_MBPS) {
                     s.is_good.store(true, Ordering::SeqCst);
                 } else {
                     s.is_good.store(false, Ordering::SeqCst);
                 }
-                if round == 0 {
+                if rt::branch(round == 0) {
                     s.measured.open();
                 }
             }
@@ -234,9 +244,9 @@ pub fn fig1(variant: Variant) {
     };
     let protocol = t1.join().unwrap();
     t2.join().unwrap();
-    assert_eq!(
-        protocol, "B",
-        "is_good: the slow link must be served by protocol B"
+    assert!(
+        rt::branch(protocol == "B"),
+        "is_good: the slow link must be served by protocol B, not {protocol}"
     );
 }
 
@@ -286,24 +296,22 @@ impl HashCheck {
             Some(map) => map.get(HASH_INPUT).copied(),
             None => self.map.lock().unwrap().get(HASH_INPUT).copied(),
         };
-        match hashed {
-            None => {
-                let previous = match fixed_guard.as_mut() {
-                    Some(map) => map.insert(HASH_INPUT, hash),
-                    None => self.map.lock().unwrap().insert(HASH_INPUT, hash),
-                };
-                assert!(
-                    previous.is_none(),
-                    "checkHash: both threads took the hashed == null side; the other thread's hash was stored between map.get and map.put and is overwritten without ever being compared"
-                );
-            }
-            Some(hashed) => {
-                self.comparisons.fetch_add(1, Ordering::SeqCst);
-                assert_eq!(
-                    hashed, hash,
-                    "checkHash: the two hash implementations disagree"
-                );
-            }
+        if rt::branch(hashed.is_none()) {
+            let previous = match fixed_guard.as_mut() {
+                Some(map) => map.insert(HASH_INPUT, hash),
+                None => self.map.lock().unwrap().insert(HASH_INPUT, hash),
+            };
+            assert!(
+                rt::branch(previous.is_none()),
+                "checkHash: both threads took the hashed == null side; the other thread's hash was stored between map.get and map.put and is overwritten without ever being compared"
+            );
+        } else {
+            self.comparisons.fetch_add(1, Ordering::SeqCst);
+            // `else if (!hashed.equals(hash)) error(...)`.
+            assert!(
+                rt::branch(hashed == Some(hash)),
+                "checkHash: the two hash implementations disagree ({hashed:?} stored, {hash} computed)"
+            );
         }
     }
 }
@@ -359,10 +367,441 @@ pub fn check_hash(variant: Variant) {
     };
     t1.join().unwrap();
     t2.join().unwrap();
-    assert_eq!(
-        shared.comparisons.load(Ordering::SeqCst),
-        1,
-        "checkHash: exactly one thread must compare its hash with the stored one"
+    let comparisons = shared.comparisons.load(Ordering::SeqCst);
+    assert!(
+        rt::branch(comparisons == 1),
+        "checkHash: exactly one thread must compare its hash with the stored one, {comparisons} did"
+    );
+}
+
+/// Entries of the lookup table the producer of [`local_branches`] builds and publishes.
+const TABLE_ENTRIES: usize = 8;
+/// Items each worker of [`local_branches`] processes: the batch size the test body sets before
+/// it starts the workers.
+const LOCAL_BATCH: u32 = 6;
+/// Requests the consumer of [`local_branches`] parses before it needs the producer's table
+/// (two steps each).
+pub const CONSUMER_PREP: u32 = 20;
+
+/// The handoff of [`local_branches`]: the producer's lookup table and whether it is published,
+/// both under one lock.
+struct Handoff {
+    published: bool,
+    table: Vec<u64>,
+}
+
+/// Shared state of [`local_branches`].
+struct Pipeline {
+    /// The batch size: written by the test body before it starts the workers and never again,
+    /// so every worker's read is ordered after the write by the spawn.
+    batch: Var<u32>,
+    handoff: Mutex<Handoff>,
+    /// Signalled when the table is published.
+    table_ready: Condvar,
+    /// Items processed, counted by both workers. The value each increment returns depends on
+    /// the schedule, but no branch depends on it (the test body checks the total after joining
+    /// both workers).
+    processed: AtomicU64,
+    /// The producer's checksum of the batch: written by the producer, read by the test body
+    /// after joining it.
+    batch_checksum: Var<u64>,
+}
+
+/// The producer's table: a running value in a `Var` that only the calling thread ever touches,
+/// so each entry is two scheduling points whose values no other thread can change.
+fn build_table() -> Vec<u64> {
+    let running = Var::new(1u64);
+    let mut table = Vec::with_capacity(TABLE_ENTRIES);
+    for entry in 0..TABLE_ENTRIES as u64 {
+        let value = running.get();
+        let next = if rt::branch(entry.is_multiple_of(2)) {
+            value + entry
+        } else {
+            value * 3 % 101
+        };
+        running.set(next);
+        table.push(next);
+    }
+    table
+}
+
+/// The producer of [`local_branches`]: builds the table, publishes it, then processes its own
+/// share of the batch, and finally reports the batch's checksum.
+fn produce(pipeline: &Pipeline) {
+    let batch = pipeline.batch.get();
+    if rt::branch(batch == 0) {
+        return;
+    }
+    let table = build_table();
+    let checksum = (0..batch)
+        .map(|item| table[item as usize % TABLE_ENTRIES])
+        .sum();
+    {
+        let mut handoff = pipeline.handoff.lock().unwrap();
+        handoff.table = table;
+        handoff.published = true;
+    }
+    pipeline.table_ready.notify_all();
+    // Items this thread processed in odd rounds: an atomic no other thread touches.
+    let odd_rounds = AtomicU64::new(0);
+    for item in 0..batch {
+        pipeline.processed.fetch_add(1, Ordering::SeqCst);
+        if rt::branch(!item.is_multiple_of(2)) {
+            odd_rounds.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let odd = odd_rounds.load(Ordering::SeqCst);
+    assert!(
+        rt::branch(odd == u64::from(batch / 2)),
+        "local-branches: the producer counted {odd} odd rounds in a batch of {batch}"
+    );
+    pipeline.batch_checksum.set(checksum);
+}
+
+/// The consumer of [`local_branches`]: parses its requests, takes the published table, and
+/// looks up every item of the batch in it; returns the sum of what it looked up.
+fn consume(pipeline: &Pipeline, variant: Variant) -> u64 {
+    let batch = pipeline.batch.get();
+    // The parsed requests: a counter in a `Var` only this thread touches.
+    let parsed = Var::new(0u32);
+    for request in 0..CONSUMER_PREP {
+        let count = parsed.get();
+        let next = if rt::branch(request.is_multiple_of(3)) {
+            count + 2
+        } else {
+            count + 1
+        };
+        parsed.set(next);
+    }
+    let parsed = parsed.get();
+    assert!(
+        rt::branch(parsed >= CONSUMER_PREP),
+        "local-branches: the consumer parsed {parsed} of {CONSUMER_PREP} requests"
+    );
+    let table = {
+        let mut handoff = pipeline.handoff.lock().unwrap();
+        if variant == Variant::Fixed {
+            // Whether this loop waits at all depends on the schedule: that is the waiting
+            // itself, not a decision of the program, so it carries no annotation. It makes
+            // every schedule reach the branch below after the producer published.
+            while !handoff.published {
+                handoff = pipeline.table_ready.wait(handoff).unwrap();
+            }
+        }
+        if rt::branch(handoff.published) {
+            handoff.table.clone()
+        } else {
+            // Not published yet: the buggy consumer goes on with an empty table.
+            Vec::new()
+        }
+    };
+    let mut looked_up = 0;
+    for item in 0..batch {
+        let slot = item as usize % TABLE_ENTRIES;
+        assert!(
+            rt::branch(slot < table.len()),
+            "local-branches: the consumer looked up entry {slot} of a table with {} entries: it took the handoff's lock before the producer published the table (a mutex makes the two critical sections exclusive, not ordered)",
+            table.len()
+        );
+        looked_up += table[slot];
+        pipeline.processed.fetch_add(1, Ordering::SeqCst);
+    }
+    looked_up
+}
+
+/// A precision benchmark for schedule-sensitive-branch analyses: two workers whose branches
+/// depend only on thread-local data or on shared values that synchronisation orders, so that
+/// in the fixed twin no annotated branch is schedule sensitive under any schedule, although
+/// every thread reads shared variables right before its branches.
+///
+/// Not from the paper: the paper's precision claim (every branch it reports is truly schedule
+/// sensitive) needs programs whose branches are known *not* to be schedule sensitive, and this
+/// one collects the usual reasons in one place. The test body writes the batch size to a `Var`
+/// before it starts the workers (ordered by spawn). The consumer parses its requests into a
+/// `Var` only it touches and branches on it; the producer builds a lookup table in a `Var` only
+/// it touches, branching on local loop indices, and publishes the table under a `Mutex`,
+/// signalling a `Condvar`; the consumer waits on that `Condvar` until the table is published,
+/// so its branch on the published flag and its lookups always see the producer's table. Both
+/// workers count the processed items in a shared atomic; the value each increment returns
+/// varies with the schedule, and a branch follows each increment, but the branch only tests
+/// the local loop index, so an analysis that predicts a different value there has to find, on
+/// re-execution, that the branch does not flip. The producer's checksum is a `Var` the test
+/// body reads after joining it (ordered by join), and the test body checks it, and the
+/// processed-item total, after joining both workers.
+///
+/// Choices left open: [`CONSUMER_PREP`] requests of parsing (two steps each) before the
+/// consumer needs the table, the consumer started first, a table of `TABLE_ENTRIES`
+/// entries and a batch of `LOCAL_BATCH` items.
+///
+/// Bug (the buggy twin's one schedule-sensitive race): the consumer takes the handoff's lock
+/// once and branches on the published flag without waiting for the producer. The lock makes
+/// the two critical sections exclusive but does not order them, so if the consumer's comes
+/// first the branch takes the unexpected side, the consumer continues with an empty table, and
+/// its first lookup fails an assertion. One ordering constraint, the consumer's critical
+/// section before the producer's (PCT depth 1 suffices: the consumer above the producer, so
+/// PCT exposes it in about half of its executions), while a random walk rarely lets the
+/// consumer finish its parsing before the producer's short table build (about 0.2 % of its
+/// executions). The branch on the flag and the assertion behind it are the buggy twin's only
+/// schedule-sensitive branches. Fixed twin: the consumer waits on the `Condvar` until the table
+/// is published.
+pub fn local_branches(variant: Variant) {
+    let pipeline = Arc::new(Pipeline {
+        batch: Var::new(0),
+        handoff: Mutex::new(Handoff {
+            published: false,
+            table: Vec::new(),
+        }),
+        table_ready: Condvar::new(),
+        processed: AtomicU64::new(0),
+        batch_checksum: Var::new(0),
+    });
+    pipeline.batch.set(LOCAL_BATCH);
+
+    let consumer = {
+        let p = pipeline.clone();
+        thread::spawn(move || consume(&p, variant))
+    };
+    let producer = {
+        let p = pipeline.clone();
+        thread::spawn(move || produce(&p))
+    };
+    let looked_up = consumer.join().unwrap();
+    producer.join().unwrap();
+    let expected = pipeline.batch_checksum.get();
+    assert!(
+        rt::branch(looked_up == expected),
+        "local-branches: the consumer's lookups sum to {looked_up}, the producer's checksum is {expected}"
+    );
+    let processed = pipeline.processed.load(Ordering::SeqCst);
+    assert!(
+        rt::branch(processed == 2 * u64::from(LOCAL_BATCH)),
+        "local-branches: each worker processes the whole batch, counted {processed}"
+    );
+}
+
+/// Worker threads of [`long_run`].
+const LONG_WORKERS: u64 = 4;
+/// Batches each worker of [`long_run`] processes.
+pub const LONG_BATCHES: u64 = 2_200;
+/// Records in one batch of [`long_run`]; each is two steps of thread-local work.
+pub const LONG_RECORDS: u64 = 64;
+/// Worker 0 of [`long_run`] starts a new configuration epoch after every this many batches.
+pub const LONG_EPOCH_BATCHES: u64 = 100;
+/// Every worker of [`long_run`] reaches a flush point after every this many batches.
+pub const LONG_FLUSH_BATCHES: u64 = 700;
+/// Steps of thread-local work a worker of [`long_run`] spends reloading its configuration.
+const LONG_RELOAD_STEPS: u32 = 8;
+/// Flush points in one run of [`long_run`].
+const LONG_FLUSH_POINTS: u64 = LONG_BATCHES / LONG_FLUSH_BATCHES;
+
+/// Shared state of [`long_run`].
+struct Service {
+    /// The configuration epoch: worker 0 advances it, the other workers poll it once per batch
+    /// (a `volatile` status field).
+    epoch: AtomicU64,
+    /// The last flush point claimed (0: none yet).
+    last_flush: AtomicU64,
+    /// Batch summaries waiting for the next flush.
+    queue: Mutex<VecDeque<u64>>,
+    /// What the flushes did.
+    flushes: Mutex<FlushLog>,
+}
+
+/// The flushes of [`long_run`] so far.
+struct FlushLog {
+    /// Per flush point (the first is number 1, at index 0): whether it was flushed.
+    flushed: Vec<bool>,
+    /// Summaries the flushes took from the queue.
+    summaries: u64,
+}
+
+/// The record number `record` of batch `batch` of worker `worker` of [`long_run`]: a fixed
+/// pseudo-random value (SplitMix64's finaliser), so every record's branch is decided by the
+/// input alone.
+fn long_record(worker: u64, batch: u64, record: u64) -> u64 {
+    let mut z = (worker << 48 | batch << 16 | record).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Whether a record of [`long_run`] is added to the checksum (one in four) or mixed in with
+/// an exclusive or.
+fn long_is_added(record: u64) -> bool {
+    record.is_multiple_of(4)
+}
+
+/// Folds one record into a worker's checksum, adding it if `added`.
+fn long_fold(checksum: u64, record: u64, added: bool) -> u64 {
+    if added {
+        checksum.wrapping_add(record)
+    } else {
+        checksum ^ record
+    }
+}
+
+/// The checksum worker `worker` of [`long_run`] must end with: the same fold, without the
+/// shared variable (and without recording its branches, which are the worker's).
+fn long_expected_checksum(worker: u64) -> u64 {
+    let mut checksum = 0;
+    for batch in 1..=LONG_BATCHES {
+        for record in 0..LONG_RECORDS {
+            let value = long_record(worker, batch, record);
+            checksum = long_fold(checksum, value, long_is_added(value));
+        }
+    }
+    checksum
+}
+
+/// Claims flush point `point` for the calling worker: true if it is the worker to flush it.
+fn claim_flush(service: &Service, point: u64, variant: Variant) -> bool {
+    match variant {
+        // `if (lastFlush < point) { lastFlush = point; return true; }`: the check and the
+        // claim are two accesses, and another worker's check can fall between them.
+        Variant::Buggy => {
+            if rt::branch(service.last_flush.load(Ordering::SeqCst) < point) {
+                service.last_flush.store(point, Ordering::SeqCst);
+                true
+            } else {
+                false
+            }
+        }
+        // One read-modify-write checks and claims.
+        Variant::Fixed => rt::branch(service.last_flush.fetch_max(point, Ordering::SeqCst) < point),
+    }
+}
+
+/// Flushes the queue for flush point `point`.
+fn flush(service: &Service, point: u64) {
+    let taken = service.queue.lock().unwrap().drain(..).count() as u64;
+    let mut log = service.flushes.lock().unwrap();
+    let index = (point - 1) as usize;
+    assert!(
+        rt::branch(!log.flushed[index]),
+        "long-run: flush point {point} was flushed twice: two workers both found it unclaimed (the check of last_flush and the claim are separate accesses)"
+    );
+    log.flushed[index] = true;
+    log.summaries += taken;
+}
+
+/// One worker of [`long_run`]; returns its checksum.
+fn long_worker(service: &Service, worker: u64, variant: Variant) -> u64 {
+    // The worker's running checksum: a `Var` no other thread touches.
+    let checksum = Var::new(0u64);
+    let mut seen_epoch = 0;
+    for batch in 1..=LONG_BATCHES {
+        for record in 0..LONG_RECORDS {
+            let value = checksum.get();
+            let record = long_record(worker, batch, record);
+            checksum.set(long_fold(value, record, rt::branch(long_is_added(record))));
+        }
+        let summary = checksum.get();
+        service.queue.lock().unwrap().push_back(summary);
+        if worker == 0 {
+            if rt::branch(batch.is_multiple_of(LONG_EPOCH_BATCHES)) {
+                service
+                    .epoch
+                    .store(batch / LONG_EPOCH_BATCHES, Ordering::SeqCst);
+            }
+        } else {
+            let epoch = service.epoch.load(Ordering::SeqCst);
+            if rt::branch(epoch != seen_epoch) {
+                seen_epoch = epoch;
+                unrelated_work(LONG_RELOAD_STEPS); // reload the configuration
+            }
+        }
+        if rt::branch(batch.is_multiple_of(LONG_FLUSH_BATCHES)) {
+            let point = batch / LONG_FLUSH_BATCHES;
+            if claim_flush(service, point, variant) {
+                flush(service, point);
+            }
+        }
+    }
+    checksum.get()
+}
+
+/// A long-running program for seed 004's Table 2 analogue (the paper's real programs and large
+/// benchmarks, whose traces it cuts into per-thread windows): over a million steps in one
+/// execution, almost all of them thread-local, with a few schedule-sensitive branches among
+/// them, one of which leads to a bug.
+///
+/// Not from the paper, which evaluates real Java programs whose executions log tens of millions
+/// of events; this is a small service with the same shape. `LONG_WORKERS` (4) workers each
+/// process [`LONG_BATCHES`] batches of [`LONG_RECORDS`] records. A record is folded into the
+/// worker's running checksum, a `Var` only that worker touches (a read, a branch on the
+/// record's value, a write), so almost every step and branch is thread-local and
+/// input-determined. After each batch a worker pushes the batch's summary to a queue under a
+/// `Mutex`, and then worker 0 advances the configuration epoch (an atomic status field) every
+/// [`LONG_EPOCH_BATCHES`] batches, while the other workers read it and branch on whether it
+/// changed, reloading their configuration (a few local steps) if so. Which batch first sees a
+/// new epoch depends on the schedule: a benign schedule-sensitive branch, and since a worker
+/// reads the epoch once per batch, the read that first sees a new epoch comes at most one batch
+/// (about 130 of the reader's steps) after the write. Every
+/// [`LONG_FLUSH_BATCHES`] batches a worker reaches a flush point; the first worker to arrive
+/// claims it through the atomic `last_flush` and drains the queue (the later ones find it
+/// claimed: a second schedule-sensitive branch, benign as long as the claim is atomic).
+///
+/// Choices left open: the sizes (1.16 million steps and 0.58 million branch events per
+/// execution, 0.1 to 0.3 seconds under a random walk in a release build), records as
+/// SplitMix64 values of their position, and the flush log checking that no flush point is
+/// flushed twice.
+///
+/// Bug: in the buggy twin the claim is a check-then-act, `if (lastFlush < point) lastFlush =
+/// point`, a load and a separate store. If a second worker's check falls between the first
+/// worker's check and its store, both flush the same point, which the flush log's assertion
+/// reports. The workers advance at about the same pace (under a random walk, two workers are a
+/// few hundred of their steps apart when the first reaches a flush point), so a check that
+/// found the point claimed comes a few hundred steps of its thread after the claim it saw: a
+/// schedule-sensitive branch whose other side, found by moving that check before the claim, is
+/// the bug. A random walk needs the second check in a window of one step, which happened in 3 of
+/// 5,200 executions we ran; PCT needs a change point in that window out of a million steps.
+/// RaceFuzzer finds it after its profiling runs, at about the 23rd execution: the load and the
+/// store of `last_flush` are a potential race on an atomic, and its directed executions put
+/// one worker's check right before another's claim. Fixed twin: the claim is one `fetch_max`,
+/// so exactly one worker claims each point (which one is still schedule sensitive, and
+/// benign).
+///
+/// The program is marked [`Program::long`]: default suite runs skip it, and runs that name it
+/// raise the step bound.
+pub fn long_run(variant: Variant) {
+    let service = Arc::new(Service {
+        epoch: AtomicU64::new(0),
+        last_flush: AtomicU64::new(0),
+        queue: Mutex::new(VecDeque::new()),
+        flushes: Mutex::new(FlushLog {
+            flushed: vec![false; LONG_FLUSH_POINTS as usize],
+            summaries: 0,
+        }),
+    });
+    let workers: Vec<_> = (0..LONG_WORKERS)
+        .map(|worker| {
+            let service = service.clone();
+            thread::spawn(move || long_worker(&service, worker, variant))
+        })
+        .collect();
+    let checksums: Vec<u64> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+
+    for (worker, checksum) in (0..LONG_WORKERS).zip(checksums) {
+        assert!(
+            rt::branch(checksum == long_expected_checksum(worker)),
+            "long-run: worker {worker}'s checksum must be the fold of its records"
+        );
+    }
+    let left = service.queue.lock().unwrap().len() as u64;
+    let log = service.flushes.lock().unwrap();
+    assert!(
+        rt::branch(log.flushed.iter().all(|&flushed| flushed)),
+        "long-run: every flush point must be flushed, flushed {:?}",
+        log.flushed
+    );
+    assert!(
+        rt::branch(log.summaries + left == LONG_WORKERS * LONG_BATCHES),
+        "long-run: every batch summary is flushed or still queued: {} flushed, {left} queued",
+        log.summaries
+    );
+    assert!(
+        rt::branch(service.epoch.load(Ordering::SeqCst) == LONG_BATCHES / LONG_EPOCH_BATCHES),
+        "long-run: worker 0 advanced the epoch after every {LONG_EPOCH_BATCHES} batches"
     );
 }
 
@@ -377,6 +816,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 500,
         },
+        long: false,
         run: derby,
     },
     Program {
@@ -388,6 +828,7 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 100,
         },
+        long: false,
         run: fig1,
     },
     Program {
@@ -399,6 +840,31 @@ pub static PROGRAMS: &[Program] = &[
             strategy: "pct:d=2",
             within: 200,
         },
+        long: false,
         run: check_hash,
+    },
+    Program {
+        name: "seed004-local-branches",
+        origin: "seed 004, precision (not in the paper): branches on thread-local and synchronisation-ordered data",
+        bug: BugKind::ScheduleSensitiveBranch,
+        summary: "the consumer checks under the handoff's lock whether the table is published instead of waiting for it, and looks up an empty table",
+        found_by: Finding {
+            strategy: "pct:d=2",
+            within: 20,
+        },
+        long: false,
+        run: local_branches,
+    },
+    Program {
+        name: "seed004-long-run",
+        origin: "seed 004, Table 2 analogue (not in the paper): a million steps, few of them shared",
+        bug: BugKind::ScheduleSensitiveBranch,
+        summary: "two workers both find a flush point unclaimed (check-then-act on an atomic) and flush it twice",
+        found_by: Finding {
+            strategy: "racefuzzer",
+            within: 50,
+        },
+        long: true,
+        run: long_run,
     },
 ];
