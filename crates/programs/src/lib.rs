@@ -199,6 +199,20 @@ impl Program {
     }
 }
 
+/// The programs whose branches carry `rt::branch` annotations: the schedule-sensitive-branch
+/// analysis's Table 1 (seed 004), plus its precision program `seed004-local-branches`.
+pub const BRANCH_ANNOTATED: [&str; 9] = [
+    "seed004-fig1",
+    "seed004-derby",
+    "seed004-check-hash",
+    "seed004-local-branches",
+    "seed003-string-buffer",
+    "seed003-account",
+    "seed000-account",
+    "seed000-airline-tickets",
+    "seed002-account-race",
+];
+
 /// Every program, in a stable order (by seed, then by figure), then the async ports; the long
 /// programs included.
 pub fn all() -> &'static [Program] {

@@ -371,6 +371,19 @@ impl fmt::Display for ScheduleSensitiveBranch {
     }
 }
 
+/// How many solver queries one read site gets over the whole analysis: a long trace repeats
+/// the same read in every chunk, and a site that has been asked about this often has shown
+/// what reorderings of it can do (TAME skips repeated branch events of one location the same
+/// way).
+const QUERIES_PER_READ_SITE: u32 = 16;
+
+/// What one read site has cost so far.
+#[derive(Clone, Copy, Debug, Default)]
+struct Attempts {
+    queries: u32,
+    confirmations: u32,
+}
+
 /// The state of one run of the analysis.
 struct Session<'a> {
     analysis: &'a Analysis,
@@ -385,8 +398,8 @@ struct Session<'a> {
     reported: FxHashSet<SiteKey>,
     /// Panic sites already reported.
     reported_panics: FxHashSet<String>,
-    /// Confirmations run per read site.
-    attempts: FxHashMap<SiteKey, u32>,
+    /// Queries and confirmations per read site.
+    attempts: FxHashMap<SiteKey, Attempts>,
     failure_keys: FxHashSet<(FailureKind, Option<String>)>,
 }
 
@@ -417,10 +430,14 @@ impl Session<'_> {
                         .reported
                         .contains(&site_key(self.trace.branches[b as usize].site))
                 });
-                let attempts = self.attempts.get(&read_site).copied().unwrap_or(0);
-                if !open || attempts >= self.analysis.attempts_per_read {
+                let attempts = self.attempts.get(&read_site).copied().unwrap_or_default();
+                if !open
+                    || attempts.confirmations >= self.analysis.attempts_per_read
+                    || attempts.queries >= QUERIES_PER_READ_SITE
+                {
                     continue;
                 }
+                self.attempts.entry(read_site).or_default().queries += 1;
                 let started = Instant::now();
                 let mut problem = model.problem(r);
                 self.report.queries += 1;
@@ -430,7 +447,7 @@ impl Session<'_> {
                 match solution {
                     Solution::Sat(order) => {
                         self.report.satisfiable += 1;
-                        *self.attempts.entry(read_site).or_default() += 1;
+                        self.attempts.entry(read_site).or_default().confirmations += 1;
                         self.confirm(&model, &order, r);
                     }
                     Solution::Unsat => self.report.unsatisfiable += 1,

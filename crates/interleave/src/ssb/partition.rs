@@ -11,8 +11,9 @@
 //! - **Distributed** (TAME's contribution): each thread's items, the main thread's from its first
 //!   spawn on, are cut into consecutive windows of `window` items, and a chunk combines one
 //!   window of every thread; there are `m_1 * ... * m_k` of them for `m_i` windows of thread
-//!   `i`. They are enumerated in lexicographic order, at most `max_chunks` of them, and chunks
-//!   that closure makes identical are analysed once.
+//!   `i`. The combinations aligned in time (for the start of every window, the window of each
+//!   thread that holds that moment) come first, the rest in lexicographic order, at most
+//!   `max_chunks` in all; chunks that closure makes identical are analysed once.
 //! - **Global**: consecutive windows of `window` steps of the whole trace (the race-detection
 //!   segmentation TAME compares against); the cut is the trace before the window.
 //! - **Whole**: one chunk holding the whole trace after the main thread's first spawn.
@@ -45,12 +46,11 @@ pub enum Partition {
 }
 
 impl Partition {
-    /// The distributed partition with windows of `window` events and no practical limit on the
-    /// chunks.
+    /// The distributed partition with windows of `window` events, at most 10,000 combinations.
     pub fn distributed(window: usize) -> Partition {
         Partition::Distributed {
             window,
-            max_chunks: 1_000_000,
+            max_chunks: 10_000,
         }
     }
 }
@@ -127,9 +127,8 @@ pub(crate) fn chunks(trace: &Trace, partition: Partition) -> (Vec<Chunk>, u128) 
                 .map(|t| lengths[t].saturating_sub(starts[t]).div_ceil(window).max(1))
                 .collect();
             let total = windows.iter().map(|&m| u128::from(m)).product();
-            let mut choice = vec![0u32; trace.threads];
             let mut examined = 0u64;
-            loop {
+            let mut examine = |choice: &[u32]| {
                 let cut: Vec<u32> = (0..trace.threads)
                     .map(|t| (starts[t] + choice[t] * window).min(lengths[t]))
                     .collect();
@@ -138,9 +137,30 @@ pub(crate) fn chunks(trace: &Trace, partition: Partition) -> (Vec<Chunk>, u128) 
                     .collect();
                 keep(Chunk { cut, end });
                 examined += 1;
-                if examined >= max_chunks || !advance(&mut choice, &windows) {
-                    break;
-                }
+                examined < max_chunks
+            };
+            // Time-aligned combinations first: for the start of every window, the window of
+            // each thread that holds that moment of the trace.
+            let starts_in_time: Vec<Vec<u32>> = (0..trace.threads)
+                .map(|t| {
+                    (0..windows[t])
+                        .map(|j| time_of(trace, t, starts[t] + j * window))
+                        .collect()
+                })
+                .collect();
+            let mut anchors: Vec<u32> = starts_in_time.iter().flatten().copied().collect();
+            anchors.sort_unstable();
+            anchors.dedup();
+            let aligned = anchors.iter().all(|&moment| {
+                let choice: Vec<u32> = starts_in_time
+                    .iter()
+                    .map(|times| times.partition_point(|&s| s <= moment).saturating_sub(1) as u32)
+                    .collect();
+                examine(&choice)
+            });
+            if aligned {
+                let mut choice = vec![0u32; trace.threads];
+                while examine(&choice) && advance(&mut choice, &windows) {}
             }
             total
         }
@@ -158,6 +178,17 @@ fn advance(choice: &mut [u32], windows: &[u32]) -> bool {
         choice[t] = 0;
     }
     false
+}
+
+/// When (the index of the first step at or after it) item `position` of `thread` happened.
+fn time_of(trace: &Trace, thread: usize, position: u32) -> u32 {
+    trace.items[thread][position.min(trace.items[thread].len() as u32) as usize..]
+        .iter()
+        .find_map(|item| match item {
+            Item::Step(s) => Some(*s),
+            Item::Branch(_) => None,
+        })
+        .unwrap_or(trace.steps.len() as u32)
 }
 
 /// How many of `thread`'s items come before global step `step`: its earlier steps and the
