@@ -214,6 +214,17 @@ pub struct SsbPlan {
     pub json: Option<PathBuf>,
 }
 
+impl VariantArg {
+    /// The one variant a command that runs one program version was given.
+    fn one(self, command: &str) -> anyhow::Result<Variant> {
+        match self {
+            VariantArg::Both => bail!("{command} one variant: choose buggy or fixed"),
+            VariantArg::Buggy => Ok(Variant::Buggy),
+            VariantArg::Fixed => Ok(Variant::Fixed),
+        }
+    }
+}
+
 impl Cli {
     pub fn into_command(self) -> anyhow::Result<Command> {
         match self.command {
@@ -228,11 +239,7 @@ impl Cli {
                 token,
                 variant,
             } => {
-                let variant = match variant {
-                    VariantArg::Both => bail!("replay runs one variant: choose buggy or fixed"),
-                    VariantArg::Buggy => Variant::Buggy,
-                    VariantArg::Fixed => Variant::Fixed,
-                };
+                let variant = variant.one("replay runs")?;
                 Ok(Command::Replay {
                     program: plan::program(&program)?,
                     variant,
@@ -240,11 +247,7 @@ impl Cli {
                 })
             }
             CliCommand::Ssb(args) => {
-                let variant = match args.variant {
-                    VariantArg::Both => bail!("ssb analyses one variant: choose buggy or fixed"),
-                    VariantArg::Buggy => Variant::Buggy,
-                    VariantArg::Fixed => Variant::Fixed,
-                };
+                let variant = args.variant.one("ssb analyses")?;
                 if args.window == 0 {
                     bail!("--window must be at least 1");
                 }

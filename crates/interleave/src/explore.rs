@@ -783,6 +783,27 @@ enum ReplayMode {
 }
 
 /// Runs the one execution `token` records, with the token's settings.
+/// The limits a replay of `token` runs with: the token's settings, not the caller's, because
+/// they are part of what the execution did.
+fn token_limits(config: &Config, token: &Token) -> Limits {
+    Limits {
+        max_steps: token.max_steps,
+        races: token.races,
+        ..limits(config)
+    }
+}
+
+/// Runs the one execution `token` records.
+pub(crate) fn run_token(
+    config: &Config,
+    token: &Token,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+) -> Box<Execution> {
+    let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
+    runtime::run(f, site, Box::new(schedule), token_limits(config, token))
+}
+
 fn replay_token(
     config: &Config,
     monitor_atomic_sets: bool,
@@ -791,24 +812,17 @@ fn replay_token(
     site: Site,
     mode: ReplayMode,
 ) -> Report {
-    // The token's settings, not the caller's: they are part of what the execution did.
-    let limits = Limits {
-        max_steps: token.max_steps,
-        races: token.races,
-        ..limits(config)
-    };
     let run = Run {
         f,
         site,
-        limits,
+        limits: token_limits(config, token),
         spec: "replay".to_string(),
         seed: config.seed,
         check_determinism: false,
         count_states: false,
         monitor_atomic_sets,
     };
-    let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
-    let ex = runtime::run(f, site, Box::new(schedule), run.limits);
+    let ex = run_token(config, token, f, site);
     let mut report = Report::new(run.spec.clone(), config.seed);
     report.executions = 1;
     report.steps = ex.steps();

@@ -253,12 +253,6 @@ fn reentered() -> ! {
     )
 }
 
-/// True when the current execution logs atomics' values (`Limits::log_values`).
-#[inline(always)]
-pub(crate) fn logs_values() -> bool {
-    with(|ex| ex.limits.log_values)
-}
-
 /// True while an execution runs on this OS thread.
 pub(crate) fn in_execution() -> bool {
     CURRENT.with(|current| !current.execution.get().is_null())
@@ -300,12 +294,43 @@ pub(crate) fn switch_on_with(
     site: Site,
     op: impl FnOnce(ObjIdx) -> Op,
 ) -> ObjIdx {
-    let (idx, yielder) = with(|ex| {
+    switch_on_reading(handle, object, site, op, |_| ()).0
+}
+
+/// Like [`switch_on`] for a data access, and says in the same borrow whether the execution
+/// logs values (`Limits::log_values`), so atomics pay nothing more for the question.
+#[inline(always)]
+pub(crate) fn switch_on_logging(
+    handle: &ObjectHandle,
+    object: ObjectKind,
+    kind: OpKind,
+    site: Site,
+) -> bool {
+    switch_on_reading(
+        handle,
+        object,
+        site,
+        |idx| Op::new(kind, idx),
+        |ex| ex.limits.log_values,
+    )
+    .1
+}
+
+#[inline(always)]
+fn switch_on_reading<R>(
+    handle: &ObjectHandle,
+    object: ObjectKind,
+    site: Site,
+    op: impl FnOnce(ObjIdx) -> Op,
+    read: impl FnOnce(&Execution) -> R,
+) -> (ObjIdx, R) {
+    let (idx, value, yielder) = with(|ex| {
         let idx = ex.object(handle, object);
-        (idx, ex.announce(op(idx), site))
+        let value = read(ex);
+        (idx, value, ex.announce(op(idx), site))
     });
     suspend(yielder);
-    idx
+    (idx, value)
 }
 
 /// Hands control to the scheduler loop when another thread runs next or the execution ends.

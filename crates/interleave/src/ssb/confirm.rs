@@ -17,15 +17,15 @@
 //! spawn order cannot pair two different threads.
 
 use std::hash::{Hash, Hasher};
-use std::panic::Location;
 
 use rustc_hash::{FxHashMap, FxHasher};
 
 use super::encode::ChunkModel;
 use super::model::{Item, Trace};
 use crate::report::FailureKind;
-use crate::runtime::op::OpKind;
+use crate::runtime::op::{OpKind, Site};
 use crate::runtime::Execution;
+use crate::strategy::replay::ReplaySchedule;
 use crate::strategy::{Schedule, View};
 
 /// How many steps `r`'s thread runs alone after the plan.
@@ -37,8 +37,8 @@ pub(crate) struct GuidedSchedule {
     next: usize,
     focus: usize,
     focus_steps: u32,
-    values: Vec<u64>,
-    next_value: usize,
+    /// Replays the observed execution's `interleave::rand` values (the same input).
+    values: ReplaySchedule,
     /// Where the plan could not be followed.
     diverged_at: Option<usize>,
 }
@@ -50,8 +50,7 @@ impl GuidedSchedule {
             next: 0,
             focus,
             focus_steps: 0,
-            values,
-            next_value: 0,
+            values: ReplaySchedule::new(Vec::new(), values),
             diverged_at: None,
         }
     }
@@ -82,10 +81,8 @@ impl Schedule for GuidedSchedule {
             .unwrap_or(enabled[0])
     }
 
-    fn next_value(&mut self, _bound: u64) -> u64 {
-        let value = self.values.get(self.next_value).copied().unwrap_or(0);
-        self.next_value += 1;
-        value
+    fn next_value(&mut self, bound: u64) -> u64 {
+        self.values.next_value(bound)
     }
 
     /// Where the plan could not be followed (`Option<usize>`).
@@ -130,18 +127,11 @@ pub(crate) fn plan(trace: &Trace, model: &ChunkModel<'_>, order: &[usize], r: u3
 /// A thread's identity across executions: its spawn path.
 pub(crate) type ThreadKey = u64;
 
-/// The key of a source location (stable across executions of one binary).
-pub(crate) type SiteKey = (&'static str, u32, u32);
-
-pub(crate) fn site_key(site: &'static Location<'static>) -> SiteKey {
-    (site.file(), site.line(), site.column())
-}
-
 /// What one execution's branches did.
 #[derive(Default)]
 pub(crate) struct Outcomes {
     /// Each (thread, site)'s outcomes in evaluation order.
-    pub branches: FxHashMap<(ThreadKey, SiteKey), Vec<bool>>,
+    pub branches: FxHashMap<(ThreadKey, Site), Vec<bool>>,
     /// Each thread's key, by thread number.
     pub keys: Vec<ThreadKey>,
     /// The thread and site of a panic that ended the execution.
@@ -151,25 +141,25 @@ pub(crate) struct Outcomes {
 impl Outcomes {
     pub fn of(ex: &Execution) -> Outcomes {
         let mut keys: Vec<ThreadKey> = vec![0; ex.threads.len()];
-        let mut spawns: FxHashMap<(ThreadKey, SiteKey), u32> = FxHashMap::default();
+        let mut spawns: FxHashMap<(ThreadKey, Site), u32> = FxHashMap::default();
         let mut child = 0usize;
         for event in &ex.events {
             if event.kind == OpKind::Spawn {
                 child += 1;
                 let parent = keys[event.thread as usize];
-                let counter = spawns.entry((parent, site_key(event.site))).or_default();
+                let counter = spawns.entry((parent, event.site)).or_default();
                 let mut hasher = FxHasher::default();
-                (parent, site_key(event.site), *counter).hash(&mut hasher);
+                (parent, event.site, *counter).hash(&mut hasher);
                 *counter += 1;
                 if let Some(key) = keys.get_mut(child) {
                     *key = hasher.finish();
                 }
             }
         }
-        let mut branches: FxHashMap<(ThreadKey, SiteKey), Vec<bool>> = FxHashMap::default();
+        let mut branches: FxHashMap<(ThreadKey, Site), Vec<bool>> = FxHashMap::default();
         for b in &ex.annotations.branches {
             branches
-                .entry((keys[b.thread], site_key(b.site)))
+                .entry((keys[b.thread], b.site))
                 .or_default()
                 .push(b.taken);
         }
@@ -187,7 +177,7 @@ impl Outcomes {
 
     /// The branch instances whose outcome differs in `other`: (thread, site, occurrence,
     /// outcome here), one per (thread, site), in a deterministic order.
-    pub fn flips(&self, other: &Outcomes) -> Vec<(ThreadKey, SiteKey, usize, bool)> {
+    pub fn flips(&self, other: &Outcomes) -> Vec<(ThreadKey, Site, usize, bool)> {
         let mut flips: Vec<_> = self
             .branches
             .iter()
@@ -197,7 +187,9 @@ impl Outcomes {
                 Some((key.0, key.1, at, mine[at]))
             })
             .collect();
-        flips.sort_unstable();
+        flips.sort_unstable_by_key(|&(thread, site, at, _)| {
+            (thread, site.file(), site.line(), site.column(), at)
+        });
         flips
     }
 }

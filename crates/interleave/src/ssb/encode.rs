@@ -24,7 +24,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::model::{Item, Step, Trace, Value};
+use super::model::{shared_data_objects, Item, Step, Trace, Value};
 use super::partition::Chunk;
 use crate::order_solver::{Lit, OrderProblem};
 use crate::runtime::op::{Access, OpKind};
@@ -94,12 +94,9 @@ pub(crate) struct ChunkModel<'t> {
     initial: FxHashMap<u32, Value>,
 }
 
-/// Whether `kind` takes a lock (a woken waiter takes its mutex back).
-fn acquires(kind: OpKind) -> bool {
-    kind.is_lock_acquisition()
-}
-
-/// Whether `kind` releases a lock (a waiter releases its mutex).
+/// Whether `kind` releases a lock (a waiter releases its mutex). A condition variable's wait
+/// and wake are on two chains, the condition variable's and the mutex's; only the mutex is a
+/// reorderable lock, so on a lock's chain these tests need no chain position.
 fn releases(kind: OpKind) -> bool {
     matches!(kind, OpKind::Unlock | OpKind::RwUnlock | OpKind::Wait)
 }
@@ -183,7 +180,7 @@ impl<'t> ChunkModel<'t> {
                 if trace.is_reorderable_lock(chain) {
                     let sections = self.sections_of(&mut section_of_lock, chain);
                     let key = (chain, step.thread);
-                    if acquires(step.kind) && (step.kind != OpKind::Wake || slot == 1) {
+                    if step.kind.is_lock_acquisition() {
                         self.sections[sections].push(Section {
                             thread: step.thread,
                             acquire: Some(n as u32),
@@ -193,7 +190,7 @@ impl<'t> ChunkModel<'t> {
                         open.entry(key)
                             .or_default()
                             .push(self.sections[sections].len() - 1);
-                    } else if releases(step.kind) && (step.kind != OpKind::Wait || slot == 1) {
+                    } else if releases(step.kind) {
                         match open.get_mut(&key).and_then(Vec::pop) {
                             Some(index) => self.sections[sections][index].release = Some(n as u32),
                             None => self.sections[sections].push(Section {
@@ -444,26 +441,14 @@ fn is_critical(trace: &Trace, step: &Step, shared: &FxHashSet<u32>) -> bool {
 
 /// The objects that two threads access in the chunk's windows, one of them writing.
 fn shared_objects(trace: &Trace, chunk: &Chunk) -> FxHashSet<u32> {
-    let mut accessors: FxHashMap<u32, (u32, bool, bool)> = FxHashMap::default();
-    for t in 0..trace.threads {
-        for item in &trace.items[t][chunk.cut[t] as usize..chunk.end[t] as usize] {
-            let Item::Step(s) = *item else { continue };
-            let step = &trace.steps[s as usize];
-            if !step.kind.is_data_access() {
-                continue;
-            }
-            let entry = accessors
-                .entry(step.object)
-                .or_insert((step.thread, false, false));
-            entry.1 |= entry.0 != step.thread;
-            entry.2 |= step.written.is_some();
-        }
-    }
-    accessors
-        .into_iter()
-        .filter(|(_, (_, several, written))| *several && *written)
-        .map(|(object, _)| object)
-        .collect()
+    shared_data_objects((0..trace.threads).flat_map(|t| {
+        trace.items[t][chunk.cut[t] as usize..chunk.end[t] as usize]
+            .iter()
+            .filter_map(|item| match *item {
+                Item::Step(s) => Some(&trace.steps[s as usize]),
+                Item::Branch(_) => None,
+            })
+    }))
 }
 
 /// Whether `step` lies in the chunk's cut or windows.
@@ -589,11 +574,14 @@ mod tests {
 
     use super::*;
     use crate::cell::Var;
+    use crate::config::Config;
+    use crate::explore::limits;
     use crate::order_solver::Solution;
     use crate::runtime::{self, Limits};
     use crate::ssb::model::Trace;
     use crate::ssb::partition::{chunks, Partition};
-    use crate::strategy::StrategySpec;
+    use crate::strategy::random::Random;
+    use crate::strategy::Strategy;
     use crate::sync::{Arc, Condvar, Mutex, RwLock};
     use crate::thread;
 
@@ -650,7 +638,7 @@ mod tests {
         for (slot, chain) in trace.chains(step).into_iter().enumerate() {
             let Some(chain) = chain else { continue };
             if trace.is_reorderable_lock(chain) {
-                let acquiring = acquires(step.kind) && (step.kind != OpKind::Wake || slot == 1);
+                let acquiring = step.kind.is_lock_acquisition();
                 if acquiring && !lock_free(model, order, chain, step.kind == OpKind::ReadLock) {
                     return false;
                 }
@@ -684,24 +672,25 @@ mod tests {
         let mut readers = 0i32;
         for &m in order {
             let s = model.step(m);
-            let chains = model.trace.chains(s);
-            let Some(slot) = chains.iter().position(|c| *c == Some(lock)) else {
+            if !model.trace.chains(s).contains(&Some(lock)) {
                 continue;
-            };
-            if acquires(s.kind) && (s.kind != OpKind::Wake || slot == 1) {
+            }
+            if s.kind.is_lock_acquisition() {
                 if s.kind == OpKind::ReadLock {
                     readers += 1;
                 } else {
                     writers += 1;
                 }
-            } else if releases(s.kind) && (s.kind != OpKind::Wait || slot == 1) {
+            } else if releases(s.kind) {
                 // A release ends the thread's own latest section; per-thread nesting is
                 // program order, so counting is enough here.
                 let reader_section = order
                     .iter()
                     .rev()
                     .map(|&a| model.step(a))
-                    .find(|a| a.thread == s.thread && a.object == lock && acquires(a.kind))
+                    .find(|a| {
+                        a.thread == s.thread && a.object == lock && a.kind.is_lock_acquisition()
+                    })
                     .is_some_and(|a| a.kind == OpKind::ReadLock);
                 if reader_section {
                     readers -= 1;
@@ -716,17 +705,11 @@ mod tests {
     fn traces_of(program: fn(), seeds: u64) -> Vec<Trace> {
         (0..seeds)
             .map(|seed| {
-                let schedule = "random"
-                    .parse::<StrategySpec>()
-                    .unwrap()
-                    .build()
-                    .plan(0, seed)
-                    .unwrap();
+                let schedule = Random.plan(0, seed).unwrap();
                 let limits = Limits {
-                    max_steps: 10_000,
-                    stack_size: crate::config::Config::default().stack_size,
                     races: crate::RaceMode::Warn,
                     log_values: true,
+                    ..limits(&Config::default())
                 };
                 let ex = runtime::run(&program, std::panic::Location::caller(), schedule, limits);
                 let trace = Trace::of(&ex);

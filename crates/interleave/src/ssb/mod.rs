@@ -61,16 +61,18 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use partition::Partition;
 
+use crate::config::Config;
 use crate::detect::thread_label;
-use crate::explore::describe_failure;
+use crate::explore::{describe_failure, limits, run_token};
 use crate::order_solver::Solution;
 use crate::report::token::Token;
 use crate::report::{Failure, FailureKind};
+use crate::runtime::op::Site;
 use crate::runtime::{self, Execution, Limits};
-use crate::strategy::replay::ReplaySchedule;
-use crate::strategy::StrategySpec;
+use crate::strategy::random::Random;
+use crate::strategy::Strategy;
 use crate::{Error, RaceMode};
-use confirm::{site_key, GuidedSchedule, Outcomes, SiteKey, ThreadKey};
+use confirm::{GuidedSchedule, Outcomes, ThreadKey};
 use encode::ChunkModel;
 use model::{Trace, Value};
 
@@ -162,13 +164,11 @@ impl Analysis {
         let site = Location::caller();
         let limits = Limits {
             max_steps: self.max_steps,
-            stack_size: crate::config::Config::default().stack_size,
             races: RaceMode::Warn,
             log_values: true,
+            ..limits(&Config::default())
         };
-        let spec: StrategySpec = "random".parse()?;
-        let schedule = spec
-            .build()
+        let schedule = Random
             .plan(0, self.seed)
             .expect("the random walk plans every execution");
         let started = Instant::now();
@@ -303,7 +303,7 @@ pub struct ScheduleSensitiveBranch {
     pub token: String,
     thread_key: ThreadKey,
     /// The branch's site (`None` for a panic, whose site is `site`).
-    site_key: Option<SiteKey>,
+    branch_site: Option<Site>,
 }
 
 impl ScheduleSensitiveBranch {
@@ -317,19 +317,12 @@ impl ScheduleSensitiveBranch {
     #[track_caller]
     pub fn confirm<F: Fn() + Sync>(&self, f: F) -> Result<bool, Error> {
         let token = Token::decode(&self.token)?;
-        let limits = Limits {
-            max_steps: token.max_steps,
-            stack_size: crate::config::Config::default().stack_size,
-            races: token.races,
-            log_values: false,
-        };
-        let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
-        let ex = runtime::run(&f, Location::caller(), Box::new(schedule), limits);
+        let ex = run_token(&Config::default(), &token, &f, Location::caller());
         let outcomes = Outcomes::of(&ex);
         ex.recycle();
         Ok(match self.kind {
             BranchKind::Condition => {
-                self.site_key
+                self.branch_site
                     .and_then(|site| outcomes.branches.get(&(self.thread_key, site)))
                     .and_then(|all| all.get(self.occurrence))
                     == Some(&self.flipped)
@@ -395,11 +388,11 @@ struct Session<'a> {
     outcomes: Outcomes,
     report: SsbReport,
     /// Branch sites already reported.
-    reported: FxHashSet<SiteKey>,
+    reported: FxHashSet<Site>,
     /// Panic sites already reported.
     reported_panics: FxHashSet<String>,
     /// Queries and confirmations per read site.
-    attempts: FxHashMap<SiteKey, Attempts>,
+    attempts: FxHashMap<Site, Attempts>,
     failure_keys: FxHashSet<(FailureKind, Option<String>)>,
 }
 
@@ -424,11 +417,11 @@ impl Session<'_> {
             let candidates = model.candidates();
             self.report.solving_time += started.elapsed();
             for (r, branches) in candidates {
-                let read_site = site_key(model.step(r).site);
+                let read_site = model.step(r).site;
                 let open = branches.iter().any(|&b| {
                     !self
                         .reported
-                        .contains(&site_key(self.trace.branches[b as usize].site))
+                        .contains(&self.trace.branches[b as usize].site)
                 });
                 let attempts = self.attempts.get(&read_site).copied().unwrap_or_default();
                 if !open
@@ -479,14 +472,8 @@ impl Session<'_> {
                 continue;
             }
             flipped_any = true;
-            let branch = self
-                .trace
-                .branches
-                .iter()
-                .find(|b| site_key(b.site) == site)
-                .map(|b| b.site);
             self.report.branches.push(ScheduleSensitiveBranch {
-                site: branch.map_or_else(String::new, |s| s.to_string()),
+                site: site.to_string(),
                 thread: self.label_of(thread),
                 kind: BranchKind::Condition,
                 occurrence,
@@ -497,7 +484,7 @@ impl Session<'_> {
                 failure,
                 token: token.clone(),
                 thread_key: thread,
-                site_key: Some(site),
+                branch_site: Some(site),
             });
         }
         if let Some((thread, site)) = &outcomes.panic {
@@ -516,7 +503,7 @@ impl Session<'_> {
                     failure,
                     token: token.clone(),
                     thread_key: *thread,
-                    site_key: None,
+                    branch_site: None,
                 });
             }
         }

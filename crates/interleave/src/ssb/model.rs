@@ -347,21 +347,12 @@ impl Trace {
     /// The critical events of the whole trace: synchronisation steps and accesses to objects
     /// that several threads access, one of them writing.
     pub fn critical_events(&self) -> usize {
-        let mut accessors: rustc_hash::FxHashMap<u32, (u32, bool, bool)> = Default::default();
-        for step in self.steps.iter().filter(|s| s.kind.is_data_access()) {
-            let entry = accessors
-                .entry(step.object)
-                .or_insert((step.thread, false, false));
-            entry.1 |= entry.0 != step.thread;
-            entry.2 |= step.written.is_some();
-        }
+        let shared = shared_data_objects(self.steps.iter());
         self.steps
             .iter()
             .filter(|s| match s.kind {
                 OpKind::Start | OpKind::Yield => false,
-                kind if kind.is_data_access() => accessors
-                    .get(&s.object)
-                    .is_some_and(|&(_, several, written)| several && written),
+                kind if kind.is_data_access() => shared.contains(&s.object),
                 _ => true,
             })
             .count()
@@ -371,6 +362,25 @@ impl Trace {
     pub fn event_count(&self) -> usize {
         self.steps.len() + self.branches.len()
     }
+}
+
+/// The objects that two of `steps`' threads access as data, one of them writing.
+pub(crate) fn shared_data_objects<'a>(
+    steps: impl Iterator<Item = &'a Step>,
+) -> rustc_hash::FxHashSet<u32> {
+    let mut accessors: rustc_hash::FxHashMap<u32, (u32, bool, bool)> = Default::default();
+    for step in steps.filter(|s| s.kind.is_data_access()) {
+        let entry = accessors
+            .entry(step.object)
+            .or_insert((step.thread, false, false));
+        entry.1 |= entry.0 != step.thread;
+        entry.2 |= step.written.is_some();
+    }
+    accessors
+        .into_iter()
+        .filter(|(_, (_, several, written))| *several && *written)
+        .map(|(object, _)| object)
+        .collect()
 }
 
 fn push_branch(

@@ -20,7 +20,7 @@ mod icb;
 mod pct;
 mod pctvb;
 mod race_fuzzer;
-mod random;
+pub(crate) mod random;
 pub(crate) mod replay;
 mod rpro;
 mod spec;

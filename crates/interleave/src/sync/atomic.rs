@@ -27,8 +27,7 @@ fn atomic_op<R>(
     value: impl Fn() -> u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    runtime::switch_on(handle, ObjectKind::Atomic, kind, site);
-    if !runtime::logs_values() {
+    if !runtime::switch_on_logging(handle, ObjectKind::Atomic, kind, site) {
         return op();
     }
     let before = value();
