@@ -1,0 +1,36 @@
+//! The robustness suite: each test is one way the engine was observed to crash, abort, hang,
+//! lose a report, report a bug that is not there or hide an interleaving std allows, on code
+//! nobody here wrote. Probes that could take the process down run in a child process
+//! (`probe::Probe`), so the suite survives them and asserts on what the child printed.
+
+mod probe;
+
+use std::time::Duration;
+
+use probe::Probe;
+
+/// The harness itself: a child that aborts is seen as ended by a signal, one that hangs as
+/// timed out, and one that panics as a failed test that printed its message.
+#[test]
+fn probe_harness_sees_aborts_hangs_and_panics() {
+    let here = |label| {
+        Probe::new(module_path!(), "probe_harness_sees_aborts_hangs_and_panics").label(label)
+    };
+    if let Some(outcome) = here("abort").run(|| std::process::abort()) {
+        assert!(!outcome.survived() && !outcome.timed_out, "{outcome:?}");
+    }
+    let hang = here("hang").timeout(Duration::from_millis(500));
+    if let Some(outcome) = hang.run(|| std::thread::sleep(Duration::from_secs(30))) {
+        assert!(outcome.timed_out, "{outcome:?}");
+    }
+    if let Some(outcome) = here("panic")
+        .env("PROBE_MESSAGE", "the probe's own message")
+        .run(|| panic!("{}", std::env::var("PROBE_MESSAGE").unwrap_or_default()))
+    {
+        assert_eq!(outcome.code, Some(101), "{outcome:?}");
+        assert!(
+            outcome.output().contains("the probe's own message"),
+            "{outcome:?}"
+        );
+    }
+}
