@@ -687,3 +687,133 @@ fn no_strategy_reports_anything_on_correct_programs() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Buggy programs whose bugs need a behaviour std allows and interleave used to rule out.
+
+/// Assumes a 10 ms sleep is long enough for the worker to finish: a sleep may end at any time.
+fn early_wake_from_sleep() {
+    let done = Arc::new(AtomicBool::new(false));
+    let worker = {
+        let done = done.clone();
+        thread::spawn(move || done.store(true, Ordering::SeqCst))
+    };
+    thread::sleep(Duration::from_millis(10));
+    assert!(
+        done.load(Ordering::SeqCst),
+        "the worker had not finished after the sleep"
+    );
+    worker.join().unwrap();
+}
+
+/// Assumes `notify_one` wakes the thread that waited longest. Thread 1 waits for turn 1, thread
+/// 2 (which waits only once thread 1 is waiting) for turn 2; the main thread gives turn 1 and
+/// notifies one waiter. If thread 2 is woken, it goes back to waiting and thread 1 never wakes.
+fn notify_one_assumed_fifo() {
+    let state = Arc::new((Mutex::new((0u32, 0u32)), Condvar::new()));
+    let first = {
+        let state = state.clone();
+        thread::spawn(move || {
+            let (lock, turn_changed) = &*state;
+            let mut guard = lock.lock().unwrap();
+            guard.0 += 1;
+            while guard.1 != 1 {
+                guard = turn_changed.wait(guard).unwrap();
+            }
+        })
+    };
+    let second = {
+        let state = state.clone();
+        thread::spawn(move || {
+            let (lock, turn_changed) = &*state;
+            loop {
+                let mut guard = lock.lock().unwrap();
+                if guard.0 == 1 {
+                    guard.0 += 1;
+                    while guard.1 != 2 {
+                        guard = turn_changed.wait(guard).unwrap();
+                    }
+                    return;
+                }
+                drop(guard);
+                thread::yield_now();
+            }
+        })
+    };
+    let (lock, turn_changed) = &*state;
+    loop {
+        let mut guard = lock.lock().unwrap();
+        if guard.0 == 2 {
+            guard.1 = 1;
+            turn_changed.notify_one();
+            break;
+        }
+        drop(guard);
+        thread::yield_now();
+    }
+    first.join().unwrap();
+    lock.lock().unwrap().1 = 2;
+    turn_changed.notify_one();
+    second.join().unwrap();
+}
+
+/// A transfer that a concurrent cancellation can interrupt halfway; the program ignores the
+/// poisoned lock and reads a half-done transfer.
+fn poisoning_ignored() {
+    let accounts = Arc::new(Mutex::new((100i64, 0i64)));
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let transfer = {
+        let (accounts, cancelled) = (accounts.clone(), cancelled.clone());
+        thread::spawn(move || {
+            let mut guard = accounts.lock().unwrap();
+            guard.0 -= 10;
+            if cancelled.load(Ordering::SeqCst) {
+                panic!("the transfer was cancelled halfway");
+            }
+            guard.1 += 10;
+        })
+    };
+    cancelled.store(true, Ordering::SeqCst);
+    let _ = transfer.join();
+    let guard = accounts
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    assert_eq!(guard.0 + guard.1, 100, "money vanished");
+}
+
+/// Each buggy program with the message its failure must carry: the program's own assertion,
+/// not a panic the program handled.
+const BUGGY: &[(&str, fn(), &str)] = &[
+    (
+        "early_wake_from_sleep",
+        early_wake_from_sleep,
+        "the worker had not finished after the sleep",
+    ),
+    (
+        "notify_one_assumed_fifo",
+        notify_one_assumed_fifo,
+        "deadlock",
+    ),
+    ("poisoning_ignored", poisoning_ignored, "money vanished"),
+];
+
+/// The default strategy and budget find every bug that needs a newly allowed behaviour, and
+/// report the program's own failure.
+#[test]
+fn the_default_strategy_finds_bugs_that_need_std_freedoms() {
+    let mut missed = Vec::new();
+    for (name, program, expected) in BUGGY {
+        let report = Builder::new()
+            .ignore_environment()
+            .explore(*program)
+            .expect("the exploration runs");
+        match report.first_failure() {
+            None => missed.push(format!("{name}: not found")),
+            Some(failure) if !failure.to_string().contains(expected) => {
+                missed.push(format!("{name}: reported without {expected:?}:\n{failure}"))
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(missed.is_empty(), "{}", missed.join("\n\n"));
+}
