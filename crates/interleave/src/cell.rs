@@ -56,9 +56,26 @@ fn access<R>(
         runtime::stop_if_failed();
     }
     IN_ACCESS.with(|flag| flag.set(true));
-    let result = f();
+    // Cleared even when `f` panics: a flag left set would refuse the next access on this OS
+    // thread, in this execution's other threads and in later explorations.
+    let _access = AccessGuard;
+    f()
+}
+
+/// Clears `IN_ACCESS` when the closure of an access ends, by returning or by unwinding.
+struct AccessGuard;
+
+impl Drop for AccessGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        IN_ACCESS.with(|flag| flag.set(false));
+    }
+}
+
+/// Clears the access flag of this OS thread (the runtime does at the start and end of every
+/// execution).
+pub(crate) fn reset_access_flag() {
     IN_ACCESS.with(|flag| flag.set(false));
-    result
 }
 
 /// A shared variable whose every access is a scheduling point and is checked for data races.

@@ -573,13 +573,23 @@ fn run_one(
     // not tell that stop from a divergence.
     if run.check_determinism && !ex.abandoned && (sampled || failure.is_some()) {
         if let Some(difference) = rerun_difference(run, &ex) {
-            let info = FailureInfo {
-                kind: FailureKind::Nondeterminism,
-                message: difference,
-                thread: None,
-                site: None,
-            };
-            failure = Some(failure_of(run, index, &ex, &info));
+            failure = Some(match failure {
+                // The program's own failure (the assertion that failed, the deadlock) is what
+                // the user must see; that the run does not repeat is a note on it.
+                Some(mut first) => {
+                    first.message = format!("{}\n\nnote: {difference}", first.message);
+                    first
+                }
+                None => {
+                    let info = FailureInfo {
+                        kind: FailureKind::Nondeterminism,
+                        message: difference,
+                        thread: None,
+                        site: None,
+                    };
+                    failure_of(run, index, &ex, &info)
+                }
+            });
         }
     }
     let events = (keep_trace || run.count_states || run.monitor_atomic_sets).then(|| trace(&ex));

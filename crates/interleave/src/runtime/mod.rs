@@ -18,9 +18,11 @@
 //! decision, so it is the same under every strategy and in every replay.
 //!
 //! A failure (panic, deadlock, relock, step bound, data race, divergence) stops the execution;
-//! the remaining coroutines are then unwound in reverse creation order (children before the
-//! parents whose stacks scoped children may borrow from), with visible operations turned into
-//! non-blocking no-op switches while that happens.
+//! the remaining coroutines are then torn down in reverse creation order (children before the
+//! parents whose stacks scoped children may borrow from). See [`teardown`] for how: a thread is
+//! unwound by a panic the runtime raises in it, user code may never run on in the dead
+//! execution, and a thread that cannot be unwound without blocking, spinning or aborting the
+//! process is abandoned with its stack.
 
 pub(crate) mod annotations;
 pub(crate) mod clock;
@@ -53,9 +55,24 @@ use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
 /// Coroutines yield the thread the scheduler loop should resume next (`None`: the execution is
-/// over), so a switch costs the loop no visit to the runtime.
-type ThreadCoroutine = Coroutine<(), Option<usize>, (), DefaultStack>;
-type ThreadYielder = Yielder<(), Option<usize>>;
+/// over), so a switch costs the loop no visit to the runtime; the loop tells a coroutine it
+/// resumes whether to go on or to unwind.
+type ThreadCoroutine = Coroutine<Resume, Option<usize>, (), DefaultStack>;
+type ThreadYielder = Yielder<Resume, Option<usize>>;
+
+/// What the scheduler loop asks of a coroutine it resumes. Passing it as the resume value costs
+/// the switch nothing, where a look at the execution after every switch would not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resume {
+    /// Perform the operation the thread announced.
+    Run,
+    /// The execution is over: unwind (see [`teardown`]).
+    Unwind,
+}
+
+/// How many visible operations one thread may attempt while it is torn down before it is
+/// abandoned: a destructor that spins on `yield_now` must not hang the exploration.
+const TEARDOWN_STEP_BOUND: u32 = 10_000;
 
 /// One step of an execution: which thread performed which operation on which object, where.
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +90,15 @@ pub(crate) struct ThreadSlot {
     pub pending: Op,
     pub pending_site: Site,
     pub finished: bool,
+    /// The thread finished by returning from its closure, so its `JoinHandle` holds a value.
+    pub returned: bool,
+    /// A panic raised in this thread (seen by the hook) may still be unwinding its stack: set
+    /// when the panic starts, cleared when the thread's root catches it. A `catch_unwind` in
+    /// user code leaves it set, which only makes teardown more careful.
+    pub panicked: bool,
+    /// Teardown raised its unwind in this thread and the payload was not dropped yet (see
+    /// [`TeardownUnwind`]).
+    pub teardown_unwinding: bool,
     yielder: *const ThreadYielder,
     pub clock: VectorClock,
     pub name: Option<Arc<str>>,
@@ -169,6 +195,11 @@ pub(crate) struct Execution {
     /// The schedule ended the execution early (`strategy::ABANDON`).
     pub abandoned: bool,
     pub teardown: bool,
+    /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
+    teardown_steps: u32,
+    /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
+    /// thread can be suspended or unwound: visible operations there are no-ops.
+    on_scheduler_stack: bool,
     pub warnings: Vec<String>,
     /// Units of work and atomic-set owners the program declared (`crate::atomic_set`).
     pub annotations: Annotations,
@@ -193,6 +224,9 @@ static EXECUTION_TAGS: AtomicU64 = AtomicU64::new(1);
 struct Current {
     execution: Cell<*mut Execution>,
     borrowed: Cell<bool>,
+    /// The hook saw a panic while the execution was borrowed, so it could not tell which
+    /// thread panicked: teardown then treats every thread as possibly unwinding.
+    unattributed_panic: Cell<bool>,
 }
 
 thread_local! {
@@ -200,6 +234,7 @@ thread_local! {
         Current {
             execution: Cell::new(std::ptr::null_mut()),
             borrowed: Cell::new(false),
+            unattributed_panic: Cell::new(false),
         }
     };
     static SPARE: RefCell<Option<Box<Execution>>> = const { RefCell::new(None) };
@@ -256,6 +291,125 @@ fn reentered() -> ! {
 /// True while an execution runs on this OS thread.
 pub(crate) fn in_execution() -> bool {
     CURRENT.with(|current| !current.execution.get().is_null())
+}
+
+/// Runs `f` with the current execution if there is one and it is not borrowed; for code that
+/// may run anywhere (the panic hook, destructors of panic payloads).
+fn try_with<R>(f: impl FnOnce(&mut Execution) -> R) -> Option<R> {
+    CURRENT.with(|current| {
+        let execution = current.execution.get();
+        if execution.is_null() || current.borrowed.get() {
+            return None;
+        }
+        current.borrowed.set(true);
+        let _borrow = Borrow(&current.borrowed);
+        // SAFETY: as in `with`.
+        Some(f(unsafe { &mut *execution }))
+    })
+}
+
+/// Makes `execution` the current one of this OS thread until the guard is dropped, and resets
+/// the OS thread's runtime state on both ends, even when user code or the runtime panicked:
+/// the execution pointer, the borrow flag, the cells' access flag and the panic capture. A
+/// stale pointer would make the next primitive used on this OS thread touch freed memory.
+struct Entered;
+
+impl Entered {
+    fn new(execution: *mut Execution) -> Entered {
+        reset_thread_state();
+        CURRENT.with(|current| current.execution.set(execution));
+        Entered
+    }
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        reset_thread_state();
+    }
+}
+
+fn reset_thread_state() {
+    CURRENT.with(|current| {
+        current.execution.set(std::ptr::null_mut());
+        current.borrowed.set(false);
+        current.unattributed_panic.set(false);
+    });
+    crate::cell::reset_access_flag();
+    panics::reset();
+}
+
+/// Called by the panic hook when a panic starts inside an execution: remembers that the
+/// running thread may be unwinding (see `ThreadSlot::panicked`).
+fn note_panic() {
+    let noted = try_with(|ex| {
+        if let Some(slot) = ex.threads.get_mut(ex.current) {
+            slot.panicked = true;
+        }
+    });
+    if noted.is_none() {
+        CURRENT.with(|current| current.unattributed_panic.set(true));
+    }
+}
+
+/// Called by the panic hook just before Rust aborts the process because a destructor panicked
+/// during unwinding (`unwinding` and `destructor` are the two panics' messages and sites, when
+/// the hook saw them). `explore` will never return, so the execution's failure is printed here:
+/// the failure already recorded (teardown was unwinding the thread), or else the panic that was
+/// unwinding, with the interleaving so far and a replay token that leads to the same abort.
+fn report_before_abort(unwinding: (String, String), destructor: (String, String)) {
+    let at = |site: &str| {
+        if site.is_empty() {
+            String::new()
+        } else {
+            format!(" at {site}")
+        }
+    };
+    let mut text = String::from(
+        "interleave: a destructor panicked while its thread was unwinding; Rust aborts the \
+         process in that case, so the exploration cannot return its report. The failure:\n\n",
+    );
+    let execution = try_with(|ex| {
+        let info = ex.failure.clone().unwrap_or_else(|| FailureInfo {
+            kind: FailureKind::Panic,
+            message: unwinding.0.clone(),
+            thread: Some(ex.current),
+            site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
+        });
+        let thread = info
+            .thread
+            .map(|t| crate::detect::thread_label(ex, t))
+            .unwrap_or_else(|| "a thread".to_string());
+        let token = crate::report::token::Token::from_run(ex, Some(info.kind)).encode();
+        (info, thread, crate::report::render_interleaving(ex), token)
+    });
+    match execution {
+        Some((info, thread, interleaving, token)) => {
+            text.push_str(&format!(
+                "  {} of {thread}{}:\n    {}\n\n",
+                info.kind,
+                at(info.site.as_deref().unwrap_or_default()),
+                info.message.replace('\n', "\n    ")
+            ));
+            text.push_str(&format!(
+                "  then, while unwinding, a destructor panicked{}:\n    {}\n\n",
+                at(&destructor.1),
+                destructor.0
+            ));
+            text.push_str(&format!(
+                "{interleaving}\nTo reproduce this execution (and the abort), run the same test \
+                 with\n    {}={token}\n",
+                crate::config::ENV_REPLAY
+            ));
+        }
+        None => text.push_str(&format!(
+            "  a panic{}:\n    {}\n  then, while unwinding, a destructor panicked{}:\n    {}\n",
+            at(&unwinding.1),
+            unwinding.0,
+            at(&destructor.1),
+            destructor.0
+        )),
+    }
+    eprintln!("{text}");
 }
 
 /// The choke point: announce `op` at `site` and let the strategy decide who runs.
@@ -339,7 +493,43 @@ fn suspend(decision: Option<(*const ThreadYielder, Option<usize>)>) {
     if let Some((yielder, next)) = decision {
         // SAFETY: the yielder belongs to the running coroutine (this one); it was stored when
         // the coroutine started and stays valid until the coroutine returns.
-        unsafe { (*yielder).suspend(next) };
+        if unsafe { (*yielder).suspend(next) } == Resume::Unwind {
+            resumed_for_teardown();
+        }
+    }
+}
+
+/// Teardown resumed this thread where it was suspended: unwind it, or if it is already
+/// unwinding, let its operation go on when that is harmless (see `Execution::teardown_point`).
+#[cold]
+#[inline(never)]
+fn resumed_for_teardown() {
+    let decision = with(|ex| {
+        let slot = &ex.threads[ex.current];
+        let (op, site) = (slot.pending, slot.pending_site);
+        ex.teardown_point(op, site)
+    });
+    suspend(decision);
+}
+
+/// The payload of the panic that unwinds a thread during teardown. While it exists the thread
+/// is unwinding (or user code holds the payload); dropping it, which the thread's root does
+/// after catching it and a user's `catch_unwind` does when it discards the result, tells the
+/// runtime the thread is no longer unwinding.
+struct TeardownUnwind {
+    tag: u64,
+    thread: usize,
+}
+
+impl Drop for TeardownUnwind {
+    fn drop(&mut self) {
+        try_with(|ex| {
+            if ex.tag == self.tag {
+                if let Some(slot) = ex.threads.get_mut(self.thread) {
+                    slot.teardown_unwinding = false;
+                }
+            }
+        });
     }
 }
 
@@ -369,6 +559,8 @@ impl Execution {
             spare.failure = None;
             spare.abandoned = false;
             spare.teardown = false;
+            spare.teardown_steps = 0;
+            spare.on_scheduler_stack = false;
             spare.warnings.clear();
             spare.annotations.clear();
             spare.now = Duration::ZERO;
@@ -393,6 +585,8 @@ impl Execution {
             failure: None,
             abandoned: false,
             teardown: false,
+            teardown_steps: 0,
+            on_scheduler_stack: false,
             warnings: Vec::new(),
             annotations: Annotations::default(),
             now: Duration::ZERO,
@@ -416,7 +610,7 @@ impl Execution {
     #[inline(always)]
     fn announce(&mut self, op: Op, site: Site) -> Option<(*const ThreadYielder, Option<usize>)> {
         if self.teardown {
-            return None;
+            return self.announce_in_teardown(op, site);
         }
         let me = self.current;
         let slot = &mut self.threads[me];
@@ -429,6 +623,116 @@ impl Execution {
         }
         let next = decide(self);
         (next != Some(me)).then_some((yielder, next))
+    }
+
+    /// A visible operation while the execution is torn down: no schedule, no step, no event.
+    #[cold]
+    #[inline(never)]
+    fn announce_in_teardown(
+        &mut self,
+        op: Op,
+        site: Site,
+    ) -> Option<(*const ThreadYielder, Option<usize>)> {
+        if self.on_scheduler_stack {
+            return None;
+        }
+        self.teardown_point(op, site)
+    }
+
+    /// What the running thread does at a visible operation during teardown. The execution is
+    /// over, so user code must not go on with it; how to stop it depends on whether the thread
+    /// is unwinding, because a panic raised inside a destructor that runs during unwinding
+    /// aborts the process:
+    ///
+    /// - Not unwinding (teardown just resumed it, or user code caught the teardown's unwind
+    ///   with `catch_unwind` and went on): raise the teardown's unwind (again). A user's
+    ///   `catch_unwind` can delay the end of the thread, never let it perform an operation.
+    /// - Unwinding (a destructor runs): the operation goes on as a no-op step if it could take
+    ///   effect now (an unlock, a store, a `join` of a thread that returned a value), with its
+    ///   effect on the lock it takes or releases applied, so guards keep their exclusion.
+    ///   Otherwise (it would block, or spawn a thread that could never run) the thread is
+    ///   suspended for good and teardown abandons it (see [`teardown`]).
+    ///
+    /// Either way a thread attempts at most `TEARDOWN_STEP_BOUND` operations before it is
+    /// abandoned, so a destructor (or a `catch_unwind` loop) that spins cannot hang the
+    /// exploration. Returns the suspension that abandons the thread, or `None` to go on.
+    ///
+    /// The slot's pending operation is left as it was when the execution stopped: the report
+    /// shows it.
+    fn teardown_point(
+        &mut self,
+        op: Op,
+        site: Site,
+    ) -> Option<(*const ThreadYielder, Option<usize>)> {
+        let me = self.current;
+        let yielder = self.threads[me].yielder;
+        self.teardown_steps += 1;
+        if self.teardown_steps > TEARDOWN_STEP_BOUND {
+            return Some((yielder, None));
+        }
+        if !self.may_be_unwinding(me) {
+            self.threads[me].teardown_unwinding = true;
+            let payload = TeardownUnwind {
+                tag: self.tag,
+                thread: me,
+            };
+            // `resume_unwind` skips the panic hook: this is no panic of the program.
+            panic::resume_unwind(Box::new(payload));
+        }
+        if !self.enabled_in_teardown(me, op) {
+            return Some((yielder, None));
+        }
+        self.apply_lock_effect(op, site);
+        None
+    }
+
+    /// Whether thread `t` may be running a destructor during unwinding, where raising a panic
+    /// would abort the process. No panic in flight on this OS thread means no; otherwise the
+    /// runtime's record of the panics raised in `t` decides, erring towards yes.
+    fn may_be_unwinding(&self, t: usize) -> bool {
+        if !std::thread::panicking() {
+            return false;
+        }
+        let slot = &self.threads[t];
+        slot.teardown_unwinding
+            || slot.panicked
+            || CURRENT.with(|current| current.unattributed_panic.get())
+    }
+
+    /// Whether thread `t`'s operation `op` may go on during teardown.
+    fn enabled_in_teardown(&mut self, t: usize, op: Op) -> bool {
+        match op.kind {
+            OpKind::Spawn => false,
+            // `join` must hand over a value: an `Err` would make the usual `join().unwrap()`
+            // in a destructor panic during unwinding, which aborts.
+            OpKind::Join => self
+                .threads
+                .get(op.arg as usize)
+                .is_some_and(|target| target.finished && target.returned),
+            _ if !op.blocking => true,
+            _ => {
+                // `op_enabled` reads the pending operation, which keeps what the thread was
+                // doing when the execution stopped (the report shows it).
+                let stopped_at = std::mem::replace(&mut self.threads[t].pending, op);
+                let enabled = self.op_enabled(t);
+                self.threads[t].pending = stopped_at;
+                enabled
+            }
+        }
+    }
+
+    /// Applies what `record` would to the owners of locks for the running thread's operation
+    /// `op` at `site`, which goes on during teardown without being recorded.
+    fn apply_lock_effect(&mut self, op: Op, site: Site) {
+        let Op { kind, object, .. } = op;
+        match kind {
+            OpKind::Lock => self.take_mutex(object, site),
+            OpKind::Unlock => self.give_mutex(object),
+            OpKind::ReadLock => self.take_rwlock(object, false, site),
+            OpKind::WriteLock => self.take_rwlock(object, true, site),
+            OpKind::RwUnlock => self.give_rwlock(object),
+            _ => {}
+        }
     }
 
     /// Whether `op`, announced right after a data access to an untracked object, skips the
@@ -603,6 +907,9 @@ impl Execution {
             pending: Op::new(OpKind::Start, NO_OBJECT),
             pending_site: site,
             finished: false,
+            returned: false,
+            panicked: false,
+            teardown_unwinding: false,
             yielder: std::ptr::null(),
             clock,
             name,
@@ -622,7 +929,7 @@ impl Execution {
             task_waker: 0,
         });
         let stack = stacks::take(self.limits.stack_size);
-        let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, ()| {
+        let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
             thread_main(index, yielder, body)
         });
         self.spawned.push((index, coroutine));
@@ -957,31 +1264,111 @@ impl Execution {
     }
 }
 
-/// The body of every coroutine: run the thread, capture its panic, run its thread-locals'
-/// destructors, mark it finished.
+/// The body of every coroutine: run the thread (or, for a thread the execution ended before
+/// it started, only drop its closure), capture its panic, run its thread-locals' destructors,
+/// mark it finished. No panic leaves it: one that reached the coroutine's root would come out
+/// of `resume` in the scheduler loop and escape `explore`.
 fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
-    with(|ex| ex.threads[index].yielder = yielder as *const _);
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(body)) {
-        if with(|ex| ex.teardown) {
-            // The forced unwind of a torn-down coroutine must reach its root.
-            panic::resume_unwind(payload);
+    let started_in_teardown = with(|ex| {
+        ex.threads[index].yielder = yielder as *const _;
+        ex.teardown
+    });
+    let outcome = if started_in_teardown {
+        // The closure's destructors are user code and may panic: they run here, on the
+        // thread's own stack and exactly once, rather than inside the coroutine library.
+        panic::catch_unwind(AssertUnwindSafe(move || drop(body))).map(|()| false)
+    } else {
+        panic::catch_unwind(AssertUnwindSafe(body)).map(|()| true)
+    };
+    let returned = match outcome {
+        Ok(returned) => returned,
+        Err(payload) => {
+            thread_panicked(index, payload, "");
+            false
         }
-        let (message, site) = panics::describe(payload);
-        with(|ex| {
-            ex.current = index;
-            if ex.failure.is_none() {
-                ex.failure = Some(FailureInfo {
-                    kind: FailureKind::Panic,
-                    message,
-                    thread: Some(index),
-                    site,
-                });
-            }
-        });
+    };
+    with(|ex| ex.threads[index].panicked = false);
+    drop_thread_locals(index);
+    with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.returned = returned;
+        // A thread torn down stays unfinished: the report shows what it was about to do.
+        slot.finished = !ex.teardown;
+    });
+}
+
+/// Thread `index` ended by a panic with `payload` (`context` prefixes the message): the
+/// execution's failure, unless the execution had already failed and this is the teardown's
+/// unwind or a panic raised while tearing down, which only becomes a warning.
+fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
+    let teardown_unwind = payload.is::<TeardownUnwind>();
+    let (message, site) = panics::describe(payload.as_ref());
+    drop_quietly(payload);
+    with(|ex| {
+        if teardown_unwind {
+            return;
+        }
+        if ex.teardown {
+            ex.warnings.push(format!(
+                "while the failed execution was torn down, thread {index} panicked: \
+                 {context}{message}"
+            ));
+            return;
+        }
+        ex.current = index;
+        if ex.failure.is_none() {
+            ex.failure = Some(FailureInfo {
+                kind: FailureKind::Panic,
+                message: format!("{context}{message}"),
+                thread: Some(index),
+                site,
+            });
+        }
+    });
+}
+
+/// Drops `value`, discarding a panic of its destructor (and leaking that panic's payload, whose
+/// own destructor might panic too).
+fn drop_quietly<T>(value: T) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+        std::mem::forget(payload);
     }
-    let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
-    drop(locals);
-    with(|ex| ex.threads[index].finished = true);
+}
+
+/// How many times the destructors of a finishing thread's thread-locals may create new ones
+/// (a destructor that uses another key) before the rest are leaked.
+const THREAD_LOCAL_ROUNDS: usize = 4;
+
+/// Runs the destructors of thread `index`'s thread-locals, one at a time, each on its own: a
+/// panicking destructor is a panic of the thread (std aborts the process there), reported
+/// like one, and the other values are still dropped.
+fn drop_thread_locals(index: usize) {
+    for _ in 0..THREAD_LOCAL_ROUNDS {
+        let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+        if locals.is_empty() {
+            return;
+        }
+        for (_, value) in locals {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+                thread_panicked(index, payload, "a thread_local! destructor panicked: ");
+            }
+        }
+    }
+    let left = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+    std::mem::forget(left);
+}
+
+/// The coroutines of one execution, by thread. Teardown empties it; if the scheduler loop
+/// itself panics, the remaining coroutines are abandoned (leaked), never unwound by the
+/// coroutine library, whose forced unwind would run user destructors outside the runtime.
+struct Coroutines(Vec<Option<ThreadCoroutine>>);
+
+impl Drop for Coroutines {
+    fn drop(&mut self) {
+        for coroutine in self.0.drain(..).flatten() {
+            std::mem::forget(coroutine);
+        }
+    }
 }
 
 /// Runs one execution of `main` under `schedule`.
@@ -992,49 +1379,52 @@ pub(crate) fn run(
     limits: Limits,
 ) -> Box<Execution> {
     panics::install_hook();
-    // SAFETY: the main thread's coroutine finishes or is unwound before `run` returns, so the
-    // borrow of `main` outlives every use of it.
+    // SAFETY: the main thread's coroutine finishes, is unwound or is abandoned (never resumed
+    // again) before `run` returns, so the borrow of `main` outlives every use of it.
     let main: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(main) };
-    let mut execution = Execution::new(schedule, limits);
-    execution.add_thread(Box::new(main), None, site);
     assert!(
         !in_execution(),
         "interleave executions cannot be nested: interleave::check was called inside a test \
          that is already running under interleave"
     );
+    let mut execution = Execution::new(schedule, limits);
+    execution.add_thread(Box::new(main), None, site);
     let raw = Box::into_raw(execution);
-    CURRENT.with(|current| current.execution.set(raw));
+    let entered = Entered::new(raw);
 
-    let mut coroutines: Vec<Option<ThreadCoroutine>> = Vec::new();
+    let mut coroutines = Coroutines(Vec::new());
     let mut next = with(decide);
     while let Some(chosen) = next {
-        if coroutines.get(chosen).is_none_or(Option::is_none) {
-            with(|ex| adopt(ex, &mut coroutines));
+        if coroutines.0.get(chosen).is_none_or(Option::is_none) {
+            with(|ex| adopt(ex, &mut coroutines.0));
         }
-        let coroutine = coroutines[chosen]
+        let coroutine = coroutines.0[chosen]
             .as_mut()
             .expect("the scheduler chose a thread without a coroutine");
-        next = match coroutine.resume(()) {
+        next = match coroutine.resume(Resume::Run) {
             // The thread announced an operation and the decision chose another thread (or
             // ended the execution).
             CoroutineResult::Yield(next) => next,
             // The thread finished: decide again without it.
             CoroutineResult::Return(()) => {
-                if let Some(done) = coroutines[chosen].take() {
+                if let Some(done) = coroutines.0[chosen].take() {
                     stacks::give_back(done.into_stack());
                 }
                 with(decide)
             }
         };
     }
-    with(|ex| adopt(ex, &mut coroutines));
+    with(|ex| adopt(ex, &mut coroutines.0));
 
-    teardown(&mut coroutines);
+    teardown(&mut coroutines.0);
     // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
     // the timers are dropped while the execution is still current but not borrowed.
-    let timers = with(Execution::take_timers);
-    drop(timers);
-    CURRENT.with(|current| current.execution.set(std::ptr::null_mut()));
+    let timers = with(|ex| {
+        ex.on_scheduler_stack = true;
+        ex.take_timers()
+    });
+    drop_quietly(timers);
+    drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
     unsafe { Box::from_raw(raw) }
@@ -1109,35 +1499,46 @@ fn decide(ex: &mut Execution) -> Option<usize> {
     Some(chosen)
 }
 
-/// Unwinds every unfinished coroutine, children first, and recycles the stacks.
+/// Tears down every unfinished thread, children first, and recycles the stacks.
+///
+/// Each coroutine is resumed once with `Resume::Unwind`: a thread that never started drops its
+/// closure (`thread_main`), a suspended one raises the teardown's unwind where it stopped
+/// (`Execution::teardown_point`), which its root catches. Its destructors run and may perform
+/// visible operations under the rules of `teardown_point`. A coroutine that comes back
+/// suspended instead of finished was abandoned: it would block or spin forever, and raising a
+/// panic in it would abort the process because it is already unwinding. Its stack is leaked,
+/// not freed or reused, so nothing that lives there (values scoped children borrow, pinned
+/// futures) is ever used or freed without its destructor; its thread-locals leak with it.
 fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
     let clean = with(|ex| {
         ex.teardown = true;
-        ex.threads.iter().all(|t| t.finished && t.locals.is_empty())
+        ex.threads.iter().all(|t| t.finished)
     });
     if clean {
         return;
     }
     for index in (0..coroutines.len()).rev() {
-        if let Some(mut coroutine) = coroutines[index].take() {
-            with(|ex| ex.current = index);
-            coroutine.force_unwind();
-            stacks::give_back(coroutine.into_stack());
+        let Some(mut coroutine) = coroutines[index].take() else {
+            continue;
+        };
+        with(|ex| {
+            ex.current = index;
+            ex.teardown_steps = 0;
+        });
+        match coroutine.resume(Resume::Unwind) {
+            CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
+            CoroutineResult::Yield(_) => {
+                with(|ex| {
+                    let slot = &mut ex.threads[index];
+                    std::mem::forget(std::mem::take(&mut slot.locals));
+                    let operation = slot.pending.kind.name();
+                    ex.warnings.push(format!(
+                        "while the failed execution was torn down, thread {index} was abandoned \
+                         at `{operation}`: it could not go on without blocking or spinning"
+                    ));
+                });
+                std::mem::forget(coroutine);
+            }
         }
-    }
-    // Thread-locals of unwound threads, and coroutines spawned while unwinding.
-    let (locals, spawned): (Vec<_>, Vec<_>) = with(|ex| {
-        (
-            ex.threads
-                .iter_mut()
-                .map(|t| std::mem::take(&mut t.locals))
-                .collect(),
-            std::mem::take(&mut ex.spawned),
-        )
-    });
-    drop(locals);
-    for (_, coroutine) in spawned {
-        // Never started, so dropping it only drops its closure.
-        drop(coroutine);
     }
 }

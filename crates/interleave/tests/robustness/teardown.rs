@@ -1,0 +1,413 @@
+//! Teardown and panics: what happens after the first failure of an execution, when the
+//! remaining threads are unwound, and what the report says about the panics that happened.
+//! Every test runs code that used to take the process down (a double drop, an abort, a hang, a
+//! panic escaping `explore`), so each runs in a child process (`Probe`) and asserts that the
+//! child survived, printed the original failure, and could run a correct program afterwards
+//! on the same OS thread.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicUsize as StdAtomicUsize, Ordering};
+use std::time::Duration;
+
+use interleave::cell::UnsafeCell;
+use interleave::sync::atomic::AtomicBool;
+use interleave::sync::{mpsc, Arc, Mutex};
+use interleave::{thread, Builder, FailureKind, Report};
+
+use crate::probe::{Outcome, Probe};
+
+fn explore(f: impl Fn() + Sync) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy("random".parse().expect("a valid strategy"))
+        .executions(50)
+        .explore(f)
+        .expect("a valid configuration")
+}
+
+/// The report's first failure as the user reads it (kind, message, interleaving, token).
+fn first_failure_text(report: &Report) -> String {
+    report
+        .first_failure()
+        .map(|failure| format!("{:?}: {failure}", failure.kind))
+        .unwrap_or_else(|| "no failure".to_string())
+}
+
+/// A correct program that uses the primitives (and a cell) runs clean: the OS thread's
+/// runtime state was reset by whatever ran before on it.
+fn a_correct_program_still_passes() {
+    let report = explore(|| {
+        let cell = Arc::new(UnsafeCell::new(0));
+        let lock = Arc::new(Mutex::new(0));
+        let (cell2, lock2) = (cell.clone(), lock.clone());
+        let t = thread::spawn(move || {
+            let _guard = lock2.lock().unwrap();
+            cell2.with_mut(|value| unsafe { *value += 1 });
+        });
+        {
+            let _guard = lock.lock().unwrap();
+            cell.with_mut(|value| unsafe { *value += 1 });
+        }
+        t.join().unwrap();
+        assert_eq!(*lock.lock().unwrap(), 0);
+    });
+    assert!(report.is_ok(), "{}", first_failure_text(&report));
+    assert_eq!(report.executions, 50);
+}
+
+fn assert_survived_with(outcome: &Outcome, expected: &[&str]) {
+    assert!(outcome.survived(), "{outcome:?}");
+    assert_eq!(outcome.code, Some(0), "{}", outcome.output());
+    for text in expected {
+        assert!(
+            outcome.output().contains(text),
+            "{text:?} missing: {outcome:?}"
+        );
+    }
+}
+
+/// Panics with `message` when dropped, and counts its drops.
+struct PanicOnDrop {
+    message: &'static str,
+    drops: &'static StdAtomicUsize,
+}
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        panic!("{}", self.message);
+    }
+}
+
+#[test]
+fn an_unstarted_thread_whose_closure_panics_on_drop_is_dropped_once() {
+    let probe = Probe::new(
+        module_path!(),
+        "an_unstarted_thread_whose_closure_panics_on_drop_is_dropped_once",
+    );
+    if let Some(outcome) = probe.run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        let report = Builder::new()
+            .ignore_environment()
+            .executions(1)
+            .check_determinism(false)
+            .explore(|| {
+                let guard = PanicOnDrop {
+                    message: "the closure's drop panicked",
+                    drops: &DROPS,
+                };
+                // No scheduling point between the spawn and the panic: the thread never starts.
+                let _never_started = thread::spawn(move || drop(guard));
+                panic!("the original failure");
+            })
+            .expect("a valid configuration");
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.starts_with("Panic"), "{text}");
+        assert!(text.contains("the original failure"), "{text}");
+        assert_eq!(DROPS.load(Ordering::SeqCst), 1, "dropped exactly once");
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the original failure"]);
+    }
+}
+
+#[test]
+fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort() {
+    let here = |label| {
+        Probe::new(
+            module_path!(),
+            "a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort",
+        )
+        .label(label)
+    };
+    // The thread's own panic unwinds through a destructor that panics: Rust aborts the
+    // process; the report must be printed first, with both messages.
+    if let Some(outcome) = here("own").run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        let _ = explore(|| {
+            let _guard = PanicOnDrop {
+                message: "the destructor's own panic",
+                drops: &DROPS,
+            };
+            panic!("the original failure");
+        });
+    }) {
+        let output = outcome.output();
+        assert!(!outcome.timed_out, "{outcome:?}");
+        assert!(output.contains("the original failure"), "{outcome:?}");
+        assert!(output.contains("the destructor's own panic"), "{outcome:?}");
+        assert!(output.contains("INTERLEAVE_REPLAY="), "{outcome:?}");
+    }
+    // A thread unwound by teardown runs a destructor that panics: the original failure (the
+    // main thread's panic) must be printed before the abort.
+    if let Some(outcome) = here("teardown").run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        let _ = explore(|| {
+            let started = Arc::new(AtomicBool::new(false));
+            let flag = started.clone();
+            let _child = thread::spawn(move || {
+                let _guard = PanicOnDrop {
+                    message: "the torn-down thread's destructor panicked",
+                    drops: &DROPS,
+                };
+                flag.store(true, interleave::sync::atomic::Ordering::SeqCst);
+                thread::park();
+            });
+            while !started.load(interleave::sync::atomic::Ordering::SeqCst) {
+                thread::yield_now();
+            }
+            panic!("the original failure");
+        });
+    }) {
+        let output = outcome.output();
+        assert!(!outcome.timed_out, "{outcome:?}");
+        assert!(output.contains("the original failure"), "{outcome:?}");
+        assert!(
+            output.contains("the torn-down thread's destructor panicked"),
+            "{outcome:?}"
+        );
+        assert!(output.contains("INTERLEAVE_REPLAY="), "{outcome:?}");
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The Rust Book's thread pool: its `Drop` closes the channel and joins every worker with
+/// `join().unwrap()`.
+struct ThreadPool {
+    workers: Vec<thread::JoinHandle<()>>,
+    sender: Option<mpsc::Sender<Job>>,
+}
+
+impl ThreadPool {
+    fn new(size: usize) -> ThreadPool {
+        let (sender, receiver) = mpsc::channel::<Job>();
+        let receiver = Arc::new(Mutex::new(receiver));
+        let workers = (0..size)
+            .map(|_| {
+                let receiver = receiver.clone();
+                thread::spawn(move || loop {
+                    let message = receiver.lock().unwrap().recv();
+                    match message {
+                        Ok(job) => job(),
+                        Err(_) => break,
+                    }
+                })
+            })
+            .collect();
+        ThreadPool {
+            workers,
+            sender: Some(sender),
+        }
+    }
+
+    fn execute(&self, job: impl FnOnce() + Send + 'static) {
+        if let Some(sender) = &self.sender {
+            sender.send(Box::new(job)).unwrap();
+        }
+    }
+}
+
+impl Drop for ThreadPool {
+    fn drop(&mut self) {
+        drop(self.sender.take());
+        for worker in self.workers.drain(..) {
+            worker.join().unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_drop_that_joins_threads_during_teardown_does_not_abort() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_drop_that_joins_threads_during_teardown_does_not_abort",
+    );
+    if let Some(outcome) = probe.run(|| {
+        let report = explore(|| {
+            let pool = ThreadPool::new(2);
+            pool.execute(|| panic!("the job's assertion failed"));
+            // The main thread waits forever; the worker's panic ends the execution and the
+            // pool is dropped while the main thread is unwound.
+            thread::park();
+        });
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.starts_with("Panic"), "{text}");
+        assert!(text.contains("the job's assertion failed"), "{text}");
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the job's assertion failed"]);
+    }
+}
+
+/// Spins on `yield_now` until the flag it watches is set, which nobody does.
+struct SpinOnDrop(Arc<AtomicBool>);
+
+impl Drop for SpinOnDrop {
+    fn drop(&mut self) {
+        while !self.0.load(interleave::sync::atomic::Ordering::SeqCst) {
+            thread::yield_now();
+        }
+    }
+}
+
+#[test]
+fn a_drop_that_spins_during_teardown_is_bounded() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_drop_that_spins_during_teardown_is_bounded",
+    )
+    .timeout(Duration::from_secs(30));
+    if let Some(outcome) = probe.run(|| {
+        let report = explore(|| {
+            let _spin = SpinOnDrop(Arc::new(AtomicBool::new(false)));
+            let t = thread::spawn(|| panic!("the original failure"));
+            let _ = t.join();
+            thread::park();
+        });
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.contains("the original failure"), "{text}");
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the original failure"]);
+    }
+}
+
+#[test]
+fn a_catch_unwind_in_the_test_cannot_keep_running_after_teardown() {
+    let here = |label| {
+        Probe::new(
+            module_path!(),
+            "a_catch_unwind_in_the_test_cannot_keep_running_after_teardown",
+        )
+        .label(label)
+        .timeout(Duration::from_secs(30))
+    };
+    // The forced unwind is caught once; the next visible operation must not run.
+    if let Some(outcome) = here("once").run(|| {
+        static REACHED: StdAtomicBool = StdAtomicBool::new(false);
+        let report = explore(|| {
+            let started = Arc::new(AtomicBool::new(false));
+            let flag = started.clone();
+            let _child = thread::spawn(move || {
+                flag.store(true, interleave::sync::atomic::Ordering::SeqCst);
+                panic!("the original failure");
+            });
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| loop {
+                thread::park();
+            }));
+            thread::yield_now();
+            REACHED.store(true, Ordering::SeqCst);
+            panic!("a late panic after the execution ended");
+        });
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.contains("the original failure"), "{text}");
+        assert!(!text.contains("a late panic"), "{text}");
+        assert!(
+            !REACHED.load(Ordering::SeqCst),
+            "user code ran after teardown"
+        );
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the original failure"]);
+    }
+    // The forced unwind is caught again and again: teardown still ends.
+    if let Some(outcome) = here("loop").run(|| {
+        let report = explore(|| {
+            let _child = thread::spawn(|| panic!("the original failure"));
+            loop {
+                let _ = panic::catch_unwind(AssertUnwindSafe(thread::park));
+            }
+        });
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.contains("the original failure"), "{text}");
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the original failure"]);
+    }
+}
+
+#[test]
+fn a_panicking_thread_local_destructor_is_reported_and_leaves_the_thread_usable() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_panicking_thread_local_destructor_is_reported_and_leaves_the_thread_usable",
+    );
+    if let Some(outcome) = probe.run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        interleave::thread_local! {
+            static LOCAL: PanicOnDrop = PanicOnDrop {
+                message: "the thread-local's destructor panicked",
+                drops: &DROPS,
+            };
+        }
+        let report = explore(|| {
+            let t = thread::spawn(|| LOCAL.with(|_| ()));
+            let _ = t.join();
+        });
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.starts_with("Panic"), "{text}");
+        assert!(
+            text.contains("the thread-local's destructor panicked"),
+            "{text}"
+        );
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the thread-local's destructor panicked"]);
+    }
+}
+
+#[test]
+fn a_panic_inside_unsafe_cell_with_is_reported_and_resets_the_access_flag() {
+    let report = explore(|| {
+        let cell = UnsafeCell::new(0);
+        cell.with(|_| panic!("the assertion inside with"));
+    });
+    let failure = report.first_failure().expect("the panic is found");
+    assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+    assert!(
+        failure.message.contains("the assertion inside with"),
+        "{failure}"
+    );
+    a_correct_program_still_passes();
+}
+
+#[test]
+fn a_panic_re_raised_with_resume_unwind_is_reported_with_its_own_message() {
+    let report = explore(|| {
+        let caught = panic::catch_unwind(|| panic!("an earlier panic, caught"));
+        assert!(caught.is_err());
+        panic::resume_unwind(Box::new("the re-raised payload"));
+    });
+    let failure = report.first_failure().expect("the panic is found");
+    assert_eq!(failure.message, "the re-raised payload", "{failure}");
+}
+
+#[test]
+fn a_nondeterministic_failing_execution_keeps_the_failed_assertion() {
+    static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
+    let report = explore(|| {
+        let lock = Mutex::new(0);
+        if RUNS.fetch_add(1, Ordering::Relaxed).is_multiple_of(2) {
+            drop(lock.lock().unwrap());
+        }
+        panic!("the assertion that actually failed");
+    });
+    let failure = report.first_failure().expect("the failure is found");
+    assert!(
+        failure
+            .message
+            .contains("the assertion that actually failed"),
+        "{failure}"
+    );
+    assert!(
+        failure.message.contains("behaved differently when re-run"),
+        "{failure}"
+    );
+}
