@@ -24,11 +24,15 @@
 
 pub(crate) mod annotations;
 pub(crate) mod clock;
+pub(crate) mod foreign;
+mod guard;
 pub(crate) mod object;
 pub mod op;
 mod panics;
+mod signal_text;
 mod stacks;
 mod view;
+mod watchdog;
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -143,6 +147,9 @@ pub(crate) struct Limits {
     /// Whether atomics log the values they held around each access (for the
     /// schedule-sensitive-branch analysis, which compares values); off, they pay one test.
     pub log_values: bool,
+    /// How long the execution may go without a coroutine switch before the watchdog reports
+    /// it (`watchdog.rs`); `None`: never.
+    pub watchdog: Option<Duration>,
 }
 
 /// The state of one execution.
@@ -168,6 +175,12 @@ pub(crate) struct Execution {
     pub failure: Option<FailureInfo>,
     /// The schedule ended the execution early (`strategy::ABANDON`).
     pub abandoned: bool,
+    /// Something outside the schedule's control changed what the execution did: a stack that
+    /// could not be allocated, a waker woken from a foreign OS thread. Re-running it under the
+    /// same schedule says nothing about the program's determinism.
+    pub outside_control: bool,
+    /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
+    pub foreign: Arc<foreign::ForeignWakes>,
     pub teardown: bool,
     pub warnings: Vec<String>,
     /// Units of work and atomic-set owners the program declared (`crate::atomic_set`).
@@ -180,7 +193,7 @@ pub(crate) struct Execution {
     /// The registered async timers, in registration order.
     timers: Vec<Timer>,
     next_timer: u64,
-    spawned: Vec<(usize, ThreadCoroutine)>,
+    spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
     pub schedule: Box<dyn Schedule + Send>,
     pub limits: Limits,
 }
@@ -256,6 +269,11 @@ fn reentered() -> ! {
 /// True while an execution runs on this OS thread.
 pub(crate) fn in_execution() -> bool {
     CURRENT.with(|current| !current.execution.get().is_null())
+}
+
+/// The tag of the execution running on this OS thread, if one is.
+pub(crate) fn current_tag() -> Option<u64> {
+    in_execution().then(|| with(|ex| ex.tag))
 }
 
 /// The choke point: announce `op` at `site` and let the strategy decide who runs.
@@ -368,6 +386,7 @@ impl Execution {
             spare.current = 0;
             spare.failure = None;
             spare.abandoned = false;
+            spare.outside_control = false;
             spare.teardown = false;
             spare.warnings.clear();
             spare.annotations.clear();
@@ -392,6 +411,8 @@ impl Execution {
             current: 0,
             failure: None,
             abandoned: false,
+            outside_control: false,
+            foreign: Arc::default(),
             teardown: false,
             warnings: Vec::new(),
             annotations: Annotations::default(),
@@ -585,14 +606,40 @@ impl Execution {
         }
     }
 
-    /// Adds thread `index` running `body` from a pooled stack; it starts at the next decision.
+    /// A stack for the next thread to be added, named `name` and spawned at `site`: at least
+    /// `requested` bytes (`thread::Builder::stack_size`) and at least the configured size. A
+    /// stack that cannot be allocated marks the execution as touched by something outside
+    /// the schedule's control.
+    pub fn stack_for(
+        &mut self,
+        requested: Option<usize>,
+        name: Option<&str>,
+        site: Site,
+    ) -> Result<DefaultStack, stacks::StackError> {
+        let size = requested.unwrap_or(0).max(self.limits.stack_size);
+        stacks::take(size).map_err(|os_error| {
+            self.outside_control = true;
+            stacks::StackError::new(size, self.threads.len(), name, site, os_error)
+        })
+    }
+
+    /// Adds thread `index` running `body` on `stack` (from [`Execution::stack_for`]); it
+    /// starts at the next decision.
     pub fn add_thread(
         &mut self,
         body: Box<dyn FnOnce()>,
         name: Option<Arc<str>>,
         site: Site,
+        stack: DefaultStack,
     ) -> usize {
         let index = self.threads.len();
+        let guarded = guard::Guarded {
+            guard: stacks::guard_page(&stack),
+            usable: stacks::usable(&stack),
+            index,
+            name: name.clone(),
+            site,
+        };
         let mut clock = VectorClock::default();
         if let Some(parent) = self.threads.get_mut(self.current) {
             clock.copy_from(&parent.clock);
@@ -621,11 +668,10 @@ impl Execution {
             timer_deadline: None,
             task_waker: 0,
         });
-        let stack = stacks::take(self.limits.stack_size);
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, ()| {
             thread_main(index, yielder, body)
         });
-        self.spawned.push((index, coroutine));
+        self.spawned.push((index, coroutine, guarded));
         index
     }
 
@@ -992,28 +1038,47 @@ pub(crate) fn run(
     limits: Limits,
 ) -> Box<Execution> {
     panics::install_hook();
+    guard::prepare();
     // SAFETY: the main thread's coroutine finishes or is unwound before `run` returns, so the
     // borrow of `main` outlives every use of it.
     let main: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(main) };
     let mut execution = Execution::new(schedule, limits);
-    execution.add_thread(Box::new(main), None, site);
     assert!(
         !in_execution(),
         "interleave executions cannot be nested: interleave::check was called inside a test \
          that is already running under interleave"
     );
+    match execution.stack_for(None, None, site) {
+        Ok(stack) => {
+            execution.add_thread(Box::new(main), None, site, stack);
+        }
+        Err(error) => {
+            execution.failure = Some(FailureInfo {
+                kind: FailureKind::Panic,
+                message: error.to_string(),
+                thread: None,
+                site: None,
+            });
+            return execution;
+        }
+    }
+    let foreign = execution.foreign.clone();
+    foreign.start(execution.tag);
+    let watch = watchdog::Watch::start(limits.watchdog);
     let raw = Box::into_raw(execution);
     CURRENT.with(|current| current.execution.set(raw));
 
     let mut coroutines: Vec<Option<ThreadCoroutine>> = Vec::new();
+    let mut guards: Vec<guard::Guarded> = Vec::new();
     let mut next = with(decide);
     while let Some(chosen) = next {
         if coroutines.get(chosen).is_none_or(Option::is_none) {
-            with(|ex| adopt(ex, &mut coroutines));
+            with(|ex| adopt(ex, &mut coroutines, &mut guards));
         }
         let coroutine = coroutines[chosen]
             .as_mut()
             .expect("the scheduler chose a thread without a coroutine");
+        watch.beat();
         next = match coroutine.resume(()) {
             // The thread announced an operation and the decision chose another thread (or
             // ended the execution).
@@ -1027,9 +1092,22 @@ pub(crate) fn run(
             }
         };
     }
-    with(|ex| adopt(ex, &mut coroutines));
+    with(|ex| adopt(ex, &mut coroutines, &mut guards));
+    // A foreign wake that no deadlock check saw still explains what the execution did.
+    with(|ex| {
+        if ex.failure.is_none() {
+            if let Some(message) = ex.foreign.explanation() {
+                ex.outside_control = true;
+                ex.current = 0;
+                ex.fail(FailureKind::Nondeterminism, message);
+            }
+        }
+    });
 
     teardown(&mut coroutines);
+    guard::withdraw();
+    drop(watch);
+    foreign.stop();
     // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
     // the timers are dropped while the execution is still current but not borrowed.
     let timers = with(Execution::take_timers);
@@ -1040,15 +1118,26 @@ pub(crate) fn run(
     unsafe { Box::from_raw(raw) }
 }
 
-/// Takes the coroutines of threads spawned since the last call.
+/// Takes the coroutines of threads spawned since the last call, and publishes their guard
+/// pages to the stack overflow handler (`guard.rs`).
 #[inline]
-fn adopt(ex: &mut Execution, coroutines: &mut Vec<Option<ThreadCoroutine>>) {
-    for (index, coroutine) in ex.spawned.drain(..) {
+fn adopt(
+    ex: &mut Execution,
+    coroutines: &mut Vec<Option<ThreadCoroutine>>,
+    guards: &mut Vec<guard::Guarded>,
+) {
+    if ex.spawned.is_empty() {
+        return;
+    }
+    guard::withdraw();
+    for (index, coroutine, guarded) in ex.spawned.drain(..) {
         if coroutines.len() <= index {
             coroutines.resize_with(index + 1, || None);
         }
         coroutines[index] = Some(coroutine);
+        guards.push(guarded);
     }
+    guard::publish(guards);
 }
 
 /// Chooses the thread for the next step, or `None` when the execution is over.
@@ -1074,6 +1163,13 @@ fn decide(ex: &mut Execution) -> Option<usize> {
         // Threads still blocked after the main thread returned would be killed with the process
         // under std, so only a blocked main thread makes a deadlock.
         if !ex.threads[0].finished {
+            // A task whose wake came from a foreign OS thread was lost, not deadlocked.
+            if let Some(message) = ex.foreign.explanation() {
+                ex.outside_control = true;
+                ex.current = 0;
+                ex.fail(FailureKind::Nondeterminism, message);
+                return None;
+            }
             let message = crate::detect::deadlock::explain(ex);
             ex.current = 0;
             ex.fail(FailureKind::Deadlock, message);
@@ -1136,7 +1232,7 @@ fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
         )
     });
     drop(locals);
-    for (_, coroutine) in spawned {
+    for (_, coroutine, _) in spawned {
         // Never started, so dropping it only drops its closure.
         drop(coroutine);
     }
