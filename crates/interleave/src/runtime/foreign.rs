@@ -24,6 +24,8 @@ pub(crate) struct ForeignWakes {
 
 /// One wake from a foreign OS thread.
 struct ForeignWake {
+    /// The tag of the execution whose task was woken.
+    execution: u64,
     /// The thread of the execution whose task's waker was woken.
     thread: usize,
     /// Where that task parks (its spawn or `block_on` site), when known.
@@ -35,8 +37,18 @@ struct ForeignWake {
 impl ForeignWakes {
     /// The execution `tag` starts running on the owning OS thread.
     pub(crate) fn start(&self, tag: u64) {
-        self.woken.store(false, Ordering::Relaxed);
+        // A wake recorded for an earlier execution that ended with another failure.
+        if self.woken.swap(false, Ordering::AcqRel) {
+            self.lock().take();
+        }
         self.running.store(tag, Ordering::Release);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ForeignWake>> {
+        // The value is written whole; a panic elsewhere cannot leave it half-written.
+        self.wake
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The execution running on the owning OS thread ends.
@@ -51,13 +63,11 @@ impl ForeignWakes {
         if self.running.load(Ordering::Acquire) != tag {
             return;
         }
-        let mut wake = self
-            .wake
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut wake = self.lock();
         if wake.is_none() {
             let os_thread = std::thread::current();
             *wake = Some(ForeignWake {
+                execution: tag,
                 thread,
                 site,
                 os_thread: os_thread.name().unwrap_or("<unnamed>").to_string(),
@@ -66,16 +76,14 @@ impl ForeignWakes {
         }
     }
 
-    /// The explanation of the first foreign wake of the running execution, if there was one.
-    pub(crate) fn explanation(&self) -> Option<String> {
+    /// The explanation of the first foreign wake of execution `tag`, the running one, if there
+    /// was one.
+    pub(crate) fn explanation(&self, tag: u64) -> Option<String> {
         if !self.woken.load(Ordering::Acquire) {
             return None;
         }
-        let wake = self
-            .wake
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()?;
+        // A wake that raced with the end of the previous execution is not this one's.
+        let wake = self.lock().take().filter(|wake| wake.execution == tag)?;
         let parked = match wake.site {
             Some(site) => format!(" (parked at {})", super::op::ShortSite(site)),
             None => String::new(),

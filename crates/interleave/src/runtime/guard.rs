@@ -25,6 +25,7 @@ use std::sync::Arc;
 use super::op::Site;
 
 /// What the fault handler needs to know about one coroutine's stack.
+#[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
 pub(crate) struct Guarded {
     /// The lowest address of the stack's guard page.
     pub guard: usize,
@@ -35,7 +36,6 @@ pub(crate) struct Guarded {
     pub site: Site,
 }
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use imp::{prepare, publish, withdraw};
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
@@ -44,37 +44,6 @@ mod imp {
     pub(crate) fn prepare() {}
     pub(crate) fn publish(_guards: &[super::Guarded]) {}
     pub(crate) fn withdraw() {}
-}
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub(crate) use imp::{prepare, publish, withdraw};
-
-/// Builds the report for an overflow of `guarded`'s stack.
-fn report(guarded: &Guarded, text: &mut super::signal_text::Text<1536>) {
-    text.push("\nthread '");
-    match (&guarded.name, guarded.index) {
-        (Some(name), _) => text.push(name),
-        (None, 0) => text.push("main"),
-        (None, _) => text.push("<unnamed>"),
-    };
-    text.push("' (thread ")
-        .number(guarded.index as u64)
-        .push(" of the interleave execution, ");
-    if guarded.index == 0 {
-        text.push("the test closure started at ");
-    } else {
-        text.push("spawned at ");
-    }
-    text.site(guarded.site)
-        .push(") has overflowed its stack of ")
-        .number(guarded.usable as u64)
-        .push(" bytes.\n")
-        .push(
-            "interleave runs every thread of the test on a coroutine stack of a fixed size. Raise \
-             it for this thread with interleave::thread::Builder::stack_size, or for every \
-             thread with interleave::Builder::stack_size (Config::stack_size) or the \
-             environment variable INTERLEAVE_STACK_SIZE=<bytes>.\n",
-        )
-        .push("fatal runtime error: stack overflow, aborting\n");
 }
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -85,6 +54,35 @@ mod imp {
     use super::super::signal_text::{write_stderr, Text};
     use super::super::stacks::page_size;
     use super::Guarded;
+
+    /// Builds the report for an overflow of `guarded`'s stack.
+    fn report(guarded: &Guarded, text: &mut Text<1536>) {
+        text.push("\nthread '");
+        match (&guarded.name, guarded.index) {
+            (Some(name), _) => text.push(name),
+            (None, 0) => text.push("main"),
+            (None, _) => text.push("<unnamed>"),
+        };
+        text.push("' (thread ")
+            .number(guarded.index as u64)
+            .push(" of the interleave execution, ");
+        if guarded.index == 0 {
+            text.push("the test closure started at ");
+        } else {
+            text.push("spawned at ");
+        }
+        text.site(guarded.site)
+            .push(") has overflowed its stack of ")
+            .number(guarded.usable as u64)
+            .push(" bytes.\n")
+            .push(
+                "interleave runs every thread of the test on a coroutine stack of a fixed size. Raise \
+                 it for this thread with interleave::thread::Builder::stack_size, or for every \
+                 thread with interleave::Builder::stack_size (Config::stack_size) or the \
+                 environment variable INTERLEAVE_STACK_SIZE=<bytes>.\n",
+            )
+            .push("fatal runtime error: stack overflow, aborting\n");
+    }
 
     /// The signals a guard page fault can raise.
     const SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGBUS];
@@ -245,7 +243,7 @@ mod imp {
         let address = unsafe { (*info).si_addr() } as usize;
         if let Some(guarded) = guard_at(address) {
             let mut text = Text::<1536>::new();
-            super::report(guarded, &mut text);
+            report(guarded, &mut text);
             write_stderr(text.as_bytes());
             // SAFETY: `abort` is async-signal-safe and does not return.
             unsafe { libc::abort() };

@@ -1096,7 +1096,7 @@ pub(crate) fn run(
     // A foreign wake that no deadlock check saw still explains what the execution did.
     with(|ex| {
         if ex.failure.is_none() {
-            if let Some(message) = ex.foreign.explanation() {
+            if let Some(message) = ex.foreign.explanation(ex.tag) {
                 ex.outside_control = true;
                 ex.current = 0;
                 ex.fail(FailureKind::Nondeterminism, message);
@@ -1164,7 +1164,7 @@ fn decide(ex: &mut Execution) -> Option<usize> {
         // under std, so only a blocked main thread makes a deadlock.
         if !ex.threads[0].finished {
             // A task whose wake came from a foreign OS thread was lost, not deadlocked.
-            if let Some(message) = ex.foreign.explanation() {
+            if let Some(message) = ex.foreign.explanation(ex.tag) {
                 ex.outside_control = true;
                 ex.current = 0;
                 ex.fail(FailureKind::Nondeterminism, message);

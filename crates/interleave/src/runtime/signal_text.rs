@@ -45,6 +45,7 @@ impl<const N: usize> Text<N> {
     }
 
     /// Appends `file:line:column`.
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
     pub(crate) fn site(&mut self, site: &std::panic::Location<'_>) -> &mut Self {
         self.push(site.file())
             .push(":")

@@ -208,8 +208,10 @@ const ADVICE: &str = "  Use interleave's primitives (interleave::sync, interleav
     Config::watchdog, or INTERLEAVE_WATCHDOG=<seconds> (0 turns it off).\n";
 
 /// Whether the hung thread answered the watchdog's signal.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 static ANSWERED: AtomicBool = AtomicBool::new(false);
 /// Set just before the watchdog signals the hung thread, so a stray signal does nothing.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 static ASKED: AtomicBool = AtomicBool::new(false);
 
 /// Has the hung thread describe what it runs (see the module documentation); false when it
