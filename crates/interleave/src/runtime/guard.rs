@@ -36,7 +36,29 @@ pub(crate) struct Guarded {
     pub site: Site,
 }
 
-pub(crate) use imp::{prepare, publish, withdraw};
+pub(crate) use imp::prepare;
+use imp::{publish, withdraw};
+
+/// The guards of one execution's coroutines, published to the fault handler of this OS thread
+/// from the first push until dropped (also when the scheduler loop unwinds).
+#[derive(Default)]
+pub(crate) struct Guards(Vec<Guarded>);
+
+impl Guards {
+    /// Adds the guard of a coroutine the scheduler loop adopted. Called between coroutine
+    /// switches, on the scheduler's stack, so no coroutine fault can see the list half-changed.
+    pub(crate) fn push(&mut self, guarded: Guarded) {
+        withdraw();
+        self.0.push(guarded);
+        publish(&self.0);
+    }
+}
+
+impl Drop for Guards {
+    fn drop(&mut self) {
+        withdraw();
+    }
+}
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 mod imp {

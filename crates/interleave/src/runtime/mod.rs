@@ -1069,7 +1069,7 @@ pub(crate) fn run(
     CURRENT.with(|current| current.execution.set(raw));
 
     let mut coroutines: Vec<Option<ThreadCoroutine>> = Vec::new();
-    let mut guards: Vec<guard::Guarded> = Vec::new();
+    let mut guards = guard::Guards::default();
     let mut next = with(decide);
     while let Some(chosen) = next {
         if coroutines.get(chosen).is_none_or(Option::is_none) {
@@ -1105,7 +1105,7 @@ pub(crate) fn run(
     });
 
     teardown(&mut coroutines);
-    guard::withdraw();
+    drop(guards);
     drop(watch);
     foreign.stop();
     // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
@@ -1124,12 +1124,8 @@ pub(crate) fn run(
 fn adopt(
     ex: &mut Execution,
     coroutines: &mut Vec<Option<ThreadCoroutine>>,
-    guards: &mut Vec<guard::Guarded>,
+    guards: &mut guard::Guards,
 ) {
-    if ex.spawned.is_empty() {
-        return;
-    }
-    guard::withdraw();
     for (index, coroutine, guarded) in ex.spawned.drain(..) {
         if coroutines.len() <= index {
             coroutines.resize_with(index + 1, || None);
@@ -1137,7 +1133,6 @@ fn adopt(
         coroutines[index] = Some(coroutine);
         guards.push(guarded);
     }
-    guard::publish(guards);
 }
 
 /// Chooses the thread for the next step, or `None` when the execution is over.
