@@ -329,3 +329,33 @@ fn a_waker_woken_from_a_foreign_os_thread_is_not_a_deadlock() {
         failure.message
     );
 }
+
+/// A future that keeps its waker where it outlives the execution, and is ready at once.
+struct KeepsItsWaker;
+
+static KEPT: std::sync::Mutex<Option<std::task::Waker>> = std::sync::Mutex::new(None);
+
+impl Future for KeepsItsWaker {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        *KEPT.lock().expect("not poisoned") = Some(cx.waker().clone());
+        Poll::Ready(())
+    }
+}
+
+#[test]
+fn a_waker_woken_after_its_execution_wakes_nothing() {
+    let report = one_execution()
+        .explore(|| interleave::future::block_on(KeepsItsWaker))
+        .expect("explored");
+    assert!(report.is_ok(), "{:?}", report.first_failure());
+    let waker = KEPT.lock().expect("not poisoned").take().expect("kept");
+    std::thread::spawn(move || waker.wake())
+        .join()
+        .expect("waking a stale waker from another OS thread is harmless");
+    let report = one_execution()
+        .explore(|| interleave::future::block_on(async {}))
+        .expect("explored");
+    assert!(report.is_ok(), "{:?}", report.first_failure());
+}
