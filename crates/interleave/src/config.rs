@@ -12,9 +12,12 @@
 //! | `INTERLEAVE_WORKERS` | [`Config::workers`] | `INTERLEAVE_WORKERS=4` |
 //! | `INTERLEAVE_REPLAY` | [`Config::replay`] | `INTERLEAVE_REPLAY=il1-...` |
 //! | `INTERLEAVE_PERSIST` | [`Config::persistence`] | `INTERLEAVE_PERSIST=off` |
+//! | `INTERLEAVE_STACK_SIZE` | [`Config::stack_size`] | `INTERLEAVE_STACK_SIZE=8388608` |
+//! | `INTERLEAVE_WATCHDOG` | [`Config::watchdog`] (seconds, 0 for off) | `INTERLEAVE_WATCHDOG=60` |
 //! | `CI` | [`Persistence::save`] (false when set) | `CI=true` |
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::persistence::Persistence;
 use crate::strategy::StrategySpec;
@@ -37,6 +40,10 @@ pub const ENV_REPLAY: &str = "INTERLEAVE_REPLAY";
 /// of regression files (and saves too). It changes nothing for an exploration without a
 /// [`Persistence`], because there is no test name to name the file after.
 pub const ENV_PERSIST: &str = "INTERLEAVE_PERSIST";
+/// Overrides [`Config::stack_size`] (bytes).
+pub const ENV_STACK_SIZE: &str = "INTERLEAVE_STACK_SIZE";
+/// Overrides [`Config::watchdog`]: seconds without progress (fractions allowed), `0` for off.
+pub const ENV_WATCHDOG: &str = "INTERLEAVE_WATCHDOG";
 /// Set by continuous integration services; when it is set (to anything but empty, `0` or
 /// `false`) and [`ENV_PERSIST`] is not, failures are not saved ([`Persistence::save`]).
 const ENV_CI: &str = "CI";
@@ -72,8 +79,16 @@ pub struct Config {
     pub data_races: RaceMode,
     /// Stop at the first failing execution. Default: true.
     pub stop_on_first_failure: bool,
-    /// Bytes of stack for each thread of the program under test. Default: 256 KiB.
+    /// Bytes of stack for each thread of the program under test; a thread spawned with
+    /// [`crate::thread::Builder::stack_size`] gets the larger of the two. A thread that needs
+    /// more overflows into a guard page and the process aborts with a report naming it.
+    /// Default: 256 KiB. Environment: `INTERLEAVE_STACK_SIZE`.
     pub stack_size: usize,
+    /// How long an execution may go without a coroutine switch before the watchdog reports
+    /// the thread that runs (it blocks or spins on something interleave does not control: a
+    /// `std::sync` lock, a std atomic, I/O) and ends the process; `None` turns the watchdog
+    /// off. Default: 10 s. Environment: `INTERLEAVE_WATCHDOG` (seconds, `0` for off).
+    pub watchdog: Option<Duration>,
     /// Replay this token instead of exploring. Default: none. Environment: `INTERLEAVE_REPLAY`.
     pub replay: Option<String>,
     /// Re-run executions 0, 1, 2, 4, 8, ... and every failing one under the same schedule, and
@@ -110,6 +125,7 @@ impl Default for Config {
             data_races: RaceMode::Fail,
             stop_on_first_failure: true,
             stack_size: 256 * 1024,
+            watchdog: Some(Duration::from_secs(10)),
             replay: None,
             check_determinism: true,
             count_states: false,
@@ -150,6 +166,16 @@ impl Config {
                 reason: "expected a whole number".to_string(),
             })
         }
+        fn seconds(name: &'static str, value: &str) -> Result<Option<Duration>, Error> {
+            let invalid = || Error::Environment {
+                name,
+                value: value.to_string(),
+                reason: "expected a number of seconds".to_string(),
+            };
+            let seconds: f64 = value.trim().parse().map_err(|_| invalid())?;
+            let duration = Duration::try_from_secs_f64(seconds).map_err(|_| invalid())?;
+            Ok((!duration.is_zero()).then_some(duration))
+        }
         if let Some(value) = var(ENV_EXECUTIONS) {
             self.executions = number(ENV_EXECUTIONS, &value)?;
         }
@@ -175,6 +201,12 @@ impl Config {
             if !value.trim().is_empty() {
                 self.replay = Some(value);
             }
+        }
+        if let Some(value) = var(ENV_STACK_SIZE) {
+            self.stack_size = number(ENV_STACK_SIZE, &value)?;
+        }
+        if let Some(value) = var(ENV_WATCHDOG) {
+            self.watchdog = seconds(ENV_WATCHDOG, &value)?;
         }
         self.apply_persistence_vars(&var);
         self.validate()
@@ -261,6 +293,25 @@ mod tests {
         let mut config = persisted();
         config.apply_vars(env(pairs)).unwrap();
         config.persistence
+    }
+
+    #[test]
+    fn environment_sets_the_stack_size_and_the_watchdog() {
+        let mut config = Config::default();
+        config
+            .apply_vars(env(&[(ENV_STACK_SIZE, "8388608"), (ENV_WATCHDOG, "0.5")]))
+            .unwrap();
+        assert_eq!(config.stack_size, 8 << 20);
+        assert_eq!(config.watchdog, Some(Duration::from_millis(500)));
+        config.apply_vars(env(&[(ENV_WATCHDOG, "0")])).unwrap();
+        assert_eq!(config.watchdog, None, "0 turns the watchdog off");
+        for bad in [&[(ENV_WATCHDOG, "-1")], &[(ENV_WATCHDOG, "soon")]] {
+            let message = Config::default()
+                .apply_vars(env(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains(ENV_WATCHDOG), "{message}");
+        }
     }
 
     #[test]

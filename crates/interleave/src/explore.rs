@@ -143,9 +143,16 @@ impl Builder {
         self
     }
 
-    /// Sets the stack size of the program's threads.
+    /// Sets the stack size of the program's threads (see [`Config::stack_size`]).
     pub fn stack_size(mut self, bytes: usize) -> Builder {
         self.config.stack_size = bytes;
+        self
+    }
+
+    /// Sets how long an execution may make no progress before the watchdog reports it and
+    /// ends the process; `None` turns it off (see [`Config::watchdog`]).
+    pub fn watchdog(mut self, timeout: Option<std::time::Duration>) -> Builder {
+        self.config.watchdog = timeout;
         self
     }
 
@@ -325,6 +332,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         stack_size: config.stack_size,
         races: config.data_races,
         log_values: false,
+        watchdog: config.watchdog,
     }
 }
 
@@ -570,8 +578,14 @@ fn run_one(
     // catches nondeterminism that one comparison could miss by chance.
     let sampled = index == 0 || index.is_power_of_two();
     // An abandoned execution stopped where its schedule chose to; a replay of its steps could
-    // not tell that stop from a divergence.
-    if run.check_determinism && !ex.abandoned && (sampled || failure.is_some()) {
+    // not tell that stop from a divergence. One that met something outside the schedule's
+    // control (a stack it could not allocate, a wake from a foreign OS thread) says nothing
+    // about the program's determinism either.
+    if run.check_determinism
+        && !ex.abandoned
+        && !ex.outside_control
+        && (sampled || failure.is_some())
+    {
         if let Some(difference) = rerun_difference(run, &ex) {
             failure = Some(match failure {
                 // The program's own failure (the assertion that failed, the deadlock) is what

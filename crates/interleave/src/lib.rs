@@ -217,6 +217,8 @@
 //! `INTERLEAVE_SEED`, `INTERLEAVE_STRATEGY`, `INTERLEAVE_MAX_STEPS`, `INTERLEAVE_WORKERS`,
 //! `INTERLEAVE_REPLAY` and `INTERLEAVE_PERSIST` variables override them, so a CI failure can be
 //! reproduced or a search widened without editing code.
+//! `INTERLEAVE_STACK_SIZE` sets the bytes of every thread's stack and `INTERLEAVE_WATCHDOG` the
+//! seconds without progress before the watchdog ends a hung test (see below).
 //!
 //! ## Testing the same code against std
 //!
@@ -241,7 +243,14 @@
 //! - Sequential consistency: every atomic behaves as `SeqCst`, whatever ordering is passed.
 //!   Bugs that need weak memory behaviour are not found.
 //! - Only operations on this crate's types are scheduling points. Code that synchronises
-//!   through `std::sync`, real I/O or the clock is not controlled.
+//!   through `std::sync`, real I/O or the clock is not controlled. A thread that blocks or
+//!   spins on such code stops the whole execution; after [`Config::watchdog`] (10 s) without
+//!   progress the watchdog prints the running thread, its last operation and the likely cause,
+//!   and ends the process. A waker woken from another OS thread fails the execution with an
+//!   explanation.
+//! - Every thread runs on a coroutine stack of [`Config::stack_size`] bytes (256 KiB;
+//!   `thread::Builder::stack_size` asks for more). A thread that overflows it hits a guard page,
+//!   and the process aborts with a message naming the thread, as std does.
 //! - Time is virtual ([`time`]): each execution has a clock that moves only when no thread can
 //!   run, to the earliest deadline of a sleeping or timed-waiting thread or an async timer. So a
 //!   timeout (`Condvar::wait_timeout`, `recv_timeout`, `park_timeout`, `time::timeout`) is not

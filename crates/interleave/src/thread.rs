@@ -150,8 +150,11 @@ pub(crate) fn park_at(site: runtime::op::Site) {
 }
 
 /// Spawns a thread running `f` for a task spawned at `site`; the task keeps its own result.
+///
+/// # Panics
+/// When the thread's stack cannot be allocated, as [`spawn`] does.
 pub(crate) fn spawn_task(f: impl FnOnce() + Send + 'static, site: runtime::op::Site) -> Thread {
-    spawn_inner(f, None, site).0
+    spawned(spawn_inner(f, None, None, site)).0
 }
 
 /// Parks; the thread's async timers end the park at their deadline too (that is how a task
@@ -187,16 +190,22 @@ struct Packet<T> {
 unsafe impl<T: Send> Send for Packet<T> {}
 unsafe impl<T: Send> Sync for Packet<T> {}
 
-/// Spawns a thread running `f`, returning its handle and the packet of its result.
+/// Spawns a thread running `f` on a stack of at least `stack_size` bytes, returning its handle
+/// and the packet of its result, or the error of a stack that could not be allocated. The
+/// stack is allocated before the spawn becomes a step, so a spawn that fails is no step and
+/// the threads that are spawned keep their numbers.
 fn spawn_inner<'a, F, T>(
     f: F,
     name: Option<String>,
+    stack_size: Option<usize>,
     site: runtime::op::Site,
-) -> (Thread, Arc<Packet<T>>)
+) -> std::io::Result<(Thread, Arc<Packet<T>>)>
 where
     F: FnOnce() -> T + 'a,
     T: 'a,
 {
+    let stack = runtime::with(|ex| ex.stack_for(stack_size, name.as_deref(), site))
+        .map_err(|error| std::io::Error::new(error.kind(), error))?;
     let packet = Arc::new(Packet {
         value: UnsafeCell::new(None),
     });
@@ -213,10 +222,20 @@ where
     runtime::switch(Op::new(OpKind::Spawn, NO_OBJECT), site);
     let name: Option<Arc<str>> = name.map(Arc::from);
     let thread = runtime::with(|ex| {
-        let index = ex.add_thread(run, name.clone(), site);
+        let index = ex.add_thread(run, name.clone(), site, stack);
         thread_handle(ex, index)
     });
-    (thread, packet)
+    Ok((thread, packet))
+}
+
+/// What `spawn` does with the result of [`spawn_inner`]: like `std::thread::spawn`, it panics
+/// when the thread cannot be created.
+#[track_caller]
+fn spawned<T>(result: std::io::Result<T>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(error) => panic!("failed to spawn thread: {error}"),
+    }
 }
 
 fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -> Result<T> {
@@ -245,7 +264,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (thread, packet) = spawn_inner(f, None, Location::caller());
+    let (thread, packet) = spawned(spawn_inner(f, None, None, Location::caller()));
     JoinHandle { thread, packet }
 }
 
@@ -287,6 +306,7 @@ impl<T> fmt::Debug for JoinHandle<T> {
 #[derive(Debug, Default)]
 pub struct Builder {
     name: Option<String>,
+    stack_size: Option<usize>,
 }
 
 impl Builder {
@@ -301,25 +321,33 @@ impl Builder {
         self
     }
 
-    /// Accepted for compatibility; every thread gets the configured coroutine stack size
-    /// (`Config::stack_size`).
-    pub fn stack_size(self, size: usize) -> Builder {
-        let _ = size;
+    /// Gives the thread a coroutine stack of at least `size` bytes. It never gets less than
+    /// the configured size (`Config::stack_size`), which leaves room for interleave's own
+    /// frames.
+    pub fn stack_size(mut self, size: usize) -> Builder {
+        self.stack_size = Some(size);
         self
     }
 
     /// Spawns the thread.
+    ///
+    /// # Errors
+    /// When its stack cannot be allocated: the error names the thread, its spawn site and the
+    /// operating system's reason.
     #[track_caller]
     pub fn spawn<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let (thread, packet) = spawn_inner(f, self.name, Location::caller());
+        let (thread, packet) = spawn_inner(f, self.name, self.stack_size, Location::caller())?;
         Ok(JoinHandle { thread, packet })
     }
 
     /// Spawns a scoped thread.
+    ///
+    /// # Errors
+    /// When its stack cannot be allocated, as [`Builder::spawn`].
     #[track_caller]
     pub fn spawn_scoped<'scope, 'env, F, T>(
         self,
@@ -330,7 +358,7 @@ impl Builder {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        Ok(scope.spawn_named(f, self.name, Location::caller()))
+        scope.spawn_named(f, self.name, self.stack_size, Location::caller())
     }
 }
 
@@ -350,29 +378,30 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        self.spawn_named(f, None, Location::caller())
+        spawned(self.spawn_named(f, None, None, Location::caller()))
     }
 
     fn spawn_named<F, T>(
         &'scope self,
         f: F,
         name: Option<String>,
+        stack_size: Option<usize>,
         site: runtime::op::Site,
-    ) -> ScopedJoinHandle<'scope, T>
+    ) -> std::io::Result<ScopedJoinHandle<'scope, T>>
     where
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        let (thread, packet) = spawn_inner(f, name, site);
+        let (thread, packet) = spawn_inner(f, name, stack_size, site)?;
         self.threads
             .lock()
             .expect("scope thread list")
             .push(thread.clone());
-        ScopedJoinHandle {
+        Ok(ScopedJoinHandle {
             thread,
             packet,
             scope: PhantomData,
-        }
+        })
     }
 }
 

@@ -43,12 +43,22 @@ use std::sync::{Arc, Mutex as StdMutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use crate::runtime;
+use crate::runtime::foreign::ForeignWakes;
 use crate::runtime::op::{Op, OpKind, NO_OBJECT};
 use crate::runtime::Awaited;
 use crate::thread::{self, Thread};
 
-/// Wakes a task by unparking its thread.
-struct ThreadWaker(Thread);
+/// Wakes a task by unparking its thread. Only the OS thread of the task's execution can do
+/// that; a wake from any other OS thread is recorded for the execution to report
+/// (`runtime::foreign`), instead of being lost and ending in a deadlock that is not there.
+struct ThreadWaker {
+    thread: Thread,
+    /// The tag of the task's execution.
+    execution: u64,
+    foreign: Arc<ForeignWakes>,
+    /// Where the task parks while it is pending.
+    site: &'static Location<'static>,
+}
 
 impl Wake for ThreadWaker {
     fn wake(self: Arc<Self>) {
@@ -56,9 +66,16 @@ impl Wake for ThreadWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        // A waker kept past its execution (in a static, say) has nothing left to wake.
-        if runtime::in_execution() {
-            self.0.unpark();
+        match runtime::current_tag() {
+            Some(tag) if tag == self.execution => self.thread.unpark(),
+            // Another OS thread, or a later execution of this one: a waker kept past its
+            // execution (in a static, say) has nothing left to wake, and `woken_elsewhere`
+            // ignores it.
+            _ => self.foreign.woken_elsewhere(
+                self.execution,
+                self.thread.id().as_usize(),
+                Some(self.site),
+            ),
         }
     }
 }
@@ -72,8 +89,15 @@ struct TaskWaker {
 }
 
 impl TaskWaker {
-    fn for_current_thread() -> TaskWaker {
-        let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
+    /// The waker of the running thread's task, which parks at `site` while it is pending.
+    fn for_current_thread(site: &'static Location<'static>) -> TaskWaker {
+        let (execution, foreign) = runtime::with(|ex| (ex.tag, ex.foreign.clone()));
+        let waker = Waker::from(Arc::new(ThreadWaker {
+            thread: thread::current(),
+            execution,
+            foreign,
+            site,
+        }));
         let address = waker.data() as usize;
         let enclosing = runtime::with(|ex| {
             let me = ex.me();
@@ -100,7 +124,7 @@ impl Drop for TaskWaker {
 #[track_caller]
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let site = Location::caller();
-    let task = TaskWaker::for_current_thread();
+    let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
     loop {
@@ -218,7 +242,7 @@ fn run_task<F: Future>(
     state: &StdMutex<TaskState<F::Output>>,
     site: &'static Location<'static>,
 ) -> Result<F::Output, JoinError> {
-    let task = TaskWaker::for_current_thread();
+    let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
     loop {

@@ -26,11 +26,15 @@
 
 pub(crate) mod annotations;
 pub(crate) mod clock;
+pub(crate) mod foreign;
+mod guard;
 pub(crate) mod object;
 pub mod op;
 mod panics;
+mod signal_text;
 mod stacks;
 mod view;
+mod watchdog;
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -169,6 +173,9 @@ pub(crate) struct Limits {
     /// Whether atomics log the values they held around each access (for the
     /// schedule-sensitive-branch analysis, which compares values); off, they pay one test.
     pub log_values: bool,
+    /// How long the execution may go without a coroutine switch before the watchdog reports
+    /// it (`watchdog.rs`); `None`: never.
+    pub watchdog: Option<Duration>,
 }
 
 /// The state of one execution.
@@ -194,6 +201,12 @@ pub(crate) struct Execution {
     pub failure: Option<FailureInfo>,
     /// The schedule ended the execution early (`strategy::ABANDON`).
     pub abandoned: bool,
+    /// Something outside the schedule's control changed what the execution did: a stack that
+    /// could not be allocated, a waker woken from a foreign OS thread. Re-running it under the
+    /// same schedule says nothing about the program's determinism.
+    pub outside_control: bool,
+    /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
+    pub foreign: Arc<foreign::ForeignWakes>,
     pub teardown: bool,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
@@ -211,7 +224,7 @@ pub(crate) struct Execution {
     /// The registered async timers, in registration order.
     timers: Vec<Timer>,
     next_timer: u64,
-    spawned: Vec<(usize, ThreadCoroutine)>,
+    spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
     pub schedule: Box<dyn Schedule + Send>,
     pub limits: Limits,
 }
@@ -412,6 +425,11 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
     eprintln!("{text}");
 }
 
+/// The tag of the execution running on this OS thread, if one is.
+pub(crate) fn current_tag() -> Option<u64> {
+    in_execution().then(|| with(|ex| ex.tag))
+}
+
 /// The choke point: announce `op` at `site` and let the strategy decide who runs.
 ///
 /// Returns when this thread has been chosen; the operation is then enabled and the caller
@@ -558,6 +576,7 @@ impl Execution {
             spare.current = 0;
             spare.failure = None;
             spare.abandoned = false;
+            spare.outside_control = false;
             spare.teardown = false;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
@@ -584,6 +603,8 @@ impl Execution {
             current: 0,
             failure: None,
             abandoned: false,
+            outside_control: false,
+            foreign: Arc::default(),
             teardown: false,
             teardown_steps: 0,
             on_scheduler_stack: false,
@@ -889,14 +910,40 @@ impl Execution {
         }
     }
 
-    /// Adds thread `index` running `body` from a pooled stack; it starts at the next decision.
+    /// A stack for the next thread to be added, named `name` and spawned at `site`: at least
+    /// `requested` bytes (`thread::Builder::stack_size`) and at least the configured size. A
+    /// stack that cannot be allocated marks the execution as touched by something outside
+    /// the schedule's control.
+    pub fn stack_for(
+        &mut self,
+        requested: Option<usize>,
+        name: Option<&str>,
+        site: Site,
+    ) -> Result<DefaultStack, stacks::StackError> {
+        let size = requested.unwrap_or(0).max(self.limits.stack_size);
+        stacks::take(size).map_err(|os_error| {
+            self.outside_control = true;
+            stacks::StackError::new(size, self.threads.len(), name, site, os_error)
+        })
+    }
+
+    /// Adds thread `index` running `body` on `stack` (from [`Execution::stack_for`]); it
+    /// starts at the next decision.
     pub fn add_thread(
         &mut self,
         body: Box<dyn FnOnce()>,
         name: Option<Arc<str>>,
         site: Site,
+        stack: DefaultStack,
     ) -> usize {
         let index = self.threads.len();
+        let guarded = guard::Guarded {
+            guard: stacks::guard_page(&stack),
+            usable: stacks::usable(&stack),
+            index,
+            name: name.clone(),
+            site,
+        };
         let mut clock = VectorClock::default();
         if let Some(parent) = self.threads.get_mut(self.current) {
             clock.copy_from(&parent.clock);
@@ -928,11 +975,10 @@ impl Execution {
             timer_deadline: None,
             task_waker: 0,
         });
-        let stack = stacks::take(self.limits.stack_size);
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
             thread_main(index, yielder, body)
         });
-        self.spawned.push((index, coroutine));
+        self.spawned.push((index, coroutine, guarded));
         index
     }
 
@@ -1379,6 +1425,7 @@ pub(crate) fn run(
     limits: Limits,
 ) -> Box<Execution> {
     panics::install_hook();
+    guard::prepare();
     // SAFETY: the main thread's coroutine finishes, is unwound or is abandoned (never resumed
     // again) before `run` returns, so the borrow of `main` outlives every use of it.
     let main: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(main) };
@@ -1388,19 +1435,37 @@ pub(crate) fn run(
          that is already running under interleave"
     );
     let mut execution = Execution::new(schedule, limits);
-    execution.add_thread(Box::new(main), None, site);
+    match execution.stack_for(None, None, site) {
+        Ok(stack) => {
+            execution.add_thread(Box::new(main), None, site, stack);
+        }
+        Err(error) => {
+            execution.failure = Some(FailureInfo {
+                kind: FailureKind::Panic,
+                message: error.to_string(),
+                thread: None,
+                site: None,
+            });
+            return execution;
+        }
+    }
+    let foreign = execution.foreign.clone();
+    foreign.start(execution.tag);
+    let watch = watchdog::Watch::start(limits.watchdog);
     let raw = Box::into_raw(execution);
     let entered = Entered::new(raw);
 
     let mut coroutines = Coroutines(Vec::new());
+    let mut guards = guard::Guards::default();
     let mut next = with(decide);
     while let Some(chosen) = next {
         if coroutines.0.get(chosen).is_none_or(Option::is_none) {
-            with(|ex| adopt(ex, &mut coroutines.0));
+            with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
         }
         let coroutine = coroutines.0[chosen]
             .as_mut()
             .expect("the scheduler chose a thread without a coroutine");
+        watch.beat();
         next = match coroutine.resume(Resume::Run) {
             // The thread announced an operation and the decision chose another thread (or
             // ended the execution).
@@ -1414,9 +1479,22 @@ pub(crate) fn run(
             }
         };
     }
-    with(|ex| adopt(ex, &mut coroutines.0));
+    with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+    // A foreign wake that no deadlock check saw still explains what the execution did.
+    with(|ex| {
+        if ex.failure.is_none() {
+            if let Some(message) = ex.foreign.explanation(ex.tag) {
+                ex.outside_control = true;
+                ex.current = 0;
+                ex.fail(FailureKind::Nondeterminism, message);
+            }
+        }
+    });
 
     teardown(&mut coroutines.0);
+    drop(guards);
+    drop(watch);
+    foreign.stop();
     // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
     // the timers are dropped while the execution is still current but not borrowed.
     let timers = with(|ex| {
@@ -1430,14 +1508,20 @@ pub(crate) fn run(
     unsafe { Box::from_raw(raw) }
 }
 
-/// Takes the coroutines of threads spawned since the last call.
+/// Takes the coroutines of threads spawned since the last call, and publishes their guard
+/// pages to the stack overflow handler (`guard.rs`).
 #[inline]
-fn adopt(ex: &mut Execution, coroutines: &mut Vec<Option<ThreadCoroutine>>) {
-    for (index, coroutine) in ex.spawned.drain(..) {
+fn adopt(
+    ex: &mut Execution,
+    coroutines: &mut Vec<Option<ThreadCoroutine>>,
+    guards: &mut guard::Guards,
+) {
+    for (index, coroutine, guarded) in ex.spawned.drain(..) {
         if coroutines.len() <= index {
             coroutines.resize_with(index + 1, || None);
         }
         coroutines[index] = Some(coroutine);
+        guards.push(guarded);
     }
 }
 
@@ -1464,6 +1548,13 @@ fn decide(ex: &mut Execution) -> Option<usize> {
         // Threads still blocked after the main thread returned would be killed with the process
         // under std, so only a blocked main thread makes a deadlock.
         if !ex.threads[0].finished {
+            // A task whose wake came from a foreign OS thread was lost, not deadlocked.
+            if let Some(message) = ex.foreign.explanation(ex.tag) {
+                ex.outside_control = true;
+                ex.current = 0;
+                ex.fail(FailureKind::Nondeterminism, message);
+                return None;
+            }
             let message = crate::detect::deadlock::explain(ex);
             ex.current = 0;
             ex.fail(FailureKind::Deadlock, message);

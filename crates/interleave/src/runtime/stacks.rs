@@ -1,43 +1,181 @@
-//! A per-OS-thread pool of coroutine stacks. Allocating a stack costs a kernel mapping (about
-//! 9 µs); taking one from the pool costs nanoseconds, and loom spends most of its time on
-//! exactly that mapping.
+//! Coroutine stacks: allocation, and a per-OS-thread pool by size class. Allocating a stack
+//! costs a kernel mapping (about 9 µs); taking one from the pool costs nanoseconds, and loom
+//! spends most of its time on exactly that mapping.
+//!
+//! Every stack is a corosensei `DefaultStack`: one mapping whose lowest page is left
+//! inaccessible, so running off the end faults there instead of writing over whatever lies
+//! below. `guard.rs` turns that fault into a report naming the thread.
+//!
+//! Sizes are rounded up to a power of two, so a program that asks for many slightly different
+//! sizes still reuses stacks, and the common case (every thread at the configured size) is one
+//! class whose stacks are popped without a search.
 
 use std::cell::RefCell;
+use std::io;
 
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
+
+use super::op::{ShortSite, Site};
 
 thread_local! {
-    static POOL: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+    /// Idle stacks of this OS thread, one list per size class (usable bytes).
+    static POOL: RefCell<Vec<(usize, Vec<DefaultStack>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Keeps at most this many idle stacks per OS thread.
+/// Keeps at most this many idle stacks of one class per OS thread...
 const MAX_POOLED: usize = 64;
+/// ...and of the large classes at most this many bytes' worth (but always one).
+const MAX_POOLED_BYTES: usize = 16 << 20;
+/// The largest stack this module will try to map: beyond it the address space of any machine
+/// runs out, and rounding to a power of two would overflow.
+const MAX_STACK: usize = 1 << 50;
 
-/// A stack of at least `size` bytes.
-pub(crate) fn take(size: usize) -> DefaultStack {
+/// A stack the operating system would not give: what the program sees, as the error of
+/// `thread::Builder::spawn` or the panic of `thread::spawn`.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "interleave could not allocate a {size}-byte stack for {thread} {origin}: {os_error}; \
+     reduce the number of live threads or the stack size"
+)]
+pub(crate) struct StackError {
+    size: usize,
+    /// `thread 3 ('worker')`.
+    thread: String,
+    /// `spawned at src/lib.rs:10:5`.
+    origin: String,
+    os_error: io::Error,
+}
+
+impl StackError {
+    pub(crate) fn new(
+        size: usize,
+        index: usize,
+        name: Option<&str>,
+        site: Site,
+        os_error: io::Error,
+    ) -> StackError {
+        let thread = match (name, index) {
+            (Some(name), _) => format!("thread {index} ('{name}')"),
+            (None, 0) => "thread 0 (main)".to_string(),
+            (None, _) => format!("thread {index}"),
+        };
+        let verb = if index == 0 { "started" } else { "spawned" };
+        StackError {
+            size,
+            thread,
+            origin: format!("{verb} at {}", ShortSite(site)),
+            os_error,
+        }
+    }
+
+    /// The kind of the operating system's error.
+    pub(crate) fn kind(&self) -> io::ErrorKind {
+        self.os_error.kind()
+    }
+}
+
+/// The size class of a request: the power of two at or above it.
+fn class_of(size: usize) -> Option<usize> {
+    if size > MAX_STACK {
+        return None;
+    }
+    size.checked_next_power_of_two()
+}
+
+/// A stack with at least `size` usable bytes below its top.
+///
+/// # Errors
+/// The operating system's error when the stack cannot be mapped (address space or mapping
+/// count exhausted, `ulimit -v`), or `InvalidInput` for a size beyond any address space.
+pub(crate) fn take(size: usize) -> io::Result<DefaultStack> {
+    let Some(class) = class_of(size) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the size exceeds any address space",
+        ));
+    };
     let pooled = POOL.with(|pool| {
         let mut pool = pool.borrow_mut();
-        let position = pool.iter().rposition(|s| stack_size(s) >= size)?;
-        Some(pool.swap_remove(position))
+        let (_, stacks) = pool.iter_mut().find(|(c, _)| *c == class)?;
+        stacks.pop()
     });
-    pooled.unwrap_or_else(|| {
-        DefaultStack::new(size).unwrap_or_else(|e| {
-            panic!("interleave could not allocate a {size}-byte coroutine stack: {e}")
-        })
-    })
+    match pooled {
+        Some(stack) => Ok(stack),
+        None => DefaultStack::new(class),
+    }
 }
 
 /// Returns a stack to the pool.
 pub(crate) fn give_back(stack: DefaultStack) {
+    let class = usable(&stack);
+    let keep = (MAX_POOLED_BYTES / class.max(1)).clamp(1, MAX_POOLED);
     POOL.with(|pool| {
         let mut pool = pool.borrow_mut();
-        if pool.len() < MAX_POOLED {
-            pool.push(stack);
+        let position = match pool.iter().position(|(c, _)| *c == class) {
+            Some(position) => position,
+            None => {
+                pool.push((class, Vec::new()));
+                pool.len() - 1
+            }
+        };
+        let stacks = &mut pool[position].1;
+        if stacks.len() < keep {
+            stacks.push(stack);
         }
     });
 }
 
-fn stack_size(stack: &DefaultStack) -> usize {
-    use corosensei::stack::Stack;
-    stack.base().get() - stack.limit().get()
+/// The bytes a thread can use: the mapping without its guard page.
+pub(crate) fn usable(stack: &DefaultStack) -> usize {
+    stack.base().get() - stack.limit().get() - page_size()
+}
+
+/// The lowest address of the stack's guard page.
+pub(crate) fn guard_page(stack: &DefaultStack) -> usize {
+    stack.limit().get()
+}
+
+/// The size of a memory page (the guard page's size).
+pub(crate) fn page_size() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static PAGE: AtomicUsize = AtomicUsize::new(0);
+    match PAGE.load(Ordering::Relaxed) {
+        0 => {
+            #[cfg(unix)]
+            // SAFETY: `sysconf` has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+            #[cfg(not(unix))]
+            let page = 4096;
+            PAGE.store(page, Ordering::Relaxed);
+            page
+        }
+        page => page,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stack_has_at_least_the_requested_size_and_returns_to_its_class() {
+        let stack = take(300 * 1024).expect("allocated");
+        assert_eq!(usable(&stack), 512 * 1024);
+        let top = stack.base().get();
+        give_back(stack);
+        let again = take(260 * 1024).expect("pooled");
+        assert_eq!(again.base().get(), top, "the pooled stack is reused");
+        give_back(again);
+        let small = take(256 * 1024).expect("allocated");
+        assert_eq!(usable(&small), 256 * 1024);
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors_not_panics() {
+        assert_eq!(
+            take(usize::MAX).err().map(|e| e.kind()),
+            Some(io::ErrorKind::InvalidInput)
+        );
+        assert!(take(MAX_STACK).is_err(), "no machine maps a PiB");
+    }
 }

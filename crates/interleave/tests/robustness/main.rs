@@ -4,6 +4,7 @@
 //! (`probe::Probe`), so the suite survives them and asserts on what the child printed.
 
 mod probe;
+mod stacks;
 mod teardown;
 
 use std::time::Duration;
