@@ -10,7 +10,8 @@ use interleave::ssb::Partition;
 use interleave_peers::suite_runs::PeerSpec;
 use interleave_programs::{Program, Variant};
 
-use crate::plan::{self, Column, Sweep};
+use crate::output;
+use crate::plan::{self, Column, JobPlan, Sweep};
 use crate::results::{Config, Shard};
 
 #[derive(Parser)]
@@ -41,6 +42,7 @@ enum CliCommand {
     /// List the benchmark programs with their origin and bug kind.
     List,
     /// Re-run one schedule of a program from a replay token and print the report.
+    #[command(after_help = REPLAY_EXIT_STATUS)]
     Replay {
         /// The program name.
         program: String,
@@ -57,6 +59,13 @@ enum CliCommand {
     #[command(name = "peer-worker", hide = true)]
     PeerWorker,
 }
+
+/// What `interleave replay` exits with; `main` maps outcomes to these codes.
+const REPLAY_EXIT_STATUS: &str = "Exit status:
+  0  the schedule ran to completion without a failure
+  1  the program failed under the schedule (the failure reproduced)
+  2  the replay could not run: bad arguments, an unknown program, or a malformed token
+  3  the program diverged from the token: it no longer performs the recorded operations";
 
 #[derive(Args)]
 struct SsbArgs {
@@ -171,6 +180,22 @@ pub struct Outputs {
     pub svg: Option<PathBuf>,
 }
 
+impl Outputs {
+    /// Checks that every requested output can be written, before anything runs.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(path) = &self.json {
+            output::check_file("--json", path)?;
+        }
+        if let Some(path) = &self.csv {
+            output::check_file("--csv", path)?;
+        }
+        if let Some(dir) = &self.svg {
+            output::check_directory("--svg", dir)?;
+        }
+        Ok(())
+    }
+}
+
 impl From<OutputArgs> for Outputs {
     fn from(args: OutputArgs) -> Outputs {
         Outputs {
@@ -226,14 +251,20 @@ impl VariantArg {
 }
 
 impl Cli {
+    /// Whether the command is `replay`, whose exit codes say what the replay did.
+    pub fn is_replay(&self) -> bool {
+        matches!(self.command, CliCommand::Replay { .. })
+    }
+
     pub fn into_command(self) -> anyhow::Result<Command> {
         match self.command {
             CliCommand::List => Ok(Command::List),
             CliCommand::PeerWorker => Ok(Command::PeerWorker),
-            CliCommand::Merge { inputs, outputs } => Ok(Command::Merge {
-                inputs,
-                outputs: outputs.into(),
-            }),
+            CliCommand::Merge { inputs, outputs } => {
+                let outputs = Outputs::from(outputs);
+                outputs.check()?;
+                Ok(Command::Merge { inputs, outputs })
+            }
             CliCommand::Replay {
                 program,
                 token,
@@ -258,6 +289,9 @@ impl Cli {
                         window: args.window,
                     },
                 };
+                if let Some(path) = &args.json {
+                    output::check_file("--json", path)?;
+                }
                 Ok(Command::Ssb(SsbPlan {
                     program: plan::program(&args.program)?,
                     variant,
@@ -268,7 +302,11 @@ impl Cli {
                 }))
             }
             CliCommand::Bench(args) if args.list => Ok(Command::List),
-            CliCommand::Bench(args) => Ok(Command::Bench(bench_plan(args)?)),
+            CliCommand::Bench(args) => {
+                let plan = bench_plan(args)?;
+                plan.outputs.check()?;
+                Ok(Command::Bench(plan))
+            }
         }
     }
 }
@@ -346,17 +384,21 @@ fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
         Some(text) => Shard::parse(text)?,
         None => Shard::WHOLE,
     };
+    let config = Config {
+        programs,
+        strategies,
+        sweeps: args.sweeps,
+        variants: args.variant.names(),
+        executions: args.executions,
+        seeds: args.seeds,
+        first_seed: args.seed,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    // The plan is made again when the run starts; making it here refuses impossible seed
+    // ranges with the other argument errors.
+    JobPlan::new(&config)?;
     Ok(BenchPlan {
-        config: Config {
-            programs,
-            strategies,
-            sweeps: args.sweeps,
-            variants: args.variant.names(),
-            executions: args.executions,
-            seeds: args.seeds,
-            first_seed: args.seed,
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        },
+        config,
         shard,
         threads,
         outputs: args.outputs.into(),

@@ -5,7 +5,8 @@
 //!   bug was exposed and how many executions it took to expose it first; it writes JSON, CSV and
 //!   SVG charts on request and can run one shard of a split run;
 //! - `merge` combines shard files into the same table and charts;
-//! - `list` shows the programs; `replay` re-runs one failing schedule of a program;
+//! - `list` shows the programs; `replay` re-runs one failing schedule of a program and says by
+//!   its exit code whether the failure reproduced (1), the program diverged (3) or ran clean (0);
 //! - `ssb` finds a program's schedule-sensitive branches (`interleave::ssb`).
 //!
 //! Arguments are parsed into plain data ([`cli::Command`]) first, then run.
@@ -13,6 +14,7 @@
 mod bench;
 mod chart;
 mod cli;
+mod output;
 mod plan;
 mod results;
 mod runner;
@@ -24,31 +26,41 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
+    let cli = cli::Cli::parse();
+    // `replay` reports with its exit code what happened, so its errors get a code of their
+    // own rather than the 1 that means "the failure reproduced".
+    let error_code = if cli.is_replay() {
+        bench::ReplayOutcome::Unusable.into()
+    } else {
+        ExitCode::FAILURE
+    };
+    match run(cli) {
+        Ok(code) => code,
         Err(e) => {
             // One line: the context chain joined with colons.
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            error_code
         }
     }
 }
 
-fn run() -> anyhow::Result<()> {
-    let command = cli::Cli::parse().into_command()?;
-    match command {
+fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    match cli.into_command()? {
         cli::Command::Bench(plan) => bench::bench(&plan),
         cli::Command::Merge { inputs, outputs } => bench::merge(&inputs, &outputs),
         cli::Command::List => {
             bench::list();
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
         cli::Command::Replay {
             program,
             variant,
             token,
-        } => bench::replay(program, variant, &token),
-        cli::Command::Ssb(plan) => ssb::ssb(&plan),
-        cli::Command::PeerWorker => Ok(interleave_peers::worker::serve()?),
+        } => Ok(bench::replay(program, variant, &token)?.into()),
+        cli::Command::Ssb(plan) => ssb::ssb(&plan).map(|()| ExitCode::SUCCESS),
+        cli::Command::PeerWorker => {
+            interleave_peers::worker::serve()?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -130,6 +130,7 @@ pub struct Job {
 
 impl Job {
     /// The identity of the job, as it appears in a record.
+    #[cfg(test)]
     pub fn key(&self) -> (String, bool, String, u64) {
         (
             self.program.name.to_string(),
@@ -162,47 +163,141 @@ pub fn program(name: &str) -> anyhow::Result<&'static Program> {
 
 /// Every job of a configuration, in the canonical order: by program, variant, column, seed.
 /// Deterministic columns (loom, systematic interleave strategies) get the first seed only.
-pub fn jobs(config: &Config) -> anyhow::Result<Vec<Job>> {
-    let programs = config
-        .programs
-        .iter()
-        .map(|name| program(name))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let columns = config
-        .strategies
-        .iter()
-        .map(|spec| Column::parse(spec))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let variants = config
-        .variants
-        .iter()
-        .map(|v| variant(v))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut jobs = Vec::new();
-    for &program in &programs {
-        for &variant in &variants {
-            for column in &columns {
-                let seeds = if column.is_deterministic() {
-                    1
-                } else {
-                    config.seeds
-                };
-                for seed in config.first_seed..config.first_seed + seeds {
-                    jobs.push(Job {
-                        program,
-                        variant,
-                        column: column.clone(),
-                        seed,
-                    });
-                }
-            }
+///
+/// The plan is a generator, not a list: job `i` is computed from `i` when asked for, so a run
+/// of a billion seeds costs no memory until its jobs run (and a run cut short by Ctrl-C never
+/// made the rest).
+#[derive(Clone, Debug)]
+pub struct JobPlan {
+    programs: Vec<&'static Program>,
+    variants: Vec<Variant>,
+    columns: Vec<Column>,
+    first_seed: u64,
+    /// For each column, the index of its first job within a (program, variant) block; one
+    /// more entry holds the block's size.
+    column_starts: Vec<u64>,
+    len: u64,
+}
+
+impl JobPlan {
+    /// Parses the configuration's names; refuses seeds past `u64::MAX` and runs whose job
+    /// count does not fit in 64 bits.
+    pub fn new(config: &Config) -> anyhow::Result<JobPlan> {
+        let programs = config
+            .programs
+            .iter()
+            .map(|name| program(name))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let columns = config
+            .strategies
+            .iter()
+            .map(|spec| Column::parse(spec))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let variants = config
+            .variants
+            .iter()
+            .map(|v| variant(v))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        if config
+            .first_seed
+            .checked_add(config.seeds.saturating_sub(1))
+            .is_none()
+        {
+            bail!(
+                "--seed {} with --seeds {} goes past the largest seed, {}",
+                config.first_seed,
+                config.seeds,
+                u64::MAX
+            );
         }
+        let too_many = || anyhow!("the run has more than 2^64 measurements; use fewer --seeds");
+        let mut column_starts = vec![0u64];
+        let mut block = 0u64;
+        for column in &columns {
+            let seeds = if column.is_deterministic() {
+                1
+            } else {
+                config.seeds
+            };
+            block = block.checked_add(seeds).ok_or_else(too_many)?;
+            column_starts.push(block);
+        }
+        let len = (programs.len() as u64)
+            .checked_mul(variants.len() as u64)
+            .and_then(|blocks| blocks.checked_mul(block))
+            .ok_or_else(too_many)?;
+        Ok(JobPlan {
+            programs,
+            variants,
+            columns,
+            first_seed: config.first_seed,
+            column_starts,
+            len,
+        })
     }
-    Ok(jobs)
+
+    /// The number of jobs.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn block(&self) -> u64 {
+        self.column_starts.last().copied().unwrap_or(0)
+    }
+
+    /// Job number `index`, if there is one.
+    pub fn get(&self, index: u64) -> Option<Job> {
+        if index >= self.len {
+            return None;
+        }
+        let block = self.block();
+        let (pair, within) = (index / block, index % block);
+        let program = self.programs[(pair / self.variants.len() as u64) as usize];
+        let variant = self.variants[(pair % self.variants.len() as u64) as usize];
+        // The last column that starts at or before `within`.
+        let column = self.column_starts.partition_point(|&start| start <= within) - 1;
+        Some(Job {
+            program,
+            variant,
+            column: self.columns[column].clone(),
+            seed: self.first_seed + (within - self.column_starts[column]),
+        })
+    }
+
+    /// The jobs in order, made one at a time.
+    #[cfg(test)]
+    pub fn iter(&self) -> impl Iterator<Item = Job> + '_ {
+        (0..self.len).map_while(|index| self.get(index))
+    }
+
+    /// The index of the job a record with this identity measures, if the plan has it.
+    pub fn index_of(&self, program: &str, fixed: bool, strategy: &str, seed: u64) -> Option<u64> {
+        let p = self.programs.iter().position(|p| p.name == program)?;
+        let wanted = if fixed {
+            Variant::Fixed
+        } else {
+            Variant::Buggy
+        };
+        let v = self.variants.iter().position(|&v| v == wanted)?;
+        let c = self
+            .columns
+            .iter()
+            .position(|column| column.to_string() == strategy)?;
+        let offset = seed.checked_sub(self.first_seed)?;
+        let (start, end) = (self.column_starts[c], self.column_starts[c + 1]);
+        if offset >= end - start {
+            return None;
+        }
+        let pair = (p * self.variants.len() + v) as u64;
+        Some(pair * self.block() + start + offset)
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
     use super::*;
 
     #[test]
@@ -236,22 +331,97 @@ mod tests {
         }
     }
 
-    #[test]
-    fn loom_runs_once_per_program_and_variant() {
-        let config = Config {
+    fn config(seeds: u64) -> Config {
+        Config {
             programs: vec!["seed001-d1".into(), "seed001-d2".into()],
             strategies: vec!["random".into(), "loom:b=2".into()],
             sweeps: vec![],
             variants: vec!["buggy".into(), "fixed".into()],
             executions: 10,
-            seeds: 3,
+            seeds,
             first_seed: 5,
             version: "0".into(),
-        };
-        let jobs = jobs(&config).unwrap();
+        }
+    }
+
+    #[test]
+    fn loom_runs_once_per_program_and_variant() {
+        let plan = JobPlan::new(&config(3)).unwrap();
+        let jobs: Vec<Job> = plan.iter().collect();
+        assert_eq!(jobs.len() as u64, plan.len());
         assert_eq!(jobs.len(), 2 * 2 * (3 + 1));
         assert_eq!(jobs[0].seed, 5);
         assert_eq!(jobs[3].column.to_string(), "loom:b=2");
         assert_eq!(jobs[3].seed, 5);
+        assert_eq!(jobs[4].variant, Variant::Fixed);
+        assert_eq!(jobs[8].program.name, "seed001-d2");
+        for (index, job) in jobs.iter().enumerate() {
+            let (program, fixed, strategy, seed) = job.key();
+            assert_eq!(
+                plan.index_of(&program, fixed, &strategy, seed),
+                Some(index as u64)
+            );
+        }
+        assert_eq!(plan.index_of("seed001-d1", false, "loom:b=2", 6), None);
+        assert_eq!(plan.index_of("seed001-d1", false, "random", 8), None);
+        assert_eq!(plan.index_of("seed001-d1", false, "random", 4), None);
+        assert!(plan.get(plan.len()).is_none());
+    }
+
+    /// The bytes allocated by the current thread since it started (see `Counting`).
+    fn allocated() -> u64 {
+        ALLOCATED.with(Cell::get)
+    }
+
+    thread_local! {
+        static ALLOCATED: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// The system allocator, counting each thread's allocations, so a test can tell how much
+    /// memory a call asked for without timing it.
+    struct Counting;
+
+    // SAFETY: every call is forwarded to the system allocator unchanged; the counter is a
+    // constant-initialised thread-local without a destructor, which does not allocate.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let _ = ALLOCATED.try_with(|bytes| bytes.set(bytes.get() + layout.size() as u64));
+            // SAFETY: the caller's contract is the system allocator's.
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: `ptr` was allocated by `alloc` above, that is by the system allocator.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static COUNTING: Counting = Counting;
+
+    /// A billion seeds make a plan of four billion jobs without allocating for them: the first
+    /// jobs, the last, and a job's index cost the same as in a run of three seeds.
+    #[test]
+    fn a_billion_seeds_cost_nothing_until_they_run() {
+        let before = allocated();
+        let plan = JobPlan::new(&config(1_000_000_000)).unwrap();
+        let first: Vec<u64> = plan.iter().take(1000).map(|job| job.seed).collect();
+        let last = plan.get(plan.len() - 1).unwrap();
+        let index = plan.index_of("seed001-d2", true, "random", 999_999_999);
+        let used = allocated() - before;
+        assert_eq!(plan.len(), 2 * 2 * 1_000_000_001);
+        assert_eq!(first, (5..1005).collect::<Vec<u64>>());
+        assert_eq!((last.program.name, last.seed), ("seed001-d2", 5));
+        assert_eq!(index, Some(3 * 1_000_000_001 + 999_999_994));
+        assert!(used < 1 << 20, "the plan allocated {used} bytes");
+
+        let mut overflowing = config(u64::MAX);
+        overflowing.first_seed = 0;
+        let error = JobPlan::new(&overflowing).unwrap_err().to_string();
+        assert!(error.contains("more than 2^64"), "{error}");
+        let mut past_the_end = config(2);
+        past_the_end.first_seed = u64::MAX;
+        let error = JobPlan::new(&past_the_end).unwrap_err().to_string();
+        assert!(error.contains("largest seed"), "{error}");
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! A results file holds the run's [`Config`], the [`Shard`] it covers and one [`Record`] per
 //! (program, variant, strategy, seed). `merge` accepts shard files only if their configurations
-//! are identical and their shards are distinct parts of the same split.
+//! are identical and their shards are distinct parts of the same split. A run stopped by Ctrl-C
+//! writes the measurements that finished with `partial` set (JSON field, CSV column); merge
+//! refuses such a file, because its shard is not complete.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -64,8 +66,19 @@ impl Shard {
     }
 
     /// Whether job number `job` (0-based, in the run's job order) belongs to this shard.
-    pub fn contains(self, job: usize) -> bool {
-        job as u64 % self.count == self.index - 1
+    #[cfg(test)]
+    pub fn contains(self, job: u64) -> bool {
+        job % self.count == self.index - 1
+    }
+
+    /// How many of a run's `jobs` belong to this shard.
+    pub fn len(self, jobs: u64) -> u64 {
+        jobs.saturating_sub(self.index - 1).div_ceil(self.count)
+    }
+
+    /// The run's job number of this shard's `n`-th job (both 0-based).
+    pub fn job(self, n: u64) -> u64 {
+        self.index - 1 + n * self.count
     }
 }
 
@@ -131,6 +144,10 @@ pub struct Results {
     pub config: Config,
     /// Which shards these records cover (one entry per shard merged in).
     pub shards: Vec<Shard>,
+    /// The run was interrupted: the records are the measurements that finished, not the
+    /// shard's whole set. Files written before the field existed are complete.
+    #[serde(default)]
+    pub partial: bool,
     /// The measurements, in job order.
     pub records: Vec<Record>,
 }
@@ -162,12 +179,18 @@ impl Results {
         Ok(results)
     }
 
-    /// Writes one CSV row per record.
+    /// Writes one CSV row per record, each ending with the run's `partial` flag, so a row read
+    /// on its own still says whether its run was complete.
     pub fn write_csv(&self, path: &Path) -> anyhow::Result<()> {
         let mut writer =
             csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
         for record in &self.records {
-            writer.serialize(record)?;
+            writer.serialize((
+                record,
+                PartialColumn {
+                    partial: self.partial,
+                },
+            ))?;
         }
         writer.flush()?;
         Ok(())
@@ -184,6 +207,13 @@ impl Results {
         let mut seen = BTreeSet::new();
         let mut records = Vec::new();
         for (name, part) in &parts {
+            if part.partial {
+                bail!(
+                    "{name} holds a partial run (interrupted after {} measurements); \
+                     run its shard again to completion before merging",
+                    part.records.len()
+                );
+            }
             if part.config != config {
                 bail!(
                     "{name} comes from a different configuration than {first_name} ({}); \
@@ -218,6 +248,7 @@ impl Results {
         Ok(Results {
             format: FORMAT.to_string(),
             config,
+            partial: false,
             shards: seen
                 .into_iter()
                 .map(|index| Shard { index, count })
@@ -225,6 +256,13 @@ impl Results {
             records,
         })
     }
+}
+
+/// The column a CSV row ends with: csv writes a tuple of structs as one row of their fields,
+/// header included.
+#[derive(Serialize)]
+struct PartialColumn {
+    partial: bool,
 }
 
 /// The first field in which two configurations differ, for merge's error message.
@@ -271,6 +309,7 @@ mod tests {
                 format: FORMAT.into(),
                 config,
                 shards: vec![Shard { index, count }],
+                partial: false,
                 records: vec![],
             },
         )
@@ -307,5 +346,27 @@ mod tests {
 
         let err = Results::merge(vec![part(1, 2, config()), part(2, 3, config())]).unwrap_err();
         assert!(err.to_string().contains("split into 2"), "{err}");
+
+        let mut interrupted = part(2, 2, config());
+        interrupted.1.partial = true;
+        let err = Results::merge(vec![part(1, 2, config()), interrupted]).unwrap_err();
+        assert!(err.to_string().contains("partial run"), "{err}");
+    }
+
+    #[test]
+    fn shards_count_and_number_their_jobs() {
+        for count in 1..5 {
+            for jobs in 0..12 {
+                let mut all = Vec::new();
+                for index in 1..=count {
+                    let shard = Shard { index, count };
+                    let mine: Vec<u64> = (0..shard.len(jobs)).map(|n| shard.job(n)).collect();
+                    assert!(mine.iter().all(|&job| shard.contains(job) && job < jobs));
+                    all.extend(mine);
+                }
+                all.sort();
+                assert_eq!(all, (0..jobs).collect::<Vec<u64>>());
+            }
+        }
     }
 }

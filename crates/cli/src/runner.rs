@@ -3,10 +3,13 @@
 //! Interleave jobs run in-process, one exploration per job on one worker (the exploration's own
 //! result does not depend on threads). Peer jobs go to a per-thread worker process (see
 //! `interleave_peers::worker`). Jobs are handed out in order from a shared counter and their
-//! records are put back in job order, so the output does not depend on `--jobs`.
+//! records are put back in job order, so the output does not depend on `--jobs`. Jobs are made
+//! from the plan as they are handed out, and records are kept only for jobs that ran, so memory
+//! follows the work done, not the size of the run. Setting the stop flag (Ctrl-C) ends the
+//! hand-out; the jobs already running finish.
 
 use std::ffi::OsString;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -16,8 +19,8 @@ use interleave_peers::suite_runs::PeerSpec;
 use interleave_peers::worker::{self, Client};
 use interleave_programs::{Program, Surface, Variant};
 
-use crate::plan::{Column, Job};
-use crate::results::Record;
+use crate::plan::{Column, Job, JobPlan};
+use crate::results::{Record, Shard};
 
 /// The hidden subcommand that makes this binary a peer worker.
 pub const PEER_WORKER_COMMAND: &str = "peer-worker";
@@ -168,10 +171,24 @@ fn peer_client() -> Client {
     Client::new(exe, vec![OsString::from(PEER_WORKER_COMMAND)])
 }
 
-/// Runs `jobs` with `executions` each on `threads` threads, showing a progress bar on a
-/// terminal; returns one record per job, in job order.
-pub fn run(jobs: &[Job], executions: u64, threads: usize) -> Vec<Record> {
-    let progress = ProgressBar::new(jobs.len() as u64);
+/// The records of a run, in job order, and whether every job of the shard ran.
+pub struct Finished {
+    pub records: Vec<Record>,
+    pub complete: bool,
+}
+
+/// Runs the jobs of `shard` of `plan` with `executions` each on `threads` threads, showing a
+/// progress bar on a terminal, until they are done or `stop` is set; returns one record per job
+/// that finished, in job order.
+pub fn run(
+    plan: &JobPlan,
+    shard: Shard,
+    executions: u64,
+    threads: usize,
+    stop: &AtomicBool,
+) -> Finished {
+    let total = shard.len(plan.len());
+    let progress = ProgressBar::new(total);
     progress.set_style(
         ProgressStyle::with_template(
             "{elapsed_precise} [{bar:32}] {pos}/{len} runs, eta {eta} {wide_msg}",
@@ -180,39 +197,62 @@ pub fn run(jobs: &[Job], executions: u64, threads: usize) -> Vec<Record> {
         .progress_chars("=> "),
     );
     progress.enable_steady_tick(Duration::from_millis(250));
-    let next = AtomicUsize::new(0);
-    let records: Mutex<Vec<Option<Record>>> = Mutex::new(vec![None; jobs.len()]);
+    let next = AtomicU64::new(0);
+    let records: Mutex<Vec<(u64, Record)>> = Mutex::new(Vec::new());
+    let workers = u64::try_from(threads)
+        .unwrap_or(u64::MAX)
+        .clamp(1, total.max(1));
     std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+        for _ in 0..workers {
             scope.spawn(|| {
                 let mut client: Option<Client> = None;
                 loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(index) else { break };
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    if n >= total {
+                        break;
+                    }
+                    let Some(job) = plan.get(shard.job(n)) else {
+                        break;
+                    };
                     progress.set_message(format!(
                         "{} ({}) {}",
                         job.program.name, job.variant, job.column
                     ));
                     let record = match &job.column {
-                        Column::Interleave(spec) => run_interleave(job, spec, executions),
+                        Column::Interleave(spec) => run_interleave(&job, spec, executions),
                         Column::Peer(peer) => run_peer(
-                            job,
+                            &job,
                             *peer,
                             executions,
                             client.get_or_insert_with(peer_client),
                         ),
                     };
-                    records.lock().expect("no panics while holding it")[index] = Some(record);
+                    // A peer worker gets the terminal's Ctrl-C too and dies mid-job: that
+                    // error is the interrupt, not a measurement.
+                    let interrupted = stop.load(Ordering::SeqCst)
+                        && record
+                            .note
+                            .as_deref()
+                            .is_some_and(|n| n.starts_with("error"));
+                    if !interrupted {
+                        records
+                            .lock()
+                            .expect("no panics while holding it")
+                            .push((n, record));
+                    }
                     progress.inc(1);
                 }
             });
         }
     });
     progress.finish_and_clear();
-    records
-        .into_inner()
-        .expect("no panics while holding it")
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect()
+    let mut records = records.into_inner().expect("no panics while holding it");
+    records.sort_by_key(|(n, _)| *n);
+    Finished {
+        complete: records.len() as u64 == total,
+        records: records.into_iter().map(|(_, record)| record).collect(),
+    }
 }

@@ -144,6 +144,13 @@ pub fn render(results: &Results) -> (String, usize) {
         config.strategies.len(),
         config.programs.len()
     );
+    if results.partial {
+        let _ = writeln!(
+            out,
+            "partial run: interrupted after {} measurements",
+            results.records.len()
+        );
+    }
     let cells = cells(&results.records);
     let buggy: Vec<_> = cells.iter().filter(|((_, fixed, _), _)| !fixed).collect();
     if !buggy.is_empty() {

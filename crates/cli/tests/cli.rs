@@ -163,3 +163,212 @@ fn malformed_input_is_refused_in_one_line() {
         assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
     }
 }
+
+/// A directory nobody may write to: a fresh one without write permission, or, for root (whom
+/// permissions do not stop), `/sys`.
+fn read_only_directory(dir: &Path) -> PathBuf {
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+        if std::fs::write(locked.join("probe"), "").is_ok() {
+            return PathBuf::from("/sys");
+        }
+    }
+    locked
+}
+
+/// An output that cannot be written is an error before any measurement runs, naming the path:
+/// a bench that ran for hours must not end without its results.
+#[test]
+fn outputs_are_checked_before_the_run() {
+    let dir = scratch("outputs");
+    let missing = dir.join("no-such-directory");
+    let read_only = read_only_directory(&dir);
+    let a_file = dir.join("a-file");
+    std::fs::write(&a_file, "").unwrap();
+    let cases: [(&str, PathBuf); 5] = [
+        ("--json", missing.join("run.json")),
+        ("--csv", missing.join("run.csv")),
+        ("--json", read_only.join("run.json")),
+        ("--csv", read_only.join("run.csv")),
+        ("--svg", a_file.join("charts")),
+    ];
+    for (flag, path) in &cases {
+        let path = path.to_str().unwrap();
+        let out = interleave(&[
+            "bench",
+            "-p",
+            "seed001-d1",
+            "-s",
+            "random",
+            "-n",
+            "2",
+            "--seeds",
+            "1",
+            flag,
+            path,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flag} {path}: {stderr}");
+        assert!(stderr.contains(path) && stderr.contains(flag), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "nothing ran: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let svg = read_only.join("charts");
+    let out = interleave(&[
+        "bench",
+        "-p",
+        "seed001-d1",
+        "-s",
+        "random",
+        "-n",
+        "2",
+        "--seeds",
+        "1",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success() && out.stdout.is_empty());
+    // Merge checks its outputs before reading its inputs, too.
+    let out = interleave(&[
+        "merge",
+        dir.join("absent.json").to_str().unwrap(),
+        "--csv",
+        missing.join("merged.csv").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("merged.csv"), "{stderr}");
+    // A file that already exists is left as it was by the check.
+    let existing = dir.join("existing.json");
+    std::fs::write(&existing, "keep").unwrap();
+    let out = interleave(&["bench", "-p", "nope", "--json", existing.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    assert!(!dir.join("no-such-directory").exists());
+}
+
+/// Ctrl-C stops a run early: the measurements that finished are written, marked partial,
+/// with the table of what finished, and the exit code is 130; merge refuses a partial file.
+/// The run has a billion seeds, which also shows the job list is never built whole.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_writes_the_finished_measurements_marked_partial() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let dir = scratch("interrupt");
+    let json = dir.join("partial.json");
+    let csv = dir.join("partial.csv");
+    let child = Command::new(env!("CARGO_BIN_EXE_interleave"))
+        .args([
+            "bench",
+            "-p",
+            "seed001-d1",
+            "-s",
+            "random",
+            "-n",
+            "1",
+            "--seeds",
+            "1000000000",
+            "--variant",
+            "buggy",
+            "-j1",
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for the binary to start and finish some measurements.
+    std::thread::sleep(Duration::from_secs(3));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(stdout.contains("seed001-d1"), "the table: {stdout}");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["partial"], serde_json::Value::Bool(true), "{text}");
+    let records = value["records"].as_array().unwrap();
+    assert!(!records.is_empty(), "{text}");
+    let seeds: Vec<u64> = records
+        .iter()
+        .map(|r| r["seed"].as_u64().unwrap())
+        .collect();
+    let expected: Vec<u64> = (0..seeds.len() as u64).collect();
+    assert_eq!(seeds, expected, "the finished jobs, in order");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.lines().count(), records.len() + 1, "{rows}");
+    assert!(rows.lines().next().unwrap().ends_with(",partial"), "{rows}");
+    assert!(rows.lines().nth(1).unwrap().ends_with(",true"), "{rows}");
+
+    let merged = interleave(&["merge", json.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&merged.stderr);
+    assert!(!merged.status.success());
+    assert!(stderr.contains("partial"), "{stderr}");
+}
+
+/// `interleave replay` tells by its exit code what happened: 1 when the failure reproduced,
+/// 3 when the program diverged from the token, 2 for a token that is not one.
+#[test]
+fn replay_exit_codes_say_what_happened() {
+    let dir = scratch("replay");
+    let json = dir.join("run.json");
+    let out = interleave(&[
+        "bench",
+        "-p",
+        "seed001-d1",
+        "-s",
+        "random",
+        "-n",
+        "200",
+        "--seeds",
+        "1",
+        "--variant",
+        "buggy",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let token = value["records"][0]["token"]
+        .as_str()
+        .expect("random finds the bug in 200 executions")
+        .to_string();
+
+    let reproduced = interleave(&["replay", "seed001-d1", &token]);
+    assert_eq!(
+        reproduced.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&reproduced.stdout)
+    );
+    let diverged = interleave(&["replay", "seed000-fig1", &token]);
+    let stdout = String::from_utf8_lossy(&diverged.stdout);
+    assert_eq!(diverged.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("replay divergence"), "{stdout}");
+    let malformed = interleave(&["replay", "seed001-d1", "il01-AAAA"]);
+    assert_eq!(malformed.status.code(), Some(2));
+    let help = interleave(&["replay", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("Exit status"), "{help}");
+}

@@ -364,6 +364,11 @@ fn replay_saved(
                 "skipped line {line} of the regression file {}: {error}; delete that line",
                 file.display()
             )),
+            SavedLine::NotText { line } => notes.push(format!(
+                "skipped line {line} of the regression file {}: it is not UTF-8 text, so it \
+                 is neither a token nor a comment; delete that line",
+                file.display()
+            )),
         }
     }
     for (line, token) in tokens {
@@ -824,7 +829,7 @@ pub(crate) fn run_token(
     f: &(dyn Fn() + Sync),
     site: Site,
 ) -> Box<Execution> {
-    let schedule = ReplaySchedule::new(token.choices.clone(), token.values.clone());
+    let schedule = ReplaySchedule::from_runs(token.runs.clone(), token.values.clone());
     runtime::run(f, site, Box::new(schedule), token_limits(config, token))
 }
 
@@ -857,17 +862,21 @@ fn replay_token(
             report.violating_executions = u64::from(!report.violations.is_empty());
         }
     }
-    let diverged = ex.failure.as_ref().map(|f| f.kind) == Some(FailureKind::Divergence);
-    let counts_as_is = diverged || (mode == ReplayMode::Regression && ex.failure.is_some());
-    let info = if !counts_as_is && fingerprint(&ex) != token.fingerprint {
-        Some(FailureInfo {
+    let info = match &ex.failure {
+        // The runtime saw the step where the recorded schedule became impossible; the report
+        // also says where the operations first differed, which may be much earlier.
+        Some(failure) if failure.kind == FailureKind::Divergence => Some(FailureInfo {
+            message: locate_divergence(&ex, token, Some(&failure.message)),
+            ..failure.clone()
+        }),
+        Some(failure) if mode == ReplayMode::Regression => Some(failure.clone()),
+        _ if fingerprint(&ex) != token.fingerprint => Some(FailureInfo {
             kind: FailureKind::Divergence,
-            message: locate_divergence(&ex, token),
+            message: locate_divergence(&ex, token, None),
             thread: None,
             site: None,
-        })
-    } else {
-        ex.failure.clone()
+        }),
+        failure => failure.clone(),
     };
     if let Some(info) = info {
         report.failures.push(failure_of(&run, 0, &ex, &info));
@@ -875,21 +884,70 @@ fn replay_token(
     report
 }
 
-fn locate_divergence(ex: &Execution, token: &Token) -> String {
-    let blocks = block_fingerprints(ex);
-    let block = blocks
-        .iter()
-        .zip(&token.blocks)
-        .position(|(a, b)| a != b)
-        .unwrap_or(blocks.len().min(token.blocks.len()));
-    format!(
-        "the replayed execution no longer matches the recording: the program performed \
-         different operations between steps {} and {} (the recording has {} steps, this run \
-         {}). The program changed since the token was recorded, or it depends on something \
-         the scheduler does not control",
-        block * BLOCK + 1,
-        (block + 1) * BLOCK,
-        token.choices.len(),
-        ex.events.len()
-    )
+/// The steps (numbered from 1, as in the interleaving) within which the replayed operations
+/// first differed from the recorded ones. The token keeps one fingerprint per [`BLOCK`] steps,
+/// so the answer is the first block whose fingerprints differ; when every block both runs
+/// completed matches, it is the steps after them up to the first step only one run has.
+fn first_difference(ex: &Execution, token: &Token) -> (u64, u64) {
+    let replayed = ex.events.len() as u64;
+    let recorded = token.steps();
+    let block = BLOCK as u64;
+    let mut matched = 0;
+    for (index, (now, then)) in block_fingerprints(ex).iter().zip(&token.blocks).enumerate() {
+        let begin = index as u64 * block;
+        let end = (begin + block).min(replayed);
+        // A block that one run has only part of has a fingerprint over other steps.
+        if end != (begin + block).min(recorded) {
+            break;
+        }
+        if now != then {
+            return (begin + 1, end);
+        }
+        matched = end;
+    }
+    if matched == replayed && replayed == recorded {
+        // Every block matched and the runs are as long, yet the whole fingerprints differ: two
+        // blocks collided in their 16 bits, so any step may be the one.
+        return (1, replayed.max(1));
+    }
+    (matched + 1, replayed.min(recorded) + 1)
+}
+
+/// `at step 3` or `between steps 1 and 64`.
+fn steps_text((first, last): (u64, u64)) -> String {
+    if first == last {
+        format!("at step {first}")
+    } else {
+        format!("between steps {first} and {last}")
+    }
+}
+
+/// Explains a replay divergence: where the operations first differed from the recording and,
+/// when the runtime stopped the replay, the step where the recorded schedule became impossible
+/// (`impossible`, the runtime's explanation).
+fn locate_divergence(ex: &Execution, token: &Token, impossible: Option<&str>) -> String {
+    let range = first_difference(ex, token);
+    let next = ex.events.len() as u64 + 1;
+    if let (Some(impossible), true) = (impossible, range == (next, next)) {
+        // Every step before the impossible one matched: the runtime's account says it all.
+        return impossible.to_string();
+    }
+    let precision = if range.0 == range.1 {
+        String::new()
+    } else {
+        format!(" (a token keeps one fingerprint per {BLOCK} steps, so it tells no closer)")
+    };
+    let differed = format!(
+        "the replayed execution's operations first differed from the recording {}{precision}",
+        steps_text(range)
+    );
+    match impossible {
+        Some(impossible) => format!("{differed}; then {impossible}"),
+        None => format!(
+            "{differed}: the recording has {} steps, this run {}. The program changed since the \
+             token was recorded, or it depends on something the scheduler does not control",
+            token.steps(),
+            ex.events.len()
+        ),
+    }
 }

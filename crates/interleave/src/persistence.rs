@@ -5,8 +5,9 @@
 //! A regression file is plain text: a header of `#` comment lines, then one entry per saved
 //! failure, a `#` line saying what failed followed by the token on a line of its own. Blank
 //! lines and `#` lines are ignored when the file is read; any other line must be a token. A
-//! line that is not a token, or a token that no longer replays because the program changed, is
-//! skipped with a note in the report, never an error: the exploration goes on. A saved schedule
+//! line that is not a token (or not UTF-8 text at all), or a token that no longer replays
+//! because the program changed, is skipped with a note in the report, never an error: the
+//! exploration goes on with the other lines. A saved schedule
 //! that still makes the program fail is reported even if the program's operations moved since
 //! (source locations are part of what a token records), because the failure is real either
 //! way.
@@ -111,11 +112,14 @@ pub(crate) enum SavedLine {
     },
     /// A line that is not a valid token.
     Malformed { line: usize, error: TokenError },
+    /// A line that is not UTF-8 text, so it cannot be a token or a comment either.
+    NotText { line: usize },
 }
 
-/// The entries of the regression file at `file`; none when it does not exist yet.
+/// The entries of the regression file at `file`; none when it does not exist yet. The file is
+/// read as bytes and split into lines first, so a line that is not UTF-8 costs that line only.
 pub(crate) fn load(file: &Path) -> Result<Vec<SavedLine>, Error> {
-    let contents = match fs::read_to_string(file) {
+    let contents = match fs::read(file) {
         Ok(contents) => contents,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
@@ -126,22 +130,24 @@ pub(crate) fn load(file: &Path) -> Result<Vec<SavedLine>, Error> {
             })
         }
     };
-    Ok(contents
-        .lines()
-        .enumerate()
-        .filter(|(_, text)| {
-            let text = text.trim();
-            !text.is_empty() && !text.starts_with('#')
-        })
-        .map(|(index, text)| {
-            let line = index + 1;
-            let text = text.trim();
-            match Token::decode(text) {
-                Ok(token) => SavedLine::Token { line, token },
-                Err(error) => SavedLine::Malformed { line, error },
-            }
-        })
-        .collect())
+    let mut saved = Vec::new();
+    for (index, bytes) in contents.split(|&b| b == b'\n').enumerate() {
+        let line = index + 1;
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            saved.push(SavedLine::NotText { line });
+            continue;
+        };
+        // `trim` also drops the `\r` of a file saved with Windows line endings.
+        let text = text.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        saved.push(match Token::decode(text) {
+            Ok(token) => SavedLine::Token { line, token },
+            Err(error) => SavedLine::Malformed { line, error },
+        });
+    }
+    Ok(saved)
 }
 
 /// The longest description of a failure written to a regression file's comment line.

@@ -390,3 +390,39 @@ fn explorations_without_persistence_touch_no_file() {
     assert_eq!(report.first_failure().unwrap().persisted, None);
     assert!(report.notes.is_empty());
 }
+
+/// One line that is not UTF-8 costs that line only: the tokens around it still replay, and the
+/// note naming the line is shown when the test fails too.
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_alone() {
+    let directory = TempDir::new("not-utf8");
+    let first = explore(config(&directory, &[]), lost_withdrawal);
+    let found = first.first_failure().expect("the lost withdrawal is found");
+    let file = regression_file(&directory);
+    let saved = fs::read_to_string(&file).unwrap();
+    // A stray byte sequence (a pasted binary, a file saved in another encoding) above the token.
+    let mut bytes = b"# header\n\xff\xfe not text \xc3\n".to_vec();
+    bytes.extend_from_slice(saved.as_bytes());
+    fs::write(&file, bytes).unwrap();
+
+    let replayed = explore(config(&directory, &[]), lost_withdrawal);
+    let again = replayed
+        .first_failure()
+        .expect("the saved token still replays");
+    assert_eq!(again.execution, 0, "replayed, not explored");
+    assert_eq!(again.token, found.token);
+    assert_eq!(replayed.notes.len(), 1, "{:?}", replayed.notes);
+    assert!(
+        replayed.notes[0].contains("skipped line 2") && replayed.notes[0].contains("not UTF-8"),
+        "{}",
+        replayed.notes[0]
+    );
+
+    let config = config(&directory, &[]);
+    let panic = std::panic::catch_unwind(|| builder(config).check(lost_withdrawal)).unwrap_err();
+    let message = panic.downcast_ref::<String>().unwrap();
+    assert!(
+        message.contains("a withdrawal was lost") && message.contains("note: skipped line 2"),
+        "{message}"
+    );
+}

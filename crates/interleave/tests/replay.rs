@@ -260,3 +260,98 @@ fn tokens_carry_the_race_mode_and_step_bound() {
     assert_eq!(again.kind, FailureKind::StepBound, "{again}");
     assert_eq!(again.steps, 300);
 }
+
+/// `n` loads of `value`, all at one site, so two programs that call it perform the same
+/// operations there.
+fn loads(value: &AtomicUsize, n: usize) {
+    for _ in 0..n {
+        value.load(Ordering::SeqCst);
+    }
+}
+
+/// The token of the first failure of `f`, which fails on every schedule.
+fn token_of(f: impl Fn() + Sync) -> interleave::Failure {
+    explore("random", 0, 1, f)
+        .first_failure()
+        .expect("the program always fails")
+        .clone()
+}
+
+/// A divergence report names the steps where the operations first differed from the recording
+/// (as precisely as the token's per-64-step fingerprints allow), not only the later step where
+/// the recorded schedule became impossible, and numbers steps from 1 like the interleaving.
+#[test]
+fn divergence_names_where_the_operations_first_differed() {
+    // Recorded: 3 loads at one site, 150 at another, then a spawn.
+    let recorded = token_of(|| {
+        let value = Arc::new(AtomicUsize::new(0));
+        for _ in 0..3 {
+            value.load(Ordering::SeqCst);
+        }
+        loads(&value, 150);
+        let other = value.clone();
+        thread::spawn(move || loads(&other, 1)).join().unwrap();
+        panic!("recorded");
+    });
+    // Replayed: the spawn comes first, so the first steps already differ; the schedule becomes
+    // impossible only at step 155 (after the main thread's start, the spawn and 152 loads),
+    // where the recording runs the main thread but it waits to join.
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&recorded.token, || {
+            let value = Arc::new(AtomicUsize::new(0));
+            let other = value.clone();
+            let child = thread::spawn(move || loads(&other, 200));
+            for _ in 0..2 {
+                value.load(Ordering::SeqCst);
+            }
+            loads(&value, 150);
+            child.join().unwrap();
+        })
+        .unwrap();
+    let failure = replayed.first_failure().expect("the replay diverges");
+    assert_eq!(failure.kind, FailureKind::Divergence);
+    let message = &failure.message;
+    assert!(
+        message.contains("first differed from the recording between steps 1 and 64"),
+        "{message}"
+    );
+    assert!(
+        message.contains("impossible at step 155: it runs thread 0 (main) next"),
+        "{message}"
+    );
+    let report = failure.to_string();
+    assert!(
+        report.contains("   154 |") && !report.contains("   155 |"),
+        "the table numbers the 154 steps before the impossible one from 1: {report}"
+    );
+}
+
+/// A program that goes on after the recorded schedule ended is told so, not sent to a thread
+/// with the number `usize::MAX`.
+#[test]
+fn a_program_that_outlives_its_recording_is_told_so() {
+    // The object is created at one site in both programs, so the steps they share are the same.
+    let counter = || AtomicUsize::new(0);
+    let recorded = token_of(|| {
+        loads(&counter(), 2);
+        panic!("recorded");
+    });
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&recorded.token, || loads(&counter(), 3))
+        .unwrap();
+    let failure = replayed.first_failure().expect("the replay diverges");
+    assert_eq!(failure.kind, FailureKind::Divergence);
+    let message = &failure.message;
+    let steps = recorded.steps;
+    assert!(
+        !message.contains(&usize::MAX.to_string()),
+        "no thread has that number: {message}"
+    );
+    assert!(
+        message.contains(&format!("the recorded schedule ended after {steps} steps"))
+            && message.contains(&format!("at step {}", steps + 1)),
+        "{message}"
+    );
+}

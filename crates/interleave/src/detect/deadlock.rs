@@ -11,6 +11,7 @@ use super::thread_label;
 use crate::runtime::object::{Holder, ObjState};
 use crate::runtime::op::{OpKind, ShortSite, Site};
 use crate::runtime::{Awaited, Execution};
+use crate::strategy::replay::END_OF_RECORDING;
 
 /// A message if thread `t` is blocked trying to take a lock it already holds.
 pub(crate) fn relock(ex: &Execution, t: usize) -> Option<String> {
@@ -310,22 +311,57 @@ pub(crate) fn step_bound(ex: &Execution) -> String {
 }
 
 /// Explains why the schedule's choice cannot run (a replay that diverged from its program).
+/// Steps are numbered from 1, as in the interleaving.
 pub(crate) fn not_enabled(ex: &Execution, chosen: usize) -> String {
-    let step = ex.steps();
-    let why = if chosen >= ex.threads.len() {
+    let steps = ex.steps();
+    let step = steps + 1;
+    let what = if chosen == END_OF_RECORDING {
+        // The marker is no thread: say what the program still wanted to do instead.
+        let going_on: Vec<String> = (0..ex.threads.len())
+            .filter(|&t| !ex.threads[t].finished)
+            .map(|t| {
+                let slot = &ex.threads[t];
+                format!(
+                    "{} is at {} ({})",
+                    thread_label(ex, t),
+                    ShortSite(slot.pending_site),
+                    slot.pending.kind.name()
+                )
+            })
+            .collect();
         format!(
-            "thread {chosen} does not exist (the program created {} threads by then)",
-            ex.threads.len()
+            "the recorded schedule ended after {steps} steps, but the program went on at \
+             step {step}: {}",
+            going_on.join("; ")
         )
-    } else if ex.threads[chosen].finished {
-        format!("{} has already finished", thread_label(ex, chosen))
     } else {
-        blocked_line(ex, chosen)
+        let (who, why) = if chosen >= ex.threads.len() {
+            (
+                format!("thread {chosen}"),
+                format!(
+                    "thread {chosen} does not exist (the program created {} by then)",
+                    plural(ex.threads.len(), "thread")
+                ),
+            )
+        } else if ex.threads[chosen].finished {
+            let label = thread_label(ex, chosen);
+            (label.clone(), format!("{label} has already finished"))
+        } else {
+            (thread_label(ex, chosen), blocked_line(ex, chosen))
+        };
+        format!("the schedule became impossible at step {step}: it runs {who} next, but {why}")
     };
     format!(
-        "the schedule diverged from the program at step {step}: it runs thread {chosen} next, \
-         but {why}. The program no longer performs the operations recorded in the schedule \
-         (it changed, or it depends on something the scheduler does not control: std::sync \
+        "{what}. The program no longer performs the operations recorded in the schedule (it \
+         changed, or it depends on something the scheduler does not control: std::sync \
          primitives, HashMap iteration order, the clock, real I/O)"
     )
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
 }

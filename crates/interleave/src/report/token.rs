@@ -51,7 +51,10 @@ pub enum TokenError {
 /// A decoded schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Token {
-    pub choices: Vec<u32>,
+    /// The thread chosen at every step, as runs of (thread, number of steps). The runs are
+    /// never expanded: a run length is a number read from the token, and a token of a few
+    /// bytes may claim more steps than any memory holds.
+    pub runs: Vec<(u32, u64)>,
     pub values: Vec<u64>,
     pub races: RaceMode,
     pub max_steps: u64,
@@ -63,7 +66,7 @@ pub(crate) struct Token {
 impl Token {
     pub fn from_run(ex: &Execution, failure: Option<FailureKind>) -> Token {
         Token {
-            choices: ex.events.iter().map(|e| e.thread).collect(),
+            runs: runs(ex.events.iter().map(|e| e.thread)),
             values: ex.values.clone(),
             races: ex.limits.races,
             max_steps: ex.limits.max_steps,
@@ -75,10 +78,9 @@ impl Token {
 
     pub fn encode(&self) -> String {
         let mut out = Vec::new();
-        let runs = runs(&self.choices);
-        put_varint(&mut out, runs.len() as u64);
-        for (thread, length) in runs {
-            put_varint(&mut out, thread as u64);
+        put_varint(&mut out, self.runs.len() as u64);
+        for &(thread, length) in &self.runs {
+            put_varint(&mut out, u64::from(thread));
             put_varint(&mut out, length);
         }
         put_varint(&mut out, self.values.len() as u64);
@@ -101,17 +103,26 @@ impl Token {
         format!("{PREFIX}{VERSION}-{}", URL_SAFE_NO_PAD.encode(out))
     }
 
+    /// The number of steps the schedule records.
+    pub fn steps(&self) -> u64 {
+        // Decoding refuses runs whose lengths overflow, so the sum fits.
+        self.runs.iter().map(|&(_, length)| length).sum()
+    }
+
     pub fn decode(text: &str) -> Result<Token, TokenError> {
         let text = text.trim();
-        let rest = text
-            .strip_prefix(PREFIX)
-            .ok_or_else(|| TokenError::NotAToken(text.chars().take(12).collect()))?;
-        let (version, body) = rest
-            .split_once('-')
-            .ok_or_else(|| TokenError::NotAToken(text.chars().take(12).collect()))?;
-        let version: u32 = version
-            .parse()
-            .map_err(|_| TokenError::NotAToken(text.chars().take(12).collect()))?;
+        let not_a_token = || TokenError::NotAToken(text.chars().take(12).collect());
+        let rest = text.strip_prefix(PREFIX).ok_or_else(not_a_token)?;
+        let (version, body) = rest.split_once('-').ok_or_else(not_a_token)?;
+        // Only the canonical spelling names a version: `u32`'s parser would also take `+1` and
+        // `0001`, which no encoder writes, so such text is not a token of this format.
+        let canonical = !version.is_empty()
+            && version.bytes().all(|b| b.is_ascii_digit())
+            && (version == "0" || !version.starts_with('0'));
+        if !canonical {
+            return Err(not_a_token());
+        }
+        let version: u32 = version.parse().map_err(|_| not_a_token())?;
         if version != VERSION {
             return Err(TokenError::UnsupportedVersion(version));
         }
@@ -126,18 +137,22 @@ impl Token {
             return Err(TokenError::Checksum);
         }
         let mut reader = Reader { bytes: payload };
-        let mut choices = Vec::new();
-        for _ in 0..reader.varint()? {
+        // Every count is checked against the bytes left before anything is allocated for it:
+        // a run takes at least two bytes, a value one, a block fingerprint two.
+        let count = reader.count(2, "it claims more runs than it has bytes for")?;
+        let mut runs = Vec::with_capacity(count);
+        let mut steps = 0u64;
+        for _ in 0..count {
             let thread = u32::try_from(reader.varint()?)
                 .map_err(|_| TokenError::Malformed("a thread index is out of range"))?;
             let length = reader.varint()?;
-            if length as usize > MAX_STEPS_IN_TOKEN.saturating_sub(choices.len()) {
-                return Err(TokenError::Malformed("it records implausibly many steps"));
-            }
-            choices.extend(std::iter::repeat_n(thread, length as usize));
+            steps = steps.checked_add(length).ok_or(TokenError::Malformed(
+                "it records more steps than can be counted",
+            ))?;
+            runs.push((thread, length));
         }
-        let count = reader.varint()?;
-        let mut values = Vec::new();
+        let count = reader.count(1, "it claims more values than it has bytes for")?;
+        let mut values = Vec::with_capacity(count);
         for _ in 0..count {
             values.push(reader.varint()?);
         }
@@ -155,8 +170,9 @@ impl Token {
             ),
         };
         let fingerprint = u64::from_le_bytes(reader.take(8)?.try_into().expect("8 bytes"));
-        let mut blocks = Vec::new();
-        for _ in 0..reader.varint()? {
+        let count = reader.count(2, "it claims more block fingerprints than it has bytes for")?;
+        let mut blocks = Vec::with_capacity(count);
+        for _ in 0..count {
             blocks.push(u16::from_le_bytes(
                 reader.take(2)?.try_into().expect("2 bytes"),
             ));
@@ -165,7 +181,7 @@ impl Token {
             return Err(TokenError::Malformed("it has trailing bytes"));
         }
         Ok(Token {
-            choices,
+            runs,
             values,
             races,
             max_steps,
@@ -176,12 +192,10 @@ impl Token {
     }
 }
 
-/// Guards decoding against absurd run lengths in a hand-edited token.
-const MAX_STEPS_IN_TOKEN: usize = 1 << 28;
-
-fn runs(choices: &[u32]) -> Vec<(u32, u64)> {
+/// Run-length encodes a sequence of chosen threads.
+pub(crate) fn runs(choices: impl IntoIterator<Item = u32>) -> Vec<(u32, u64)> {
     let mut runs: Vec<(u32, u64)> = Vec::new();
-    for &choice in choices {
+    for choice in choices {
         match runs.last_mut() {
             Some((thread, length)) if *thread == choice => *length += 1,
             _ => runs.push((choice, 1)),
@@ -210,6 +224,16 @@ impl<'a> Reader<'a> {
         let (head, tail) = self.bytes.split_at(n);
         self.bytes = tail;
         Ok(head)
+    }
+
+    /// A count of items that take at least `min_bytes` each; more than the bytes left could
+    /// hold is malformed, so the count can size an allocation.
+    fn count(&mut self, min_bytes: usize, why: &'static str) -> Result<usize, TokenError> {
+        let count = self.varint()?;
+        match usize::try_from(count) {
+            Ok(count) if count <= self.bytes.len() / min_bytes => Ok(count),
+            _ => Err(TokenError::Malformed(why)),
+        }
     }
 
     fn byte(&mut self) -> Result<u8, TokenError> {
@@ -286,7 +310,7 @@ mod tests {
 
     fn token(steps: usize) -> Token {
         Token {
-            choices: (0..steps).map(|i| (i % 3) as u32 / 2 * 300).collect(),
+            runs: runs((0..steps).map(|i| (i % 3) as u32 / 2 * 300)),
             values: vec![7, 1 << 40],
             races: RaceMode::Warn,
             max_steps: 12_345,
@@ -327,5 +351,94 @@ mod tests {
             Err(TokenError::Checksum)
         );
         assert!(Token::decode(&good[..good.len() - 6]).is_err());
+    }
+
+    /// Only `il1-` names version 1: leading zeros, signs and other spellings that `u32`'s parser
+    /// accepts are not a version.
+    #[test]
+    fn the_version_is_spelled_exactly() {
+        let good = token(2).encode();
+        let body = good.strip_prefix("il1-").unwrap();
+        for prefix in [
+            "il01-", "il0001-", "il+1-", "il-1-", "il 1-", "il1 -", "il-", "ilx-",
+        ] {
+            assert!(
+                matches!(
+                    Token::decode(&format!("{prefix}{body}")),
+                    Err(TokenError::NotAToken(_))
+                ),
+                "{prefix} was accepted"
+            );
+        }
+        assert_eq!(
+            Token::decode(&format!("il2-{body}")),
+            Err(TokenError::UnsupportedVersion(2))
+        );
+    }
+
+    /// A token with a valid checksum around `payload`, as a hostile or buggy producer could
+    /// make it.
+    fn forge(payload: &[u8]) -> String {
+        let mut bytes = payload.to_vec();
+        let checksum = fnv1a(&bytes) as u32;
+        bytes.extend_from_slice(&checksum.to_le_bytes());
+        format!("il1-{}", URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    /// The fields after the schedule and the values: race mode, step bound, failure,
+    /// fingerprint, no blocks.
+    fn tail() -> Vec<u8> {
+        let mut out = vec![0];
+        put_varint(&mut out, 1000);
+        out.push(0);
+        out.extend_from_slice(&[0; 8]);
+        put_varint(&mut out, 0);
+        out
+    }
+
+    /// Every count read from a token is checked against the bytes that follow it, so no
+    /// number in a token sizes an allocation; run lengths are kept as runs, so a schedule of
+    /// 2^40 steps costs a few bytes.
+    #[test]
+    fn counts_are_bounded_by_the_bytes_present() {
+        let mut huge_runs = Vec::new();
+        put_varint(&mut huge_runs, 1 << 62);
+        let mut huge_values = vec![0];
+        put_varint(&mut huge_values, 1 << 62);
+        let mut huge_blocks = vec![0, 0, 0];
+        put_varint(&mut huge_blocks, 1000);
+        huge_blocks.extend_from_slice(&[0; 9]);
+        put_varint(&mut huge_blocks, 1 << 62);
+        let mut overflowing = Vec::new();
+        put_varint(&mut overflowing, 2);
+        for _ in 0..2 {
+            put_varint(&mut overflowing, 0);
+            put_varint(&mut overflowing, u64::MAX - 1);
+        }
+        overflowing.push(0);
+        overflowing.extend(tail());
+        for (payload, expected) in [
+            (huge_runs, "more runs than it has bytes"),
+            (huge_values, "more values than it has bytes"),
+            (huge_blocks, "more block fingerprints than it has bytes"),
+            (overflowing, "more steps than can be counted"),
+        ] {
+            match Token::decode(&forge(&payload)) {
+                Err(TokenError::Malformed(why)) => assert!(why.contains(expected), "{why}"),
+                other => panic!("{expected}: {other:?}"),
+            }
+        }
+
+        let mut long = Vec::new();
+        put_varint(&mut long, 2);
+        put_varint(&mut long, 0);
+        put_varint(&mut long, 1 << 40);
+        put_varint(&mut long, 1);
+        put_varint(&mut long, 3);
+        long.push(0);
+        long.extend(tail());
+        let token = Token::decode(&forge(&long)).unwrap();
+        assert_eq!(token.steps(), (1 << 40) + 3);
+        assert_eq!(token.runs, [(0, 1 << 40), (1, 3)]);
     }
 }

@@ -3,6 +3,7 @@
 //! nobody here wrote. Probes that could take the process down run in a child process
 //! (`probe::Probe`), so the suite survives them and asserts on what the child printed.
 
+mod bad_input;
 mod probe;
 mod stacks;
 mod teardown;
