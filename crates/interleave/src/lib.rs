@@ -273,6 +273,7 @@ mod detect;
 mod explore;
 pub mod future;
 pub mod hint;
+pub mod lazy_static;
 pub(crate) mod order_solver;
 mod persistence;
 pub mod rand;

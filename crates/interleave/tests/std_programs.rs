@@ -612,7 +612,28 @@ fn consistent_lock_order() {
     assert_eq!(*b.lock().unwrap(), 2);
 }
 
+interleave::lazy_static! {
+    /// Shared by every test of this file that runs `lazy_static_counter`, which cargo runs in
+    /// parallel; each execution gets its own value.
+    static ref SHARED_TOTAL: Mutex<u64> = Mutex::new(0);
+    static ref SHARED_INIT: Once = Once::new();
+}
+
+/// Two threads add to a `lazy_static!` counter and initialise through a `lazy_static!` `Once`:
+/// the statics a test suite shares between its tests, each starting fresh in every execution.
+fn lazy_static_counter() {
+    let worker = thread::spawn(|| {
+        SHARED_INIT.call_once(|| {});
+        *SHARED_TOTAL.lock().unwrap() += 1;
+    });
+    SHARED_INIT.call_once(|| {});
+    *SHARED_TOTAL.lock().unwrap() += 1;
+    worker.join().unwrap();
+    assert_eq!(*SHARED_TOTAL.lock().unwrap(), 2);
+}
+
 const CORRECT: &[(&str, fn())] = &[
+    ("lazy_static_counter", lazy_static_counter),
     ("spin_wait_two_threads", spin_wait_two_threads),
     ("spin_wait_three_threads", spin_wait_three_threads),
     (
@@ -686,6 +707,33 @@ fn no_strategy_reports_anything_on_correct_programs() {
             summary.join("\n")
         );
     }
+}
+
+/// The statics of a suite whose tests cargo runs in parallel: several OS threads explore the
+/// program that uses `lazy_static!` values at once, under every strategy, and nothing is
+/// reported.
+#[test]
+fn statics_shared_by_parallel_tests_report_nothing() {
+    let executions = budget().min(300);
+    std::thread::scope(|scope| {
+        let explorers: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(move || {
+                    STRATEGIES
+                        .iter()
+                        .filter_map(|spec| {
+                            let report = explore(spec, executions, lazy_static_counter);
+                            report.first_failure().map(|f| format!("{spec}: {f}"))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for explorer in explorers {
+            let reports = explorer.join().expect("the explorer thread runs");
+            assert!(reports.is_empty(), "{}", reports.join("\n"));
+        }
+    });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ pub(crate) mod annotations;
 pub(crate) mod clock;
 pub(crate) mod foreign;
 mod guard;
+mod live;
 pub(crate) mod object;
 pub mod op;
 mod panics;
@@ -207,6 +208,8 @@ pub(crate) struct Execution {
     pub outside_control: bool,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
+    /// The values of `lazy_static!` statics created in this execution.
+    pub lazy_statics: crate::lazy_static::Values,
     pub teardown: bool,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
@@ -577,6 +580,7 @@ impl Execution {
             spare.failure = None;
             spare.abandoned = false;
             spare.outside_control = false;
+            spare.lazy_statics.clear();
             spare.teardown = false;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
@@ -605,6 +609,7 @@ impl Execution {
             abandoned: false,
             outside_control: false,
             foreign: Arc::default(),
+            lazy_statics: Default::default(),
             teardown: false,
             teardown_steps: 0,
             on_scheduler_stack: false,
@@ -809,15 +814,52 @@ impl Execution {
             site,
             instance,
         };
+        let claimed = handle.claim(self.tag, idx as ObjIdx, |owner| {
+            live::running_on(owner).is_some()
+        });
         self.objects.push(ObjectEntry {
             id,
             state: ObjState::fresh(kind),
             clock: VectorClock::default(),
-            untracked: !self.schedule.tracks(id),
+            // A shared object fails the execution at its next step, which the fast path of
+            // untracked objects would skip.
+            untracked: claimed.is_ok() && !self.schedule.tracks(id),
             address: handle as *const ObjectHandle as usize,
         });
-        handle.remember(self.tag, idx as ObjIdx);
+        if let Err(owner) = claimed {
+            self.shared_with_running_execution(id, owner);
+        }
         idx as ObjIdx
+    }
+
+    /// Fails the execution because the object `id` is in use by the execution tagged `owner`,
+    /// which runs at the same time on another OS thread. The object stays registered to its
+    /// owner, so that execution goes on undisturbed.
+    #[cold]
+    fn shared_with_running_execution(&mut self, id: ObjectId, owner: u64) {
+        let os_thread = live::running_on(owner)
+            .map(|name| format!(" (OS thread '{name}')"))
+            .unwrap_or_default();
+        let site = id.site;
+        let message = format!(
+            "the {kind} created at {file}:{line}:{column} is in use by another execution running \
+             at the same time{os_thread}.\n\n\
+             An interleave primitive in a `static` (or any value that outlives an execution) is \
+             shared by every exploration of the process: cargo runs tests on parallel OS threads, \
+             and `Builder::workers` runs executions on several. Two executions using it at once \
+             would share its data (two threads inside one critical section, one on each OS \
+             thread), so this execution stopped before using it.\n\n\
+             Remedies: declare it with `interleave::lazy_static!`, which gives every execution its \
+             own value; or create it inside the test and share it with `Arc`; or run such tests \
+             one at a time (`cargo test -- --test-threads=1`) with one worker \
+             (`Builder::workers(1)`).",
+            kind = id.kind.name(),
+            file = site.file(),
+            line = site.line(),
+            column = site.column(),
+        );
+        self.outside_control = true;
+        self.fail(FailureKind::Nondeterminism, message);
     }
 
     /// The running thread acquires what was released into `object` (happens-before edge).
@@ -1373,6 +1415,33 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
     });
 }
 
+/// Drops the execution's `lazy_static!` values, the latest initialised first, on the scheduler
+/// loop's stack (visible operations of their destructors are no-ops there). A destructor that
+/// panics fails an execution that had not failed yet, as a panic of the main thread.
+fn drop_lazy_statics() {
+    let values = with(|ex| ex.lazy_statics.take_for_drop());
+    for value in values {
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+            let (message, site) = panics::describe(payload.as_ref());
+            drop_quietly(payload);
+            with(|ex| {
+                if ex.failure.is_none() {
+                    ex.current = 0;
+                    ex.failure = Some(FailureInfo {
+                        kind: FailureKind::Panic,
+                        message: format!(
+                            "the destructor of a lazy_static! value panicked at the end of the \
+                             execution: {message}"
+                        ),
+                        thread: Some(0),
+                        site,
+                    });
+                }
+            });
+        }
+    }
+}
+
 /// Drops `value`, discarding a panic of its destructor (and leaking that panic's payload, whose
 /// own destructor might panic too).
 fn drop_quietly<T>(value: T) {
@@ -1435,6 +1504,7 @@ pub(crate) fn run(
          that is already running under interleave"
     );
     let mut execution = Execution::new(schedule, limits);
+    let _live = live::start(execution.tag);
     match execution.stack_for(None, None, site) {
         Ok(stack) => {
             execution.add_thread(Box::new(main), None, site, stack);
@@ -1502,6 +1572,7 @@ pub(crate) fn run(
         ex.take_timers()
     });
     drop_quietly(timers);
+    drop_lazy_statics();
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.

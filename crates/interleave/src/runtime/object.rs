@@ -46,9 +46,30 @@ impl ObjectHandle {
         (slot >> INDEX_BITS == tag).then_some((slot & INDEX_MASK) as ObjIdx)
     }
 
-    pub fn remember(&self, tag: u64, index: ObjIdx) {
-        self.slot
-            .store(tag << INDEX_BITS | index as u64, Ordering::Relaxed);
+    /// Makes this object's index in the execution tagged `tag` be `index`, unless another
+    /// execution that `running` says is still running registered it: then returns that
+    /// execution's tag. The object outlives executions (a `static`), and two executions that
+    /// used it at once would share its data.
+    pub fn claim(&self, tag: u64, index: ObjIdx, running: impl Fn(u64) -> bool) -> Result<(), u64> {
+        let mine = tag << INDEX_BITS | index as u64;
+        // Acquire and release pair with `runtime::live`: an execution publishes that it runs
+        // before it claims a handle, so whoever sees its claim sees that it runs.
+        let mut current = self.slot.load(Ordering::Acquire);
+        loop {
+            let owner = current >> INDEX_BITS;
+            if owner != 0 && owner != tag && running(owner) {
+                return Err(owner);
+            }
+            match self.slot.compare_exchange_weak(
+                current,
+                mine,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(now) => current = now,
+            }
+        }
     }
 }
 

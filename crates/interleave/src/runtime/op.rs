@@ -224,7 +224,7 @@ pub enum ObjectKind {
 }
 
 impl ObjectKind {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ObjectKind::Mutex => "Mutex",
             ObjectKind::RwLock => "RwLock",

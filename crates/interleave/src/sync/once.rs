@@ -35,6 +35,13 @@ impl Once {
         }
     }
 
+    /// A `Once` identified by `site`, for the runtime's own use (`lazy_static!`).
+    pub(crate) const fn at(site: Site) -> Once {
+        Once {
+            handle: ObjectHandle::new(site),
+        }
+    }
+
     fn run(&self, f: impl FnOnce(), site: Site) {
         let idx = runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceEnter, site);
         let must_run = runtime::with(|ex| {

@@ -6,6 +6,7 @@
 mod bad_input;
 mod probe;
 mod stacks;
+mod statics;
 mod teardown;
 
 use std::time::Duration;

@@ -1,0 +1,241 @@
+//! Statics and cargo's parallel test threads: an interleave primitive in a `static` used by two
+//! explorations at the same time must fail at once with its site and the remedy (not a false
+//! deadlock, overlapping critical sections or a false nondeterminism verdict), and
+//! `lazy_static!` gives each execution its own value, on any OS thread.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex as StdMutex};
+
+use interleave::sync::{Mutex, Once};
+use interleave::{Builder, FailureKind, Report};
+
+/// Runs `first` on a new OS thread; once its first execution reaches the point where it holds a
+/// static (it calls `signal` there and then waits), runs `second` on this OS thread, which uses
+/// the same static while `first`'s execution is still running. Returns both reports.
+fn overlapping(
+    first: impl Fn(&dyn Fn()) + Sync + Send + 'static,
+    second: impl Fn() + Sync,
+) -> (Report, Report) {
+    let (holding_tx, holding_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let holding_tx = StdMutex::new(holding_tx);
+    let done_rx = StdMutex::new(done_rx);
+    let waited = AtomicBool::new(false);
+    let first_thread = std::thread::Builder::new()
+        .name("first-exploration".to_string())
+        .spawn(move || {
+            builder(20).explore(|| {
+                first(&|| {
+                    // Only the first execution waits: it is enough to overlap, and the others
+                    // must not wait for a partner that has finished.
+                    if !waited.swap(true, Ordering::Relaxed) {
+                        holding_tx.lock().unwrap().send(()).unwrap();
+                        done_rx.lock().unwrap().recv().unwrap();
+                    }
+                })
+            })
+        })
+        .unwrap();
+    holding_rx.recv().unwrap();
+    let second_report = builder(20).explore(second).unwrap();
+    done_tx.send(()).unwrap();
+    let first_report = first_thread.join().unwrap().unwrap();
+    (first_report, second_report)
+}
+
+fn builder(executions: u64) -> Builder {
+    Builder::new().executions(executions)
+}
+
+static SHARED_MUTEX: Mutex<u64> = Mutex::new(0);
+
+#[test]
+fn a_static_mutex_used_by_two_explorations_at_once_is_refused_with_its_site() {
+    let (first, second) = overlapping(
+        |wait| {
+            let mut guard = SHARED_MUTEX.lock().unwrap();
+            *guard += 1;
+            wait();
+        },
+        || {
+            *SHARED_MUTEX.lock().unwrap() += 1;
+        },
+    );
+    assert!(
+        first.failures.is_empty(),
+        "the exploration that held the static first goes on: {:?}",
+        first.failures
+    );
+    let failure = second
+        .failures
+        .first()
+        .expect("the second exploration fails");
+    assert_eq!(failure.kind, FailureKind::Nondeterminism);
+    assert!(
+        failure
+            .message
+            .contains("in use by another execution running at the same time")
+            && failure.message.contains("first-exploration")
+            && failure.message.contains("robustness/statics.rs:50:")
+            && failure.message.contains("interleave::lazy_static!")
+            && failure.message.contains("--test-threads=1"),
+        "{}",
+        failure.message
+    );
+    assert!(!failure.message.contains("deadlock"), "{}", failure.message);
+}
+
+static SHARED_ONCE: Once = Once::new();
+
+/// Three tests that share a `static Once` used to get a false report that the program behaved
+/// differently when re-run; now the overlap is named for what it is.
+#[test]
+fn a_static_once_shared_by_parallel_explorations_is_named_not_called_nondeterminism() {
+    let (first, second) = overlapping(
+        |wait| {
+            SHARED_ONCE.call_once(|| {});
+            wait();
+        },
+        || SHARED_ONCE.call_once(|| {}),
+    );
+    assert!(first.failures.is_empty(), "{:?}", first.failures);
+    let message = &second.failures.first().expect("refused").message;
+    assert!(
+        message.contains("the Once created at") && !message.contains("behaved differently"),
+        "{message}"
+    );
+}
+
+/// A static used by one exploration at a time is fine: each execution registers it again.
+#[test]
+fn a_static_used_by_explorations_one_after_another_is_fine() {
+    static ONE_AT_A_TIME: Once = Once::new();
+    for _ in 0..3 {
+        let report = builder(50)
+            .explore(|| {
+                let t = interleave::thread::spawn(|| ONE_AT_A_TIME.call_once(|| {}));
+                ONE_AT_A_TIME.call_once(|| {});
+                t.join().unwrap();
+            })
+            .unwrap();
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+    }
+}
+
+/// Two workers of one exploration share a static too.
+#[test]
+fn a_static_shared_by_the_workers_of_one_exploration_is_refused() {
+    static BY_WORKERS: Mutex<u64> = Mutex::new(0);
+    let report = builder(2_000)
+        .workers(2)
+        .explore(|| {
+            let guard = BY_WORKERS.lock().unwrap();
+            // Long enough that the two workers' executions overlap.
+            for _ in 0..50 {
+                interleave::thread::yield_now();
+            }
+            drop(guard);
+        })
+        .unwrap();
+    let refused = report
+        .failures
+        .iter()
+        .any(|failure| failure.message.contains("Builder::workers(1)"));
+    assert!(refused, "{:?}", report.failures);
+}
+
+interleave::lazy_static! {
+    static ref TOTAL: Mutex<u64> = Mutex::new(0);
+}
+
+/// `lazy_static!` values are per execution: parallel explorations and consecutive executions
+/// each start from a fresh value, and nothing is reported.
+#[test]
+fn lazy_statics_are_fresh_in_every_execution_on_every_os_thread() {
+    let run = || {
+        builder(300)
+            .explore(|| {
+                let t = interleave::thread::spawn(|| *TOTAL.lock().unwrap() += 1);
+                *TOTAL.lock().unwrap() += 1;
+                t.join().unwrap();
+                assert_eq!(
+                    *TOTAL.lock().unwrap(),
+                    2,
+                    "a fresh value in every execution"
+                );
+            })
+            .unwrap()
+    };
+    let reports: Vec<Report> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3).map(|_| scope.spawn(run)).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for report in reports {
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+        assert_eq!(report.executions, 300);
+    }
+}
+
+struct Noted(&'static str, &'static AtomicUsize);
+
+impl Drop for Noted {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::Relaxed);
+        ORDER.lock().unwrap().push(self.0);
+    }
+}
+
+static DROPS: AtomicUsize = AtomicUsize::new(0);
+static ORDER: StdMutex<Vec<&'static str>> = StdMutex::new(Vec::new());
+
+interleave::lazy_static! {
+    static ref INNER: Noted = Noted("inner", &DROPS);
+    static ref OUTER: Noted = {
+        let _ = &*INNER;
+        Noted("outer", &DROPS)
+    };
+}
+
+/// Values are dropped at the end of each execution, the latest initialised first; racing
+/// first uses initialise once.
+#[test]
+fn lazy_statics_are_dropped_at_the_end_of_each_execution_in_reverse_order() {
+    let report = builder(10)
+        .explore(|| {
+            let t = interleave::thread::spawn(|| {
+                let _ = &*OUTER;
+            });
+            let _ = &*OUTER;
+            t.join().unwrap();
+        })
+        .unwrap();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let executions = report.executions as usize;
+    assert!(executions >= 1);
+    let order = ORDER.lock().unwrap();
+    assert_eq!(
+        DROPS.load(Ordering::Relaxed),
+        order.len(),
+        "every value dropped once"
+    );
+    assert_eq!(order.len() % 2, 0);
+    for pair in order.chunks(2) {
+        assert_eq!(pair, ["outer", "inner"], "latest initialised dropped first");
+    }
+}
+
+/// A lazy static used outside any execution says so instead of crashing.
+#[test]
+fn a_lazy_static_outside_an_execution_is_a_clear_panic() {
+    let caught = std::panic::catch_unwind(|| *TOTAL.lock().unwrap());
+    let payload = caught.expect_err("no execution runs");
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    assert!(
+        message.contains("outside an interleave execution"),
+        "{message}"
+    );
+}
