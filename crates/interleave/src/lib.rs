@@ -259,8 +259,10 @@
 //! - `Condvar` has no spurious wake-ups and `notify_one` wakes the longest waiter.
 //! - Threads still blocked after the main thread returned are not reported (std would kill
 //!   them with the process).
-//! - Objects kept in `static`s keep their state from one execution to the next, and must not
-//!   be shared by several workers.
+//! - Objects kept in plain `static`s keep their data from one execution to the next. One used
+//!   by two executions at the same time (tests that cargo runs in parallel, several workers)
+//!   fails the second execution at once, naming the static: declare such statics with
+//!   [`lazy_static!`], which gives every execution its own value.
 //! - Poisoning is not modelled: a panic fails the execution, so a poisoned lock is never seen.
 
 #![warn(missing_docs)]
