@@ -14,7 +14,7 @@ use std::any::Any;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
-use std::panic::Location;
+use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -179,9 +179,9 @@ fn park_inner(timed: bool, site: runtime::op::Site) {
     }
 }
 
-/// Where a thread's return value waits for `join`.
+/// Where a thread's return value, or the payload of the panic that ended it, waits for `join`.
 struct Packet<T> {
-    value: UnsafeCell<Option<T>>,
+    value: UnsafeCell<Option<Result<T>>>,
 }
 
 // SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
@@ -211,7 +211,13 @@ where
     });
     let result = packet.clone();
     let run: Box<dyn FnOnce() + 'a> = Box::new(move || {
-        let value = f();
+        let value = match panic::catch_unwind(AssertUnwindSafe(f)) {
+            Ok(value) => Ok(value),
+            Err(payload) => match runtime::spawned_thread_panicked(payload) {
+                Ok(payload) => Err(payload),
+                Err(payload) => panic::resume_unwind(payload),
+            },
+        };
         // SAFETY: see `Packet`.
         unsafe { *result.value.get() = Some(value) };
     });
@@ -247,8 +253,13 @@ fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -
     runtime::with(|ex| ex.join_clock(target));
     // SAFETY: see `Packet`.
     match unsafe { (*packet.value.get()).take() } {
-        Some(value) => Ok(value),
-        None => Err(Box::new("the joined thread panicked") as Box<dyn Any + Send>),
+        Some(Ok(value)) => Ok(value),
+        Some(Err(payload)) => {
+            runtime::panic_observed(target);
+            Err(payload)
+        }
+        // Only a thread torn down after the execution failed ends without a result.
+        None => Err(Box::new("the joined thread was torn down") as Box<dyn Any + Send>),
     }
 }
 
@@ -446,6 +457,7 @@ where
     };
     let result = f(&scope);
     let threads = std::mem::take(&mut *scope.threads.lock().expect("scope thread list"));
+    let mut unobserved = None;
     for thread in threads {
         let target = thread.id.0;
         let finished = runtime::with(|ex| ex.threads[target].finished);
@@ -455,7 +467,17 @@ where
                 site,
             );
         }
-        runtime::with(|ex| ex.join_clock(target));
+        runtime::with(|ex| {
+            ex.join_clock(target);
+            // The scope observes the panics of the threads nobody joined, and re-raises them.
+            if let Some((message, _)) = ex.threads[target].unobserved_panic.take() {
+                unobserved.get_or_insert(message);
+            }
+        });
+    }
+    if let Some(message) = unobserved {
+        // std's message, followed by the scoped thread's own, which std's hook would print.
+        panic!("a scoped thread panicked: {message}");
     }
     result
 }

@@ -8,9 +8,10 @@
 //! before the notification that caused it, whereas lock release and acquire edges only record
 //! which of two critical sections happened to come first.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use crate::runtime::clock::VectorClock;
+use crate::runtime::condvar_queue::CondvarQueue;
 use crate::strategy::{ObjectId, OpKind, TraceEvent, TraceTarget};
 
 /// Vector clocks of program order, spawn and join, advanced one step at a time.
@@ -21,13 +22,15 @@ pub(crate) struct ForkJoin {
     notifications: Option<Notifications>,
 }
 
-/// Which thread each notification woke, replayed from the trace with the runtime's rules:
-/// `notify_one` wakes the longest-waiting thread, `notify_all` every waiter, and a timed
-/// waiter that wakes without having been notified timed out.
+/// Which thread each notification woke, replayed from the trace with the runtime's rules
+/// (`runtime::condvar_queue`): `notify_one` leaves a notification that the first eligible
+/// waiter to wake takes, `notify_all` wakes every waiter, and a waiter that wakes with neither
+/// timed out.
 #[derive(Default)]
 struct Notifications {
-    /// The threads waiting on each condition variable, longest-waiting first.
-    waiting: HashMap<ObjectId, VecDeque<usize>>,
+    /// The waiters and pending notifications (with the notifier's clock) of each condition
+    /// variable.
+    waiting: HashMap<ObjectId, CondvarQueue<VectorClock>>,
     /// The clock of the notification that woke each notified thread that has not yet taken
     /// its wake-up step.
     woken_by: HashMap<usize, VectorClock>,
@@ -60,13 +63,11 @@ impl ForkJoin {
         if let (Some(notifications), OpKind::Wake, Some(condvar)) =
             (&mut self.notifications, event.kind, event.object)
         {
-            match notifications.woken_by.remove(&t) {
+            let queue = notifications.waiting.entry(condvar).or_default();
+            let notifier = notifications.woken_by.remove(&t).or_else(|| queue.take(t));
+            match notifier {
                 Some(notifier) => self.clocks[t].join(&notifier),
-                None => {
-                    if let Some(waiting) = notifications.waiting.get_mut(&condvar) {
-                        waiting.retain(|&w| w != t);
-                    }
-                }
+                None => queue.leave(t),
             }
         }
         self.clocks[t].tick(t);
@@ -76,19 +77,15 @@ impl ForkJoin {
         }
         if let (Some(notifications), Some(condvar)) = (&mut self.notifications, event.object) {
             match event.kind {
-                OpKind::Wait => notifications
+                OpKind::Wait => notifications.waiting.entry(condvar).or_default().wait(t),
+                OpKind::NotifyOne => notifications
                     .waiting
                     .entry(condvar)
                     .or_default()
-                    .push_back(t),
-                OpKind::NotifyOne | OpKind::NotifyAll => {
-                    let waiting = notifications.waiting.entry(condvar).or_default();
-                    let woken = if event.kind == OpKind::NotifyAll {
-                        waiting.len()
-                    } else {
-                        waiting.len().min(1)
-                    };
-                    for waiter in waiting.drain(..woken) {
+                    .notify_one(self.clocks[t].clone()),
+                OpKind::NotifyAll => {
+                    let queue = notifications.waiting.entry(condvar).or_default();
+                    for waiter in queue.notify_all() {
                         notifications
                             .woken_by
                             .insert(waiter, self.clocks[t].clone());

@@ -26,6 +26,7 @@
 
 pub(crate) mod annotations;
 pub(crate) mod clock;
+pub(crate) mod condvar_queue;
 pub(crate) mod foreign;
 mod guard;
 mod live;
@@ -104,6 +105,10 @@ pub(crate) struct ThreadSlot {
     /// Teardown raised its unwind in this thread and the payload was not dropped yet (see
     /// [`TeardownUnwind`]).
     pub teardown_unwinding: bool,
+    /// The thread ended by a panic that no `join` has observed yet: its message and site. A
+    /// panic observed through `join` is the program's business, as under std; one left
+    /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
+    pub unobserved_panic: Option<(String, Option<String>)>,
     yielder: *const ThreadYielder,
     pub clock: VectorClock,
     pub name: Option<Arc<str>>,
@@ -825,6 +830,7 @@ impl Execution {
             // untracked objects would skip.
             untracked: claimed.is_ok() && !self.schedule.tracks(id),
             address: handle as *const ObjectHandle as usize,
+            poisoned: false,
         });
         if let Err(owner) = claimed {
             self.shared_with_running_execution(id, owner);
@@ -860,6 +866,56 @@ impl Execution {
         );
         self.outside_control = true;
         self.fail(FailureKind::Nondeterminism, message);
+    }
+
+    /// Makes the first panic of a spawned thread that no `join` observed the execution's
+    /// failure. It happened before whatever else ended the execution, so it replaces a deadlock
+    /// or step-bound verdict, which it likely caused (a worker that panicked never signals), and
+    /// keeps that verdict as a note; any other failure stays and gets the panic as a note. An
+    /// abandoned execution stopped before it could join, so it reports nothing.
+    fn unobserved_panic(&mut self) {
+        if self.abandoned {
+            return;
+        }
+        let Some(index) = self
+            .threads
+            .iter()
+            .position(|thread| thread.unobserved_panic.is_some())
+        else {
+            return;
+        };
+        let Some((message, site)) = self.threads[index].unobserved_panic.take() else {
+            return;
+        };
+        let panic = FailureInfo {
+            kind: FailureKind::Panic,
+            message,
+            thread: Some(index),
+            site,
+        };
+        self.failure = Some(match self.failure.take() {
+            None => panic,
+            Some(earlier)
+                if matches!(earlier.kind, FailureKind::Deadlock | FailureKind::StepBound) =>
+            {
+                FailureInfo {
+                    message: format!(
+                        "{}\n\nnote: no join observed this panic, and afterwards the execution \
+                         ended in a {}:\n{}",
+                        panic.message, earlier.kind, earlier.message
+                    ),
+                    ..panic
+                }
+            }
+            Some(mut earlier) => {
+                earlier.message = format!(
+                    "{}\n\nnote: before this, thread {index} panicked and no join observed it: {}",
+                    earlier.message, panic.message
+                );
+                earlier
+            }
+        });
+        self.current = index;
     }
 
     /// The running thread acquires what was released into `object` (happens-before edge).
@@ -999,6 +1055,7 @@ impl Execution {
             returned: false,
             panicked: false,
             teardown_unwinding: false,
+            unobserved_panic: None,
             yielder: std::ptr::null(),
             clock,
             name,
@@ -1047,7 +1104,11 @@ impl Execution {
                     self.objects[op.arg as usize].state,
                     ObjState::Mutex { holder: None }
                 );
-                mutex_free && (!slot.waiting || self.timed_out(slot))
+                let notified = || match state() {
+                    ObjState::Condvar { queue } => queue.can_take(t),
+                    _ => false,
+                };
+                mutex_free && (!slot.waiting || self.timed_out(slot) || notified())
             }
             OpKind::Join => self.threads[op.arg as usize].finished,
             OpKind::Park => {
@@ -1379,10 +1440,34 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     drop_thread_locals(index);
     with(|ex| {
         let slot = &mut ex.threads[index];
-        slot.returned = returned;
+        // A spawned thread's closure catches its own panic for `join`: it has no value then.
+        slot.returned = returned && slot.unobserved_panic.is_none();
         // A thread torn down stays unfinished: the report shows what it was about to do.
         slot.finished = !ex.teardown;
     });
+}
+
+/// A spawned thread's closure panicked with `payload`. Outside teardown the panic is kept for
+/// the thread's `JoinHandle` (`Ok`, to be stored there) and recorded as unobserved until a
+/// `join` takes it; the teardown's own unwind and panics while tearing down are given back
+/// (`Err`) to be raised again, so the thread's root handles them as before.
+pub(crate) fn spawned_thread_panicked(
+    payload: Box<dyn Any + Send>,
+) -> Result<Box<dyn Any + Send>, Box<dyn Any + Send>> {
+    if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown) {
+        return Err(payload);
+    }
+    let (message, site) = panics::describe(payload.as_ref());
+    with(|ex| {
+        let me = ex.current;
+        ex.threads[me].unobserved_panic = Some((message, site));
+    });
+    Ok(payload)
+}
+
+/// A `join` of thread `index` returned its panic to the program.
+pub(crate) fn panic_observed(index: usize) {
+    with(|ex| ex.threads[index].unobserved_panic = None);
 }
 
 /// Thread `index` ended by a panic with `payload` (`context` prefixes the message): the
@@ -1561,6 +1646,7 @@ pub(crate) fn run(
         }
     });
 
+    with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
     drop(guards);
     drop(watch);

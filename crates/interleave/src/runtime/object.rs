@@ -6,10 +6,10 @@
 //! use in an execution, so objects created in `const` contexts (statics) work too; its identity
 //! is its creation site plus the number of objects from that site registered before it.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::clock::VectorClock;
+use super::condvar_queue::CondvarQueue;
 use super::op::{ObjIdx, ObjectId, ObjectKind, Site};
 
 /// Bits of a handle's slot that hold the object index; the rest hold the execution tag.
@@ -100,7 +100,7 @@ pub(crate) enum ObjState {
         readers: Vec<Holder>,
     },
     Condvar {
-        waiters: VecDeque<usize>,
+        queue: CondvarQueue<()>,
     },
     Barrier {
         parties: usize,
@@ -139,7 +139,7 @@ impl ObjState {
                 readers: Vec::new(),
             },
             ObjectKind::Condvar => ObjState::Condvar {
-                waiters: VecDeque::new(),
+                queue: CondvarQueue::default(),
             },
             ObjectKind::Barrier => ObjState::Barrier {
                 parties: 0,
@@ -179,4 +179,6 @@ pub(crate) struct ObjectEntry {
     /// Where its handle was at its latest use, for atomic sets declared by an owner value
     /// that contains it (`crate::atomic_set`).
     pub address: usize,
+    /// A lock released (or a `Once` left) by a panicking thread (see `sync::poison`).
+    pub poisoned: bool,
 }

@@ -1,13 +1,14 @@
 //! `Condvar`: waiting for a condition under a mutex. `wait` releases the mutex and waits for a
 //! notification. A timed wait times out exactly when the execution's virtual clock (see
 //! [`crate::time`]) reaches its deadline, which happens only when no other thread can run
-//! before it; a notification that comes first wins. There are no spurious wake-ups, and
-//! `notify_one` wakes the longest-waiting thread.
+//! before it; a notification that comes first wins. There are no spurious wake-ups. Which
+//! waiter `notify_one` wakes is the scheduler's choice among the threads waiting when it was
+//! called (`runtime::condvar_queue`), as std leaves it open.
 
 use std::panic::Location;
 use std::time::Duration;
 
-use super::{LockResult, MutexGuard};
+use super::{LockResult, MutexGuard, PoisonError};
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
 use crate::runtime::op::{ObjectKind, Op, OpKind, Site};
@@ -45,15 +46,15 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         deadline: Option<Duration>,
         site: Site,
-    ) -> (MutexGuard<'a, T>, bool) {
+    ) -> (LockResult<MutexGuard<'a, T>>, bool) {
         let (mutex, lock_site) = guard.into_parts();
         let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site);
         let m = runtime::with(|ex| {
             let m = ex.object(mutex.handle(), ObjectKind::Mutex);
             ex.give_mutex(m);
             let me = ex.me();
-            if let ObjState::Condvar { waiters } = &mut ex.objects[cv as usize].state {
-                waiters.push_back(me);
+            if let ObjState::Condvar { queue } = &mut ex.objects[cv as usize].state {
+                queue.wait(me);
             }
             ex.threads[me].waiting = true;
             if let Some(deadline) = deadline {
@@ -64,25 +65,30 @@ impl Condvar {
         runtime::switch(Op::with(OpKind::Wake, cv, m, deadline.is_some()), site);
         let timed_out = runtime::with(|ex| {
             let me = ex.me();
-            let timed_out = ex.threads[me].waiting;
-            if timed_out {
+            let mut timed_out = false;
+            if ex.threads[me].waiting {
                 ex.threads[me].waiting = false;
-                if let ObjState::Condvar { waiters } = &mut ex.objects[cv as usize].state {
-                    waiters.retain(|&w| w != me);
+                if let ObjState::Condvar { queue } = &mut ex.objects[cv as usize].state {
+                    // Woken by a `notify_one` left for it, or else by its timeout.
+                    if queue.take(me).is_none() {
+                        queue.leave(me);
+                        timed_out = true;
+                    }
                 }
-            } else {
+            }
+            if !timed_out {
                 ex.acquire(cv);
             }
             ex.take_mutex(m, lock_site);
             timed_out
         });
-        (MutexGuard::from_parts(mutex, lock_site), timed_out)
+        (MutexGuard::from_parts(mutex, m, lock_site), timed_out)
     }
 
     /// Releases the guard's mutex, waits for a notification, and re-acquires the mutex.
     #[track_caller]
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-        Ok(self.wait_inner(guard, None, Location::caller()).0)
+        self.wait_inner(guard, None, Location::caller()).0
     }
 
     /// Waits while `condition` holds.
@@ -97,7 +103,7 @@ impl Condvar {
     {
         let site = Location::caller();
         while condition(&mut *guard) {
-            guard = self.wait_inner(guard, None, site).0;
+            guard = self.wait_inner(guard, None, site).0?;
         }
         Ok(guard)
     }
@@ -112,7 +118,10 @@ impl Condvar {
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
         let deadline = runtime::with(|ex| ex.deadline_after(duration));
         let (guard, timed_out) = self.wait_inner(guard, Some(deadline), Location::caller());
-        Ok((guard, WaitTimeoutResult(timed_out)))
+        let timed_out = WaitTimeoutResult(timed_out);
+        guard
+            .map(|guard| (guard, timed_out))
+            .map_err(|poisoned| PoisonError::new((poisoned.into_inner(), timed_out)))
     }
 
     /// Waits while `condition` holds, for at most `duration` of virtual time in all; the result
@@ -131,7 +140,9 @@ impl Condvar {
         let deadline = runtime::with(|ex| ex.deadline_after(duration));
         while condition(&mut *guard) {
             let (next, timed_out) = self.wait_inner(guard, Some(deadline), site);
-            guard = next;
+            guard = next.map_err(|poisoned| {
+                PoisonError::new((poisoned.into_inner(), WaitTimeoutResult(timed_out)))
+            })?;
             if timed_out {
                 let still = condition(&mut *guard);
                 return Ok((guard, WaitTimeoutResult(still)));
@@ -149,21 +160,20 @@ impl Condvar {
         let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, kind, site);
         runtime::with(|ex| {
             let (threads, objects) = (&mut ex.threads, &mut ex.objects);
-            if let ObjState::Condvar { waiters } = &mut objects[cv as usize].state {
-                let woken = if all {
-                    waiters.len()
+            if let ObjState::Condvar { queue } = &mut objects[cv as usize].state {
+                if all {
+                    for thread in queue.notify_all() {
+                        threads[thread].waiting = false;
+                    }
                 } else {
-                    waiters.len().min(1)
-                };
-                for thread in waiters.drain(..woken) {
-                    threads[thread].waiting = false;
+                    queue.notify_one(());
                 }
             }
             ex.release(cv);
         });
     }
 
-    /// Wakes the longest-waiting thread, if any.
+    /// Wakes one of the threads waiting now, if any; which one is explored.
     #[track_caller]
     pub fn notify_one(&self) {
         self.notify(false, Location::caller());

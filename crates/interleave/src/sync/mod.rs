@@ -10,6 +10,7 @@ mod condvar;
 pub mod mpsc;
 mod mutex;
 mod once;
+mod poison;
 mod rwlock;
 
 pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult, Weak};

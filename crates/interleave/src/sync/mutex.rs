@@ -7,10 +7,10 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 
-use super::{LockResult, TryLockError, TryLockResult};
+use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjectKind, OpKind, Site};
+use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
 
 /// A mutual-exclusion lock protecting a `T`.
 pub struct Mutex<T: ?Sized> {
@@ -27,7 +27,10 @@ unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct MutexGuard<'a, T: ?Sized + 'a> {
     mutex: &'a Mutex<T>,
+    idx: ObjIdx,
     site: Site,
+    /// The thread was already panicking when it took the lock (see `poison`).
+    panicking: bool,
     not_send: PhantomData<*const ()>,
 }
 
@@ -44,9 +47,10 @@ impl<T> Mutex<T> {
         }
     }
 
-    /// Consumes the mutex and returns the value.
+    /// Consumes the mutex and returns the value; `Err` if the mutex is poisoned.
     pub fn into_inner(self) -> LockResult<T> {
-        Ok(self.data.into_inner())
+        let poisoned = poison::handle_poisoned(&self.handle);
+        poison::result(poisoned, self.data.into_inner())
     }
 }
 
@@ -57,15 +61,15 @@ impl<T: ?Sized> Mutex<T> {
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new holder when it records the step.
-        runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
-        Ok(self.guard(site))
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
+        poison::result(poison::is_poisoned(idx), self.guard(idx, site))
     }
 
     /// [`lock`](Mutex::lock) recorded at `site`: for primitives built on this one, which
     /// report their caller's line.
     pub(crate) fn lock_at(&self, site: Site) -> MutexGuard<'_, T> {
-        runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
-        self.guard(site)
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
+        self.guard(idx, site)
     }
 
     /// Takes the lock if it is free.
@@ -84,31 +88,37 @@ impl<T: ?Sized> Mutex<T> {
             free
         });
         if taken {
-            Ok(self.guard(site))
+            poison::try_result(poison::is_poisoned(idx), self.guard(idx, site))
         } else {
             Err(TryLockError::WouldBlock)
         }
     }
 
-    fn guard(&self, site: Site) -> MutexGuard<'_, T> {
+    fn guard(&self, idx: ObjIdx, site: Site) -> MutexGuard<'_, T> {
         MutexGuard {
             mutex: self,
+            idx,
             site,
+            panicking: std::thread::panicking(),
             not_send: PhantomData,
         }
     }
 
-    /// Always false: a panic fails the execution, so poisoning is never observed.
+    /// Whether a thread panicked while holding the lock (not a scheduling point, like std's
+    /// racy read of the flag).
     pub fn is_poisoned(&self) -> bool {
-        false
+        poison::handle_poisoned(&self.handle)
     }
 
-    /// Does nothing: see [`Mutex::is_poisoned`].
-    pub fn clear_poison(&self) {}
+    /// Clears the poison: the program has restored the data's invariants.
+    pub fn clear_poison(&self) {
+        poison::clear(&self.handle);
+    }
 
-    /// A mutable reference to the value; no locking is needed.
+    /// A mutable reference to the value; no locking is needed. `Err` if poisoned.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        Ok(self.data.get_mut())
+        let poisoned = poison::handle_poisoned(&self.handle);
+        poison::result(poisoned, self.data.get_mut())
     }
 }
 
@@ -120,8 +130,14 @@ impl<'a, T: ?Sized> MutexGuard<'a, T> {
         parts
     }
 
-    pub(super) fn from_parts(mutex: &'a Mutex<T>, site: Site) -> MutexGuard<'a, T> {
-        mutex.guard(site)
+    /// A guard of `mutex`, whose index in the execution is `idx`, that the running thread
+    /// has just taken again (`Condvar::wait`); `Err` if the mutex is poisoned.
+    pub(super) fn from_parts(
+        mutex: &'a Mutex<T>,
+        idx: ObjIdx,
+        site: Site,
+    ) -> LockResult<MutexGuard<'a, T>> {
+        poison::result(poison::is_poisoned(idx), mutex.guard(idx, site))
     }
 }
 
@@ -151,6 +167,9 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         // `Drop` cannot be `#[track_caller]`: the unlock is reported at the lock's site. The
         // runtime releases the mutex when it records the step.
+        // A thread that panics while it holds the lock poisons it; the flag is set before the
+        // unlock step, while no other thread can take the lock.
+        poison::poison_if_panicking(self.idx, self.panicking);
         runtime::switch_on(
             &self.mutex.handle,
             ObjectKind::Mutex,

@@ -1,5 +1,7 @@
 //! `Once` and `OnceLock`: one-time initialisation. A thread that arrives while another runs
-//! the initialiser blocks until it completes.
+//! the initialiser blocks until it completes. An initialiser that panics poisons the `Once`, as
+//! std's does: `call_once` then panics, `call_once_force` runs again and sees the poison, and a
+//! `OnceLock` stays empty and tries again on its next use.
 
 use std::cell::UnsafeCell;
 use std::fmt;
@@ -7,7 +9,7 @@ use std::panic::Location;
 
 use crate::runtime;
 use crate::runtime::object::{Holder, ObjState, ObjectHandle};
-use crate::runtime::op::{ObjectKind, OpKind, Site};
+use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
 
 /// Runs an initialiser exactly once.
 #[derive(Debug)]
@@ -17,12 +19,44 @@ pub struct Once {
 
 /// State passed to [`Once::call_once_force`]'s closure.
 #[derive(Debug)]
-pub struct OnceState(());
+pub struct OnceState {
+    poisoned: bool,
+}
 
 impl OnceState {
-    /// Always false: a panic fails the execution, so poisoning is never observed.
+    /// Whether an earlier initialiser of this `Once` panicked.
     pub fn is_poisoned(&self) -> bool {
-        false
+        self.poisoned
+    }
+}
+
+/// Ends the run of an initialiser: completes the `Once` when the initialiser returned, or
+/// poisons it and lets the next thread in when it panicked (dropped while unwinding).
+struct Completion<'a> {
+    once: &'a Once,
+    idx: ObjIdx,
+    site: Site,
+}
+
+impl Drop for Completion<'_> {
+    fn drop(&mut self) {
+        let panicked = std::thread::panicking();
+        runtime::switch_on(
+            &self.once.handle,
+            ObjectKind::Once,
+            OpKind::OnceComplete,
+            self.site,
+        );
+        let idx = self.idx as usize;
+        runtime::with(|ex| {
+            let entry = &mut ex.objects[idx];
+            if let ObjState::Once { runner, done } = &mut entry.state {
+                *runner = None;
+                *done = !panicked;
+            }
+            entry.poisoned = panicked;
+            ex.release(self.idx);
+        });
     }
 }
 
@@ -42,44 +76,53 @@ impl Once {
         }
     }
 
-    fn run(&self, f: impl FnOnce(), site: Site) {
+    /// Runs `f` unless an initialiser completed. A poisoned `Once` panics, as std's
+    /// `call_once` does, unless `force` (`call_once_force`, `OnceLock`).
+    fn run(&self, f: impl FnOnce(&OnceState), site: Site, force: bool) {
         let idx = runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceEnter, site);
         let must_run = runtime::with(|ex| {
             let thread = ex.me();
-            let ObjState::Once { runner, done } = &mut ex.objects[idx as usize].state else {
+            let entry = &mut ex.objects[idx as usize];
+            let poisoned = entry.poisoned;
+            let ObjState::Once { runner, done } = &mut entry.state else {
                 unreachable!("a Once handle points at another kind of object");
             };
             if *done {
                 ex.acquire(idx);
-                false
+                None
+            } else if poisoned && !force {
+                ex.acquire(idx);
+                Some(Err(()))
             } else {
                 *runner = Some(Holder { thread, site });
-                true
+                Some(Ok(poisoned))
             }
         });
-        if must_run {
-            f();
-            runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceComplete, site);
-            runtime::with(|ex| {
-                if let ObjState::Once { runner, done } = &mut ex.objects[idx as usize].state {
-                    *runner = None;
-                    *done = true;
-                }
-                ex.release(idx);
-            });
+        match must_run {
+            None => {}
+            Some(Err(())) => panic!("Once instance has previously been poisoned"),
+            Some(Ok(poisoned)) => {
+                let completion = Completion {
+                    once: self,
+                    idx,
+                    site,
+                };
+                f(&OnceState { poisoned });
+                drop(completion);
+            }
         }
     }
 
     /// Runs `f` if no call has run an initialiser yet; waits for a running one to finish.
     #[track_caller]
     pub fn call_once<F: FnOnce()>(&self, f: F) {
-        self.run(f, Location::caller());
+        self.run(|_| f(), Location::caller(), false);
     }
 
     /// Like [`Once::call_once`]; the closure receives the `Once`'s state.
     #[track_caller]
     pub fn call_once_force<F: FnOnce(&OnceState)>(&self, f: F) {
-        self.run(|| f(&OnceState(())), Location::caller());
+        self.run(f, Location::caller(), true);
     }
 
     /// Whether an initialiser has completed (a scheduling point).
@@ -166,13 +209,16 @@ impl<T> OnceLock<T> {
     }
 
     fn init(&self, f: impl FnOnce() -> T, site: Site) -> &T {
+        // std's `OnceLock` ignores the poison of an initialiser that panicked: the cell stays
+        // empty and the next caller initialises it.
         self.once.run(
-            || {
+            |_| {
                 let value = f();
                 // SAFETY: only the thread running the `Once` writes, before completion.
                 unsafe { *self.value.get() = Some(value) };
             },
             site,
+            true,
         );
         // SAFETY: see the `Sync` impl.
         unsafe { (*self.value.get()).as_ref() }.expect("the initialiser stored a value")

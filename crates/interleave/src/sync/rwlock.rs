@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 
-use super::{LockResult, TryLockError, TryLockResult};
+use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime::object::{ObjState, ObjectHandle};
 use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
 use crate::runtime::{self, Execution};
@@ -35,7 +35,10 @@ pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
     lock: &'a RwLock<T>,
+    idx: ObjIdx,
     site: Site,
+    /// The thread was already panicking when it took the lock (see `poison`).
+    panicking: bool,
     not_send: PhantomData<*const ()>,
 }
 
@@ -66,9 +69,10 @@ impl<T> RwLock<T> {
         }
     }
 
-    /// Consumes the lock and returns the value.
+    /// Consumes the lock and returns the value; `Err` if the lock is poisoned.
     pub fn into_inner(self) -> LockResult<T> {
-        Ok(self.data.into_inner())
+        let poisoned = poison::handle_poisoned(&self.handle);
+        poison::result(poisoned, self.data.into_inner())
     }
 }
 
@@ -78,8 +82,8 @@ impl<T: ?Sized> RwLock<T> {
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new reader when it records the step.
-        runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::ReadLock, site);
-        Ok(self.read_guard(site))
+        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::ReadLock, site);
+        poison::result(poison::is_poisoned(idx), self.read_guard(site))
     }
 
     /// Blocks until nobody holds the lock, then takes exclusive access.
@@ -87,18 +91,19 @@ impl<T: ?Sized> RwLock<T> {
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new writer when it records the step.
-        runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::WriteLock, site);
-        Ok(self.write_guard(site))
+        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::WriteLock, site);
+        poison::result(poison::is_poisoned(idx), self.write_guard(idx, site))
     }
 
-    fn try_take(&self, write: bool, site: Site) -> bool {
+    /// Takes the lock if it is free: its index in the execution and whether it is poisoned.
+    fn try_take(&self, write: bool, site: Site) -> Option<(ObjIdx, bool)> {
         let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::TryRwLock, site);
         runtime::with(|ex| {
             let free = can_take(ex, idx, write);
             if free {
                 ex.take_rwlock(idx, write, site);
             }
-            free
+            free.then(|| (idx, ex.objects[idx as usize].poisoned))
         })
     }
 
@@ -106,10 +111,9 @@ impl<T: ?Sized> RwLock<T> {
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
         let site = Location::caller();
-        if self.try_take(false, site) {
-            Ok(self.read_guard(site))
-        } else {
-            Err(TryLockError::WouldBlock)
+        match self.try_take(false, site) {
+            Some((_, poisoned)) => poison::try_result(poisoned, self.read_guard(site)),
+            None => Err(TryLockError::WouldBlock),
         }
     }
 
@@ -117,10 +121,9 @@ impl<T: ?Sized> RwLock<T> {
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
         let site = Location::caller();
-        if self.try_take(true, site) {
-            Ok(self.write_guard(site))
-        } else {
-            Err(TryLockError::WouldBlock)
+        match self.try_take(true, site) {
+            Some((idx, poisoned)) => poison::try_result(poisoned, self.write_guard(idx, site)),
+            None => Err(TryLockError::WouldBlock),
         }
     }
 
@@ -132,25 +135,30 @@ impl<T: ?Sized> RwLock<T> {
         }
     }
 
-    fn write_guard(&self, site: Site) -> RwLockWriteGuard<'_, T> {
+    fn write_guard(&self, idx: ObjIdx, site: Site) -> RwLockWriteGuard<'_, T> {
         RwLockWriteGuard {
             lock: self,
+            idx,
             site,
+            panicking: std::thread::panicking(),
             not_send: PhantomData,
         }
     }
 
-    /// Always false: a panic fails the execution, so poisoning is never observed.
+    /// Whether a writer panicked while holding the lock (not a scheduling point).
     pub fn is_poisoned(&self) -> bool {
-        false
+        poison::handle_poisoned(&self.handle)
     }
 
-    /// Does nothing: see [`RwLock::is_poisoned`].
-    pub fn clear_poison(&self) {}
+    /// Clears the poison: the program has restored the data's invariants.
+    pub fn clear_poison(&self) {
+        poison::clear(&self.handle);
+    }
 
-    /// A mutable reference to the value; no locking is needed.
+    /// A mutable reference to the value; no locking is needed. `Err` if poisoned.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        Ok(self.data.get_mut())
+        let poisoned = poison::handle_poisoned(&self.handle);
+        poison::result(poisoned, self.data.get_mut())
     }
 }
 
@@ -185,6 +193,8 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
+        // Only writers poison, as under std: a reader cannot leave the data half-updated.
+        poison::poison_if_panicking(self.idx, self.panicking);
         give(&self.lock.handle, self.site);
     }
 }
