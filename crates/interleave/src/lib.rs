@@ -251,19 +251,16 @@
 //! - Every thread runs on a coroutine stack of [`Config::stack_size`] bytes (256 KiB;
 //!   `thread::Builder::stack_size` asks for more). A thread that overflows it hits a guard page,
 //!   and the process aborts with a message naming the thread, as std does.
-//! - Time is virtual ([`time`]): each execution has a clock that moves only when no thread can
-//!   run, to the earliest deadline of a sleeping or timed-waiting thread or an async timer. So a
-//!   timeout (`Condvar::wait_timeout`, `recv_timeout`, `park_timeout`, `time::timeout`) is not
-//!   a free scheduling choice: it fires only when nothing else can happen before its deadline.
-//!   `thread::sleep` blocks until its deadline.
-//! - `Condvar` has no spurious wake-ups and `notify_one` wakes the longest waiter.
-//! - Threads still blocked after the main thread returned are not reported (std would kill
-//!   them with the process).
+//! - Time is virtual ([`time`]): a sleep or timeout may end at any scheduling point after it
+//!   started, and the clock then moves to its deadline; `Instant` measures that clock.
+//! - std's freedoms are explored, not fixed: which waiter `Condvar::notify_one` wakes, whether a
+//!   timed wait times out. A panic in a spawned thread is returned by `join`, and fails the
+//!   execution only if no `join` observes it; locks and `Once` are poisoned as std's are.
+//!   `Condvar` has no spurious wake-ups.
 //! - Objects kept in plain `static`s keep their data from one execution to the next. One used
 //!   by two executions at the same time (tests that cargo runs in parallel, several workers)
 //!   fails the second execution at once, naming the static: declare such statics with
 //!   [`lazy_static!`], which gives every execution its own value.
-//! - Poisoning is not modelled: a panic fails the execution, so a poisoned lock is never seen.
 
 #![warn(missing_docs)]
 

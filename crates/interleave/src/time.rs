@@ -1,28 +1,26 @@
 //! Virtual time, in tokio's shapes: [`Instant`], [`sleep`], [`sleep_until`], [`timeout`],
 //! [`interval`].
 //!
-//! Every execution has its own clock. It starts at zero and no wall time ever counts: it moves
-//! only when no thread of the execution can run while some thread waits with a deadline (a
-//! sleep, a timed wait, a timer). It then jumps to the earliest such deadline, and exactly the
-//! threads and timers due at that instant become runnable, all at once; the strategy chooses
-//! among them as among any runnable threads. If no thread can run and none has a deadline, the
-//! execution is deadlocked, as without time. Once the main thread has returned the clock stops
-//! (under std the process would be gone), so threads still asleep then never wake. The jump depends only on what the threads did, so
-//! the same schedule always sees the same times, and a replay reproduces them.
+//! Every execution has its own clock. It starts at zero and no wall time ever counts. A sleep,
+//! a timed wait or a timer may end at any scheduling point after it started: how long a thread
+//! takes to reach its next step is not bounded, so from the other threads' point of view a
+//! sleeper may wake "early" (before they did what it waited for) or late. When a thread's wait
+//! ends by its deadline, the clock moves to that deadline if it is not past it already, so an
+//! `Instant` read after a sleep of `d` is at least `d` later, and the clock never goes back.
+//! The moves depend only on the schedule, so the same schedule always sees the same times, and
+//! a replay reproduces them. A timed-out wait counts as a yield for the strategies' spin-loop
+//! rules, like a sleep, so a loop that waits by timing out lets the others run.
 //!
-//! Blocking code uses the same clock: [`thread::sleep`](crate::thread::sleep) blocks until its
-//! deadline, and [`park_timeout`](crate::thread::park_timeout),
+//! Blocking code uses the same clock: [`thread::sleep`](crate::thread::sleep),
+//! [`park_timeout`](crate::thread::park_timeout),
 //! [`Condvar::wait_timeout`](crate::sync::Condvar::wait_timeout) and
-//! [`Receiver::recv_timeout`](crate::sync::mpsc::Receiver::recv_timeout) time out exactly when
-//! the clock reaches their deadline, and are notified or receive normally before.
+//! [`Receiver::recv_timeout`](crate::sync::mpsc::Receiver::recv_timeout) may each end by their
+//! timeout at any point, or be notified or receive normally before.
 //!
-//! **What a timeout means here.** A timeout is not a free scheduling choice: it happens only
-//! when nothing else can happen before its deadline. So a thread that waits 10 ms for a reply
-//! gets the reply if the replying thread can send it without waiting for time itself, however
-//! slow the schedule makes it; a timeout race is explored when both sides wait for time, for
-//! instance when the reply needs 10 ms of (virtual) work too, and both become runnable at the
-//! same instant. Give the work that a test expects to be slow a virtual duration (a sleep) to
-//! say so.
+//! **What a timeout means here.** A timeout is a scheduling choice, as it is on a loaded
+//! machine: a thread that waits 10 ms for a reply may time out even though the reply needs no
+//! time, and a thread that sleeps 10 ms as a delay does not know that the others did their work
+//! meanwhile. Programs that rely on a sleep to order threads are the bugs this finds.
 //!
 //! An async [`Sleep`] registers a timer with the waker of the task that polls it; the timer
 //! ends that task's wait ([`future::block_on`](crate::future::block_on) and tasks park between
@@ -39,8 +37,13 @@
 //!     future::block_on(async {
 //!         let start = Instant::now();
 //!         let slow = future::spawn(time::sleep(Duration::from_millis(10)));
-//!         assert!(time::timeout(Duration::from_millis(5), slow).await.is_err());
-//!         assert_eq!(start.elapsed(), Duration::from_millis(5));
+//!         match time::timeout(Duration::from_millis(5), slow).await {
+//!             // The timeout came first: at its deadline.
+//!             Err(_) => assert_eq!(start.elapsed(), Duration::from_millis(5)),
+//!             // The slow task was scheduled first: its sleep ended, at 10 ms, before the
+//!             // timeout was noticed.
+//!             Ok(_) => assert_eq!(start.elapsed(), Duration::from_millis(10)),
+//!         }
 //!     })
 //! });
 //! ```

@@ -1,6 +1,7 @@
-//! Virtual time: the clock moves only when no thread can run, to the earliest deadline, for
-//! async timers and blocking timed waits alike; `select` explores both winners of a tie; and a
-//! timeout race of async code (a reply due at the same instant as the deadline) is found by PCT.
+//! Virtual time: a sleep or timeout may end at any scheduling point after it started, and the
+//! clock then moves to its deadline (never back), for async timers and blocking timed waits
+//! alike; `select` explores both winners of a tie; and a timeout race of async code (a reply due
+//! at the same instant as the deadline) is found by PCT.
 
 mod schedules;
 use schedules::outcomes;
@@ -25,9 +26,12 @@ fn all_schedules(f: impl Fn() + Sync) {
     schedules::all_schedules(200, f);
 }
 
+/// A sleep may end at any scheduling point after it started (the sleeper may be scheduled late
+/// or early relative to the others), lasts at least its duration on the virtual clock, and the
+/// clock never goes back: both orders of two sleepers are reached.
 #[test]
-fn sleepers_wake_in_deadline_order_and_the_clock_moves_by_exactly_the_slept_time() {
-    all_schedules(|| {
+fn sleepers_wake_in_either_order_after_at_least_their_duration() {
+    let orders = outcomes(|| {
         future::block_on(async {
             let start = Instant::now();
             assert_eq!(start.elapsed(), Duration::ZERO);
@@ -37,7 +41,7 @@ fn sleepers_wake_in_deadline_order_and_the_clock_moves_by_exactly_the_slept_time
                 future::spawn(async move {
                     let before = Instant::now();
                     time::sleep(ms(millis)).await;
-                    assert_eq!(Instant::now() - before, ms(millis));
+                    assert!(Instant::now() - before >= ms(millis));
                     log.lock().unwrap().push((millis, start.elapsed()));
                 })
             };
@@ -45,22 +49,27 @@ fn sleepers_wake_in_deadline_order_and_the_clock_moves_by_exactly_the_slept_time
             let fast = sleeper(5);
             slow.await.unwrap();
             fast.await.unwrap();
-            assert_eq!(*log.lock().unwrap(), vec![(5, ms(5)), (10, ms(10))]);
-            assert_eq!(start.elapsed(), ms(10));
+            let log = log.lock().unwrap().clone();
+            assert!(log.windows(2).all(|w| w[0].1 <= w[1].1), "{log:?}");
+            // The fast sleeper may have started late, after the slow one woke.
+            assert!(start.elapsed() >= ms(10));
             time::sleep_until(start + ms(12)).await;
-            assert_eq!(Instant::now(), start + ms(12));
+            let after = Instant::now();
+            assert!(after >= start + ms(12));
             time::sleep_until(start).await;
             assert_eq!(
-                start.elapsed(),
-                ms(12),
+                Instant::now(),
+                after,
                 "a deadline in the past completes at once"
             );
+            log.iter().map(|&(millis, _)| millis).collect::<Vec<_>>()
         })
     });
+    assert_eq!(orders, BTreeSet::from([vec![5, 10], vec![10, 5]]));
 }
 
 #[test]
-fn a_timeout_fires_at_its_deadline_and_not_when_the_future_is_faster() {
+fn a_timeout_fires_at_its_deadline_and_may_fire_before_a_slow_reply() {
     all_schedules(|| {
         future::block_on(async {
             let start = Instant::now();
@@ -76,14 +85,6 @@ fn a_timeout_fires_at_its_deadline_and_not_when_the_future_is_faster() {
             assert_eq!(early, Ok(7));
             assert_eq!(start.elapsed(), ms(8));
 
-            // A reply that needs no time arrives before any deadline, however the schedule
-            // delays the replying task.
-            let (tx, rx) = oneshot::channel();
-            let replier = future::spawn(async move { tx.send(1).unwrap() });
-            assert_eq!(time::timeout(ms(1), rx).await, Ok(Ok(1)));
-            replier.await.unwrap();
-            assert_eq!(start.elapsed(), ms(8));
-
             // A sender that never sends: only the deadline ends the wait.
             let (tx, rx) = oneshot::channel::<u32>();
             assert!(time::timeout_at(start + ms(20), rx).await.is_err());
@@ -91,6 +92,24 @@ fn a_timeout_fires_at_its_deadline_and_not_when_the_future_is_faster() {
             drop(tx);
         })
     });
+    // A reply that needs no time may still come after the deadline: the replying task can be
+    // scheduled late. Both outcomes are reached, and a timeout always comes at its deadline.
+    let replies = outcomes(|| {
+        future::block_on(async {
+            let start = Instant::now();
+            let (tx, rx) = oneshot::channel();
+            let replier = future::spawn(async move {
+                let _ = tx.send(1);
+            });
+            let reply = time::timeout(ms(1), rx).await;
+            replier.await.unwrap();
+            let elapsed = start.elapsed();
+            assert!(elapsed <= ms(1));
+            (reply.is_ok(), elapsed == ms(1))
+        })
+    });
+    assert!(replies.contains(&(true, false)), "{replies:?}");
+    assert!(replies.contains(&(false, true)), "{replies:?}");
 }
 
 #[test]
@@ -137,20 +156,26 @@ fn blocking_sleeps_and_async_sleeps_share_one_clock() {
             log.lock().unwrap().push(("task", Instant::now()));
         });
         sleeper.join().unwrap();
-        let expected: Vec<_> = [("thread", 4), ("task", 6), ("thread", 8), ("task", 10)]
-            .into_iter()
-            .map(|(who, millis)| (who, start + ms(millis)))
-            .collect();
-        assert_eq!(*log.lock().unwrap(), expected);
+        let log = log.lock().unwrap().clone();
+        assert!(
+            log.windows(2).all(|w| w[0].1 <= w[1].1),
+            "one clock: {log:?}"
+        );
+        for (who, first) in [("thread", 4), ("task", 6)] {
+            let times: Vec<_> = log.iter().filter(|e| e.0 == who).map(|e| e.1).collect();
+            assert!(times[0] >= start + ms(first), "{log:?}");
+            assert!(times[1] >= times[0] + ms(4), "{log:?}");
+        }
 
         // A park that nobody ends returns at its deadline.
+        let before = Instant::now();
         thread::park_timeout(ms(3));
-        assert_eq!(start.elapsed(), ms(13));
+        assert_eq!(before.elapsed(), ms(3));
     });
 }
 
 #[test]
-fn a_condvar_wait_times_out_only_when_nothing_else_can_run() {
+fn a_condvar_wait_may_time_out_or_be_notified_whatever_the_notifier_does() {
     /// The waiter waits at most 10 ms; the notifier first works for `work` of virtual time.
     /// Returns whether the waiter timed out and when it woke.
     fn wait_for_notifier(work: Option<Duration>) -> (bool, Duration) {
@@ -177,19 +202,25 @@ fn a_condvar_wait_times_out_only_when_nothing_else_can_run() {
         (result.timed_out(), woke)
     }
 
-    // However late the schedule runs the notifier, it notifies before any time passes.
-    assert_eq!(
-        outcomes(|| wait_for_notifier(None)),
-        BTreeSet::from([(false, Duration::ZERO)])
-    );
-    assert_eq!(
-        outcomes(|| wait_for_notifier(Some(ms(4)))),
-        BTreeSet::from([(false, ms(4))])
-    );
-    assert_eq!(
-        outcomes(|| wait_for_notifier(Some(ms(20)))),
-        BTreeSet::from([(true, ms(10))])
-    );
+    // The waiter may be notified or time out whenever the notifier works: the notifier can be
+    // scheduled late (even start its work after the deadline). A timeout never comes before
+    // the deadline, and a notification never before the notifier's work is done.
+    for (work, notified, timed_out) in [
+        (None, (false, Duration::ZERO), (true, ms(10))),
+        (Some(ms(4)), (false, ms(4)), (true, ms(10))),
+        (Some(ms(20)), (false, ms(20)), (true, ms(10))),
+    ] {
+        let seen = outcomes(|| wait_for_notifier(work));
+        assert!(seen.contains(&notified), "{work:?}: {seen:?}");
+        assert!(seen.contains(&timed_out), "{work:?}: {seen:?}");
+        for &(timed_out, woke) in &seen {
+            assert!(!timed_out || woke >= ms(10), "{work:?}: {seen:?}");
+            assert!(
+                timed_out || woke >= work.unwrap_or_default(),
+                "{work:?}: {seen:?}"
+            );
+        }
+    }
 
     // `wait_timeout` without a notifier times out after exactly its duration.
     all_schedules(|| {
@@ -202,7 +233,7 @@ fn a_condvar_wait_times_out_only_when_nothing_else_can_run() {
 }
 
 #[test]
-fn recv_timeout_receives_what_comes_before_the_deadline() {
+fn recv_timeout_may_time_out_or_receive_whatever_the_deadline() {
     let receive = |send_after: u64, timeout: u64| {
         let (tx, rx) = mpsc::channel();
         let sender = thread::spawn(move || {
@@ -220,11 +251,15 @@ fn recv_timeout_receives_what_comes_before_the_deadline() {
         sender.join().unwrap();
         (result, waited)
     };
+    // A message sent after 5 ms may miss a 10 ms timeout (the sender is scheduled late), and
+    // one sent after 10 ms may still be received by a 2 ms timeout (the receiver is).
     assert_eq!(
         outcomes(|| receive(5, 10)),
-        BTreeSet::from([(Some(1), ms(5))])
+        BTreeSet::from([(None, ms(10)), (Some(1), ms(5))])
     );
-    assert_eq!(outcomes(|| receive(10, 2)), BTreeSet::from([(None, ms(2))]));
+    let late = outcomes(|| receive(10, 2));
+    assert!(late.contains(&(None, ms(2))), "{late:?}");
+    assert!(late.contains(&(Some(1), ms(10))), "{late:?}");
 }
 
 #[test]

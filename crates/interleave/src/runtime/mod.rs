@@ -745,7 +745,7 @@ impl Execution {
                 // `op_enabled` reads the pending operation, which keeps what the thread was
                 // doing when the execution stopped (the report shows it).
                 let stopped_at = std::mem::replace(&mut self.threads[t].pending, op);
-                let enabled = self.op_enabled(t);
+                let enabled = self.op_enabled(t, true);
                 self.threads[t].pending = stopped_at;
                 enabled
             }
@@ -1081,8 +1081,11 @@ impl Execution {
         index
     }
 
-    /// Whether thread `t`'s pending operation can take effect now.
-    fn op_enabled(&self, t: usize) -> bool {
+    /// Whether thread `t`'s pending operation can take effect now. A timed operation (a
+    /// sleep, a timeout, a parked task's timer) may end by its timeout at any scheduling point
+    /// after it started (`early`), since the time a thread takes to reach a step is not
+    /// bounded; without `early`, only once the virtual clock has reached its deadline.
+    fn op_enabled(&self, t: usize, early: bool) -> bool {
         let slot = &self.threads[t];
         let op = slot.pending;
         let state = || &self.objects[op.object as usize].state;
@@ -1108,15 +1111,15 @@ impl Execution {
                     ObjState::Condvar { queue } => queue.can_take(t),
                     _ => false,
                 };
-                mutex_free && (!slot.waiting || self.timed_out(slot) || notified())
+                mutex_free && (!slot.waiting || self.may_time_out(slot, early) || notified())
             }
             OpKind::Join => self.threads[op.arg as usize].finished,
             OpKind::Park => {
                 slot.park_token
-                    || self.timed_out(slot)
-                    || slot.timer_deadline.is_some_and(|d| d <= self.now)
+                    || self.may_time_out(slot, early)
+                    || slot.timer_deadline.is_some_and(|d| early || d <= self.now)
             }
-            OpKind::Sleep => self.timed_out(slot),
+            OpKind::Sleep => self.may_time_out(slot, early),
             OpKind::BarrierLeave => match state() {
                 ObjState::Barrier { generation, .. } => *generation != slot.barrier_generation,
                 _ => true,
@@ -1144,7 +1147,7 @@ impl Execution {
             },
             OpKind::Recv => match state() {
                 ObjState::Channel { len, senders, .. } => {
-                    *len > 0 || *senders == 0 || self.timed_out(slot)
+                    *len > 0 || *senders == 0 || self.may_time_out(slot, early)
                 }
                 _ => true,
             },
@@ -1152,16 +1155,36 @@ impl Execution {
         }
     }
 
-    /// Whether `slot`'s pending operation is timed and the clock has reached its deadline.
+    /// Whether `slot`'s pending operation is timed and may end by its timeout now: at any
+    /// time when `early`, otherwise once the clock has reached its deadline.
     #[inline]
-    fn timed_out(&self, slot: &ThreadSlot) -> bool {
-        slot.pending.timed && slot.deadline <= self.now
+    fn may_time_out(&self, slot: &ThreadSlot, early: bool) -> bool {
+        slot.pending.timed && (early || slot.deadline <= self.now)
     }
 
-    /// Whether thread `t`'s pending operation is timed and its deadline has passed (it may
+    /// Whether thread `t`'s pending operation is timed, so it may end by its timeout (it may
     /// still wait for its mutex).
     pub fn deadline_passed(&self, t: usize) -> bool {
-        self.timed_out(&self.threads[t])
+        self.may_time_out(&self.threads[t], true)
+    }
+
+    /// Thread `chosen` is about to take its step: when only its timeout lets it (its operation
+    /// could not take effect otherwise), the virtual clock moves to that deadline, so `Instant`
+    /// readings after the wait are at least its deadline. Returns whether the step is a
+    /// timeout.
+    #[inline]
+    fn time_out_if_due(&mut self, chosen: usize) -> bool {
+        let slot = &self.threads[chosen];
+        let timed = slot.pending.timed
+            || (slot.pending.kind == OpKind::Park && slot.timer_deadline.is_some());
+        if !timed || self.op_enabled(chosen, false) {
+            return false;
+        }
+        if let Some(deadline) = self.next_deadline(chosen) {
+            self.now = deadline;
+            self.clock_advances.push((self.events.len(), deadline));
+        }
+        true
     }
 
     /// The earliest future instant at which thread `t` stops waiting by itself: its timed
@@ -1329,7 +1352,7 @@ impl Execution {
             if self.threads[t].finished {
                 continue;
             }
-            if !self.threads[t].pending.blocking || self.op_enabled(t) {
+            if !self.threads[t].pending.blocking || self.op_enabled(t, true) {
                 self.enabled.push(t);
             } else if t == self.current {
                 // Only the thread that just announced its operation can have started to wait
@@ -1350,14 +1373,15 @@ impl Execution {
     /// visit to the runtime.
     #[inline]
     fn record(&mut self, chosen: usize) {
+        let timed_out = self.threads[chosen].pending.blocking && self.time_out_if_due(chosen);
         let slot = &mut self.threads[chosen];
         let Op {
             kind, object, arg, ..
         } = slot.pending;
         let site = slot.pending_site;
-        // A sleep counts as a yield: a loop that waits by sleeping zero time still loses its
-        // priority under the strategies' yield rule.
-        if kind == OpKind::Yield || kind == OpKind::Sleep {
+        // A sleep or a timeout counts as a yield: a loop that waits by sleeping or by timing
+        // out lets the others run under the strategies' yield rule, as a spin loop does.
+        if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
             slot.yields += 1;
         }
         self.events.push(Event {

@@ -3,17 +3,24 @@
 //!
 //! The search is stateless: each execution follows a prefix of thread choices, then takes a
 //! default choice at every later step (the running thread while it can run and has not just
-//! yielded, otherwise the lowest-numbered enabled thread), and reports every step's enabled
+//! yielded, otherwise the lowest-numbered enabled thread), and reports every step's candidate
 //! threads. Each step is a node of the search tree; after an execution the search backtracks to
 //! the deepest node with a thread still to try and replays the prefix up to it.
 //!
-//! Guarantee: when it finishes, every schedule of the program has run (for `dfs`; `dpor` runs
-//! at least one of each class of schedules that differ only in the order of independent
-//! steps). Nondeterministic choices (`interleave::rand`) are not enumerated: they are always 0.
+//! Spin loops (loom's rule): a thread whose last step was a yield (`yield_now`, `spin_loop`, a
+//! sleep, a timeout) is not a candidate again until another thread has taken a step that is not
+//! a yield, unless no other thread can run. A fair scheduler would run the others meanwhile, so
+//! the schedules left out only repeat a spinning thread's check without anything changing; with
+//! the rule a correct spin-wait ends in every schedule and the search finishes, and a spin that
+//! nobody ends is still reported, as the step bound, once the spinner is all that can run.
+//!
+//! Guarantee: when it finishes, every schedule of the program that respects the spin-loop rule
+//! has run (for `dfs`; `dpor` runs at least one of each class of such schedules that differ
+//! only in the order of independent steps). Nondeterministic choices (`interleave::rand`) are not enumerated: they are always 0.
 
 use std::any::Any;
 
-use super::{OpKind, Outcome, Schedule, Strategy, View};
+use super::{Outcome, Schedule, Strategy, View};
 
 /// One step of the search tree: who could run, who ran, and which threads are still to try.
 #[derive(Clone, Debug)]
@@ -130,31 +137,62 @@ impl Tree {
     }
 }
 
-/// The default continuation of the depth-first searches: the running thread while it can run
-/// and has not just yielded, otherwise the lowest-numbered other enabled thread.
-#[derive(Clone, Copy, Debug, Default)]
+/// The candidates and default continuation of the depth-first searches: the spin-loop rule
+/// (see the module docs), then the running thread while it is a candidate, otherwise the
+/// lowest-numbered candidate.
+#[derive(Clone, Debug, Default)]
 pub(super) struct Continuation {
-    /// The thread chosen last was about to yield.
-    yielded: bool,
+    /// Threads whose last step was a yield, since another thread last made progress.
+    yielded: Vec<bool>,
+    /// The thread chosen last and its yield count before its step, to tell whether that step
+    /// was a yield (the runtime counts yields, sleeps and timeouts).
+    last: Option<(usize, u32)>,
+    candidates: Vec<usize>,
 }
 
 impl Continuation {
-    /// `forced` when given, otherwise the default choice; either way, notes whether the chosen
-    /// thread is about to yield.
-    pub(super) fn choose(&mut self, view: &View<'_>, forced: Option<usize>) -> usize {
-        let enabled = view.enabled();
-        let chosen = forced.unwrap_or_else(|| match view.last_thread() {
-            Some(last) if enabled.contains(&last) && !self.yielded => last,
-            last => enabled
+    /// The threads the search may choose at this step: the enabled ones, less those that
+    /// yielded since another thread made progress, unless that leaves none.
+    pub(super) fn candidates(&mut self, view: &View<'_>) -> &[usize] {
+        if let Some((thread, yields_before)) = self.last {
+            if view.yields(thread) > yields_before {
+                if self.yielded.len() <= thread {
+                    self.yielded.resize(thread + 1, false);
+                }
+                self.yielded[thread] = true;
+            } else {
+                // Progress by `thread` ends the wait of the others, not its own: a thread that
+                // yields and then takes a step of its own loop (re-taking a lock, waiting
+                // again) has not let anyone else run yet.
+                for (other, yielded) in self.yielded.iter_mut().enumerate() {
+                    if other != thread {
+                        *yielded = false;
+                    }
+                }
+            }
+        }
+        self.candidates.clear();
+        let yielded = &self.yielded;
+        self.candidates.extend(
+            view.enabled()
                 .iter()
                 .copied()
-                .find(|&t| Some(t) != last)
-                .unwrap_or(enabled[0]),
+                .filter(|&t| !yielded.get(t).copied().unwrap_or(false)),
+        );
+        if self.candidates.is_empty() {
+            self.candidates.extend_from_slice(view.enabled());
+        }
+        &self.candidates
+    }
+
+    /// `forced` when given, otherwise the default choice among the step's `candidates`.
+    pub(super) fn choose(&mut self, view: &View<'_>, forced: Option<usize>) -> usize {
+        let candidates = &self.candidates;
+        let chosen = forced.unwrap_or_else(|| match view.last_thread() {
+            Some(last) if candidates.contains(&last) => last,
+            _ => candidates[0],
         });
-        self.yielded = chosen < view.thread_count()
-            && view
-                .pending(chosen)
-                .is_some_and(|op| op.kind == OpKind::Yield);
+        self.last = (chosen < view.thread_count()).then(|| (chosen, view.yields(chosen)));
         chosen
     }
 }
@@ -171,8 +209,9 @@ impl Schedule for PrefixSchedule {
         // A prefix that no longer fits the program is followed anyway: the runtime reports
         // the divergence.
         let forced = self.prefix.get(self.steps.chosen.len()).copied();
+        let candidates = self.continuation.candidates(view).to_vec();
         let chosen = self.continuation.choose(view, forced);
-        self.steps.enabled.push(view.enabled().to_vec());
+        self.steps.enabled.push(candidates);
         self.steps.chosen.push(chosen);
         chosen
     }

@@ -540,6 +540,7 @@ impl Schedule for VsSchedule {
         } else {
             self.then.take().filter(|t| view.enabled().contains(t))
         };
+        self.continuation.candidates(view);
         self.continuation.choose(view, forced)
     }
 
