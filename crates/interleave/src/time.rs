@@ -40,9 +40,9 @@
 //!         match time::timeout(Duration::from_millis(5), slow).await {
 //!             // The timeout came first: at its deadline.
 //!             Err(_) => assert_eq!(start.elapsed(), Duration::from_millis(5)),
-//!             // The slow task was scheduled first: its sleep ended, at 10 ms, before the
-//!             // timeout was noticed.
-//!             Ok(_) => assert_eq!(start.elapsed(), Duration::from_millis(10)),
+//!             // The timeout was noticed late: the slow task's sleep of 10 ms (which may
+//!             // have started late too) ended first.
+//!             Ok(_) => assert!(start.elapsed() >= Duration::from_millis(10)),
 //!         }
 //!     })
 //! });

@@ -261,3 +261,84 @@ fn notify_one_may_wake_either_waiter_and_dfs_reaches_both() {
         );
     }
 }
+
+/// A thread left blocked for ever when the main thread returns has lost its wake-up: reported
+/// as a deadlock naming it (shuttle's and loom's rule), not silently dropped.
+#[test]
+fn a_thread_blocked_when_the_main_thread_returns_is_a_deadlock() {
+    let report = explore("random", 20, || {
+        let (_tx, rx) = interleave::sync::mpsc::channel::<u32>();
+        let tx_keeper = Arc::new(Mutex::new(_tx));
+        let _waiter = thread::Builder::new()
+            .name("forgotten".into())
+            .spawn(move || {
+                let _keep = tx_keeper;
+                let _ = rx.recv();
+            })
+            .unwrap();
+    });
+    let failure = report.first_failure().expect("a deadlock");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert!(failure.message.contains("forgotten"), "{}", failure.message);
+    // Threads that can still run after the main thread returned run to their end.
+    schedules::all_schedules(100, || {
+        let flag = Arc::new(interleave::sync::atomic::AtomicBool::new(false));
+        let f2 = flag.clone();
+        let _late = thread::spawn(move || {
+            while !f2.load(interleave::sync::atomic::Ordering::SeqCst) {
+                thread::yield_now();
+            }
+        });
+        flag.store(true, interleave::sync::atomic::Ordering::SeqCst);
+    });
+}
+
+/// A detached task (its handle dropped) is cancelled when the main thread returns and nothing
+/// else is left, as under shuttle: a background loop does not run into the step bound.
+#[test]
+fn a_detached_task_is_cancelled_when_the_main_thread_returns() {
+    for spec in ["random", "pct:d=3", "dfs"] {
+        let report = explore(spec, 200, || {
+            drop(interleave::future::spawn(async {
+                loop {
+                    interleave::future::yield_now().await;
+                }
+            }));
+        });
+        assert!(report.is_ok(), "{spec}: {report}");
+    }
+}
+
+/// `yield_now` returns `Pending` once, as tokio's: in a `select` with a ready future, the
+/// ready one always wins.
+#[test]
+fn future_yield_now_is_pending_once() {
+    let winners = schedules::outcomes(|| {
+        interleave::future::block_on(async {
+            interleave::future::select(interleave::future::yield_now(), async { 1 })
+                .await
+                .is_right()
+        })
+    });
+    assert_eq!(winners, BTreeSet::from([true]));
+}
+
+/// `abort` races with the task finishing: exhaustive search reaches both outcomes.
+#[test]
+fn abort_races_with_the_task_finishing() {
+    for spec in ["dfs", "dpor"] {
+        let seen = StdMutex::new(BTreeSet::new());
+        let report = explore(spec, 1_000, || {
+            let handle = interleave::future::spawn(async { 5 });
+            handle.abort();
+            let result = interleave::future::block_on(handle);
+            seen.lock().unwrap().insert(result.is_ok());
+        });
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert_eq!(
+            seen.into_inner().unwrap(),
+            BTreeSet::from([false, true]),
+            "{spec}"
+        );
+    }
+}

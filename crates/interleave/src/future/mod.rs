@@ -46,6 +46,7 @@ use crate::runtime;
 use crate::runtime::foreign::ForeignWakes;
 use crate::runtime::op::{Op, OpKind, NO_OBJECT};
 use crate::runtime::Awaited;
+use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::thread::{self, Thread};
 
 /// Wakes a task by unparking its thread. Only the OS thread of the task's execution can do
@@ -185,7 +186,6 @@ impl std::error::Error for JoinError {}
 struct TaskState<T> {
     output: Option<Result<T, JoinError>>,
     finished: bool,
-    aborted: bool,
     /// The task awaiting the handle.
     joiner: Option<Waker>,
 }
@@ -194,6 +194,9 @@ struct TaskState<T> {
 /// the task's output, or why there is none.
 pub struct JoinHandle<T> {
     state: Arc<StdMutex<TaskState<T>>>,
+    /// Set by `abort`; an atomic of this crate, so that the abort and the task's check of it
+    /// are steps on one object and every search (DPOR too) orders them both ways.
+    aborted: Arc<AtomicBool>,
     thread: Thread,
     /// Where the task was spawned, for the join's scheduling point.
     site: &'static Location<'static>,
@@ -210,13 +213,14 @@ where
     let state = Arc::new(StdMutex::new(TaskState {
         output: None,
         finished: false,
-        aborted: false,
         joiner: None,
     }));
     let shared = state.clone();
+    let aborted = Arc::new(AtomicBool::new(false));
+    let abort_flag = aborted.clone();
     let thread = thread::spawn_task(
         move || {
-            let output = run_task(future, &shared, site);
+            let output = run_task(future, &abort_flag, site);
             let joiner = {
                 let mut state = lock(&shared);
                 state.output = Some(output);
@@ -231,6 +235,7 @@ where
     );
     JoinHandle {
         state,
+        aborted,
         thread,
         site,
     }
@@ -239,14 +244,14 @@ where
 /// Polls `future` like [`block_on`], giving up as soon as the task is aborted.
 fn run_task<F: Future>(
     future: F,
-    state: &StdMutex<TaskState<F::Output>>,
+    aborted: &AtomicBool,
     site: &'static Location<'static>,
 ) -> Result<F::Output, JoinError> {
     let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
     loop {
-        if lock(state).aborted {
+        if aborted.load(Ordering::SeqCst) {
             return Err(JoinError::Cancelled);
         }
         poll_again();
@@ -265,12 +270,28 @@ fn lock<T>(state: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        // Nobody can await the task any more: it is detached, and cancelled when only detached
+        // tasks are left after the main thread returned.
+        let index = self.thread.id().as_usize();
+        if runtime::in_execution() {
+            runtime::with(|ex| {
+                if let Some(slot) = ex.threads.get_mut(index) {
+                    slot.detached = true;
+                }
+            });
+        }
+    }
+}
+
 impl<T> JoinHandle<T> {
     /// Cancels the task: it stops at its next poll (its future is dropped there) and awaiting
-    /// the handle gives [`JoinError::Cancelled`], unless it had already finished.
+    /// the handle gives [`JoinError::Cancelled`], unless it had already finished. The abort is
+    /// a scheduling point, so whether it comes before the task finishes is explored.
     #[track_caller]
     pub fn abort(&self) {
-        lock(&self.state).aborted = true;
+        self.aborted.store(true, Ordering::SeqCst);
         // Wake it so it notices, wherever it is parked.
         self.thread.unpark();
     }
@@ -316,29 +337,38 @@ impl<T> fmt::Debug for JoinHandle<T> {
     }
 }
 
-/// Yields to the scheduler once: the task stays runnable, and another task may run first.
+/// Yields to the scheduler once, as tokio's: the first poll returns `Pending` (after waking the
+/// task), so the other futures of a `select` or `join` in the same task are polled before it
+/// completes, and another task may run first.
 ///
-/// A task is a thread, so this is the thread's yield (`thread::yield_now`): one scheduling
-/// decision, and strategies treat a task that keeps yielding in a spin loop as they treat a
-/// spinning thread (PCT lowers its priority so the task it waits for runs).
+/// A task is a thread, so the yield is also the thread's yield (`thread::yield_now`): one
+/// scheduling decision, and strategies treat a task that keeps yielding in a spin loop as they
+/// treat a spinning thread (PCT lowers its priority so the task it waits for runs).
 #[track_caller]
 pub fn yield_now() -> impl Future<Output = ()> {
     YieldNow {
         site: Location::caller(),
+        yielded: false,
     }
 }
 
 /// The future of [`yield_now`].
 struct YieldNow {
     site: &'static Location<'static>,
+    yielded: bool,
 }
 
 impl Future for YieldNow {
     type Output = ();
 
-    fn poll(self: Pin<&mut Self>, _context: &mut Context<'_>) -> Poll<()> {
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
         thread::yield_at(self.site);
-        Poll::Ready(())
+        context.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 

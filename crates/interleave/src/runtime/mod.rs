@@ -109,6 +109,9 @@ pub(crate) struct ThreadSlot {
     /// panic observed through `join` is the program's business, as under std; one left
     /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
     pub unobserved_panic: Option<(String, Option<String>)>,
+    /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
+    /// such tasks are left, the execution ends and they are cancelled (see `decide`).
+    pub detached: bool,
     yielder: *const ThreadYielder,
     pub clock: VectorClock,
     pub name: Option<Arc<str>>,
@@ -1056,6 +1059,7 @@ impl Execution {
             panicked: false,
             teardown_unwinding: false,
             unobserved_panic: None,
+            detached: false,
             yielder: std::ptr::null(),
             clock,
             name,
@@ -1711,6 +1715,13 @@ fn decide(ex: &mut Execution) -> Option<usize> {
     if ex.failure.is_some() {
         return None;
     }
+    // The end of the test (shuttle's rule): after the main thread returned, the spawned
+    // threads and the tasks somebody may still await run to their end, and the detached tasks
+    // (their handles dropped) only while those do; when only detached tasks are left, the
+    // execution is over and teardown cancels them.
+    if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
+        return None;
+    }
     ex.compute_enabled();
     if ex.failure.is_some() {
         return None;
@@ -1726,20 +1737,20 @@ fn decide(ex: &mut Execution) -> Option<usize> {
         }
     }
     if ex.enabled.is_empty() {
-        // Threads still blocked after the main thread returned would be killed with the process
-        // under std, so only a blocked main thread makes a deadlock.
-        if !ex.threads[0].finished {
-            // A task whose wake came from a foreign OS thread was lost, not deadlocked.
-            if let Some(message) = ex.foreign.explanation(ex.tag) {
-                ex.outside_control = true;
-                ex.current = 0;
-                ex.fail(FailureKind::Nondeterminism, message);
-                return None;
-            }
-            let message = crate::detect::deadlock::explain(ex);
+        // Threads still blocked when nothing can run are a deadlock, also after the main thread
+        // returned: under std the process would exit with them blocked, but a test that leaves
+        // a thread waiting for ever has lost a wake-up or a message (shuttle and loom report it
+        // too).
+        // A task whose wake came from a foreign OS thread was lost, not deadlocked.
+        if let Some(message) = ex.foreign.explanation(ex.tag) {
+            ex.outside_control = true;
             ex.current = 0;
-            ex.fail(FailureKind::Deadlock, message);
+            ex.fail(FailureKind::Nondeterminism, message);
+            return None;
         }
+        let message = crate::detect::deadlock::explain(ex);
+        ex.current = 0;
+        ex.fail(FailureKind::Deadlock, message);
         return None;
     }
     if ex.steps() >= ex.limits.max_steps {
