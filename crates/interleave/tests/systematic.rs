@@ -657,3 +657,109 @@ fn value_schedules_find_a_lost_notification_and_count_abandoned_interleavings() 
         "every value schedule of the known access pairs"
     );
 }
+
+/// `waiters` threads spin with `yield_now` until the last thread sets a flag; with `buggy`, the
+/// setter also checks a counter the spinners bump without synchronisation (a lost update).
+fn spin_wait(waiters: usize, buggy: bool) {
+    use interleave::sync::atomic::AtomicBool;
+    let flag = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let spinners: Vec<_> = (0..waiters)
+        .map(|_| {
+            let (flag, count) = (flag.clone(), count.clone());
+            thread::spawn(move || {
+                while !flag.load(Ordering::SeqCst) {
+                    thread::yield_now();
+                }
+                if buggy {
+                    let seen = count.load(Ordering::SeqCst);
+                    count.store(seen + 1, Ordering::SeqCst);
+                } else {
+                    count.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    flag.store(true, Ordering::SeqCst);
+    for spinner in spinners {
+        spinner.join().unwrap();
+    }
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        waiters as u64,
+        "an increment was lost"
+    );
+}
+
+/// Exhaustive search finishes on spin-waits (loom's rule: a thread that yielded waits until
+/// another made progress), reports nothing on the correct ones and finds the lost update of
+/// the buggy twin. The execution counts are printed for the record.
+#[test]
+fn dfs_and_dpor_finish_on_spin_waits() {
+    for spec in ["dfs", "dpor"] {
+        for waiters in [1, 2] {
+            let report = explore(spec, || spin_wait(waiters, false));
+            assert!(report.is_ok(), "{spec}, {} threads: {report}", waiters + 1);
+            assert_eq!(stat(&report, "covered"), "the whole search space", "{spec}");
+            println!(
+                "{spec}: {}-thread spin-wait exhausted in {} executions",
+                waiters + 1,
+                report.executions
+            );
+            assert!(report.executions < 20_000, "{spec}: {}", report.executions);
+            let buggy = explore(spec, || spin_wait(waiters.max(2), true));
+            let failure = buggy.first_failure().expect("the lost update is found");
+            assert!(
+                failure.message.contains("an increment was lost"),
+                "{failure}"
+            );
+        }
+    }
+}
+
+/// A draw of `interleave::rand` is a choice point of exhaustive search: the value that breaks
+/// the program is found, and the fixed twin covers every value.
+#[test]
+fn dfs_and_dpor_enumerate_random_values() {
+    let program = |buggy: bool| {
+        move || {
+            let slot = Arc::new(Mutex::new(0u64));
+            let s2 = slot.clone();
+            let t = thread::spawn(move || *s2.lock().unwrap() += 1);
+            let pick = interleave::rand::random_range(0..5);
+            let flip = interleave::rand::random_bool();
+            t.join().unwrap();
+            if buggy {
+                assert!(!(pick == 3 && flip), "value 3 with the flag set breaks it");
+            }
+            let wide = interleave::rand::random_range(0..1_000_000);
+            assert!(wide < 1_000_000);
+        }
+    };
+    for spec in ["dfs", "dpor"] {
+        let report = explore(spec, program(true));
+        let failure = report.first_failure().expect("the value is found");
+        assert!(failure.message.contains("value 3"), "{failure}");
+        let values = StdMutex::new(BTreeSet::new());
+        let report = explore(spec, || {
+            program(false)();
+        });
+        assert!(report.is_ok(), "{report}");
+        assert_eq!(stat(&report, "covered"), "the whole search space");
+        let report = explore(spec, || {
+            let v = interleave::rand::random_range(0..5);
+            let w = interleave::rand::random_range(10..10_000);
+            values.lock().unwrap().insert((v, w));
+        });
+        assert!(report.is_ok(), "{report}");
+        let values = values.into_inner().unwrap();
+        let small: BTreeSet<u64> = values.iter().map(|&(v, _)| v).collect();
+        assert_eq!(
+            small,
+            (0..5).collect(),
+            "{spec}: every value of a small range"
+        );
+        assert!(values.iter().any(|&(_, w)| w == 10) && values.iter().any(|&(_, w)| w == 9_999));
+        assert_eq!(values.len(), 5 * 16, "{spec}: 16 values of a wide range");
+    }
+}

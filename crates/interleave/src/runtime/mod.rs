@@ -312,6 +312,12 @@ fn reentered() -> ! {
     )
 }
 
+/// True while the runtime's state is borrowed on this OS thread: code running then is the
+/// runtime's or a strategy's, never the test's.
+pub(crate) fn runtime_borrowed() -> bool {
+    CURRENT.with(|current| current.borrowed.get())
+}
+
 /// True while an execution runs on this OS thread.
 pub(crate) fn in_execution() -> bool {
     CURRENT.with(|current| !current.execution.get().is_null())

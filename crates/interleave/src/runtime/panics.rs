@@ -42,7 +42,9 @@ pub(crate) fn install_hook() {
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !super::in_execution() {
+            // A panic while the runtime is borrowed comes from the runtime or a strategy, not
+            // from the test: it escapes `explore`, and its message must be printed.
+            if !super::in_execution() || super::runtime_borrowed() {
                 previous(info);
                 return;
             }

@@ -38,3 +38,46 @@ fn probe_harness_sees_aborts_hangs_and_panics() {
         );
     }
 }
+
+/// A strategy that panics (a bug in a strategy, ours or a user's) inside the runtime: its
+/// message used to be swallowed by the hook that keeps the test's own panics quiet, so the
+/// test failed with no output at all.
+#[test]
+fn a_panicking_strategy_is_reported_with_its_message() {
+    use interleave::strategy::{Schedule, Strategy, View};
+
+    struct Broken;
+    struct BrokenSchedule;
+    impl Schedule for BrokenSchedule {
+        fn next_thread(&mut self, _view: &View<'_>) -> usize {
+            panic!("the strategy's own bug");
+        }
+        fn next_value(&mut self, _bound: u64) -> u64 {
+            0
+        }
+    }
+    impl Strategy for Broken {
+        fn spec(&self) -> String {
+            "broken".to_string()
+        }
+        fn plan(&mut self, _execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {
+            Some(Box::new(BrokenSchedule))
+        }
+    }
+
+    let probe = Probe::new(
+        module_path!(),
+        "a_panicking_strategy_is_reported_with_its_message",
+    );
+    if let Some(outcome) = probe.run(|| {
+        let _ = interleave::Builder::new()
+            .ignore_environment()
+            .custom_strategy(Broken)
+            .explore(|| interleave::thread::yield_now());
+    }) {
+        assert!(
+            outcome.output().contains("the strategy's own bug"),
+            "{outcome:?}"
+        );
+    }
+}
