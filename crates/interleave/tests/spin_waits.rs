@@ -23,14 +23,14 @@ fn spin_wait(spinners: usize) {
     let ready = Arc::new(AtomicBool::new(false));
     let data = Arc::new(AtomicU64::new(0));
     let spin = |ready: &AtomicBool, data: &AtomicU64| {
-        let mut round = 0u32;
+        let mut use_hint = false;
         while !ready.load(Ordering::Acquire) {
-            if round % 2 == 0 {
-                thread::yield_now();
-            } else {
+            if use_hint {
                 hint::spin_loop();
+            } else {
+                thread::yield_now();
             }
-            round += 1;
+            use_hint = !use_hint;
         }
         assert_eq!(data.load(Ordering::Relaxed), 1);
     };

@@ -30,8 +30,9 @@
 //! 200 steps whenever the spinner outranked the thread it waited for, and three threads could
 //! exceed a step bound of a few hundred; with 1 it takes a handful. A demotion acts like an
 //! extra change point, so the guarantee above is stated for programs that do not yield (which
-//! are unaffected); the bench suite's detection rates did not change (see the tracker's
-//! issue 16 for the numbers).
+//! are unaffected). On the bench suite (1,000 executions, 10 seeds), the one program that
+//! yields, `async-check-then-act`, went from about 25% of executions exposing its bug to 100%
+//! under `pct:d=3` (5% to 100% under `tb`), and no other program's numbers changed.
 
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
