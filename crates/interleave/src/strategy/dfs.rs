@@ -81,13 +81,21 @@ pub(super) struct Tree {
 #[derive(Default)]
 pub(super) struct Steps {
     decisions: Vec<Decision>,
-    ended_waits: Vec<Vec<usize>>,
+    /// `(step, thread)`: step `step` ended the wait of `thread`, in step order (empty unless
+    /// the program yields, so a step costs nothing here).
+    ended_waits: Vec<(usize, usize)>,
+    /// Thread steps so far.
+    thread_steps: usize,
 }
 
 impl Steps {
     /// The threads whose wait under the yield rule step `step` ended (see [`YieldRule`]).
-    pub(super) fn ended_waits(&self, step: usize) -> &[usize] {
-        self.ended_waits.get(step).map_or(&[], Vec::as_slice)
+    pub(super) fn ended_waits(&self, step: usize) -> impl Iterator<Item = usize> + '_ {
+        let from = self.ended_waits.partition_point(|&(s, _)| s < step);
+        self.ended_waits[from..]
+            .iter()
+            .take_while(move |&&(s, _)| s == step)
+            .map(|&(_, thread)| thread)
     }
 }
 
@@ -276,6 +284,8 @@ fn draw_value(bound: u64, index: u64) -> u64 {
 pub(super) struct YieldRule {
     /// `waits[t]`: the threads `t` waits for since its latest yield.
     waits: Vec<Vec<usize>>,
+    /// How many threads wait, so a program that does not yield pays one test per step.
+    waiting: usize,
 }
 
 impl YieldRule {
@@ -289,11 +299,18 @@ impl YieldRule {
         ended: &mut Vec<usize>,
     ) {
         let enabled = view.enabled();
+        if self.waiting == 0 {
+            allowed.extend_from_slice(enabled);
+            return;
+        }
         for (t, waits) in self.waits.iter_mut().enumerate() {
             let before = waits.len();
             waits.retain(|u| enabled.contains(u));
             if waits.len() < before {
                 ended.push(t);
+                if waits.is_empty() {
+                    self.waiting -= 1;
+                }
             }
         }
         allowed.extend(
@@ -315,10 +332,15 @@ impl YieldRule {
         if chosen >= view.thread_count() {
             return;
         }
-        for (t, waits) in self.waits.iter_mut().enumerate() {
-            if let Some(at) = waits.iter().position(|&u| u == chosen) {
-                waits.swap_remove(at);
-                ended.push(t);
+        if self.waiting > 0 {
+            for (t, waits) in self.waits.iter_mut().enumerate() {
+                if let Some(at) = waits.iter().position(|&u| u == chosen) {
+                    waits.swap_remove(at);
+                    ended.push(t);
+                    if waits.is_empty() {
+                        self.waiting -= 1;
+                    }
+                }
             }
         }
         if is_yield(view, chosen) {
@@ -326,8 +348,16 @@ impl YieldRule {
                 self.waits.resize(chosen + 1, Vec::new());
             }
             let waits = &mut self.waits[chosen];
+            // A thread that runs normally waits for no one, but a prefix that no longer fits
+            // the program may force one that does; its new yield replaces that wait.
+            if !waits.is_empty() {
+                self.waiting -= 1;
+            }
             waits.clear();
             waits.extend(view.enabled().iter().copied().filter(|&u| u != chosen));
+            if !waits.is_empty() {
+                self.waiting += 1;
+            }
         }
     }
 }
@@ -396,9 +426,10 @@ impl Schedule for PrefixSchedule {
         let mut ended = Vec::new();
         self.rule.allowed(view, &mut allowed, &mut ended);
         // Those waits ended because of the step taken last.
-        if let Some(last) = self.steps.ended_waits.last_mut() {
-            last.append(&mut ended);
-        }
+        let last = self.steps.thread_steps.saturating_sub(1);
+        self.steps
+            .ended_waits
+            .extend(ended.drain(..).map(|thread| (last, thread)));
         // A prefix that no longer fits the program is followed anyway: the runtime reports
         // the divergence.
         let chosen = self
@@ -406,7 +437,11 @@ impl Schedule for PrefixSchedule {
             .unwrap_or_else(|| default_choice(view, &allowed, self.yielded));
         self.yielded = chosen < view.thread_count() && is_yield(view, chosen);
         self.rule.ran(view, chosen, &mut ended);
-        self.steps.ended_waits.push(ended);
+        let step = self.steps.thread_steps;
+        self.steps
+            .ended_waits
+            .extend(ended.drain(..).map(|thread| (step, thread)));
+        self.steps.thread_steps += 1;
         self.steps.decisions.push(Decision {
             choice: Choice::Thread,
             options: allowed,

@@ -131,7 +131,7 @@ impl Dpor {
             }
             // A thread whose wait under the yield rule this step ended could not run before
             // it, so its next step happens after it.
-            for &t in steps.map_or(&[][..], |s| s.ended_waits(i)) {
+            for t in steps.into_iter().flat_map(|s| s.ended_waits(i)) {
                 if t < n && t != p {
                     let ender = step_clocks[i * n..(i + 1) * n].to_vec();
                     join(&mut clocks[t * n..(t + 1) * n], &ender);
