@@ -68,6 +68,8 @@ impl Dpor {
         // and the latest yield of each thread:
         let mut last_step: Vec<Option<usize>> = vec![None; n];
         let mut last_yield: Vec<Option<usize>> = vec![None; n];
+        // Whether a yield has been seen: before the first, there is nothing to add.
+        let mut any_yield = false;
         let mut dependences = Vec::new();
         for (i, event) in trace.iter().enumerate() {
             let p = event.thread;
@@ -101,7 +103,8 @@ impl Dpor {
                 }
             }
             let yields = matches!(event.kind, OpKind::Yield | OpKind::Sleep);
-            for u in (0..n).filter(|&u| u != p) {
+            any_yield |= yields;
+            for u in (0..n).filter(|&u| any_yield && u != p) {
                 if yields {
                     dependences.extend(last_step[u]);
                 }
