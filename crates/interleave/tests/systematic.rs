@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
 use interleave::strategy::{Outcome, Schedule, Strategy, StrategySpec, TraceEvent, View};
-use interleave::sync::atomic::{AtomicU64, Ordering};
+use interleave::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, Builder, Report};
 
@@ -658,108 +658,237 @@ fn value_schedules_find_a_lost_notification_and_count_abandoned_interleavings() 
     );
 }
 
-/// `waiters` threads spin with `yield_now` until the last thread sets a flag; with `buggy`, the
-/// setter also checks a counter the spinners bump without synchronisation (a lost update).
-fn spin_wait(waiters: usize, buggy: bool) {
-    use interleave::sync::atomic::AtomicBool;
-    let flag = Arc::new(AtomicBool::new(false));
-    let count = Arc::new(AtomicU64::new(0));
-    let spinners: Vec<_> = (0..waiters)
+/// A spin-wait of `spinners` threads (the main thread and `spinners - 1` spawned ones, so
+/// `spinners + 1` threads in all) for a flag that a releaser, spawned last, raises once it has
+/// published a value; each spinner then reads the value. With `buggy` the releaser raises the
+/// flag first, so a spinner can read the value before it is published. `spin_loop` spins with
+/// `hint::spin_loop` instead of `thread::yield_now`.
+fn spin_wait(spinners: usize, buggy: bool, spin_loop: bool) {
+    let ready = Arc::new(AtomicBool::new(false));
+    let data = Arc::new(AtomicU64::new(0));
+    let spin = move |ready: &AtomicBool, data: &AtomicU64| {
+        while !ready.load(Ordering::Acquire) {
+            if spin_loop {
+                interleave::hint::spin_loop();
+            } else {
+                thread::yield_now();
+            }
+        }
+        assert_eq!(
+            data.load(Ordering::Relaxed),
+            1,
+            "read before it was published"
+        );
+    };
+    let mut threads: Vec<_> = (1..spinners)
         .map(|_| {
-            let (flag, count) = (flag.clone(), count.clone());
-            thread::spawn(move || {
-                while !flag.load(Ordering::SeqCst) {
-                    thread::yield_now();
-                }
-                if buggy {
-                    let seen = count.load(Ordering::SeqCst);
-                    count.store(seen + 1, Ordering::SeqCst);
-                } else {
-                    count.fetch_add(1, Ordering::SeqCst);
-                }
-            })
+            let (ready, data) = (ready.clone(), data.clone());
+            thread::spawn(move || spin(&ready, &data))
         })
         .collect();
-    flag.store(true, Ordering::SeqCst);
-    for spinner in spinners {
-        spinner.join().unwrap();
+    threads.push({
+        let (ready, data) = (ready.clone(), data.clone());
+        thread::spawn(move || {
+            if buggy {
+                ready.store(true, Ordering::Release);
+                data.store(1, Ordering::Relaxed);
+            } else {
+                data.store(1, Ordering::Relaxed);
+                ready.store(true, Ordering::Release);
+            }
+        })
+    });
+    spin(&ready, &data);
+    for t in threads {
+        t.join().unwrap();
     }
-    assert_eq!(
-        count.load(Ordering::SeqCst),
-        waiters as u64,
-        "an increment was lost"
-    );
 }
 
-/// Exhaustive search finishes on spin-waits (loom's rule: a thread that yielded waits until
-/// another made progress), reports nothing on the correct ones and finds the lost update of
-/// the buggy twin. The execution counts are printed for the record.
+/// Explores with a step bound far below the default, so a spin loop the search lets run on is
+/// reported at once rather than after 100,000 steps.
+fn explore_spinning(spec: &str, body: impl Fn() + Sync) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy(spec.parse().unwrap())
+        .executions(100_000)
+        .max_steps(500)
+        .explore(body)
+        .unwrap()
+}
+
+/// Under the yield rule a spinning thread waits until the threads it yielded to have taken a
+/// step, so the search tree of a correct spin-wait is finite: both searches finish and report
+/// nothing, and still find the buggy twin. The execution counts are upper bounds with a little
+/// room over the measured ones (2 and 3 threads: dfs 21 and 22,154, dpor 4 and 16, the same
+/// with `spin_loop`; before the rule neither finished, and with 3 threads the first execution
+/// already ran into the step bound).
 #[test]
-fn dfs_and_dpor_finish_on_spin_waits() {
-    for spec in ["dfs", "dpor"] {
-        for waiters in [1, 2] {
-            let report = explore(spec, || spin_wait(waiters, false));
-            assert!(report.is_ok(), "{spec}, {} threads: {report}", waiters + 1);
-            assert_eq!(stat(&report, "covered"), "the whole search space", "{spec}");
-            println!(
-                "{spec}: {}-thread spin-wait exhausted in {} executions",
-                waiters + 1,
-                report.executions
-            );
-            assert!(report.executions < 20_000, "{spec}: {}", report.executions);
-            let buggy = explore(spec, || spin_wait(waiters.max(2), true));
-            let failure = buggy.first_failure().expect("the lost update is found");
-            assert!(
-                failure.message.contains("an increment was lost"),
-                "{failure}"
-            );
+fn dfs_and_dpor_exhaust_spin_waits_and_find_the_buggy_twin() {
+    for (spec, bounds) in [("dfs", [25, 25_000]), ("dpor", [25, 10_000])] {
+        for (spinners, bound) in [(1, bounds[0]), (2, bounds[1])] {
+            for spin_loop in [false, true] {
+                let what = format!("{spec}, {} threads, spin_loop {spin_loop}", spinners + 1);
+                let report = explore_spinning(spec, || spin_wait(spinners, false, spin_loop));
+                assert!(report.first_failure().is_none(), "{what}: {report}");
+                assert_eq!(stat(&report, "covered"), "the whole search space", "{what}");
+                println!("{what}: {} executions", report.executions);
+                assert!(report.executions <= bound, "{what}: {}", report.executions);
+
+                let report = explore_spinning(spec, || spin_wait(spinners, true, spin_loop));
+                let failure = report.first_failure().expect("the buggy twin fails");
+                assert!(
+                    failure.message.contains("read before it was published"),
+                    "{what}: {failure}"
+                );
+            }
         }
     }
 }
 
-/// A draw of `interleave::rand` is a choice point of exhaustive search: the value that breaks
-/// the program is found, and the fixed twin covers every value.
+/// Two threads take a test-and-set spin lock (yielding while it is taken) to add to a counter.
+fn spin_lock() {
+    let locked = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU64::new(0));
+    let worker = {
+        let (locked, count) = (locked.clone(), count.clone());
+        thread::spawn(move || {
+            while locked.swap(true, Ordering::Acquire) {
+                thread::yield_now();
+            }
+            count.fetch_add(1, Ordering::Relaxed);
+            locked.store(false, Ordering::Release);
+        })
+    };
+    while locked.swap(true, Ordering::Acquire) {
+        thread::yield_now();
+    }
+    count.fetch_add(1, Ordering::Relaxed);
+    locked.store(false, Ordering::Release);
+    worker.join().unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 2);
+}
+
+/// The main thread retries `try_lock` with a yield until it gets the mutex a worker also takes.
+fn try_lock_retry() {
+    let data = Arc::new(Mutex::new(0));
+    let worker = {
+        let data = data.clone();
+        thread::spawn(move || *data.lock().unwrap() += 1)
+    };
+    loop {
+        if let Ok(mut guard) = data.try_lock() {
+            *guard += 1;
+            break;
+        }
+        thread::yield_now();
+    }
+    worker.join().unwrap();
+    assert_eq!(*data.lock().unwrap(), 2);
+}
+
+/// DPOR under the yield rule reaches every happens-before graph that plain depth-first search
+/// under the same rule reaches. A yield is ordered against the other threads' adjacent steps
+/// (which step ends the yielding thread's wait depends on that order); without that, DPOR
+/// missed the graphs with the most spin iterations.
+#[test]
+fn dpor_reaches_every_graph_of_dfs_on_spin_waits() {
+    let programs: [(&str, fn()); 4] = [
+        ("spin_wait, 2 threads", || spin_wait(1, false, false)),
+        ("spin_wait, 3 threads", || spin_wait(2, false, false)),
+        ("spin_lock", spin_lock),
+        ("try_lock_retry", try_lock_retry),
+    ];
+    for (name, body) in programs {
+        let graphs = |spec: &str| {
+            let (traces, _) = traces(spec, body);
+            let graphs: BTreeSet<BTreeSet<String>> =
+                traces.iter().map(|t| happens_before(t)).collect();
+            (graphs, traces.len())
+        };
+        let (all, dfs) = graphs("dfs");
+        let (reached, dpor) = graphs("dpor");
+        assert_eq!(reached, all, "{name}");
+        println!(
+            "{name}: {} graphs, dfs {dfs} executions, dpor {dpor}",
+            all.len()
+        );
+    }
+}
+
+/// A worker adds one to a total, with a racy load and store when `rand` picks slot 2 of 4 and
+/// the draw of a bool says true (with `buggy`), and with `fetch_add` otherwise; the main
+/// thread adds one too.
+fn value_dependent(buggy: bool) {
+    let slot = interleave::rand::random_range(0..4);
+    let racy = interleave::rand::random_bool();
+    let total = Arc::new(AtomicU64::new(0));
+    let worker = {
+        let total = total.clone();
+        thread::spawn(move || {
+            if buggy && slot == 2 && racy {
+                let seen = total.load(Ordering::SeqCst);
+                total.store(seen + 1, Ordering::SeqCst);
+            } else {
+                total.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    total.fetch_add(1, Ordering::SeqCst);
+    worker.join().unwrap();
+    assert_eq!(total.load(Ordering::SeqCst), 2, "an addition was lost");
+}
+
+/// Systematic search enumerates `interleave::rand` values: a bug that needs slot 2 and `true`
+/// is found, its token replays the values, and the fixed twin is covered exhaustively.
 #[test]
 fn dfs_and_dpor_enumerate_random_values() {
-    let program = |buggy: bool| {
-        move || {
-            let slot = Arc::new(Mutex::new(0u64));
-            let s2 = slot.clone();
-            let t = thread::spawn(move || *s2.lock().unwrap() += 1);
-            let pick = interleave::rand::random_range(0..5);
-            let flip = interleave::rand::random_bool();
-            t.join().unwrap();
-            if buggy {
-                assert!(!(pick == 3 && flip), "value 3 with the flag set breaks it");
-            }
-            let wide = interleave::rand::random_range(0..1_000_000);
-            assert!(wide < 1_000_000);
-        }
-    };
     for spec in ["dfs", "dpor"] {
-        let report = explore(spec, program(true));
-        let failure = report.first_failure().expect("the value is found");
-        assert!(failure.message.contains("value 3"), "{failure}");
-        let values = StdMutex::new(BTreeSet::new());
+        let report = explore(spec, || value_dependent(true));
+        let failure = report.first_failure().expect("the value-dependent bug");
+        assert!(failure.message.contains("an addition was lost"), "{spec}");
+        println!("{spec}: bug found in execution {}", failure.execution);
+        let replayed = Builder::new()
+            .ignore_environment()
+            .replay(&failure.token, || value_dependent(true))
+            .unwrap();
+        let again = replayed
+            .first_failure()
+            .expect("the token replays the values");
+        assert_eq!(again.token, failure.token, "{spec}");
+
+        let report = explore(spec, || value_dependent(false));
+        assert!(report.first_failure().is_none(), "{spec}");
+        assert_eq!(stat(&report, "covered"), "the whole search space", "{spec}");
+        assert!(report.warnings.is_empty(), "{spec}: {:?}", report.warnings);
+        println!("{spec}: fixed twin in {} executions", report.executions);
+        // Eight value combinations, each with at least the one schedule.
+        assert!(report.executions >= 8, "{spec}");
+    }
+}
+
+/// A draw wider than the enumeration cap tries its smallest and largest values: a bug at the
+/// top of the range is found, and a clean run says the search was not exhaustive.
+#[test]
+fn wide_draws_are_sampled_at_both_ends_and_said_to_be() {
+    for spec in ["dfs", "dpor"] {
         let report = explore(spec, || {
-            program(false)();
+            assert_ne!(interleave::rand::random_range(0..1000), 999, "the largest");
         });
-        assert!(report.is_ok(), "{report}");
-        assert_eq!(stat(&report, "covered"), "the whole search space");
+        let failure = report
+            .first_failure()
+            .expect("the top of the range is tried");
+        assert!(failure.message.contains("the largest"), "{spec}");
+
         let report = explore(spec, || {
-            let v = interleave::rand::random_range(0..5);
-            let w = interleave::rand::random_range(10..10_000);
-            values.lock().unwrap().insert((v, w));
+            let _ = interleave::rand::random_range(0..1000);
         });
-        assert!(report.is_ok(), "{report}");
-        let values = values.into_inner().unwrap();
-        let small: BTreeSet<u64> = values.iter().map(|&(v, _)| v).collect();
-        assert_eq!(
-            small,
-            (0..5).collect(),
-            "{spec}: every value of a small range"
+        assert!(report.first_failure().is_none());
+        assert_eq!(report.executions, 32, "{spec}");
+        assert!(
+            stat(&report, "covered").ends_with("not exhaustive"),
+            "{spec}: {:?}",
+            report.strategy_stats
         );
-        assert!(values.iter().any(|&(_, w)| w == 10) && values.iter().any(|&(_, w)| w == 9_999));
-        assert_eq!(values.len(), 5 * 16, "{spec}: 16 values of a wide range");
+        assert_eq!(report.warnings.len(), 1, "{spec}: {:?}", report.warnings);
     }
 }

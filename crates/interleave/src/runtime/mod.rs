@@ -112,6 +112,9 @@ pub(crate) struct ThreadSlot {
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
     /// such tasks are left, the execution ends and they are cancelled (see `decide`).
     pub detached: bool,
+    /// The pending operation can run now only by ending its wait with a timeout (set with the
+    /// enabled threads, see `time_out_if_due`); strategies count such a step as a yield.
+    pub times_out: bool,
     yielder: *const ThreadYielder,
     pub clock: VectorClock,
     pub name: Option<Arc<str>>,
@@ -1066,6 +1069,7 @@ impl Execution {
             teardown_unwinding: false,
             unobserved_panic: None,
             detached: false,
+            times_out: false,
             yielder: std::ptr::null(),
             clock,
             name,
@@ -1184,10 +1188,7 @@ impl Execution {
     /// timeout.
     #[inline]
     fn time_out_if_due(&mut self, chosen: usize) -> bool {
-        let slot = &self.threads[chosen];
-        let timed = slot.pending.timed
-            || (slot.pending.kind == OpKind::Park && slot.timer_deadline.is_some());
-        if !timed || self.op_enabled(chosen, false) {
+        if !self.threads[chosen].times_out {
             return false;
         }
         if let Some(deadline) = self.next_deadline(chosen) {
@@ -1364,6 +1365,11 @@ impl Execution {
             }
             if !self.threads[t].pending.blocking || self.op_enabled(t, true) {
                 self.enabled.push(t);
+                let slot = &self.threads[t];
+                let timed = slot.pending.timed
+                    || (slot.pending.kind == OpKind::Park && slot.timer_deadline.is_some());
+                let times_out = timed && slot.pending.blocking && !self.op_enabled(t, false);
+                self.threads[t].times_out = times_out;
             } else if t == self.current {
                 // Only the thread that just announced its operation can have started to wait
                 // for a lock it holds.

@@ -118,4 +118,10 @@ impl View<'_> {
     pub fn yields(&self, thread: usize) -> u32 {
         self.threads[thread].yields
     }
+
+    /// Whether `thread`, if chosen now, ends its wait (a timed wait, a sleep, a parked task's
+    /// timer) by its timeout, because nothing else lets it run: a step that counts as a yield.
+    pub fn times_out(&self, thread: usize) -> bool {
+        self.threads[thread].times_out
+    }
 }

@@ -1,62 +1,66 @@
 //! Exhaustive depth-first search over schedules (spec `dfs`), the baseline systematic
 //! strategy of seed 002's evaluation, and the search tree it shares with DPOR (`dpor.rs`).
 //!
-//! The search is stateless: each execution follows a prefix of thread choices, then takes a
-//! default choice at every later step (the running thread while it can run and has not just
-//! yielded, otherwise the lowest-numbered enabled thread), and reports every step's candidate
-//! threads. Each step is a node of the search tree; after an execution the search backtracks to
-//! the deepest node with a thread still to try and replays the prefix up to it.
+//! The search is stateless: each execution follows a prefix of choices, then takes a default
+//! choice at every later one (the running thread while it may run and has not just yielded,
+//! otherwise the lowest-numbered thread that may; the value 0), and reports every choice with
+//! its options. Each choice is a node of the search tree; after an execution the search
+//! backtracks to the deepest node with an option still to try and replays the prefix up to it.
 //!
-//! Spin loops (after loom's rule): a thread that yields (`yield_now`, `spin_loop`, a sleep, a
-//! timeout) is marked, and a marked thread is not a candidate while an unmarked thread can run.
-//! The marks are cleared when another thread makes progress: takes a step that can change what
-//! the others observe (a store, a lock operation, a message, a spawn), not a load, a poll, a
-//! `try_lock` or a yield, so two spinners cannot keep releasing each other. When only marked
-//! threads can run, they all are candidates and all but the one that ran last lose their
-//! marks (loom resets every mark there). A fair scheduler would run the others while
-//! a thread spins, so the schedules left out only repeat a spinner's check with nothing
-//! changed (and, as under loom, orders of a yielding thread's next steps between the reads of a
-//! thread that runs meanwhile); with the rule a correct spin-wait ends in every schedule and
-//! the search finishes, and a spin that nobody ends is still reported, as the step bound.
+//! Choices are of two kinds. A thread choice is among the enabled threads that the yield rule
+//! ([`YieldRule`]) lets run: a thread that yields (`thread::yield_now`, `hint::spin_loop`, a
+//! sleep, a wait that ends by its timeout) waits until every other unfinished thread has taken
+//! a step, as long as one of them can run, so a spin-wait cannot spin for ever while the thread
+//! it waits for is starved, and the search tree of a correct spin-wait is finite. Threads that
+//! are blocked when it yields count too: a thread that times out while holding the lock the
+//! others wait for, and waits again, must let them take it. A value choice is an `interleave::rand` draw: a draw below `n`
+//! has `n` options (a bool two), enumerated like threads; a draw wider than [`VALUE_CAP`] (32)
+//! values offers only its 16 smallest and 16 largest values, and the report then says the
+//! search was not exhaustive and warns. The values are recorded like every draw, so a failure's
+//! token replays them.
 //!
-//! Guarantee: when it finishes, every schedule of the program that respects the spin-loop rule
-//! has run (for `dfs`; `dpor` runs at least one of each class of such schedules that differ
-//! only in the order of independent steps), with every value of each nondeterministic choice
-//! (`interleave::rand`) of at most `MAX_VALUE_BRANCHES` values. A choice from a larger range
-//! tries its `MAX_VALUE_BRANCHES / 2` lowest and highest values, where off-by-one and overflow
-//! bugs live; the values between are not explored.
+//! Guarantee: when it finishes, every schedule the yield rule allows, with every value of every
+//! draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
+//! such schedules that differ only in the order of independent steps). The rule leaves out
+//! only schedules in which a thread continues after a yield before another thread that could
+//! run has taken a step, which `yield_now` promises make no difference.
 
 use std::any::Any;
 
 use super::{OpKind, Outcome, Schedule, Strategy, View};
 
-/// How many values of one nondeterministic choice the search tries (see the module docs).
-pub(super) const MAX_VALUE_BRANCHES: u64 = 16;
+/// The widest `interleave::rand` draw the searches enumerate completely. A wider draw (or a
+/// draw over the whole `u64` range) is a choice among its `VALUE_CAP / 2` smallest and
+/// `VALUE_CAP / 2` largest values, and the report says the search was not exhaustive.
+pub(super) const VALUE_CAP: u64 = 32;
 
-/// The values the search tries for a choice below `bound` (0: any `u64`).
-fn value_branches(bound: u64) -> Vec<usize> {
-    let half = MAX_VALUE_BRANCHES / 2;
-    if bound != 0 && bound <= MAX_VALUE_BRANCHES {
-        return (0..bound as usize).collect();
-    }
-    let top = bound.wrapping_sub(1);
-    (0..half)
-        .chain((0..half).rev().map(|below_top| top - below_top))
-        .map(|value| value as usize)
-        .collect()
+/// What a node of the search tree chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choice {
+    /// The thread that takes the next step; the options are the threads the yield rule lets
+    /// run.
+    Thread,
+    /// The value of an `interleave::rand` draw below `bound` (0: the whole `u64` range); the
+    /// options are indices into [`draw_value`]'s values.
+    Value { bound: u64 },
 }
 
-/// One node of the search tree: a step (who could run, who ran, and which threads are still to
-/// try) or a nondeterministic choice (the values to try, the one taken, those still to try).
+/// One choice an execution made: what it chose among which options.
+#[derive(Clone, Debug)]
+struct Decision {
+    choice: Choice,
+    options: Vec<usize>,
+    chosen: usize,
+}
+
+/// One node of the search tree: a decision, and which of its options are still to try.
 #[derive(Clone, Debug)]
 struct Node {
-    /// A value choice rather than a step.
-    value: bool,
-    enabled: Vec<usize>,
-    chosen: usize,
-    /// Threads that have run (or are running) from this node's state.
+    decision: Decision,
+    /// Options that have run (or are running) from this node's state.
     done: Vec<usize>,
-    /// Threads that must run from this node's state (all enabled ones for plain DFS).
+    /// Options that must run from this node's state (all of them for plain DFS and for
+    /// values).
     backtrack: Vec<usize>,
 }
 
@@ -64,21 +68,45 @@ struct Node {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Tree {
     nodes: Vec<Node>,
-    /// The node of each step (value choices are nodes between steps).
-    step_nodes: Vec<usize>,
+    /// The index in `nodes` of each thread step, in step order (value nodes sit between).
+    steps: Vec<usize>,
     /// The length of the prefix the last planned execution replays.
     prefix: usize,
     finished: bool,
     executions: u64,
+    /// Draws wider than [`VALUE_CAP`] met so far: their values were sampled, not enumerated.
+    wide_draws: u64,
 }
 
-/// What one execution reports: at every node, in order, whether it is a value choice, the
-/// candidates and the one chosen.
+/// What one execution reports: every decision, in order, and for every step the threads whose
+/// wait under the yield rule it ended.
 #[derive(Default)]
 pub(super) struct Steps {
-    value: Vec<bool>,
-    enabled: Vec<Vec<usize>>,
-    chosen: Vec<usize>,
+    decisions: Vec<Decision>,
+    /// `(step, thread)`: step `step` ended the wait of `thread`, in step order (empty unless
+    /// the program yields, so a step costs nothing here).
+    ended_waits: Vec<(usize, usize)>,
+    /// Thread steps so far.
+    thread_steps: usize,
+    /// The thread steps that ended a wait by its timeout (yields, for the yield rule), in
+    /// order; the trace does not say which waits timed out.
+    timeouts: Vec<usize>,
+}
+
+impl Steps {
+    /// Whether thread step `step` ended a wait by its timeout.
+    pub(super) fn is_timeout(&self, step: usize) -> bool {
+        self.timeouts.binary_search(&step).is_ok()
+    }
+
+    /// The threads whose wait under the yield rule step `step` ended (see [`YieldRule`]).
+    pub(super) fn ended_waits(&self, step: usize) -> impl Iterator<Item = usize> + '_ {
+        let from = self.ended_waits.partition_point(|&(s, _)| s < step);
+        self.ended_waits[from..]
+            .iter()
+            .take_while(move |&&(s, _)| s == step)
+            .map(|&(_, thread)| thread)
+    }
 }
 
 impl Tree {
@@ -89,67 +117,70 @@ impl Tree {
         }
         self.executions += 1;
         Some(Box::new(PrefixSchedule {
-            prefix: self.nodes[..self.prefix].iter().map(|n| n.chosen).collect(),
+            prefix: self.nodes[..self.prefix]
+                .iter()
+                .map(|n| n.decision.chosen)
+                .collect(),
             steps: Steps::default(),
-            continuation: Continuation::default(),
+            rule: YieldRule::default(),
+            yielded: false,
         }))
     }
 
-    /// Adds the steps past the prefix of the execution just observed, each with `backtrack`
-    /// holding only the chosen thread when `all` is false, or every enabled thread when true.
-    /// Returns the index of the first step that is new in this execution.
+    /// Adds the decisions past the prefix of the execution just observed. A thread node's
+    /// `backtrack` holds only the chosen thread when `all` is false, or every thread the
+    /// yield rule lets run when true; a value node's holds every value. Returns the index of
+    /// the first step that is new in this execution.
     pub(super) fn grow(&mut self, outcome: &Outcome, all: bool) -> usize {
         let Some(steps) = outcome.feedback.and_then(|f| f.downcast_ref::<Steps>()) else {
-            return self.nodes.len();
+            return self.steps.len();
         };
+        // The node at `prefix - 1` took a new option, so everything from it on is new.
+        let changed = self.prefix.saturating_sub(1);
+        let first_new = self.steps.partition_point(|&n| n < changed);
         self.nodes.truncate(self.prefix);
-        let new = steps.enabled.iter().zip(&steps.chosen).zip(&steps.value);
-        for ((enabled, &chosen), &value) in new.skip(self.prefix) {
+        self.steps
+            .truncate(self.steps.partition_point(|&n| n < self.prefix));
+        for decision in steps.decisions.iter().skip(self.prefix) {
+            let backtrack = match decision.choice {
+                Choice::Thread if !all => vec![decision.chosen],
+                Choice::Value { bound } => {
+                    if bound == 0 || bound > VALUE_CAP {
+                        self.wide_draws += 1;
+                    }
+                    decision.options.clone()
+                }
+                Choice::Thread => decision.options.clone(),
+            };
+            if decision.choice == Choice::Thread {
+                self.steps.push(self.nodes.len());
+            }
             self.nodes.push(Node {
-                value,
-                // Every value of a choice is tried: no analysis says two values are equivalent.
-                backtrack: if all || value {
-                    enabled.clone()
-                } else {
-                    vec![chosen]
-                },
-                enabled: enabled.clone(),
-                chosen,
-                done: vec![chosen],
+                backtrack,
+                done: vec![decision.chosen],
+                decision: decision.clone(),
             });
         }
-        let first_new = self.nodes[..self.prefix.saturating_sub(1)]
-            .iter()
-            .filter(|node| !node.value)
-            .count();
-        self.step_nodes.clear();
-        self.step_nodes.extend(
-            self.nodes
-                .iter()
-                .enumerate()
-                .filter(|(_, node)| !node.value)
-                .map(|(index, _)| index),
-        );
         first_new
     }
 
-    /// Requires `thread` to run from the state before step `step`; when it could not run there,
-    /// every enabled thread.
+    /// Requires `thread` to run from the state before step `step`; when it could not run there
+    /// (it was blocked, or the yield rule held it back), every thread that could.
     pub(super) fn require(&mut self, step: usize, thread: usize) {
-        let Some(&index) = self.step_nodes.get(step) else {
+        let Some(&index) = self.steps.get(step) else {
             return;
         };
         let node = &mut self.nodes[index];
-        if node.enabled.contains(&thread) {
+        if node.decision.options.contains(&thread) {
             if !node.backtrack.contains(&thread) {
                 node.backtrack.push(thread);
             }
         } else {
-            node.backtrack = node.enabled.clone();
+            node.backtrack = node.decision.options.clone();
         }
     }
 
-    /// Moves to the deepest node with a thread still to try; false when there is none.
+    /// Moves to the deepest node with an option still to try; false when there is none.
     pub(super) fn backtrack(&mut self) -> bool {
         while let Some(node) = self.nodes.last_mut() {
             let next = node
@@ -158,9 +189,9 @@ impl Tree {
                 .copied()
                 .filter(|t| !node.done.contains(t))
                 .min();
-            if let Some(thread) = next {
-                node.chosen = thread;
-                node.done.push(thread);
+            if let Some(option) = next {
+                node.decision.chosen = option;
+                node.done.push(option);
                 self.prefix = self.nodes.len();
                 return true;
             }
@@ -176,137 +207,281 @@ impl Tree {
             ("schedules run".to_string(), self.executions.to_string()),
             (
                 "covered".to_string(),
-                if self.finished {
-                    "the whole search space".to_string()
-                } else {
+                if !self.finished {
                     format!(
                         "stopped by the execution budget at depth {}: not exhaustive",
                         self.prefix
                     )
+                } else if self.wide_draws > 0 {
+                    format!(
+                        "every schedule, but draws wider than {VALUE_CAP} values took only their \
+                         {} smallest and {} largest: not exhaustive",
+                        VALUE_CAP / 2,
+                        VALUE_CAP / 2
+                    )
+                } else {
+                    "the whole search space".to_string()
                 },
             ),
         ]
     }
+
+    /// The warning both searches give when they sampled wide draws instead of enumerating them.
+    pub(super) fn warnings(&self) -> Vec<String> {
+        if self.wide_draws == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "{} interleave::rand draws had more than {VALUE_CAP} possible values; systematic \
+             search tried only the {} smallest and {} largest of each, so values in between \
+             were never returned",
+            self.wide_draws,
+            VALUE_CAP / 2,
+            VALUE_CAP / 2
+        )]
+    }
 }
 
-/// Whether a step of `kind` that is not a yield can change what other threads observe.
-fn makes_progress(kind: OpKind) -> bool {
-    !matches!(
-        kind,
-        OpKind::AtomicLoad
-            | OpKind::Read
-            | OpKind::Poll
-            | OpKind::Fence
-            | OpKind::TryLock
-            | OpKind::TryRwLock
-            | OpKind::Yield
-            | OpKind::Sleep
-    )
+/// The number of values a draw below `bound` offers the search (see [`VALUE_CAP`]).
+fn value_options(bound: u64) -> u64 {
+    if bound == 0 || bound > VALUE_CAP {
+        VALUE_CAP
+    } else {
+        bound
+    }
 }
 
-/// The candidates and default continuation of the depth-first searches: the spin-loop rule
-/// (see the module docs), then the running thread while it is a candidate, otherwise the
-/// lowest-numbered candidate.
+/// The value option `index` of a draw below `bound` stands for: the value itself when the draw
+/// is enumerated completely, otherwise one of the smallest or, from `VALUE_CAP / 2` on, one of
+/// the largest values (`bound == 0` is the whole `u64` range, whose top is `u64::MAX`).
+fn draw_value(bound: u64, index: u64) -> u64 {
+    if value_options(bound) == bound || index < VALUE_CAP / 2 {
+        index
+    } else {
+        bound.wrapping_sub(VALUE_CAP - index)
+    }
+}
+
+/// The yield rule of the systematic searches: loom's rule, made strong enough that the search
+/// tree of a correct spin-wait is finite.
+///
+/// A thread that yields (`thread::yield_now`, `hint::spin_loop`, or a sleep, which the
+/// runtime counts as a yield too) declares that it cannot make progress until another thread
+/// does. So after thread `t` yields, it waits for every other thread that could run at its
+/// yield, and may not run again until each of them has made progress since: taken a step (of
+/// any kind, a yield included), or become unable to run (blocked or finished), whichever comes
+/// first. A thread that waits for no one may run.
+///
+/// Loom lets the yielding thread run again after any one other thread has taken a step; under
+/// an exhaustive search that is not enough, since two spinners could then take turns for ever
+/// and starve the thread they wait for. Here that thread gets its turn before either spinner
+/// runs twice, as in round-robin scheduling, so every schedule the searches can follow is fair
+/// to a thread that stays runnable while others spin (the property CHESS's fair scheduler
+/// establishes, Musuvathi and Qadeer, *Fair Stateless Model Checking*, PLDI 2008). A correct
+/// spin-wait has a finite search tree, and a spin loop that waits for something that never
+/// happens is still reported by the step bound.
+///
+/// The waits never form a cycle: a yield adds waits that all start at the yielding thread, and
+/// the yield step itself has just ended every wait for it. So some runnable thread is always
+/// allowed. What the rule gives up: schedules in which a thread continues after a yield before
+/// some other thread that could run has taken a step; `yield_now` promises that those make no
+/// difference, which is the promise loom and CHESS rely on too.
+///
+/// For DPOR, the step that ends a wait is dependent on the yield that began it (running it
+/// before the yield gives the yielding thread another thread to wait for), and the waiting
+/// thread's next step happens after it; [`Steps`] reports which waits each step ended.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Continuation {
-    /// Threads that yielded since another thread last made progress.
-    yielded: Vec<bool>,
-    /// The thread chosen last, its yield count before its step (the runtime counts yields,
-    /// sleeps and timeouts) and the kind of that step.
-    last: Option<(usize, u32, OpKind)>,
-    candidates: Vec<usize>,
+pub(super) struct YieldRule {
+    /// `waits[t]`: the threads `t` waits for since its latest yield.
+    waits: Vec<Vec<usize>>,
+    /// How many threads wait, so a program that does not yield pays one test per step.
+    waiting: usize,
 }
 
-impl Continuation {
-    /// The threads the search may choose at this step: the enabled ones, less those that
-    /// yielded since another thread made progress, unless that leaves none.
-    pub(super) fn candidates(&mut self, view: &View<'_>) -> &[usize] {
-        if let Some((thread, yields_before, kind)) = self.last {
-            if view.yields(thread) > yields_before {
-                if self.yielded.len() <= thread {
-                    self.yielded.resize(thread + 1, false);
+impl YieldRule {
+    /// Pushes onto `allowed` the enabled threads the rule lets run, in increasing order, and
+    /// onto `ended` the threads whose wait for a thread ended because that thread has
+    /// longer run (the step taken last made it so).
+    pub(super) fn allowed(
+        &mut self,
+        view: &View<'_>,
+        allowed: &mut Vec<usize>,
+        ended: &mut Vec<usize>,
+    ) {
+        let enabled = view.enabled();
+        if self.waiting == 0 {
+            allowed.extend_from_slice(enabled);
+            return;
+        }
+        for (t, waits) in self.waits.iter_mut().enumerate() {
+            let before = waits.len();
+            waits.retain(|&u| view.pending(u).is_some());
+            if waits.len() < before {
+                ended.push(t);
+                if waits.is_empty() {
+                    self.waiting -= 1;
                 }
-                self.yielded[thread] = true;
-            } else if makes_progress(kind) {
-                // Progress by `thread` ends the wait of the others, not its own: a thread that
-                // yields and then takes a step of its own loop (re-taking a lock, waiting
-                // again) has not let anyone else run yet.
-                for (other, yielded) in self.yielded.iter_mut().enumerate() {
-                    if other != thread {
-                        *yielded = false;
+            }
+        }
+        allowed.extend(
+            enabled
+                .iter()
+                .copied()
+                .filter(|&t| self.waits.get(t).is_none_or(Vec::is_empty)),
+        );
+        if allowed.is_empty() {
+            // Every thread that can run waits for one that cannot (yet): a rule that exists to
+            // prevent starvation must not stop every thread.
+            allowed.extend_from_slice(enabled);
+        }
+    }
+
+    /// Notes that `chosen` takes the next step, and pushes onto `ended` the threads whose
+    /// wait for it that step ends.
+    pub(super) fn ran(&mut self, view: &View<'_>, chosen: usize, ended: &mut Vec<usize>) {
+        if chosen >= view.thread_count() {
+            return;
+        }
+        if self.waiting > 0 {
+            for (t, waits) in self.waits.iter_mut().enumerate() {
+                if let Some(at) = waits.iter().position(|&u| u == chosen) {
+                    waits.swap_remove(at);
+                    ended.push(t);
+                    if waits.is_empty() {
+                        self.waiting -= 1;
                     }
                 }
             }
         }
-        self.candidates.clear();
-        let yielded = &self.yielded;
-        self.candidates.extend(
-            view.enabled()
-                .iter()
-                .copied()
-                .filter(|&t| !yielded.get(t).copied().unwrap_or(false)),
-        );
-        if self.candidates.is_empty() {
-            // Every thread that can run yielded: all are candidates, and all but the one that
-            // ran last lose their marks, so that one goes last again after its next yield.
-            self.candidates.extend_from_slice(view.enabled());
-            let last = self.last.map(|(thread, ..)| thread);
-            for (thread, yielded) in self.yielded.iter_mut().enumerate() {
-                if Some(thread) != last {
-                    *yielded = false;
-                }
+        if is_yield(view, chosen) {
+            if self.waits.len() <= chosen {
+                self.waits.resize(chosen + 1, Vec::new());
+            }
+            let waits = &mut self.waits[chosen];
+            // A thread that runs normally waits for no one, but a prefix that no longer fits
+            // the program may force one that does; its new yield replaces that wait.
+            if !waits.is_empty() {
+                self.waiting -= 1;
+            }
+            waits.clear();
+            waits.extend(
+                (0..view.thread_count()).filter(|&u| u != chosen && view.pending(u).is_some()),
+            );
+            if !waits.is_empty() {
+                self.waiting += 1;
             }
         }
-        &self.candidates
     }
+}
 
-    /// `forced` when given, otherwise the default choice among the step's `candidates`.
+/// Whether the pending operation of `thread` is a yield for the yield rules of the strategies
+/// (a `yield_now`, a `spin_loop` hint, a sleep, or a wait that would end by its timeout, as
+/// `View::yields` counts them).
+pub(super) fn is_yield(view: &View<'_>, thread: usize) -> bool {
+    view.pending(thread)
+        .is_some_and(|op| matches!(op.kind, OpKind::Yield | OpKind::Sleep))
+        || view.times_out(thread)
+}
+
+/// The default continuation of schedules without the yield rule (value schedules): the
+/// running thread while it can run and has not yielded since another thread last ran,
+/// otherwise the lowest-numbered other enabled thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Continuation {
+    /// The thread that yielded and has been the only one to run since.
+    yielder: Option<usize>,
+}
+
+impl Continuation {
+    /// `forced` when given, otherwise the default choice; either way, notes whether the chosen
+    /// thread is about to yield.
     pub(super) fn choose(&mut self, view: &View<'_>, forced: Option<usize>) -> usize {
-        let candidates = &self.candidates;
-        let chosen = forced.unwrap_or_else(|| match view.last_thread() {
-            Some(last) if candidates.contains(&last) => last,
-            _ => candidates[0],
-        });
-        // `chosen` may also be `ABANDON` (value schedules end hopeless executions).
-        self.last = (chosen < view.thread_count())
-            .then(|| view.pending(chosen))
-            .flatten()
-            .map(|op| (chosen, view.yields(chosen), op.kind));
+        let avoid = self.yielder.is_some_and(|t| Some(t) == view.last_thread());
+        let chosen = forced.unwrap_or_else(|| default_choice(view, view.enabled(), avoid));
+        if chosen < view.thread_count() && is_yield(view, chosen) {
+            self.yielder = Some(chosen);
+        } else if self.yielder != Some(chosen) {
+            // Another thread ran: the yielder may go on again.
+            self.yielder = None;
+        }
         chosen
     }
 }
 
-/// One execution of a depth-first search: follow the prefix, then the default choices.
+/// Among `allowed` (never empty): the thread that ran last while it is allowed and has not just
+/// yielded, otherwise the lowest-numbered other one.
+fn default_choice(view: &View<'_>, allowed: &[usize], yielded: bool) -> usize {
+    match view.last_thread() {
+        Some(last) if allowed.contains(&last) && !yielded => last,
+        last => allowed
+            .iter()
+            .copied()
+            .find(|&t| Some(t) != last)
+            .unwrap_or(allowed[0]),
+    }
+}
+
+/// One execution of a depth-first search: follow the prefix, then the default choices, under
+/// the yield rule.
 struct PrefixSchedule {
     prefix: Vec<usize>,
     steps: Steps,
-    continuation: Continuation,
+    rule: YieldRule,
+    /// The thread chosen last was about to yield.
+    yielded: bool,
+}
+
+impl PrefixSchedule {
+    /// The prefix's choice for the next decision, if the prefix reaches it.
+    fn forced(&self) -> Option<usize> {
+        self.prefix.get(self.steps.decisions.len()).copied()
+    }
 }
 
 impl Schedule for PrefixSchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
+        let mut allowed = Vec::with_capacity(view.enabled().len());
+        let mut ended = Vec::new();
+        self.rule.allowed(view, &mut allowed, &mut ended);
+        // Those waits ended because of the step taken last.
+        let last = self.steps.thread_steps.saturating_sub(1);
+        self.steps
+            .ended_waits
+            .extend(ended.drain(..).map(|thread| (last, thread)));
         // A prefix that no longer fits the program is followed anyway: the runtime reports
         // the divergence.
-        let forced = self.prefix.get(self.steps.chosen.len()).copied();
-        let candidates = self.continuation.candidates(view).to_vec();
-        let chosen = self.continuation.choose(view, forced);
-        self.steps.value.push(false);
-        self.steps.enabled.push(candidates);
-        self.steps.chosen.push(chosen);
+        let chosen = self
+            .forced()
+            .unwrap_or_else(|| default_choice(view, &allowed, self.yielded));
+        self.yielded = chosen < view.thread_count() && is_yield(view, chosen);
+        self.rule.ran(view, chosen, &mut ended);
+        let step = self.steps.thread_steps;
+        if chosen < view.thread_count() && view.times_out(chosen) {
+            self.steps.timeouts.push(step);
+        }
+        self.steps
+            .ended_waits
+            .extend(ended.drain(..).map(|thread| (step, thread)));
+        self.steps.thread_steps += 1;
+        self.steps.decisions.push(Decision {
+            choice: Choice::Thread,
+            options: allowed,
+            chosen,
+        });
         chosen
     }
 
     fn next_value(&mut self, bound: u64) -> u64 {
-        let values = value_branches(bound);
-        let chosen = self
-            .prefix
-            .get(self.steps.chosen.len())
-            .copied()
-            .unwrap_or(values[0]);
-        self.steps.value.push(true);
-        self.steps.enabled.push(values);
-        self.steps.chosen.push(chosen);
-        chosen as u64
+        let options = value_options(bound);
+        // A recorded option beyond this draw's options means the program diverged; the
+        // runtime's nondeterminism check reports that, so any in-range value will do.
+        let chosen = self.forced().filter(|&o| (o as u64) < options).unwrap_or(0);
+        self.steps.decisions.push(Decision {
+            choice: Choice::Value { bound },
+            options: (0..options as usize).collect(),
+            chosen,
+        });
+        draw_value(bound, chosen as u64)
     }
 
     fn feedback(&mut self) -> Option<Box<dyn Any + Send>> {
@@ -347,5 +522,9 @@ impl Strategy for Dfs {
 
     fn stats(&self) -> Vec<(String, String)> {
         self.tree.stats()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.tree.warnings()
     }
 }

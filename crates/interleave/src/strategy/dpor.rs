@@ -9,14 +9,28 @@
 //! dependences themselves), the two could run in the other order, so `p` must also run from
 //! the state before `j`; if `p` could not run there, every thread that could.
 //!
-//! Guarantee: when it finishes, at least one schedule of every class of schedules equivalent
-//! up to the order of independent steps has run, so every reachable happens-before graph,
-//! every deadlock and every assertion failure that depends only on the schedule is reached.
-//! Nondeterministic choices (`interleave::rand`) are not enumerated: they are always 0.
+//! The yield rule of `dfs.rs` (a thread that yields waits until every other thread that could
+//! run has taken a step) enters the search in three places. A thread the rule holds back is
+//! treated like a disabled one: a race that needs it where it could not run asks for every
+//! thread that could. A yield of thread `t` and a step of another thread `u` are dependent
+//! (which of `u`'s steps ends `t`'s wait depends on their order), modelled as a pseudo-object
+//! per pair of threads that `t`'s yields and all of `u`'s steps write. And the step that ends a
+//! wait happens before the waiting thread's next step, since that step could not run earlier.
+//! Spin-waits cost more executions than programs without yields (each yield is ordered against
+//! the other threads' steps), but their search is finite.
+//!
+//! `interleave::rand` draws are value nodes of the tree (see `dfs.rs`): every value is tried,
+//! whatever the races.
+//!
+//! Guarantee: when it finishes, at least one schedule of every class of schedules that the
+//! yield rule allows, equivalent up to the order of independent steps, has run, for every value
+//! of every draw of at most 32 values; so every happens-before graph `dfs` reaches, every
+//! deadlock and every assertion failure that depends only on the schedule and those values is
+//! reached.
 
 use rustc_hash::FxHashMap;
 
-use super::dfs::Tree;
+use super::dfs::{Steps, Tree};
 use super::hb::{conflicts, Conflict};
 use super::{Access, OpKind, Outcome, Schedule, Strategy, TraceTarget};
 
@@ -37,6 +51,7 @@ impl Dpor {
     /// and requires their reversal.
     fn analyse(&mut self, outcome: &Outcome, first_new: usize) {
         let Some(trace) = outcome.trace else { return };
+        let steps = outcome.feedback.and_then(|f| f.downcast_ref::<Steps>());
         let n = outcome.threads.max(1);
         // Vector clocks, `n` entries each: every thread's current one, and each step's.
         let mut clocks = vec![0u32; n * n];
@@ -45,6 +60,16 @@ impl Dpor {
         let mut spawns = vec![None; n];
         // Per conflict: the last write and the reads since, as step indices.
         let mut accesses: FxHashMap<Conflict, (Option<usize>, Vec<usize>)> = FxHashMap::default();
+        // The yield rule (`dfs.rs`) makes a yield of thread `t` and any step of another thread
+        // `u` dependent: which of `u`'s steps ends `t`'s wait depends on their order. That is
+        // a pseudo-object per pair `(t, u)`, written by `t`'s yields and by every step of `u`,
+        // so a yield depends on each other thread's last step, and a step on every other
+        // thread's latest yield that came after its own thread's previous step. The last step
+        // and the latest yield of each thread:
+        let mut last_step: Vec<Option<usize>> = vec![None; n];
+        let mut last_yield: Vec<Option<usize>> = vec![None; n];
+        // Whether a yield has been seen: before the first, there is nothing to add.
+        let mut any_yield = false;
         let mut dependences = Vec::new();
         for (i, event) in trace.iter().enumerate() {
             let p = event.thread;
@@ -77,6 +102,19 @@ impl Dpor {
                     *last_write = Some(i);
                 }
             }
+            let yields = matches!(event.kind, OpKind::Yield | OpKind::Sleep)
+                || steps.is_some_and(|s| s.is_timeout(i));
+            any_yield |= yields;
+            for u in (0..n).filter(|&u| any_yield && u != p) {
+                if yields {
+                    dependences.extend(last_step[u]);
+                }
+                if let Some(y) = last_yield[u] {
+                    if last_step[p].is_none_or(|previous| previous < y) {
+                        dependences.push(y);
+                    }
+                }
+            }
             dependences.retain(|&j| trace[j].thread != p);
             if i >= first_new {
                 for &j in &dependences {
@@ -91,6 +129,18 @@ impl Dpor {
             }
             clocks[p * n + p] += 1;
             step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock]);
+            last_step[p] = Some(i);
+            if yields {
+                last_yield[p] = Some(i);
+            }
+            // A thread whose wait under the yield rule this step ended could not run before
+            // it, so its next step happens after it.
+            for t in steps.into_iter().flat_map(|s| s.ended_waits(i)) {
+                if t < n && t != p {
+                    let ender = step_clocks[i * n..(i + 1) * n].to_vec();
+                    join(&mut clocks[t * n..(t + 1) * n], &ender);
+                }
+            }
             if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
                 if let Some(slot) = spawns.get_mut(child) {
                     *slot = Some(i);
@@ -139,5 +189,9 @@ impl Strategy for Dpor {
         let mut stats = self.tree.stats();
         stats.push(("races reversed".to_string(), self.races.to_string()));
         stats
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.tree.warnings()
     }
 }

@@ -42,8 +42,8 @@
 //! (see `hb.rs`), the same priority order of the live threads, and the same priorities for
 //! threads not created yet. The two have identical futures, so pruning never drops a
 //! happens-before graph the search would otherwise reach. Spin loops: a thread that yields drops
-//! below every other thread (section 5's yield rule, with the limit of `pct.rs`: 1 by default,
-//! the paper's 100 with `yields=100`). Nondeterministic choices
+//! below every other thread (section 5's yield rule, with PCT's default limit of one yield), so
+//! a spinner lets the thread it waits for run at its first yield. Nondeterministic choices
 //! (`interleave::rand`) are not enumerated: they are always 0.
 //!
 //! Guarantee: when it finishes, every schedule of at most `c` preemptions at accesses of at

@@ -540,7 +540,6 @@ impl Schedule for VsSchedule {
         } else {
             self.then.take().filter(|t| view.enabled().contains(t))
         };
-        self.continuation.candidates(view);
         self.continuation.choose(view, forced)
     }
 
