@@ -14,6 +14,7 @@
 //! | `INTERLEAVE_PERSIST` | [`Config::persistence`] | `INTERLEAVE_PERSIST=off` |
 //! | `INTERLEAVE_STACK_SIZE` | [`Config::stack_size`] | `INTERLEAVE_STACK_SIZE=8388608` |
 //! | `INTERLEAVE_WATCHDOG` | [`Config::watchdog`] (seconds, 0 for off) | `INTERLEAVE_WATCHDOG=60` |
+//! | `INTERLEAVE_SPURIOUS_WAKEUPS` | [`Config::spurious_wakeups`] (`on`/`off`) | `INTERLEAVE_SPURIOUS_WAKEUPS=on` |
 //! | `CI` | [`Persistence::save`] (false when set) | `CI=true` |
 
 use std::path::PathBuf;
@@ -44,6 +45,8 @@ pub const ENV_PERSIST: &str = "INTERLEAVE_PERSIST";
 pub const ENV_STACK_SIZE: &str = "INTERLEAVE_STACK_SIZE";
 /// Overrides [`Config::watchdog`]: seconds without progress (fractions allowed), `0` for off.
 pub const ENV_WATCHDOG: &str = "INTERLEAVE_WATCHDOG";
+/// Overrides [`Config::spurious_wakeups`]: `on`, `true`, `1` or `off`, `false`, `0`.
+pub const ENV_SPURIOUS_WAKEUPS: &str = "INTERLEAVE_SPURIOUS_WAKEUPS";
 /// Set by continuous integration services; when it is set (to anything but empty, `0` or
 /// `false`) and [`ENV_PERSIST`] is not, failures are not saved ([`Persistence::save`]).
 const ENV_CI: &str = "CI";
@@ -89,6 +92,11 @@ pub struct Config {
     /// `std::sync` lock, a std atomic, I/O) and ends the process; `None` turns the watchdog
     /// off. Default: 10 s. Environment: `INTERLEAVE_WATCHDOG` (seconds, `0` for off).
     pub watchdog: Option<Duration>,
+    /// Let `Condvar::wait` and `thread::park` return without a notification or an unpark at
+    /// any point, as std allows (spurious wake-ups), so code that waits without re-checking
+    /// its condition in a loop is caught. Off by default because every waiting thread then
+    /// stays runnable, which enlarges the search. Environment: `INTERLEAVE_SPURIOUS_WAKEUPS`.
+    pub spurious_wakeups: bool,
     /// Replay this token instead of exploring. Default: none. Environment: `INTERLEAVE_REPLAY`.
     pub replay: Option<String>,
     /// Re-run executions 0, 1, 2, 4, 8, ... and every failing one under the same schedule, and
@@ -126,6 +134,7 @@ impl Default for Config {
             stop_on_first_failure: true,
             stack_size: 256 * 1024,
             watchdog: Some(Duration::from_secs(10)),
+            spurious_wakeups: false,
             replay: None,
             check_determinism: true,
             count_states: false,
@@ -207,6 +216,19 @@ impl Config {
         }
         if let Some(value) = var(ENV_WATCHDOG) {
             self.watchdog = seconds(ENV_WATCHDOG, &value)?;
+        }
+        if let Some(value) = var(ENV_SPURIOUS_WAKEUPS) {
+            self.spurious_wakeups = match value.trim().to_ascii_lowercase().as_str() {
+                "on" | "true" | "1" | "yes" => true,
+                "off" | "false" | "0" | "no" | "" => false,
+                _ => {
+                    return Err(Error::Environment {
+                        name: ENV_SPURIOUS_WAKEUPS,
+                        value,
+                        reason: "expected on or off".to_string(),
+                    })
+                }
+            };
         }
         self.apply_persistence_vars(&var);
         self.validate()

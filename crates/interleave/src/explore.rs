@@ -156,6 +156,13 @@ impl Builder {
         self
     }
 
+    /// Lets `Condvar::wait` and `thread::park` wake spuriously, as std allows (see
+    /// [`Config::spurious_wakeups`]).
+    pub fn spurious_wakeups(mut self, on: bool) -> Builder {
+        self.config.spurious_wakeups = on;
+        self
+    }
+
     /// Counts the distinct states reached (see [`Config::count_states`]).
     pub fn count_states(mut self, count: bool) -> Builder {
         self.config.count_states = count;
@@ -333,6 +340,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         races: config.data_races,
         log_values: false,
         watchdog: config.watchdog,
+        spurious_wakeups: config.spurious_wakeups,
     }
 }
 
@@ -818,6 +826,7 @@ fn token_limits(config: &Config, token: &Token) -> Limits {
     Limits {
         max_steps: token.max_steps,
         races: token.races,
+        spurious_wakeups: token.spurious_wakeups,
         ..limits(config)
     }
 }

@@ -256,7 +256,8 @@
 //! - std's freedoms are explored, not fixed: which waiter `Condvar::notify_one` wakes, whether a
 //!   timed wait times out. A panic in a spawned thread is returned by `join`, and fails the
 //!   execution only if no `join` observes it; locks and `Once` are poisoned as std's are.
-//!   `Condvar` has no spurious wake-ups.
+//!   Spurious wake-ups of `Condvar::wait` and `park` are explored only with
+//!   [`Config::spurious_wakeups`] (they keep every waiter runnable).
 //! - Objects kept in plain `static`s keep their data from one execution to the next. One used
 //!   by two executions at the same time (tests that cargo runs in parallel, several workers)
 //!   fails the second execution at once, naming the static: declare such statics with

@@ -128,8 +128,8 @@ pub fn park() {
     park_inner(false, Location::caller());
 }
 
-/// Like [`park`], but also returns without the token once the virtual clock has advanced by
-/// `duration`; that happens only when no other thread can run before then.
+/// Like [`park`], but may also return without the token at any point after it started, the
+/// virtual clock then moving to `duration` after the call (see [`crate::time`]).
 #[track_caller]
 pub fn park_timeout(duration: Duration) {
     runtime::with(|ex| {

@@ -845,6 +845,102 @@ const BUGGY: &[(&str, fn(), &str)] = &[
     ("poisoning_ignored", poisoning_ignored, "money vanished"),
 ];
 
+/// Waits for a flag with `if` instead of `while`: a spurious wake-up (which std allows) lets it
+/// go on before the flag is set.
+fn spurious_wakeup_with_if() {
+    let state = Arc::new((Mutex::new(false), Condvar::new()));
+    let setter = {
+        let state = state.clone();
+        thread::spawn(move || {
+            *state.0.lock().unwrap() = true;
+            state.1.notify_one();
+        })
+    };
+    let mut ready = state.0.lock().unwrap();
+    if !*ready {
+        ready = state.1.wait(ready).unwrap();
+    }
+    assert!(*ready, "woke up before the flag was set");
+    drop(ready);
+    setter.join().unwrap();
+}
+
+/// The same wait with `while`: correct whatever wakes it.
+fn spurious_wakeup_with_while() {
+    let state = Arc::new((Mutex::new(false), Condvar::new()));
+    let setter = {
+        let state = state.clone();
+        thread::spawn(move || {
+            *state.0.lock().unwrap() = true;
+            state.1.notify_one();
+        })
+    };
+    let mut ready = state.0.lock().unwrap();
+    while !*ready {
+        ready = state.1.wait(ready).unwrap();
+    }
+    drop(ready);
+    setter.join().unwrap();
+}
+
+/// With spurious wake-ups on (`Builder::spurious_wakeups`), the default strategy finds the
+/// `if`-instead-of-`while` wait; every strategy reports nothing on the `while` twin and on the
+/// correct programs that wait on a condition variable or park.
+#[test]
+fn spurious_wakeups_find_a_wait_without_a_loop_and_nothing_else() {
+    let spurious = |spec: Option<&str>, executions: u64, program: fn()| {
+        let mut builder = Builder::new()
+            .ignore_environment()
+            .spurious_wakeups(true)
+            .executions(executions);
+        if let Some(spec) = spec {
+            builder = builder.strategy(spec.parse().expect("a valid spec"));
+        }
+        builder.explore(program).expect("the exploration runs")
+    };
+    let report = spurious(None, 1_000, spurious_wakeup_with_if);
+    let failure = report
+        .first_failure()
+        .expect("the spurious wake-up is found");
+    assert!(
+        failure
+            .to_string()
+            .contains("woke up before the flag was set"),
+        "{failure}"
+    );
+    // The token carries the setting: it replays without being told.
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, spurious_wakeup_with_if)
+        .expect("the token is valid");
+    assert!(
+        !replayed.is_ok(),
+        "the token reproduces the spurious wake-up"
+    );
+    let without = Builder::new()
+        .ignore_environment()
+        .explore(spurious_wakeup_with_if)
+        .expect("the exploration runs");
+    assert!(without.is_ok(), "not without spurious wake-ups: {without}");
+    let waiting: &[(&str, fn())] = &[
+        ("spurious_wakeup_with_while", spurious_wakeup_with_while),
+        ("condvar_producer_consumer", condvar_producer_consumer),
+        ("condvar_wait_while", condvar_wait_while),
+        ("condvar_notify_all", condvar_notify_all),
+        ("park_unpark_with_flag", park_unpark_with_flag),
+    ];
+    let mut false_reports = Vec::new();
+    for (name, program) in waiting {
+        for spec in STRATEGIES {
+            let report = spurious(Some(spec), budget().min(300), *program);
+            if let Some(failure) = report.first_failure() {
+                false_reports.push(format!("{name} under {spec}: {failure}"));
+            }
+        }
+    }
+    assert!(false_reports.is_empty(), "{}", false_reports.join("\n"));
+}
+
 /// The default strategy and budget find every bug that needs a newly allowed behaviour, and
 /// report the program's own failure.
 #[test]

@@ -57,6 +57,10 @@ pub(crate) struct Token {
     pub runs: Vec<(u32, u64)>,
     pub values: Vec<u64>,
     pub races: RaceMode,
+    /// Waits could end spuriously (`Config::spurious_wakeups`): it changes which threads can
+    /// run, so a replay needs it. Stored in the race-mode byte's second bit, which tokens
+    /// written before the setting existed leave clear.
+    pub spurious_wakeups: bool,
     pub max_steps: u64,
     pub failure: Option<FailureKind>,
     pub fingerprint: u64,
@@ -69,6 +73,7 @@ impl Token {
             runs: runs(ex.events.iter().map(|e| e.thread)),
             values: ex.values.clone(),
             races: ex.limits.races,
+            spurious_wakeups: ex.limits.spurious_wakeups,
             max_steps: ex.limits.max_steps,
             failure,
             fingerprint: fingerprint(ex),
@@ -87,10 +92,11 @@ impl Token {
         for &value in &self.values {
             put_varint(&mut out, value);
         }
-        out.push(match self.races {
+        let races = match self.races {
             RaceMode::Fail => 0,
             RaceMode::Warn => 1,
-        });
+        };
+        out.push(races | u8::from(self.spurious_wakeups) << 1);
         put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
         out.extend_from_slice(&self.fingerprint.to_le_bytes());
@@ -156,11 +162,13 @@ impl Token {
         for _ in 0..count {
             values.push(reader.varint()?);
         }
-        let races = match reader.byte()? {
+        let settings = reader.byte()?;
+        let races = match settings & !2 {
             0 => RaceMode::Fail,
             1 => RaceMode::Warn,
             _ => return Err(TokenError::Malformed("unknown race mode")),
         };
+        let spurious_wakeups = settings & 2 != 0;
         let max_steps = reader.varint()?;
         let failure = match reader.byte()? {
             0 => None,
@@ -184,6 +192,7 @@ impl Token {
             runs,
             values,
             races,
+            spurious_wakeups,
             max_steps,
             failure,
             fingerprint,
@@ -313,6 +322,7 @@ mod tests {
             runs: runs((0..steps).map(|i| (i % 3) as u32 / 2 * 300)),
             values: vec![7, 1 << 40],
             races: RaceMode::Warn,
+            spurious_wakeups: true,
             max_steps: 12_345,
             failure: Some(FailureKind::Deadlock),
             fingerprint: 0x1234_5678_9abc_def0,

@@ -112,8 +112,9 @@ pub(crate) struct ThreadSlot {
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
     /// such tasks are left, the execution ends and they are cancelled (see `decide`).
     pub detached: bool,
-    /// The pending operation can run now only by ending its wait with a timeout (set with the
-    /// enabled threads, see `time_out_if_due`); strategies count such a step as a yield.
+    /// The pending operation can run now only by ending its wait by itself, with a timeout or
+    /// (when allowed) a spurious wake-up (set with the enabled threads, see `time_out_if_due`);
+    /// strategies count such a step as a yield.
     pub times_out: bool,
     yielder: *const ThreadYielder,
     pub clock: VectorClock,
@@ -188,6 +189,8 @@ pub(crate) struct Limits {
     /// How long the execution may go without a coroutine switch before the watchdog reports
     /// it (`watchdog.rs`); `None`: never.
     pub watchdog: Option<Duration>,
+    /// Waits (`Condvar::wait`, `park`) may end without a notification (`Config::spurious_wakeups`).
+    pub spurious_wakeups: bool,
 }
 
 /// The state of one execution.
@@ -1098,7 +1101,9 @@ impl Execution {
     /// Whether thread `t`'s pending operation can take effect now. A timed operation (a
     /// sleep, a timeout, a parked task's timer) may end by its timeout at any scheduling point
     /// after it started (`early`), since the time a thread takes to reach a step is not
-    /// bounded; without `early`, only once the virtual clock has reached its deadline.
+    /// bounded; without `early`, only once the virtual clock has reached its deadline. With
+    /// spurious wake-ups allowed, a condition-variable wait or a park may end at any point too
+    /// (`early` only).
     fn op_enabled(&self, t: usize, early: bool) -> bool {
         let slot = &self.threads[t];
         let op = slot.pending;
@@ -1125,11 +1130,14 @@ impl Execution {
                     ObjState::Condvar { queue } => queue.can_take(t),
                     _ => false,
                 };
-                mutex_free && (!slot.waiting || self.may_time_out(slot, early) || notified())
+                let spurious = early && self.limits.spurious_wakeups;
+                mutex_free
+                    && (!slot.waiting || self.may_time_out(slot, early) || notified() || spurious)
             }
             OpKind::Join => self.threads[op.arg as usize].finished,
             OpKind::Park => {
                 slot.park_token
+                    || (early && self.limits.spurious_wakeups)
                     || self.may_time_out(slot, early)
                     || slot.timer_deadline.is_some_and(|d| early || d <= self.now)
             }
@@ -1366,9 +1374,11 @@ impl Execution {
             if !self.threads[t].pending.blocking || self.op_enabled(t, true) {
                 self.enabled.push(t);
                 let slot = &self.threads[t];
-                let timed = slot.pending.timed
-                    || (slot.pending.kind == OpKind::Park && slot.timer_deadline.is_some());
-                let times_out = timed && slot.pending.blocking && !self.op_enabled(t, false);
+                let wakes_itself = slot.pending.timed
+                    || (slot.pending.kind == OpKind::Park
+                        && (slot.timer_deadline.is_some() || self.limits.spurious_wakeups))
+                    || (slot.pending.kind == OpKind::Wake && self.limits.spurious_wakeups);
+                let times_out = wakes_itself && slot.pending.blocking && !self.op_enabled(t, false);
                 self.threads[t].times_out = times_out;
             } else if t == self.current {
                 // Only the thread that just announced its operation can have started to wait

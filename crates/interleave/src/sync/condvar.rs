@@ -1,7 +1,7 @@
 //! `Condvar`: waiting for a condition under a mutex. `wait` releases the mutex and waits for a
-//! notification. A timed wait times out exactly when the execution's virtual clock (see
-//! [`crate::time`]) reaches its deadline, which happens only when no other thread can run
-//! before it; a notification that comes first wins. There are no spurious wake-ups. Which
+//! notification. A timed wait may time out at any scheduling point after it started, and the
+//! execution's virtual clock (see [`crate::time`]) then moves to its deadline; a notification
+//! taken first wins. Spurious wake-ups happen only with `Config::spurious_wakeups`. Which
 //! waiter `notify_one` wakes is the scheduler's choice among the threads waiting when it was
 //! called (`runtime::condvar_queue`), as std leaves it open.
 

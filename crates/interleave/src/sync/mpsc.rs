@@ -2,9 +2,9 @@
 //!
 //! `recv` blocks while the channel is empty and a sender is alive; `send` on a bounded channel
 //! blocks while it is full; a rendezvous channel (`sync_channel(0)`) blocks the sender until
-//! the receiver takes the message. `recv_timeout` times out when the execution's virtual clock
-//! (see [`crate::time`]) reaches its deadline, which happens only when no other thread can run
-//! before it; a message that arrives first is received.
+//! the receiver takes the message. `recv_timeout` may time out at any scheduling point after it
+//! started (the execution's virtual clock, see [`crate::time`], then moves to its deadline); a
+//! message already there when the receiver runs is received.
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
