@@ -470,8 +470,8 @@ where
         runtime::with(|ex| {
             ex.join_clock(target);
             // The scope observes the panics of the threads nobody joined, and re-raises them.
-            if let Some((message, _)) = ex.threads[target].unobserved_panic.take() {
-                unobserved.get_or_insert(message);
+            if let Some(panic) = ex.threads[target].unobserved_panic.take() {
+                unobserved.get_or_insert(panic.0);
             }
         });
     }

@@ -46,6 +46,8 @@ use crate::runtime;
 use crate::runtime::foreign::ForeignWakes;
 use crate::runtime::op::{Op, OpKind, NO_OBJECT};
 use crate::runtime::Awaited;
+use std::sync::atomic::Ordering as StdOrdering;
+
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::thread::{self, Thread};
 
@@ -194,12 +196,21 @@ struct TaskState<T> {
 /// the task's output, or why there is none.
 pub struct JoinHandle<T> {
     state: Arc<StdMutex<TaskState<T>>>,
-    /// Set by `abort`; an atomic of this crate, so that the abort and the task's check of it
-    /// are steps on one object and every search (DPOR too) orders them both ways.
-    aborted: Arc<AtomicBool>,
+    aborted: Arc<Abort>,
     thread: Thread,
     /// Where the task was spawned, for the join's scheduling point.
     site: &'static Location<'static>,
+}
+
+/// A task's abort flag. The task checks `requested` before every poll without a scheduling
+/// point, and takes a step on `decided` when it acts on an abort and when its future is ready;
+/// `abort` sets both in one step on `decided`. So the abort and whatever the task does about
+/// it are steps on one object of this crate, which every search (DPOR too) orders both ways,
+/// at the cost of one step per task rather than one per poll.
+#[derive(Default)]
+struct Abort {
+    requested: std::sync::atomic::AtomicBool,
+    decided: AtomicBool,
 }
 
 /// Spawns a task running `future` on a new thread of the execution.
@@ -216,7 +227,7 @@ where
         joiner: None,
     }));
     let shared = state.clone();
-    let aborted = Arc::new(AtomicBool::new(false));
+    let aborted = Arc::new(Abort::default());
     let abort_flag = aborted.clone();
     let thread = thread::spawn_task(
         move || {
@@ -244,18 +255,24 @@ where
 /// Polls `future` like [`block_on`], giving up as soon as the task is aborted.
 fn run_task<F: Future>(
     future: F,
-    aborted: &AtomicBool,
+    aborted: &Abort,
     site: &'static Location<'static>,
 ) -> Result<F::Output, JoinError> {
     let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
     loop {
-        if aborted.load(Ordering::SeqCst) {
+        // The step on `decided` makes the abort visible to the searches as what the task
+        // acted on; it is taken only once an abort was requested.
+        if aborted.requested.load(StdOrdering::Relaxed) && aborted.decided.load(Ordering::SeqCst) {
             return Err(JoinError::Cancelled);
         }
         poll_again();
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
+            // An abort that comes before this step wins the race with the completion.
+            if aborted.decided.load(Ordering::SeqCst) {
+                return Err(JoinError::Cancelled);
+            }
             return Ok(value);
         }
         thread::park_at(site);
@@ -291,7 +308,8 @@ impl<T> JoinHandle<T> {
     /// a scheduling point, so whether it comes before the task finishes is explored.
     #[track_caller]
     pub fn abort(&self) {
-        self.aborted.store(true, Ordering::SeqCst);
+        self.aborted.decided.store(true, Ordering::SeqCst);
+        self.aborted.requested.store(true, StdOrdering::Relaxed);
         // Wake it so it notices, wherever it is parked.
         self.thread.unpark();
     }

@@ -61,23 +61,19 @@ thread_local! {
 /// Publishes that the execution tagged `tag` runs on this OS thread until the returned guard
 /// is dropped.
 pub(crate) fn start(tag: u64) -> Live {
-    let running = REGISTRATION.try_with(|r| r.0.clone()).ok();
-    if let Some(running) = &running {
-        // Release: whoever sees a handle this execution registered (an acquire load of its
-        // slot) also sees that the execution runs.
-        running.tag.store(tag, Ordering::Release);
-    }
-    Live(running)
+    // Release: whoever sees a handle this execution registered (an acquire load of its slot)
+    // also sees that the execution runs. During the OS thread's exit the registration may be
+    // gone; the execution then simply is not listed.
+    let _ = REGISTRATION.try_with(|r| r.0.tag.store(tag, Ordering::Release));
+    Live(())
 }
 
 /// The guard of [`start`]: the execution is over when it is dropped, also by unwinding.
-pub(crate) struct Live(Option<Arc<OsThread>>);
+pub(crate) struct Live(());
 
 impl Drop for Live {
     fn drop(&mut self) {
-        if let Some(running) = &self.0 {
-            running.tag.store(0, Ordering::Relaxed);
-        }
+        let _ = REGISTRATION.try_with(|r| r.0.tag.store(0, Ordering::Relaxed));
     }
 }
 

@@ -108,7 +108,8 @@ pub(crate) struct ThreadSlot {
     /// The thread ended by a panic that no `join` has observed yet: its message and site. A
     /// panic observed through `join` is the program's business, as under std; one left
     /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
-    pub unobserved_panic: Option<(String, Option<String>)>,
+    /// Boxed: it is rare, and the slot stays small for the scheduler's scans.
+    pub unobserved_panic: Option<Box<(String, Option<String>)>>,
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
     /// such tasks are left, the execution ends and they are cancelled (see `decide`).
     pub detached: bool,
@@ -899,9 +900,10 @@ impl Execution {
         else {
             return;
         };
-        let Some((message, site)) = self.threads[index].unobserved_panic.take() else {
+        let Some(panic) = self.threads[index].unobserved_panic.take() else {
             return;
         };
+        let (message, site) = *panic;
         let panic = FailureInfo {
             kind: FailureKind::Panic,
             message,
@@ -1104,6 +1106,7 @@ impl Execution {
     /// bounded; without `early`, only once the virtual clock has reached its deadline. With
     /// spurious wake-ups allowed, a condition-variable wait or a park may end at any point too
     /// (`early` only).
+    #[inline(always)]
     fn op_enabled(&self, t: usize, early: bool) -> bool {
         let slot = &self.threads[t];
         let op = slot.pending;
@@ -1188,6 +1191,18 @@ impl Execution {
     /// still wait for its mutex).
     pub fn deadline_passed(&self, t: usize) -> bool {
         self.may_time_out(&self.threads[t], true)
+    }
+
+    /// Whether thread `t`, enabled, can run only by ending its wait by itself: by its timeout or
+    /// its async timer, or by a spurious wake-up when those are allowed.
+    #[cold]
+    fn wakes_itself(&self, t: usize) -> bool {
+        let slot = &self.threads[t];
+        let can = slot.pending.timed
+            || (slot.pending.kind == OpKind::Park
+                && (slot.timer_deadline.is_some() || self.limits.spurious_wakeups))
+            || (slot.pending.kind == OpKind::Wake && self.limits.spurious_wakeups);
+        can && !self.op_enabled(t, false)
     }
 
     /// Thread `chosen` is about to take its step: when only its timeout lets it (its operation
@@ -1371,14 +1386,16 @@ impl Execution {
             if self.threads[t].finished {
                 continue;
             }
-            if !self.threads[t].pending.blocking || self.op_enabled(t, true) {
+            let pending = self.threads[t].pending;
+            if !pending.blocking {
+                // `times_out` is read only for blocking operations (see `View::times_out`).
                 self.enabled.push(t);
-                let slot = &self.threads[t];
-                let wakes_itself = slot.pending.timed
-                    || (slot.pending.kind == OpKind::Park
-                        && (slot.timer_deadline.is_some() || self.limits.spurious_wakeups))
-                    || (slot.pending.kind == OpKind::Wake && self.limits.spurious_wakeups);
-                let times_out = wakes_itself && slot.pending.blocking && !self.op_enabled(t, false);
+            } else if self.op_enabled(t, true) {
+                self.enabled.push(t);
+                // Only waits can end by themselves; a lock, a join or a send cannot.
+                let may_wake_itself =
+                    pending.timed || matches!(pending.kind, OpKind::Park | OpKind::Wake);
+                let times_out = may_wake_itself && self.wakes_itself(t);
                 self.threads[t].times_out = times_out;
             } else if t == self.current {
                 // Only the thread that just announced its operation can have started to wait
@@ -1510,7 +1527,7 @@ pub(crate) fn spawned_thread_panicked(
     let (message, site) = panics::describe(payload.as_ref());
     with(|ex| {
         let me = ex.current;
-        ex.threads[me].unobserved_panic = Some((message, site));
+        ex.threads[me].unobserved_panic = Some(Box::new((message, site)));
     });
     Ok(payload)
 }

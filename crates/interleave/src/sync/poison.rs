@@ -11,6 +11,7 @@ use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::ObjIdx;
 
 /// Whether the object `idx` of the running execution is poisoned.
+#[inline]
 pub(crate) fn is_poisoned(idx: ObjIdx) -> bool {
     runtime::with(|ex| ex.objects[idx as usize].poisoned)
 }
@@ -18,6 +19,7 @@ pub(crate) fn is_poisoned(idx: ObjIdx) -> bool {
 /// Poisons the object `idx`, if the running thread is panicking now and was not when it took
 /// the lock (`panicking_at_acquisition`): std's rule, so a guard taken inside a destructor that
 /// runs during unwinding does not poison.
+#[inline]
 pub(crate) fn poison_if_panicking(idx: ObjIdx, panicking_at_acquisition: bool) {
     if !panicking_at_acquisition && std::thread::panicking() {
         runtime::with(|ex| ex.objects[idx as usize].poisoned = true);
