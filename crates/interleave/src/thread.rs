@@ -57,6 +57,19 @@ impl Thread {
     #[track_caller]
     pub fn unpark(&self) {
         let target = self.id.0;
+        // A thread that unparks itself (a task's waker woken while it polls, as
+        // `future::yield_now` does) only sets its own token, which other threads only set too:
+        // the step commutes with every other thread's, so it is no scheduling point.
+        let unparked_itself = runtime::with(|ex| {
+            let itself = ex.me() == target;
+            if itself {
+                ex.threads[target].park_token = true;
+            }
+            itself
+        });
+        if unparked_itself {
+            return;
+        }
         runtime::switch(
             Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
             Location::caller(),

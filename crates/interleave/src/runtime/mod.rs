@@ -117,7 +117,6 @@ pub(crate) struct ThreadSlot {
     /// (when allowed) a spurious wake-up (set with the enabled threads, see `time_out_if_due`);
     /// strategies count such a step as a yield.
     pub times_out: bool,
-    yielder: *const ThreadYielder,
     pub clock: VectorClock,
     pub name: Option<Arc<str>>,
     pub spawn_site: Site,
@@ -258,6 +257,9 @@ struct Current {
     /// The hook saw a panic while the execution was borrowed, so it could not tell which
     /// thread panicked: teardown then treats every thread as possibly unwinding.
     unattributed_panic: Cell<bool>,
+    /// The yielder of the coroutine running on this OS thread: set when the coroutine starts
+    /// and again whenever it resumes from a suspension, so announcements need not carry it.
+    yielder: Cell<*const ThreadYielder>,
 }
 
 thread_local! {
@@ -266,6 +268,7 @@ thread_local! {
             execution: Cell::new(std::ptr::null_mut()),
             borrowed: Cell::new(false),
             unattributed_panic: Cell::new(false),
+            yielder: Cell::new(std::ptr::null()),
         }
     };
     static SPARE: RefCell<Option<Box<Execution>>> = const { RefCell::new(None) };
@@ -289,19 +292,23 @@ impl Drop for Borrow<'_> {
 /// the runtime).
 #[inline(always)]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
-    CURRENT.with(|current| {
-        let execution = current.execution.get();
-        if execution.is_null() {
-            outside_execution();
-        }
-        if current.borrowed.replace(true) {
-            reentered();
-        }
-        let _borrow = Borrow(&current.borrowed);
-        // SAFETY: the pointer is set by `run` to the execution it owns and cleared before that
-        // execution is dropped; the borrow flag makes this the only reference to it.
-        f(unsafe { &mut *execution })
-    })
+    // The thread-local is reached with a closure too small not to inline: with `f` inside it,
+    // `LocalKey::with` grew past the inliner's limit and every primitive paid a call.
+    let current: *const Current = CURRENT.with(|current| current as *const Current);
+    // SAFETY: a thread-local outlives every use on its own thread, and the reference does not
+    // leave this function.
+    let current = unsafe { &*current };
+    let execution = current.execution.get();
+    if execution.is_null() {
+        outside_execution();
+    }
+    if current.borrowed.replace(true) {
+        reentered();
+    }
+    let _borrow = Borrow(&current.borrowed);
+    // SAFETY: the pointer is set by `run` to the execution it owns and cleared before that
+    // execution is dropped; the borrow flag makes this the only reference to it.
+    f(unsafe { &mut *execution })
 }
 
 #[cold]
@@ -370,6 +377,7 @@ fn reset_thread_state() {
         current.execution.set(std::ptr::null_mut());
         current.borrowed.set(false);
         current.unattributed_panic.set(false);
+        current.yielder.set(std::ptr::null());
     });
     crate::cell::reset_access_flag();
     panics::reset();
@@ -466,8 +474,8 @@ pub(crate) fn current_tag() -> Option<u64> {
 /// which measured at about 25 ns per switch before inlining.
 #[inline(always)]
 pub(crate) fn switch(op: Op, site: Site) {
-    let yielder = with(|ex| ex.announce(op, site));
-    suspend(yielder);
+    let decision = with(|ex| ex.announce(op, site));
+    suspend(decision);
 }
 
 /// Registers `handle` (on first use in this execution) and announces `kind` on it at `site`.
@@ -520,22 +528,53 @@ fn switch_on_reading<R>(
     op: impl FnOnce(ObjIdx) -> Op,
     read: impl FnOnce(&Execution) -> R,
 ) -> (ObjIdx, R) {
-    let (idx, value, yielder) = with(|ex| {
+    let (idx, value, decision) = with(|ex| {
         let idx = ex.object(handle, object);
         let value = read(ex);
         (idx, value, ex.announce(op(idx), site))
     });
-    suspend(yielder);
+    suspend(decision);
     (idx, value)
+}
+
+/// What an announcement asks of the running thread: go on, or hand control to the scheduler
+/// loop with the next thread to run or the end of the execution. One `u32`, so the borrow that
+/// decides returns it (with an object index) in registers: a wider value went through memory
+/// and its reload stalled on a failed store-to-load forward, about 4 ns per step.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Decision(u32);
+
+impl Decision {
+    /// The running thread goes on without a switch.
+    const GO_ON: Decision = Decision(u32::MAX);
+    /// The running thread stops: the execution is over (or it is abandoned in teardown).
+    const STOP: Decision = Decision(u32::MAX - 1);
+
+    /// Thread `next` runs next, or the execution is over when `None`.
+    #[inline(always)]
+    fn switch_to(next: Option<usize>) -> Decision {
+        match next {
+            Some(next) => Decision(next as u32),
+            None => Decision::STOP,
+        }
+    }
 }
 
 /// Hands control to the scheduler loop when another thread runs next or the execution ends.
 #[inline(always)]
-fn suspend(decision: Option<(*const ThreadYielder, Option<usize>)>) {
-    if let Some((yielder, next)) = decision {
-        // SAFETY: the yielder belongs to the running coroutine (this one); it was stored when
-        // the coroutine started and stays valid until the coroutine returns.
-        if unsafe { (*yielder).suspend(next) } == Resume::Unwind {
+fn suspend(decision: Decision) {
+    if decision != Decision::GO_ON {
+        let next = (decision != Decision::STOP).then_some(decision.0 as usize);
+        let current: *const Current = CURRENT.with(|current| current as *const Current);
+        // SAFETY: the coroutine resumes on the OS thread it was suspended on (an execution
+        // never migrates), so the thread-local is the same one and still alive.
+        let current = unsafe { &*current };
+        let yielder = current.yielder.get();
+        // SAFETY: the yielder belongs to the running coroutine (this one): it was stored when
+        // the coroutine started or last resumed, and stays valid until the coroutine returns.
+        let resume = unsafe { (*yielder).suspend(next) };
+        current.yielder.set(yielder);
+        if resume == Resume::Unwind {
             resumed_for_teardown();
         }
     }
@@ -579,7 +618,11 @@ impl Drop for TeardownUnwind {
 /// point runs; the scheduler then ends the execution.
 pub(crate) fn stop_if_failed() {
     let decision = with(|ex| {
-        (ex.failure.is_some() && !ex.teardown).then(|| (ex.threads[ex.current].yielder, None))
+        if ex.failure.is_some() && !ex.teardown {
+            Decision::STOP
+        } else {
+            Decision::GO_ON
+        }
     });
     suspend(decision);
 }
@@ -651,25 +694,30 @@ impl Execution {
         SPARE.with(|spare| *spare.borrow_mut() = Some(self));
     }
 
-    /// Records the running thread's pending operation and decides the next step. Returns the
-    /// yielder to suspend with and the decision when another thread runs next or the execution
-    /// is over.
+    /// Records the running thread's pending operation and decides the next step: whether the
+    /// thread goes on, another one runs or the execution is over.
     #[inline(always)]
-    fn announce(&mut self, op: Op, site: Site) -> Option<(*const ThreadYielder, Option<usize>)> {
+    fn announce(&mut self, op: Op, site: Site) -> Decision {
         if self.teardown {
-            return self.announce_in_teardown(op, site);
+            // The operation goes by its fields: passed whole, it would be built in memory once
+            // for this cold call, and the hot path below would copy it from there through a
+            // stalled store-to-load forward (measured at about 4 ns per step).
+            return self.announce_in_teardown(op.kind, op.object, op.arg, op.timed, site);
         }
         let me = self.current;
         let slot = &mut self.threads[me];
         slot.pending = op;
         slot.pending_site = site;
-        let yielder = slot.yielder;
         if self.last_untracked && self.fast_path(op) {
             self.record(me);
-            return None;
+            return Decision::GO_ON;
         }
         let next = decide(self);
-        (next != Some(me)).then_some((yielder, next))
+        if next == Some(me) {
+            Decision::GO_ON
+        } else {
+            Decision::switch_to(next)
+        }
     }
 
     /// A visible operation while the execution is torn down: no schedule, no step, no event.
@@ -677,13 +725,16 @@ impl Execution {
     #[inline(never)]
     fn announce_in_teardown(
         &mut self,
-        op: Op,
+        kind: OpKind,
+        object: ObjIdx,
+        arg: u32,
+        timed: bool,
         site: Site,
-    ) -> Option<(*const ThreadYielder, Option<usize>)> {
+    ) -> Decision {
         if self.on_scheduler_stack {
-            return None;
+            return Decision::GO_ON;
         }
-        self.teardown_point(op, site)
+        self.teardown_point(Op::with(kind, object, arg, timed), site)
     }
 
     /// What the running thread does at a visible operation during teardown. The execution is
@@ -702,20 +753,15 @@ impl Execution {
     ///
     /// Either way a thread attempts at most `TEARDOWN_STEP_BOUND` operations before it is
     /// abandoned, so a destructor (or a `catch_unwind` loop) that spins cannot hang the
-    /// exploration. Returns the suspension that abandons the thread, or `None` to go on.
+    /// exploration. Returns `STOP` to abandon the thread, or `GO_ON`.
     ///
     /// The slot's pending operation is left as it was when the execution stopped: the report
     /// shows it.
-    fn teardown_point(
-        &mut self,
-        op: Op,
-        site: Site,
-    ) -> Option<(*const ThreadYielder, Option<usize>)> {
+    fn teardown_point(&mut self, op: Op, site: Site) -> Decision {
         let me = self.current;
-        let yielder = self.threads[me].yielder;
         self.teardown_steps += 1;
         if self.teardown_steps > TEARDOWN_STEP_BOUND {
-            return Some((yielder, None));
+            return Decision::STOP;
         }
         if !self.may_be_unwinding(me) {
             self.threads[me].teardown_unwinding = true;
@@ -727,10 +773,10 @@ impl Execution {
             panic::resume_unwind(Box::new(payload));
         }
         if !self.enabled_in_teardown(me, op) {
-            return Some((yielder, None));
+            return Decision::STOP;
         }
         self.apply_lock_effect(op, site);
-        None
+        Decision::GO_ON
     }
 
     /// Whether thread `t` may be running a destructor during unwinding, where raising a panic
@@ -1075,7 +1121,6 @@ impl Execution {
             unobserved_panic: None,
             detached: false,
             times_out: false,
-            yielder: std::ptr::null(),
             clock,
             name,
             spawn_site: site,
@@ -1209,16 +1254,24 @@ impl Execution {
     /// could not take effect otherwise), the virtual clock moves to that deadline, so `Instant`
     /// readings after the wait are at least its deadline. Returns whether the step is a
     /// timeout.
-    #[inline]
+    #[inline(always)]
     fn time_out_if_due(&mut self, chosen: usize) -> bool {
-        if !self.threads[chosen].times_out {
+        // Taking the flag leaves it false for the thread's next operations, which may not
+        // block: this check then costs one well-predicted branch, not one per blocking kind.
+        if !std::mem::take(&mut self.threads[chosen].times_out) {
             return false;
         }
+        self.move_clock_to_deadline(chosen);
+        true
+    }
+
+    /// The timeout of thread `chosen` happens now: the clock moves to its deadline.
+    #[cold]
+    fn move_clock_to_deadline(&mut self, chosen: usize) {
         if let Some(deadline) = self.next_deadline(chosen) {
             self.now = deadline;
             self.clock_advances.push((self.events.len(), deadline));
         }
-        true
     }
 
     /// The earliest future instant at which thread `t` stops waiting by itself: its timed
@@ -1416,7 +1469,7 @@ impl Execution {
     /// visit to the runtime.
     #[inline]
     fn record(&mut self, chosen: usize) {
-        let timed_out = self.threads[chosen].pending.blocking && self.time_out_if_due(chosen);
+        let timed_out = self.time_out_if_due(chosen);
         let slot = &mut self.threads[chosen];
         let Op {
             kind, object, arg, ..
@@ -1485,10 +1538,8 @@ impl Execution {
 /// mark it finished. No panic leaves it: one that reached the coroutine's root would come out
 /// of `resume` in the scheduler loop and escape `explore`.
 fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
-    let started_in_teardown = with(|ex| {
-        ex.threads[index].yielder = yielder as *const _;
-        ex.teardown
-    });
+    CURRENT.with(|current| current.yielder.set(yielder));
+    let started_in_teardown = with(|ex| ex.teardown);
     let outcome = if started_in_teardown {
         // The closure's destructors are user code and may panic: they run here, on the
         // thread's own stack and exactly once, rather than inside the coroutine library.

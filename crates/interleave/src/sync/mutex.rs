@@ -56,7 +56,7 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     /// Blocks until the lock is free, then takes it.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         let site = Location::caller();
@@ -163,7 +163,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 }
 
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         // `Drop` cannot be `#[track_caller]`: the unlock is reported at the lock's site. The
         // runtime releases the mutex when it records the step.

@@ -5,15 +5,22 @@
 //! object's entry in the execution, so a lock kept in a `static` starts every execution
 //! unpoisoned.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::{LockResult, PoisonError, TryLockError, TryLockResult};
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::ObjIdx;
 
+/// Whether any lock was ever poisoned in this process. Until one is (most programs never panic
+/// while holding a lock), an acquisition learns that its lock is not poisoned from one relaxed
+/// load instead of a second visit to the runtime.
+static EVER_POISONED: AtomicBool = AtomicBool::new(false);
+
 /// Whether the object `idx` of the running execution is poisoned.
 #[inline]
 pub(crate) fn is_poisoned(idx: ObjIdx) -> bool {
-    runtime::with(|ex| ex.objects[idx as usize].poisoned)
+    EVER_POISONED.load(Ordering::Relaxed) && runtime::with(|ex| ex.objects[idx as usize].poisoned)
 }
 
 /// Poisons the object `idx`, if the running thread is panicking now and was not when it took
@@ -22,6 +29,8 @@ pub(crate) fn is_poisoned(idx: ObjIdx) -> bool {
 #[inline]
 pub(crate) fn poison_if_panicking(idx: ObjIdx, panicking_at_acquisition: bool) {
     if !panicking_at_acquisition && std::thread::panicking() {
+        // Set first: the flag below is read on this OS thread only after it is.
+        EVER_POISONED.store(true, Ordering::Relaxed);
         runtime::with(|ex| ex.objects[idx as usize].poisoned = true);
     }
 }
