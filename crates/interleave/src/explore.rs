@@ -768,13 +768,25 @@ fn rerun_difference(run: &Run<'_>, first: &Execution) -> Option<String> {
         )),
         None => None,
     };
+    // What the second run failed with is often the clue (an assertion on a counter kept in a
+    // std static), so it is shown unless the first run failed the same way.
+    let second_failure = second
+        .failure
+        .as_ref()
+        .filter(|f| first.failure.as_ref().map(|g| &g.message) != Some(&f.message))
+        .map(|f| format!("\nThe second run failed with {}: {}", f.kind, f.message))
+        .unwrap_or_default();
     second.recycle();
     difference.map(|difference| {
         format!(
-            "the program behaved differently when re-run under the same schedule: {difference}.\n\
-         It depends on something interleave does not control: std::sync or std::thread used \
-         directly, HashMap/HashSet iteration order (RandomState), the clock, randomness outside \
-         interleave::rand, or state kept in statics between executions."
+            "the program behaved differently when re-run under the same schedule: \
+             {difference}.{second_failure}\n\
+             It depends on something interleave does not control: std::sync or std::thread used \
+             directly, HashMap/HashSet iteration order (RandomState), the clock, randomness \
+             outside interleave::rand, or state kept in statics between executions. \
+             interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check \
+             this; a test that deliberately keeps state across executions (a std static counting \
+             runs) can turn the check off with `Builder::check_determinism(false)`."
         )
     })
 }

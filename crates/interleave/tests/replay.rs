@@ -190,6 +190,39 @@ fn state_leaking_between_executions_is_flagged() {
     );
 }
 
+/// loom's own suite counts runs in a std static and asserts the count: the determinism
+/// re-run makes that fail, so the report must say what the second run failed with and how to
+/// turn the check off, and with it off a program with one schedule runs exactly once.
+#[test]
+fn a_run_counter_in_a_static_gets_the_remedy_and_runs_once_without_the_check() {
+    static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
+    static RUNS_UNCHECKED: StdAtomicUsize = StdAtomicUsize::new(0);
+    let report = explore("dpor", 0, 1, || {
+        let previous = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(previous, 0, "the body ran twice");
+    });
+    let failure = report.first_failure().expect("the re-run differs");
+    assert_eq!(failure.kind, FailureKind::Nondeterminism);
+    assert!(
+        failure.message.contains("the body ran twice")
+            && failure.message.contains("check_determinism(false)"),
+        "{}",
+        failure.message
+    );
+
+    let report = Builder::new()
+        .ignore_environment()
+        .strategy("dpor".parse().unwrap())
+        .check_determinism(false)
+        .explore(|| {
+            let previous = RUNS_UNCHECKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(previous, 0, "the body ran twice");
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(report.executions, 1);
+}
+
 #[test]
 fn recorded_random_choices_replay() {
     let program = || {
