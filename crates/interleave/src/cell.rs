@@ -10,8 +10,8 @@ use std::cell::{Cell, UnsafeCell as StdUnsafeCell};
 use std::fmt;
 use std::panic::Location;
 
+use crate::analysis::online::race;
 use crate::config::RaceMode;
-use crate::detect::race;
 use crate::report::FailureKind;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;

@@ -15,10 +15,10 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashSet;
 
+use crate::analysis::online::serializability::{self, set_accesses};
+use crate::analysis::thread_label;
 use crate::atomic_set::Declarations;
 use crate::config::Config;
-use crate::detect::serializability::{self, set_accesses};
-use crate::detect::thread_label;
 use crate::persistence::{self, Persistence, SavedLine};
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
 use crate::report::{

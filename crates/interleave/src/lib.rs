@@ -265,16 +265,15 @@
 
 #![warn(missing_docs)]
 
+mod analysis;
 pub mod atomic_set;
 mod branch;
 pub mod cell;
 mod config;
-mod detect;
 mod explore;
 pub mod future;
 pub mod hint;
 pub mod lazy_static;
-pub(crate) mod order_solver;
 mod persistence;
 pub mod rand;
 mod report;

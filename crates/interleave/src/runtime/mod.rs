@@ -422,7 +422,7 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
         });
         let thread = info
             .thread
-            .map(|t| crate::detect::thread_label(ex, t))
+            .map(|t| crate::analysis::thread_label(ex, t))
             .unwrap_or_else(|| "a thread".to_string());
         let token = crate::report::token::Token::from_run(ex, Some(info.kind)).encode();
         (info, thread, crate::report::render_interleaving(ex), token)
@@ -1453,7 +1453,7 @@ impl Execution {
             } else if t == self.current {
                 // Only the thread that just announced its operation can have started to wait
                 // for a lock it holds.
-                if let Some(message) = crate::detect::deadlock::relock(self, t) {
+                if let Some(message) = crate::analysis::online::deadlock::relock(self, t) {
                     self.fail(FailureKind::Relock, message);
                     return;
                 }
@@ -1838,13 +1838,13 @@ fn decide(ex: &mut Execution) -> Option<usize> {
             ex.fail(FailureKind::Nondeterminism, message);
             return None;
         }
-        let message = crate::detect::deadlock::explain(ex);
+        let message = crate::analysis::online::deadlock::explain(ex);
         ex.current = 0;
         ex.fail(FailureKind::Deadlock, message);
         return None;
     }
     if ex.steps() >= ex.limits.max_steps {
-        let message = crate::detect::deadlock::step_bound(ex);
+        let message = crate::analysis::online::deadlock::step_bound(ex);
         ex.fail(FailureKind::StepBound, message);
         return None;
     }
@@ -1864,7 +1864,7 @@ fn decide(ex: &mut Execution) -> Option<usize> {
         return None;
     }
     if !ex.enabled.contains(&chosen) {
-        let message = crate::detect::deadlock::not_enabled(ex, chosen);
+        let message = crate::analysis::online::deadlock::not_enabled(ex, chosen);
         ex.fail(FailureKind::Divergence, message);
         return None;
     }

@@ -10,7 +10,7 @@
 //! `Relaxed` atomics in real code may be missed, because our atomics synchronise more than
 //! std's.
 
-use super::thread_label;
+use crate::analysis::thread_label;
 use crate::runtime::object::{Access, ObjState};
 use crate::runtime::op::{ObjIdx, ShortSite, Site};
 use crate::runtime::Execution;

@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::thread_label;
+use crate::analysis::thread_label;
 use crate::runtime::object::{Holder, ObjState};
 use crate::runtime::op::{OpKind, ShortSite, Site};
 use crate::runtime::{Awaited, Execution};

@@ -25,7 +25,9 @@ use std::collections::HashSet;
 
 use super::fork_join::ForkJoin;
 use super::lockset::{Held, HeldLocks};
-use super::serializability::{set_accesses, PatternAccess, Role, SetAccess, UnitKey, PATTERNS};
+use crate::analysis::online::serializability::{
+    set_accesses, PatternAccess, Role, SetAccess, UnitKey, PATTERNS,
+};
 use crate::atomic_set::{Declarations, SetId};
 use crate::runtime::clock::VectorClock;
 use crate::strategy::{ObjectId, Site, TraceEvent};

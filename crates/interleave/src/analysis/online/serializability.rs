@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::access_pairs::{access_of, AccessClass};
+use crate::analysis::predict::access_pairs::{access_of, AccessClass};
 use crate::atomic_set::{Declarations, SetId};
 use crate::strategy::{ObjectId, TraceEvent};
 
