@@ -11,17 +11,13 @@ use std::fmt;
 use std::panic::Location;
 
 use crate::analysis::online::race;
-use crate::config::RaceMode;
-use crate::report::FailureKind;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::{ObjectKind, OpKind, Site};
+use crate::runtime::FailureKind;
+use crate::runtime::RaceMode;
 
-thread_local! {
-    /// Set while a closure passed to `with`/`with_mut` runs: a scheduling point inside it would
-    /// let another thread access the value while a reference to it is live.
-    static IN_ACCESS: Cell<bool> = const { Cell::new(false) };
-}
+use crate::runtime::IN_ACCESS;
 
 /// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
 #[inline(always)]
@@ -70,12 +66,6 @@ impl Drop for AccessGuard {
     fn drop(&mut self) {
         IN_ACCESS.with(|flag| flag.set(false));
     }
-}
-
-/// Clears the access flag of this OS thread (the runtime does at the start and end of every
-/// execution).
-pub(crate) fn reset_access_flag() {
-    IN_ACCESS.with(|flag| flag.set(false));
 }
 
 /// A shared variable whose every access is a scheduling point and is checked for data races.

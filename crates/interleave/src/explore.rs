@@ -19,7 +19,8 @@ use crate::analysis::online::serializability::{self, set_accesses};
 use crate::analysis::thread_label;
 use crate::atomic_set::Declarations;
 use crate::config::Config;
-use crate::persistence::{self, Persistence, SavedLine};
+use crate::persistence::Persistence;
+use crate::regressions::{self, SavedLine};
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
 use crate::report::{
     render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Persisted, Report,
@@ -28,9 +29,7 @@ use crate::runtime::op::{ShortSite, Site};
 use crate::runtime::{self, Event, Execution, Limits};
 use crate::strategy::hb::HbFingerprint;
 use crate::strategy::replay::ReplaySchedule;
-use crate::strategy::{
-    execution_seed, OpKind, Outcome, Schedule, Strategy, StrategySpec, TraceEvent, TraceTarget,
-};
+use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec, TraceEvent};
 use crate::{Error, RaceMode};
 
 /// Rounds grow 1, 2, 4, ... up to this many executions.
@@ -335,6 +334,7 @@ struct Summary {
 
 pub(crate) fn limits(config: &Config) -> Limits {
     Limits {
+        narrator: &crate::report::NARRATOR,
         max_steps: config.max_steps,
         stack_size: config.stack_size,
         races: config.data_races,
@@ -356,7 +356,7 @@ fn replay_saved(
     notes: &mut Vec<String>,
 ) -> Option<Report> {
     let file = persistence.file();
-    let lines = match persistence::load(&file) {
+    let lines = match regressions::load(&file) {
         Ok(lines) => lines,
         Err(error) => {
             notes.push(format!("{error}; exploring without its saved schedules"));
@@ -433,7 +433,7 @@ fn save_failures(persistence: &Persistence, failures: &mut [Failure]) {
                  INTERLEAVE_PERSIST=on turns it on)",
             )
         } else {
-            match persistence::append(persistence, failure) {
+            match regressions::append(persistence, failure) {
                 Ok(file) => Persisted::SavedTo { file },
                 Err(error) => not_saved(&error.to_string()),
             }
@@ -613,13 +613,15 @@ fn run_one(
                         message: difference,
                         thread: None,
                         site: None,
+                        stop: None,
                     };
                     failure_of(run, index, &ex, &info)
                 }
             });
         }
     }
-    let events = (keep_trace || run.count_states || run.monitor_atomic_sets).then(|| trace(&ex));
+    let events =
+        (keep_trace || run.count_states || run.monitor_atomic_sets).then(|| crate::trace::of(&ex));
     let declarations = (keep_trace || run.monitor_atomic_sets)
         .then(|| Declarations::of(&ex))
         .flatten();
@@ -662,31 +664,6 @@ fn atomicity_violations(
     serializability::violations(&accesses)
         .iter()
         .map(|v| AtomicityViolation::describe(ex, index, events, declarations, v))
-        .collect()
-}
-
-/// The execution's steps as strategies see them.
-fn trace(ex: &Execution) -> Vec<TraceEvent> {
-    let object = |idx: u32| ex.objects.get(idx as usize).map(|o| o.id);
-    // Threads are numbered in spawn order: the `k`-th spawn creates thread `k`.
-    let mut spawned = 0;
-    ex.events
-        .iter()
-        .map(|e| TraceEvent {
-            thread: e.thread as usize,
-            kind: e.kind,
-            object: object(e.object),
-            target: match e.kind {
-                OpKind::Spawn => {
-                    spawned += 1;
-                    Some(TraceTarget::Thread(spawned))
-                }
-                OpKind::Join => Some(TraceTarget::Thread(e.arg as usize)),
-                OpKind::Wake => object(e.arg).map(TraceTarget::Object),
-                _ => None,
-            },
-            site: e.site,
-        })
         .collect()
 }
 
@@ -836,6 +813,7 @@ enum ReplayMode {
 /// they are part of what the execution did.
 fn token_limits(config: &Config, token: &Token) -> Limits {
     Limits {
+        narrator: &crate::report::NARRATOR,
         max_steps: token.max_steps,
         races: token.races,
         spurious_wakeups: token.spurious_wakeups,
@@ -879,7 +857,7 @@ fn replay_token(
     report.warnings = ex.warnings.clone();
     if run.monitor_atomic_sets {
         if let Some(declarations) = Declarations::of(&ex) {
-            report.violations = atomicity_violations(&ex, 0, &trace(&ex), &declarations);
+            report.violations = atomicity_violations(&ex, 0, &crate::trace::of(&ex), &declarations);
             report.violating_executions = u64::from(!report.violations.is_empty());
         }
     }
@@ -896,6 +874,7 @@ fn replay_token(
             message: locate_divergence(&ex, token, None),
             thread: None,
             site: None,
+            stop: None,
         }),
         failure => failure.clone(),
     };

@@ -90,14 +90,16 @@ impl<T: 'static> Lazy<T> {
             if let Some(value) = ex.lazy_statics.value(key) {
                 return Err(value);
             }
-            Ok(ex.lazy_statics.once(key, self.site))
+            Ok(ex.lazy_statics.guard(key, || Box::new(Once::at(self.site))))
         });
         let value = match once {
             Err(value) => value,
             Ok(once) => {
                 // SAFETY: the `Once` is boxed in the execution's table, which keeps it until the
                 // execution ends; nothing of this execution runs after that.
-                let once = unsafe { &*once };
+                let once = unsafe { &*once }
+                    .downcast_ref::<Once>()
+                    .expect("a lazy_static! guard is a Once");
                 once.call_once(|| {
                     let value: Box<dyn Any> = Box::new((self.init)());
                     runtime::with(|ex| ex.lazy_statics.initialised(key, value));
@@ -127,72 +129,5 @@ impl<T: 'static> fmt::Debug for Lazy<T> {
         f.debug_struct("Lazy")
             .field("site", &format_args!("{}", self.site))
             .finish_non_exhaustive()
-    }
-}
-
-/// The `lazy_static!` values of one execution.
-#[derive(Default)]
-pub(crate) struct Values {
-    entries: Vec<Entry>,
-    /// Initialisations completed so far, to drop the values in reverse order.
-    completed: u64,
-}
-
-struct Entry {
-    key: usize,
-    /// Serialises the initialisers of this static within the execution.
-    once: Box<Once>,
-    /// The value and when its initialiser completed.
-    value: Option<(u64, Box<dyn Any>)>,
-}
-
-impl Values {
-    fn value(&self, key: usize) -> Option<*const dyn Any> {
-        self.entries
-            .iter()
-            .find(|entry| entry.key == key)
-            .and_then(|entry| entry.value.as_ref())
-            .map(|(_, value)| &**value as *const dyn Any)
-    }
-
-    /// The `Once` that guards the initialisation of the static `key`, created on first use.
-    fn once(&mut self, key: usize, site: Site) -> *const Once {
-        let position = match self.entries.iter().position(|entry| entry.key == key) {
-            Some(position) => position,
-            None => {
-                self.entries.push(Entry {
-                    key,
-                    once: Box::new(Once::at(site)),
-                    value: None,
-                });
-                self.entries.len() - 1
-            }
-        };
-        &*self.entries[position].once
-    }
-
-    fn initialised(&mut self, key: usize, value: Box<dyn Any>) {
-        if let Some(entry) = self.entries.iter_mut().find(|entry| entry.key == key) {
-            entry.value = Some((self.completed, value));
-            self.completed += 1;
-        }
-    }
-
-    /// Takes the values out, the latest initialised first: the order to drop them in, since a
-    /// static initialised later may use those initialised before it.
-    pub(crate) fn take_for_drop(&mut self) -> Vec<Box<dyn Any>> {
-        let mut values: Vec<(u64, Box<dyn Any>)> = self
-            .entries
-            .drain(..)
-            .filter_map(|entry| entry.value)
-            .collect();
-        self.completed = 0;
-        values.sort_by_key(|(completed, _)| std::cmp::Reverse(*completed));
-        values.into_iter().map(|(_, value)| value).collect()
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.completed = 0;
     }
 }

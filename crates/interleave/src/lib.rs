@@ -276,6 +276,7 @@ pub mod hint;
 pub mod lazy_static;
 mod persistence;
 pub mod rand;
+mod regressions;
 mod report;
 mod runtime;
 pub mod ssb;
@@ -283,6 +284,7 @@ pub mod strategy;
 pub mod sync;
 pub mod thread;
 pub mod time;
+mod trace;
 
 pub use atomic_set::unit_of_work;
 pub use branch::branch;

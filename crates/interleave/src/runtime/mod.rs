@@ -27,12 +27,16 @@
 pub(crate) mod annotations;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
+pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
+mod lazy_values;
 mod live;
+mod narrator;
 pub(crate) mod object;
 pub mod op;
 mod panics;
+pub(crate) mod schedule;
 mod signal_text;
 mod stacks;
 mod view;
@@ -50,14 +54,15 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rustc_hash::FxHashMap;
 
-use crate::config::RaceMode;
-use crate::report::{FailureInfo, FailureKind};
-use crate::strategy::Schedule;
 use annotations::Annotations;
 use clock::VectorClock;
 use object::{Holder, ObjState, ObjectEntry, ObjectHandle, MAX_OBJECTS};
 use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
+pub use failure::FailureKind;
+pub(crate) use failure::{FailureInfo, Stop};
+pub(crate) use narrator::{AbortReport, Narrator};
+pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
 /// Coroutines yield the thread the scheduler loop should resume next (`None`: the execution is
@@ -152,7 +157,7 @@ pub(crate) struct ThreadSlot {
     pub task_waker: usize,
 }
 
-/// An async timer (`crate::time::Sleep`) waiting for the virtual clock: the thread that polled
+/// An async timer (`time::Sleep`) waiting for the virtual clock: the thread that polled
 /// it last and the waker to wake at its deadline.
 pub(crate) struct Timer {
     pub key: TimerKey,
@@ -177,9 +182,29 @@ pub(crate) enum Awaited {
     Task(Site),
 }
 
+/// What to do when two accesses to a tracked variable race.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RaceMode {
+    /// The race fails the execution (the default). Races on `cell::UnsafeCell` always fail.
+    #[default]
+    Fail,
+    /// The race is reported once per pair of sites as a warning and the execution goes on:
+    /// for programs whose `Var`s model deliberately racy fields.
+    Warn,
+}
+
+thread_local! {
+    /// Set while a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs: a
+    /// scheduling point inside it would let another thread access the value while a reference
+    /// to it is live. The engine clears it at the start and end of every execution.
+    pub(crate) static IN_ACCESS: Cell<bool> = const { Cell::new(false) };
+}
+
 /// Per-execution settings the runtime needs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
+    /// How the layer above puts the engine's stops into words.
+    pub narrator: &'static Narrator,
     pub max_steps: u64,
     pub stack_size: usize,
     pub races: RaceMode,
@@ -223,7 +248,7 @@ pub(crate) struct Execution {
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
     /// The values of `lazy_static!` statics created in this execution.
-    pub lazy_statics: crate::lazy_static::Values,
+    pub lazy_statics: lazy_values::Values,
     pub teardown: bool,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
@@ -379,7 +404,7 @@ fn reset_thread_state() {
         current.unattributed_panic.set(false);
         current.yielder.set(std::ptr::null());
     });
-    crate::cell::reset_access_flag();
+    IN_ACCESS.with(|flag| flag.set(false));
     panics::reset();
 }
 
@@ -419,16 +444,19 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
             message: unwinding.0.clone(),
             thread: Some(ex.current),
             site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
+            stop: None,
         });
-        let thread = info
-            .thread
-            .map(|t| crate::analysis::thread_label(ex, t))
-            .unwrap_or_else(|| "a thread".to_string());
-        let token = crate::report::token::Token::from_run(ex, Some(info.kind)).encode();
-        (info, thread, crate::report::render_interleaving(ex), token)
+        let report = (ex.limits.narrator.before_abort)(ex, &info);
+        (info, report)
     });
     match execution {
-        Some((info, thread, interleaving, token)) => {
+        Some((info, report)) => {
+            let AbortReport {
+                thread,
+                interleaving,
+                token,
+                replay_variable,
+            } = report;
             text.push_str(&format!(
                 "  {} of {thread}{}:\n    {}\n\n",
                 info.kind,
@@ -442,8 +470,7 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
             ));
             text.push_str(&format!(
                 "{interleaving}\nTo reproduce this execution (and the abort), run the same test \
-                 with\n    {}={token}\n",
-                crate::config::ENV_REPLAY
+                 with\n    {replay_variable}={token}\n"
             ));
         }
         None => text.push_str(&format!(
@@ -955,6 +982,7 @@ impl Execution {
             message,
             thread: Some(index),
             site,
+            stop: None,
         };
         self.failure = Some(match self.failure.take() {
             None => panic,
@@ -1067,8 +1095,41 @@ impl Execution {
                 message,
                 thread: Some(self.current),
                 site: None,
+                stop: None,
             });
         }
+    }
+
+    /// Fails the execution for a reason the engine found itself, in the narrator's words.
+    #[cold]
+    fn stop(&mut self, kind: FailureKind, stop: Stop) {
+        if self.failure.is_none() && !self.teardown {
+            let message = (self.limits.narrator.stop)(self, stop);
+            self.fail(kind, message);
+            if let Some(failure) = &mut self.failure {
+                failure.stop = Some(stop);
+            }
+        }
+    }
+
+    /// Where thread `t` took the lock its pending operation asks for, if it already holds it
+    /// (a `Mutex` it holds, or an `RwLock` it holds for writing, or for reading when it asks
+    /// to write): std would deadlock or panic there.
+    fn held_by_requester(&self, t: usize) -> Option<Site> {
+        let op = self.threads[t].pending;
+        let held_by_t = |h: &Option<Holder>| h.filter(|h| h.thread == t);
+        let earlier = match (op.kind, &self.objects.get(op.object as usize)?.state) {
+            (OpKind::Lock, ObjState::Mutex { holder }) => held_by_t(holder),
+            (OpKind::ReadLock | OpKind::WriteLock, ObjState::RwLock { writer, readers }) => {
+                held_by_t(writer).or_else(|| {
+                    (op.kind == OpKind::WriteLock)
+                        .then(|| readers.iter().find(|r| r.thread == t).copied())
+                        .flatten()
+                })
+            }
+            _ => None,
+        }?;
+        Some(earlier.site)
     }
 
     /// A stack for the next thread to be added, named `name` and spawned at `site`: at least
@@ -1453,8 +1514,8 @@ impl Execution {
             } else if t == self.current {
                 // Only the thread that just announced its operation can have started to wait
                 // for a lock it holds.
-                if let Some(message) = crate::analysis::online::deadlock::relock(self, t) {
-                    self.fail(FailureKind::Relock, message);
+                if let Some(since) = self.held_by_requester(t) {
+                    self.stop(FailureKind::Relock, Stop::Relock { thread: t, since });
                     return;
                 }
             }
@@ -1613,6 +1674,7 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
                 message: format!("{context}{message}"),
                 thread: Some(index),
                 site,
+                stop: None,
             });
         }
     });
@@ -1638,6 +1700,7 @@ fn drop_lazy_statics() {
                         ),
                         thread: Some(0),
                         site,
+                        stop: None,
                     });
                 }
             });
@@ -1718,6 +1781,7 @@ pub(crate) fn run(
                 message: error.to_string(),
                 thread: None,
                 site: None,
+                stop: None,
             });
             return execution;
         }
@@ -1838,14 +1902,12 @@ fn decide(ex: &mut Execution) -> Option<usize> {
             ex.fail(FailureKind::Nondeterminism, message);
             return None;
         }
-        let message = crate::analysis::online::deadlock::explain(ex);
         ex.current = 0;
-        ex.fail(FailureKind::Deadlock, message);
+        ex.stop(FailureKind::Deadlock, Stop::Deadlock);
         return None;
     }
     if ex.steps() >= ex.limits.max_steps {
-        let message = crate::analysis::online::deadlock::step_bound(ex);
-        ex.fail(FailureKind::StepBound, message);
+        ex.stop(FailureKind::StepBound, Stop::StepBound);
         return None;
     }
     let chosen = {
@@ -1859,13 +1921,12 @@ fn decide(ex: &mut Execution) -> Option<usize> {
         };
         ex.schedule.next_thread(&view)
     };
-    if chosen == crate::strategy::ABANDON {
+    if chosen == ABANDON {
         ex.abandoned = true;
         return None;
     }
     if !ex.enabled.contains(&chosen) {
-        let message = crate::analysis::online::deadlock::not_enabled(ex, chosen);
-        ex.fail(FailureKind::Divergence, message);
+        ex.stop(FailureKind::Divergence, Stop::ScheduleImpossible { chosen });
         return None;
     }
     ex.record(chosen);

@@ -10,34 +10,32 @@ use std::fmt::Write;
 use crate::analysis::thread_label;
 use crate::runtime::object::{Holder, ObjState};
 use crate::runtime::op::{OpKind, ShortSite, Site};
-use crate::runtime::{Awaited, Execution};
-use crate::strategy::replay::END_OF_RECORDING;
+use crate::runtime::schedule::END_OF_RECORDING;
+use crate::runtime::{Awaited, Execution, Stop};
 
-/// A message if thread `t` is blocked trying to take a lock it already holds.
-pub(crate) fn relock(ex: &Execution, t: usize) -> Option<String> {
+/// Puts the engine's stop into words.
+pub(crate) fn narrate(ex: &Execution, stop: Stop) -> String {
+    match stop {
+        Stop::Deadlock => explain(ex),
+        Stop::Relock { thread, since } => relock(ex, thread, since),
+        Stop::StepBound => step_bound(ex),
+        Stop::ScheduleImpossible { chosen } => not_enabled(ex, chosen),
+    }
+}
+
+/// Thread `t` is blocked trying to take a lock it has held since `since`.
+fn relock(ex: &Execution, t: usize, since: Site) -> String {
     let slot = &ex.threads[t];
     let op = slot.pending;
-    let held_by_t = |h: &Option<Holder>| h.filter(|h| h.thread == t);
-    let earlier = match (op.kind, &ex.objects.get(op.object as usize)?.state) {
-        (OpKind::Lock, ObjState::Mutex { holder }) => held_by_t(holder),
-        (OpKind::ReadLock | OpKind::WriteLock, ObjState::RwLock { writer, readers }) => {
-            held_by_t(writer).or_else(|| {
-                (op.kind == OpKind::WriteLock)
-                    .then(|| readers.iter().find(|r| r.thread == t).copied())
-                    .flatten()
-            })
-        }
-        _ => None,
-    }?;
     let object = ex.objects[op.object as usize].id;
-    Some(format!(
+    format!(
         "{} tries to {} {object} at {}, which it already holds since {}: std would deadlock \
          or panic here",
         thread_label(ex, t),
         op.kind.name(),
         ShortSite(slot.pending_site),
-        ShortSite(earlier.site),
-    ))
+        ShortSite(since),
+    )
 }
 
 /// The thread that thread `t` waits for, if exactly one thread can unblock it.
@@ -108,7 +106,7 @@ fn held_locks(ex: &Execution, t: usize) -> Vec<String> {
 }
 
 /// Explains why no thread can run.
-pub(crate) fn explain(ex: &Execution) -> String {
+fn explain(ex: &Execution) -> String {
     let mut out = String::from("deadlock: no thread can run\n");
     for t in 0..ex.threads.len() {
         if ex.threads[t].finished {
@@ -282,7 +280,7 @@ fn cycle(ex: &Execution) -> Option<Vec<usize>> {
 }
 
 /// Explains a step-bound failure: which threads were still running, and what to do.
-pub(crate) fn step_bound(ex: &Execution) -> String {
+fn step_bound(ex: &Execution) -> String {
     let mut out = format!(
         "the execution exceeded the step bound of {} steps: a livelock or an unbounded spin loop\n",
         ex.limits.max_steps
@@ -312,7 +310,7 @@ pub(crate) fn step_bound(ex: &Execution) -> String {
 
 /// Explains why the schedule's choice cannot run (a replay that diverged from its program).
 /// Steps are numbered from 1, as in the interleaving.
-pub(crate) fn not_enabled(ex: &Execution, chosen: usize) -> String {
+fn not_enabled(ex: &Execution, chosen: usize) -> String {
     let steps = ex.steps();
     let step = steps + 1;
     let what = if chosen == END_OF_RECORDING {

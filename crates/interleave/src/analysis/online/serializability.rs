@@ -22,7 +22,8 @@ use std::collections::HashMap;
 
 use crate::analysis::predict::access_pairs::{access_of, AccessClass};
 use crate::atomic_set::{Declarations, SetId};
-use crate::strategy::{ObjectId, TraceEvent};
+use crate::runtime::op::ObjectId;
+use crate::trace::TraceEvent;
 
 /// Which unit of work of the pattern an access belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -344,7 +345,7 @@ mod tests {
     use std::panic::Location;
 
     use super::*;
-    use crate::strategy::ObjectKind;
+    use crate::runtime::op::ObjectKind;
 
     /// Two locations of one atomic set.
     fn locations() -> [ObjectId; 2] {

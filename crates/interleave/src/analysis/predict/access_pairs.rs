@@ -29,7 +29,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::fork_join::ForkJoin;
 use super::lockset::{Held, HeldLocks};
 use crate::runtime::clock::VectorClock;
-use crate::strategy::{Access, ObjectId, OpKind, Site, TraceEvent, TraceTarget};
+use crate::runtime::op::{Access, ObjectId, OpKind, Site};
+use crate::trace::{TraceEvent, TraceTarget};
 
 /// What an access does to the object it contends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

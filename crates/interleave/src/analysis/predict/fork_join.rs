@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 use crate::runtime::clock::VectorClock;
 use crate::runtime::condvar_queue::CondvarQueue;
-use crate::strategy::{ObjectId, OpKind, TraceEvent, TraceTarget};
+use crate::runtime::op::{ObjectId, OpKind};
+use crate::trace::{TraceEvent, TraceTarget};
 
 /// Vector clocks of program order, spawn and join, advanced one step at a time.
 #[derive(Default)]

@@ -29,7 +29,8 @@ use super::fork_join::ForkJoin;
 use super::lockset::HeldLocks;
 use crate::runtime::clock::VectorClock;
 use crate::runtime::op::ShortSite;
-use crate::strategy::{ObjectId, OpKind, Site, TraceEvent};
+use crate::runtime::op::{ObjectId, OpKind, Site};
+use crate::trace::TraceEvent;
 
 /// The longest chain considered (threads in one cycle).
 const MAX_CYCLE: usize = 4;

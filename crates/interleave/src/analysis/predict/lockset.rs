@@ -7,7 +7,8 @@
 //! own. A `try_lock` whose result the trace does not show is not counted: the sets are never
 //! larger than the truth, which is the safe direction for every analysis here.
 
-use crate::strategy::{ObjectId, OpKind, Site, TraceEvent};
+use crate::runtime::op::{ObjectId, OpKind, Site};
+use crate::trace::TraceEvent;
 
 /// A held lock: the lock, where it was taken, and whether no other thread can hold it at the
 /// same time (a mutex or a write lock, not a read lock).

@@ -25,7 +25,8 @@ use super::fork_join::ForkJoin;
 use super::lockset::{Held, HeldLocks};
 use crate::runtime::clock::VectorClock;
 use crate::runtime::op::ShortSite;
-use crate::strategy::{ObjectId, Site, TraceEvent};
+use crate::runtime::op::{ObjectId, Site};
+use crate::trace::TraceEvent;
 
 /// One access of a race: its thread, where it is in the source, and whether it writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
