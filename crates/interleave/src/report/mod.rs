@@ -95,10 +95,16 @@ impl fmt::Display for Persisted {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind.to_string();
+        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         writeln!(
             f,
-            "interleave found a {} in execution {} (strategy {}, seed {}):",
-            self.kind, self.execution, self.strategy, self.seed
+            "interleave found {article} {kind} in execution {} (strategy {}, seed {}):",
+            self.execution, self.strategy, self.seed
         )?;
         writeln!(f)?;
         match (&self.thread, self.kind) {
