@@ -38,7 +38,8 @@ pub trait Schedule {
     }
 
     /// What the schedule learnt during the execution, handed to the strategy's
-    /// [`observe`](Strategy::observe) in [`Outcome::feedback`].
+    /// [`observe`](crate::strategy::Strategy::observe) in
+    /// [`Outcome::feedback`](crate::strategy::Outcome::feedback).
     fn feedback(&mut self) -> Option<Box<dyn Any + Send>> {
         None
     }
