@@ -3,8 +3,8 @@
 //! alike; `select` explores both winners of a tie; and a timeout race of async code (a reply due
 //! at the same instant as the deadline) is found by PCT.
 
-mod schedules;
-use schedules::outcomes;
+use crate::helpers;
+use helpers::outcomes;
 
 use std::collections::BTreeSet;
 
@@ -23,7 +23,7 @@ fn ms(millis: u64) -> Duration {
 
 /// Explores `f` with random and PCT schedules and fails the test on any failure.
 fn all_schedules(f: impl Fn() + Sync) {
-    schedules::all_schedules(200, f);
+    helpers::all_schedules(200, f);
 }
 
 /// A sleep may end at any scheduling point after it started (the sleeper may be scheduled late

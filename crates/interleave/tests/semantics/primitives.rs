@@ -1,8 +1,8 @@
 //! The std-shaped primitives behave like std under every explored schedule, and the outcomes
 //! that depend on the schedule really vary.
 
-mod schedules;
-use schedules::outcomes;
+use crate::helpers;
+use helpers::outcomes;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use interleave::thread;
 
 /// Explores `f` with random and PCT schedules and fails the test on any failure.
 fn all_schedules(f: impl Fn() + Sync) {
-    schedules::all_schedules(300, f);
+    helpers::all_schedules(300, f);
 }
 
 #[test]

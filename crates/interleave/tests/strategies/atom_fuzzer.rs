@@ -2,9 +2,10 @@
 //! unit of work, a lock it released earlier in the unit is paused until another thread takes
 //! the lock, and the locking pattern is reported only once the re-acquisition really happens.
 
+use crate::helpers;
 use interleave::sync::atomic::{AtomicU64, Ordering};
 use interleave::sync::{Arc, Mutex, RwLock};
-use interleave::{thread, unit_of_work, Builder, FailureKind, Report};
+use interleave::{thread, unit_of_work, FailureKind, Report};
 
 /// Executions within which `atomfuzzer` must find the lost update, for each seed.
 const BUDGET: u64 = 5;
@@ -13,9 +14,7 @@ const BUDGET: u64 = 5;
 const SEEDS: std::ops::Range<u64> = 0..10;
 
 fn explore(spec: &str, seed: u64, executions: u64, body: fn()) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .executions(executions)
         .seed(seed)
         .explore(body)
@@ -24,9 +23,7 @@ fn explore(spec: &str, seed: u64, executions: u64, body: fn()) -> Report {
 
 /// Like [`explore`], running every execution even after failures.
 fn explore_all(spec: &str, seed: u64, executions: u64, body: fn()) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .executions(executions)
         .seed(seed)
         .stop_on_first_failure(false)
@@ -146,8 +143,9 @@ fn the_split_deposit_is_reported_and_its_lost_update_found_for_every_seed() {
             // act; the other thread's acquisition in between is one of the two.
             assert!(
                 warning.contains(&format!("atom_fuzzer.rs:{check}:"))
-                    && warning
-                        .contains(&format!("acquired it again at tests/atom_fuzzer.rs:{act}:")),
+                    && warning.contains(&format!(
+                        "acquired it again at strategies/atom_fuzzer.rs:{act}:"
+                    )),
                 "{warning}"
             );
         }

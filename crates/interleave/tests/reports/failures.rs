@@ -1,14 +1,13 @@
 //! Each failure kind is detected, explained, and absent from the fixed variant.
 
+use crate::helpers;
 use interleave::cell::{UnsafeCell, Var};
 use interleave::sync::atomic::{AtomicBool, Ordering};
 use interleave::sync::{Arc, Condvar, Mutex, RwLock};
 use interleave::{thread, Builder, FailureKind, RaceMode, Report};
 
 fn explore(spec: &str, executions: u64, f: impl Fn() + Sync) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .executions(executions)
         .explore(f)
         .unwrap()

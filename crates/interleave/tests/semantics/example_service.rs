@@ -1,9 +1,7 @@
 //! The `connection_pool` example's bug is found, reported with its sites in the example, and
 //! reproduced by its replay token; the fixed pool passes.
 
-#[allow(dead_code)]
-#[path = "../examples/connection_pool.rs"]
-mod connection_pool;
+use crate::connection_pool;
 
 use interleave::{Builder, FailureKind};
 

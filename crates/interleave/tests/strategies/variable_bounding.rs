@@ -2,9 +2,9 @@
 //! variable becomes rarer next to a frequently accessed benign one (the paper's Figure 6
 //! experiment), and thread bounding finds the paper's three-thread bugs.
 
-mod common;
+use crate::helpers;
 
-use common::corner_variable;
+use helpers::corner_variable;
 use interleave::sync::atomic::{AtomicU64, Ordering};
 use interleave::sync::Arc;
 use interleave::{thread, Builder, FailureKind};
@@ -14,9 +14,7 @@ fn failing_executions(
     executions: u64,
     body: impl Fn() + Sync + Send + 'static,
 ) -> usize {
-    let report = Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    let report = helpers::builder(spec)
         .executions(executions)
         .seed(7)
         .stop_on_first_failure(false)

@@ -32,3 +32,11 @@ pub fn corner_variable(benign: u32, fixed: bool) {
     assert_eq!(first, second, "the two reads of a must agree");
     writer.join().unwrap();
 }
+
+/// A builder that ignores the environment (so `INTERLEAVE_*` variables set for a whole test
+/// run cannot change what a test asserts) and runs the strategy `spec`.
+pub fn builder(spec: &str) -> interleave::Builder {
+    interleave::Builder::new()
+        .ignore_environment()
+        .strategy(spec.parse().expect("a valid strategy spec"))
+}

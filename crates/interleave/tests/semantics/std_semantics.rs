@@ -3,18 +3,16 @@
 //! test shows the behaviour std allows is reached and, where it matters, that exhaustive search
 //! reaches every outcome.
 
-mod schedules;
+use crate::helpers;
 
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
 use interleave::sync::{Arc, Condvar, Mutex, Once, OnceLock, RwLock, TryLockError};
-use interleave::{thread, Builder, FailureKind, Report};
+use interleave::{thread, FailureKind, Report};
 
 fn explore(spec: &str, executions: u64, f: impl Fn() + Sync) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().expect("a valid spec"))
+    helpers::builder(spec)
         .executions(executions)
         .explore(f)
         .expect("the exploration runs")
@@ -22,7 +20,7 @@ fn explore(spec: &str, executions: u64, f: impl Fn() + Sync) -> Report {
 
 #[test]
 fn a_panic_observed_by_join_is_not_a_failure() {
-    schedules::all_schedules(200, || {
+    helpers::all_schedules(200, || {
         let worker = thread::spawn(|| panic!("the worker gives up"));
         let payload = worker.join().expect_err("join returns the panic");
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"the worker gives up"));
@@ -83,7 +81,7 @@ fn a_scope_re_raises_the_panic_of_a_thread_nobody_joined() {
         failure.message
     );
     // Joined inside the scope, the panic is observed and the scope returns normally.
-    schedules::all_schedules(100, || {
+    helpers::all_schedules(100, || {
         thread::scope(|s| {
             let h = s.spawn(|| panic!("handled"));
             assert!(h.join().is_err());
@@ -93,7 +91,7 @@ fn a_scope_re_raises_the_panic_of_a_thread_nobody_joined() {
 
 #[test]
 fn a_mutex_held_by_a_panicking_thread_is_poisoned() {
-    schedules::all_schedules(200, || {
+    helpers::all_schedules(200, || {
         let data = Arc::new(Mutex::new(0u32));
         let d2 = data.clone();
         let worker = thread::spawn(move || {
@@ -117,7 +115,7 @@ fn a_mutex_held_by_a_panicking_thread_is_poisoned() {
 
 #[test]
 fn poison_depends_on_whether_the_panic_came_while_the_lock_was_held() {
-    let outcomes = schedules::outcomes(|| {
+    let outcomes = helpers::outcomes(|| {
         let data = Arc::new(Mutex::new(()));
         let d2 = data.clone();
         let worker = thread::spawn(move || {
@@ -137,7 +135,7 @@ fn poison_depends_on_whether_the_panic_came_while_the_lock_was_held() {
 
 #[test]
 fn only_a_writer_poisons_an_rwlock() {
-    schedules::all_schedules(100, || {
+    helpers::all_schedules(100, || {
         let lock = Arc::new(RwLock::new(5));
         let reader = {
             let lock = lock.clone();
@@ -164,7 +162,7 @@ fn only_a_writer_poisons_an_rwlock() {
 
 #[test]
 fn a_once_whose_initialiser_panicked_is_poisoned() {
-    schedules::all_schedules(100, || {
+    helpers::all_schedules(100, || {
         let once = Arc::new(Once::new());
         let o2 = once.clone();
         let first = thread::spawn(move || o2.call_once(|| panic!("initialiser fails")));
@@ -189,7 +187,7 @@ fn a_once_whose_initialiser_panicked_is_poisoned() {
 
 #[test]
 fn a_once_lock_stays_empty_after_its_initialiser_panicked() {
-    schedules::all_schedules(100, || {
+    helpers::all_schedules(100, || {
         let cell = Arc::new(OnceLock::new());
         let c2 = cell.clone();
         let first = thread::spawn(move || {
@@ -281,7 +279,7 @@ fn a_thread_blocked_when_the_main_thread_returns_is_a_deadlock() {
     assert_eq!(failure.kind, FailureKind::Deadlock);
     assert!(failure.message.contains("forgotten"), "{}", failure.message);
     // Threads that can still run after the main thread returned run to their end.
-    schedules::all_schedules(100, || {
+    helpers::all_schedules(100, || {
         let flag = Arc::new(interleave::sync::atomic::AtomicBool::new(false));
         let f2 = flag.clone();
         let _late = thread::spawn(move || {
@@ -313,7 +311,7 @@ fn a_detached_task_is_cancelled_when_the_main_thread_returns() {
 /// ready one always wins.
 #[test]
 fn future_yield_now_is_pending_once() {
-    let winners = schedules::outcomes(|| {
+    let winners = helpers::outcomes(|| {
         interleave::future::block_on(async {
             interleave::future::select(interleave::future::yield_now(), async { 1 })
                 .await

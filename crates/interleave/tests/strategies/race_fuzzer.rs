@@ -3,6 +3,7 @@
 //! protected by a common lock, are not predicted; predictions that cannot happen are listed as
 //! potential only.
 
+use crate::helpers;
 use interleave::cell::Var;
 use interleave::sync::atomic::{AtomicU32, Ordering};
 use interleave::sync::{Arc, Condvar, Mutex, RwLock};
@@ -13,9 +14,7 @@ use interleave::{thread, Builder, FailureKind, Report};
 const FILLER: u32 = 30;
 
 fn explore(spec: &str, executions: u64, seed: u64, body: impl Fn() + Sync) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .executions(executions)
         .seed(seed)
         .explore(body)
@@ -145,8 +144,8 @@ fn the_realised_race_is_reported_with_both_sites() {
         assert!(warning.contains(expected), "{expected} in {warning}");
     }
     assert!(
-        warning.contains(&format!("writes at tests/{act}"))
-            && warning.contains(&format!("reads at tests/{check}")),
+        warning.contains(&format!("writes at strategies/{act}"))
+            && warning.contains(&format!("reads at strategies/{check}")),
         "the act writes and the check reads: {warning}"
     );
     // The failing directed execution replays like any other.

@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::helpers;
 use interleave::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use interleave::sync::mpsc;
 use interleave::sync::{Arc, Barrier, Condvar, Mutex, Once, OnceLock, RwLock};
@@ -45,9 +46,7 @@ fn budget() -> u64 {
 }
 
 fn explore(spec: &str, executions: u64, program: fn()) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().expect("a valid strategy spec"))
+    helpers::builder(spec)
         .executions(executions)
         .explore(program)
         .expect("the exploration runs")

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize as StdAtomicUsize;
 
+use crate::helpers;
 use interleave::sync::atomic::{AtomicUsize, Ordering};
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, Builder, Error, FailureKind, Report, TokenError};
@@ -28,9 +29,7 @@ fn lost_update() {
 }
 
 fn explore(spec: &str, seed: u64, workers: usize, f: impl Fn() + Sync) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .seed(seed)
         .workers(workers)
         .executions(2000)

@@ -3,9 +3,9 @@
 //! runs exactly the schedules its rules allow, and its happens-before pruning loses no graph;
 //! `dfs` runs every schedule; `dpor` reaches every happens-before graph with fewer.
 
-mod common;
+use crate::helpers;
 
-use common::corner_variable;
+use helpers::corner_variable;
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
@@ -108,9 +108,7 @@ fn guarded_counter() {
 }
 
 fn explore(spec: &str, body: impl Fn() + Sync) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .executions(100_000)
         .explore(body)
         .unwrap()
@@ -511,9 +509,7 @@ fn the_state_count_is_the_number_of_distinct_happens_before_prefixes() {
         .flat_map(|run| (0..=run.trace.len()).map(|n| happens_before(&run.trace[..n])))
         .collect();
     let count = |spec: &str| {
-        Builder::new()
-            .ignore_environment()
-            .strategy(spec.parse().unwrap())
+        helpers::builder(spec)
             .executions(100_000)
             .count_states(true)
             .explore(three_variables)
@@ -707,9 +703,7 @@ fn spin_wait(spinners: usize, buggy: bool, spin_loop: bool) {
 /// Explores with a step bound far below the default, so a spin loop the search lets run on is
 /// reported at once rather than after 100,000 steps.
 fn explore_spinning(spec: &str, body: impl Fn() + Sync) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .executions(100_000)
         .max_steps(500)
         .explore(body)

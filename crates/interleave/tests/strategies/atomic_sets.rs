@@ -1,6 +1,7 @@
 //! Atomic sets and units of work end to end: the declarations a program makes, the monitor
 //! that checks executions against the eleven patterns, and the replay of a violation.
 
+use crate::helpers;
 use interleave::atomic_set::{unit_of_work_on, SetId};
 use interleave::cell::Var;
 use interleave::sync::atomic::{AtomicU32, Ordering};
@@ -267,9 +268,7 @@ fn the_attribute_declares_units_on_the_receiver() {
 }
 
 fn run(spec: &str, seed: u64, executions: u64, fixed: bool) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .seed(seed)
         .stop_on_first_failure(false)
         .executions(executions)

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::helpers;
 use interleave::future::sync::mpsc::error::{TryRecvError, TrySendError};
 use interleave::future::sync::{mpsc, watch, Mutex, RwLock, Semaphore};
 use interleave::future::{self, JoinError};
@@ -15,9 +16,7 @@ use interleave::{Builder, FailureKind, Report};
 
 /// Explores `test` with `strategy` and asserts that no execution fails.
 fn passes(strategy: &str, executions: u64, test: impl Fn() + Sync) {
-    let report = Builder::new()
-        .ignore_environment()
-        .strategy(strategy.parse().unwrap())
+    let report = helpers::builder(strategy)
         .seed(7)
         .executions(executions)
         .explore(test)

@@ -35,3 +35,11 @@ pub fn outcomes<T: Ord + Send>(f: impl Fn() -> T + Sync) -> BTreeSet<T> {
     assert!(report.is_ok(), "{report}");
     seen.into_inner().unwrap()
 }
+
+/// A builder that ignores the environment (so `INTERLEAVE_*` variables set for a whole test
+/// run cannot change what a test asserts) and runs the strategy `spec`.
+pub fn builder(spec: &str) -> interleave::Builder {
+    interleave::Builder::new()
+        .ignore_environment()
+        .strategy(spec.parse().expect("a valid strategy spec"))
+}

@@ -83,11 +83,11 @@ fn a_deadlock_of_tasks_names_what_each_task_awaits() {
     assert_eq!(failure.kind, interleave::FailureKind::Deadlock);
     let text = failure.message.clone();
     assert!(
-        text.contains("it awaits a Notify notification (awaited at tests/future.rs:"),
+        text.contains("it awaits a Notify notification (awaited at semantics/future.rs:"),
         "{text}"
     );
     assert!(
-        text.contains("it awaits the end of the task spawned at tests/future.rs:"),
+        text.contains("it awaits the end of the task spawned at semantics/future.rs:"),
         "{text}"
     );
 }

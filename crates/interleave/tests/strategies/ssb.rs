@@ -107,7 +107,7 @@ fn an_unordered_flag_read_is_schedule_sensitive() {
     let report = agrees_with_exhaustive_search(flag_race);
     assert_eq!(report.branches.len(), 1);
     let flip = &report.branches[0];
-    assert!(flip.read.site.contains("tests/ssb.rs"));
+    assert!(flip.read.site.contains("tests/strategies/ssb.rs"));
     assert!(flip.to_string().contains("schedule-sensitive branch at"));
 }
 

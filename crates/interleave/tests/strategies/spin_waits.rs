@@ -3,9 +3,10 @@
 //! of a few hundred is never reached. With the old limit of 100 yields, a spinner that outranks
 //! the thread it waits for spins a hundred times per demotion, and the same bound is exceeded.
 
+use crate::helpers;
 use interleave::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use interleave::sync::Arc;
-use interleave::{hint, thread, Builder, FailureKind, Report};
+use interleave::{hint, thread, FailureKind, Report};
 
 /// Every strategy built on strict priorities (and so on the yield rule of `strategy/pct.rs`).
 const PRIORITY_STRATEGIES: &[&str] = &[
@@ -54,9 +55,7 @@ fn spin_wait(spinners: usize) {
 }
 
 fn explore(spec: &str, executions: u64, spinners: usize) -> Report {
-    Builder::new()
-        .ignore_environment()
-        .strategy(spec.parse().unwrap())
+    helpers::builder(spec)
         .executions(executions)
         .max_steps(MAX_STEPS)
         .explore(move || spin_wait(spinners))
