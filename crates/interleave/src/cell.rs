@@ -33,7 +33,7 @@ fn access<R>(
         "a closure passed to Var::with/with_mut (or UnsafeCell::with/with_mut) accessed another \
          tracked object; do that outside the closure"
     );
-    let idx = runtime::switch_on(handle, ObjectKind::Var, kind, site);
+    let idx = runtime::switch_on(handle, ObjectKind::Var, kind, site).index();
     let write = kind != OpKind::Read;
     let failed = runtime::with(|ex| {
         let Some(found) = race::access(ex, idx, write, site) else {

@@ -76,7 +76,7 @@ pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
 use switching::{decide, suspend, Decision};
-pub(crate) use switching::{stop_if_failed, switch, switch_on, switch_on_logging, switch_on_with};
+pub(crate) use switching::{stop_if_failed, switch, switch_on};
 use teardown::*;
 pub(crate) use timers::{Timer, TimerKey};
 

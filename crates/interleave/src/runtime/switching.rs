@@ -20,63 +20,73 @@ pub(crate) fn switch(op: Op, site: Site) {
     suspend(decision);
 }
 
-/// Registers `handle` (on first use in this execution) and announces `kind` on it at `site`.
+/// What a primitive announces on an object: an operation kind, or a closure that builds the
+/// operation from the object's index (for operations with an argument or a timeout).
+pub(crate) trait OpOn {
+    fn on(self, object: ObjIdx) -> Op;
+}
+
+impl OpOn for OpKind {
+    #[inline(always)]
+    fn on(self, object: ObjIdx) -> Op {
+        Op::new(self, object)
+    }
+}
+
+impl<F: FnOnce(ObjIdx) -> Op> OpOn for F {
+    #[inline(always)]
+    fn on(self, object: ObjIdx) -> Op {
+        self(object)
+    }
+}
+
+/// What [`switch_on`] hands back: the object's index in this execution, and whether the
+/// execution logs the values atomics hold (`Limits::log_values`), read in the same borrow so
+/// atomics pay nothing more for the question. Packed in one `u32` (the flag in the top bit,
+/// above every object index) so that it and the `Decision` come back from the borrow in
+/// registers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Switched(u32);
+
+// Every object index fits below the flag bit.
+const _: () = assert!(MAX_OBJECTS < 1 << 31);
+
+impl Switched {
+    const LOGS_VALUES: u32 = 1 << 31;
+
+    /// The object's index in this execution.
+    #[inline(always)]
+    pub(crate) fn index(self) -> ObjIdx {
+        self.0 & !Self::LOGS_VALUES
+    }
+
+    /// Whether atomics log their values around each access in this execution.
+    #[inline(always)]
+    pub(crate) fn logs_values(self) -> bool {
+        self.0 & Self::LOGS_VALUES != 0
+    }
+}
+
+/// Registers `handle` (on first use in this execution) and announces `op` on it at `site`:
+/// the choke point ([`switch`]) for operations on an object.
 #[inline(always)]
 pub(crate) fn switch_on(
     handle: &ObjectHandle,
     object: ObjectKind,
-    kind: OpKind,
+    op: impl OpOn,
     site: Site,
-) -> ObjIdx {
-    switch_on_with(handle, object, site, |idx| Op::new(kind, idx))
-}
-
-/// Like [`switch_on`], for operations that need an argument or a timeout: `op` builds the
-/// operation from the object's index.
-#[inline(always)]
-pub(crate) fn switch_on_with(
-    handle: &ObjectHandle,
-    object: ObjectKind,
-    site: Site,
-    op: impl FnOnce(ObjIdx) -> Op,
-) -> ObjIdx {
-    switch_on_reading(handle, object, site, op, |_| ()).0
-}
-
-/// Like [`switch_on`] for a data access, and says in the same borrow whether the execution
-/// logs values (`Limits::log_values`), so atomics pay nothing more for the question.
-#[inline(always)]
-pub(crate) fn switch_on_logging(
-    handle: &ObjectHandle,
-    object: ObjectKind,
-    kind: OpKind,
-    site: Site,
-) -> bool {
-    switch_on_reading(
-        handle,
-        object,
-        site,
-        |idx| Op::new(kind, idx),
-        |ex| ex.limits.log_values,
-    )
-    .1
-}
-
-#[inline(always)]
-pub(super) fn switch_on_reading<R>(
-    handle: &ObjectHandle,
-    object: ObjectKind,
-    site: Site,
-    op: impl FnOnce(ObjIdx) -> Op,
-    read: impl FnOnce(&Execution) -> R,
-) -> (ObjIdx, R) {
-    let (idx, value, decision) = with(|ex| {
+) -> Switched {
+    let (switched, decision) = with(|ex| {
         let idx = ex.object(handle, object);
-        let value = read(ex);
-        (idx, value, ex.announce(op(idx), site))
+        let logs = if ex.limits.log_values {
+            Switched::LOGS_VALUES
+        } else {
+            0
+        };
+        (Switched(idx | logs), ex.announce(op.on(idx), site))
     });
     suspend(decision);
-    (idx, value)
+    switched
 }
 
 /// What an announcement asks of the running thread: go on, or hand control to the scheduler

@@ -27,7 +27,7 @@ fn atomic_op<R>(
     value: impl Fn() -> u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    if !runtime::switch_on_logging(handle, ObjectKind::Atomic, kind, site) {
+    if !runtime::switch_on(handle, ObjectKind::Atomic, kind, site).logs_values() {
         return op();
     }
     let before = value();
