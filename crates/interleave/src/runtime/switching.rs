@@ -40,9 +40,9 @@ impl<F: FnOnce(ObjIdx) -> Op> OpOn for F {
     }
 }
 
-/// What [`switch_on`] hands back: the object's index in this execution, and whether the
-/// execution logs the values atomics hold (`Limits::log_values`), read in the same borrow so
-/// atomics pay nothing more for the question. Packed in one `u32` (the flag in the top bit,
+/// What [`switch_on`] hands back: the object's index in this execution, and for an atomic
+/// whether the execution logs the values it holds (`Limits::log_values`), read in the same
+/// borrow so atomics pay nothing more for the question. Packed in one `u32` (the flag in the top bit,
 /// above every object index) so that it and the `Decision` come back from the borrow in
 /// registers.
 #[derive(Clone, Copy, Debug)]
@@ -78,7 +78,8 @@ pub(crate) fn switch_on(
 ) -> Switched {
     let (switched, decision) = with(|ex| {
         let idx = ex.object(handle, object);
-        let logs = if ex.limits.log_values {
+        // `object` is a constant at every (inlined) call site, so only atomics read the flag.
+        let logs = if object == ObjectKind::Atomic && ex.limits.log_values {
             Switched::LOGS_VALUES
         } else {
             0
