@@ -134,6 +134,8 @@ pub(crate) struct ThreadSlot {
     pub yields: u32,
     /// Values of `thread_local!` keys, by key address.
     pub locals: Vec<(usize, Box<dyn Any>)>,
+    /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
+    pub locals_destroyed: bool,
     /// The outermost unit of work this thread is in (an index into `Annotations::units`),
     /// and how deeply units are nested there.
     pub unit: Option<usize>,
@@ -1131,6 +1133,7 @@ impl Execution {
             ticket: 0,
             yields: 0,
             locals: Vec::new(),
+            locals_destroyed: false,
             unit: None,
             unit_depth: 0,
             awaiting: Vec::new(),
@@ -1618,12 +1621,18 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
     });
 }
 
-/// Drops the execution's `lazy_static!` values, the latest initialised first, on the scheduler
-/// loop's stack (visible operations of their destructors are no-ops there). A destructor that
+/// Drops the execution's `lazy_static!` values, the latest initialised first and each while the
+/// others can still be used, on the scheduler loop's stack (visible operations of their destructors are no-ops there). A destructor that
 /// panics fails an execution that had not failed yet, as a panic of the main thread.
 fn drop_lazy_statics() {
-    let values = with(|ex| ex.lazy_statics.take_for_drop());
-    for value in values {
+    // A destructor may initialise a static again; the bound ends such a cycle, leaking the rest.
+    let mut budget = 4 * with(|ex| ex.lazy_statics.len()) + 16;
+    while let Some(value) = with(|ex| ex.lazy_statics.take_latest()) {
+        if budget == 0 {
+            std::mem::forget(value);
+            continue;
+        }
+        budget -= 1;
         if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
             let (message, site) = panics::describe(payload.as_ref());
             drop_quietly(payload);
@@ -1661,6 +1670,7 @@ const THREAD_LOCAL_ROUNDS: usize = 4;
 /// panicking destructor is a panic of the thread (std aborts the process there), reported
 /// like one, and the other values are still dropped.
 fn drop_thread_locals(index: usize) {
+    with(|ex| ex.threads[index].locals_destroyed = true);
     for _ in 0..THREAD_LOCAL_ROUNDS {
         let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
         if locals.is_empty() {

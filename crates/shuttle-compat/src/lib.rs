@@ -1,0 +1,1 @@
+//! shuttle 0.9's public API over interleave (in progress).
