@@ -7,7 +7,8 @@
 //! in an execution runs the initialiser (once, like `std::sync::LazyLock`: a thread that
 //! arrives while another initialises waits for it), every later access of that execution sees
 //! the same value, and at the end of the execution the values are dropped, the latest
-//! initialised first. Each execution, on whatever OS thread it runs, starts from a fresh value.
+//! initialised first, each while the others are still there to use. Each execution, on
+//! whatever OS thread it runs, starts from a fresh value.
 //!
 //! A reference to the value is valid until the end of the execution that created it. Threads of
 //! the test cannot outlive it, so only a reference smuggled out of the execution (into a std

@@ -530,6 +530,37 @@ impl<T: 'static> LocalKey<T> {
     }
 }
 
+impl<T: 'static> LocalKey<T> {
+    /// Like [`with`](LocalKey::with), but gives [`AccessError`] instead of a value once the
+    /// thread has started destroying its thread-locals and this one is gone, as std's
+    /// `try_with` does.
+    pub fn try_with<F, R>(&'static self, f: F) -> std::result::Result<R, AccessError>
+    where
+        F: FnOnce(&T) -> R,
+    {
+        let key = self as *const LocalKey<T> as usize;
+        let destroyed = runtime::with(|ex| {
+            ex.threads[ex.me()].locals_destroyed && find_local::<T>(ex, key).is_none()
+        });
+        if destroyed {
+            return Err(AccessError);
+        }
+        Ok(self.with(f))
+    }
+}
+
+/// The error of [`LocalKey::try_with`] on a thread-local that has been destroyed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessError;
+
+impl fmt::Display for AccessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("already destroyed")
+    }
+}
+
+impl std::error::Error for AccessError {}
+
 fn find_local<T: 'static>(ex: &Execution, key: usize) -> Option<*const T> {
     ex.threads[ex.me()]
         .locals

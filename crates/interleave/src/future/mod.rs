@@ -33,7 +33,10 @@
 //! });
 //! ```
 
+mod atomic_waker;
 pub mod sync;
+
+pub use atomic_waker::AtomicWaker;
 
 use std::fmt;
 use std::future::{Future, IntoFuture};

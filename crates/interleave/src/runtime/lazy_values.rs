@@ -58,17 +58,29 @@ impl Values {
         }
     }
 
-    /// Takes the values out, the latest initialised first: the order to drop them in, since a
-    /// static initialised later may use those initialised before it.
-    pub(crate) fn take_for_drop(&mut self) -> Vec<Box<dyn Any>> {
-        let mut values: Vec<(u64, Box<dyn Any>)> = self
+    /// Takes out the value initialised last, the next to drop: a static initialised later may
+    /// use those initialised before it, so they stay in the table, usable, until its
+    /// destructor has run.
+    pub(crate) fn take_latest(&mut self) -> Option<Box<dyn Any>> {
+        let position = self
             .entries
-            .drain(..)
-            .filter_map(|entry| entry.value)
-            .collect();
-        self.completed = 0;
-        values.sort_by_key(|(completed, _)| std::cmp::Reverse(*completed));
-        values.into_iter().map(|(_, value)| value).collect()
+            .iter()
+            .enumerate()
+            .filter_map(|(position, entry)| Some((position, entry.value.as_ref()?.0)))
+            .max_by_key(|&(_, completed)| completed)?
+            .0;
+        self.entries
+            .swap_remove(position)
+            .value
+            .map(|(_, value)| value)
+    }
+
+    /// How many values are initialised.
+    pub(crate) fn len(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|entry| entry.value.is_some())
+            .count()
     }
 
     pub(crate) fn clear(&mut self) {

@@ -150,6 +150,8 @@ pub(crate) struct ThreadSlot {
     pub yields: u32,
     /// Values of `thread_local!` keys, by key address.
     pub locals: Vec<(usize, Box<dyn Any>)>,
+    /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
+    pub locals_destroyed: bool,
     /// The outermost unit of work this thread is in (an index into `Annotations::units`),
     /// and how deeply units are nested there.
     pub unit: Option<usize>,
@@ -858,6 +860,7 @@ impl Execution {
             ticket: 0,
             yields: 0,
             locals: Vec::new(),
+            locals_destroyed: false,
             unit: None,
             unit_depth: 0,
             awaiting: Vec::new(),

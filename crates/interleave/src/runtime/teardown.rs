@@ -87,12 +87,19 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
     }
 }
 
-/// Drops the execution's `lazy_static!` values, the latest initialised first, on the scheduler
-/// loop's stack (visible operations of their destructors are no-ops there). A destructor that
+/// Drops the execution's `lazy_static!` values, the latest initialised first and each while the
+/// others can still be used, on the scheduler loop's stack (visible operations of their
+/// destructors are no-ops there). A destructor that
 /// panics fails an execution that had not failed yet, as a panic of the main thread.
 pub(super) fn drop_lazy_statics() {
-    let values = with(|ex| ex.lazy_statics.take_for_drop());
-    for value in values {
+    // A destructor may initialise a static again; the bound ends such a cycle, leaking the rest.
+    let mut budget = 4 * with(|ex| ex.lazy_statics.len()) + 16;
+    while let Some(value) = with(|ex| ex.lazy_statics.take_latest()) {
+        if budget == 0 {
+            std::mem::forget(value);
+            continue;
+        }
+        budget -= 1;
         if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
             let (message, site) = panics::describe(payload.as_ref());
             drop_quietly(payload);
@@ -131,6 +138,7 @@ pub(super) const THREAD_LOCAL_ROUNDS: usize = 4;
 /// panicking destructor is a panic of the thread (std aborts the process there), reported
 /// like one, and the other values are still dropped.
 pub(super) fn drop_thread_locals(index: usize) {
+    with(|ex| ex.threads[index].locals_destroyed = true);
     for _ in 0..THREAD_LOCAL_ROUNDS {
         let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
         if locals.is_empty() {

@@ -11,6 +11,7 @@ pub use std::sync::atomic::Ordering;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::{ObjectKind, OpKind, Site};
+use crate::runtime::FailureKind;
 
 /// The ordering used for the underlying operation: everything runs on one OS thread, so any
 /// ordering is correct; `SeqCst` documents the model.
@@ -35,6 +36,31 @@ fn atomic_op<R>(
     let after = value();
     runtime::with(|ex| ex.record_value(before, after));
     result
+}
+
+/// Schedules a plain read of the atomic `handle` and fails the execution with a data race when
+/// a store to it does not happen before the read (the atomic's released clock is not below the
+/// reader's). The read is announced as a plain `Read`, so it acquires nothing.
+#[track_caller]
+fn unsync_read(handle: &ObjectHandle, site: Site) {
+    let idx = runtime::switch_on(handle, ObjectKind::Atomic, OpKind::Read, site).index();
+    let failed = runtime::with(|ex| {
+        let me = ex.me();
+        if ex.objects[idx as usize].clock.leq(&ex.threads[me].clock) {
+            return false;
+        }
+        ex.fail(
+            FailureKind::DataRace,
+            format!(
+                "unsync_load at {site} reads an atomic that another thread stored to \
+                 without a happens-before edge to this thread (loom: causality violation)"
+            ),
+        );
+        true
+    });
+    if failed {
+        runtime::stop_if_failed();
+    }
 }
 
 /// A memory fence: a scheduling point (fences add nothing under sequential consistency).
@@ -205,6 +231,42 @@ macro_rules! atomic_common {
                     }
                 },
             )
+        }
+
+        /// Stores `new` if the value is `current`; returns the previous value. The deprecated
+        /// std method, kept because loom's and older crates' tests still call it.
+        #[inline]
+        #[track_caller]
+        pub fn compare_and_swap(&self, current: $t, new: $t, order: Ordering) -> $t {
+            let _ = order;
+            atomic_op(
+                &self.handle,
+                OpKind::AtomicRmw,
+                Location::caller(),
+                || self.logged(),
+                || match self.inner.compare_exchange(current, new, SC, SC) {
+                    Ok(previous) | Err(previous) => previous,
+                },
+            )
+        }
+
+        /// Reads the value as plain memory, as loom's `unsync_load`: a scheduling point that
+        /// synchronises with nothing, and fails the execution with a data race unless every
+        /// store to this atomic happens before it.
+        ///
+        /// # Safety
+        /// The caller promises that no store runs concurrently; the check reports a broken
+        /// promise in the explored schedules instead of reading a torn value.
+        #[track_caller]
+        pub unsafe fn unsync_load(&self) -> $t {
+            unsync_read(&self.handle, Location::caller());
+            self.inner.load(SC)
+        }
+
+        /// Runs `f` with a mutable reference to the value, as loom's `with_mut`; the exclusive
+        /// borrow rules out every concurrent access, so no scheduling is needed.
+        pub fn with_mut<R>(&mut self, f: impl FnOnce(&mut $t) -> R) -> R {
+            f(self.inner.get_mut())
         }
 
         /// A mutable reference to the value; no scheduling is needed.

@@ -9,6 +9,7 @@ mod barrier;
 mod condvar;
 pub mod mpsc;
 mod mutex;
+mod notify;
 mod once;
 mod poison;
 mod rwlock;
@@ -18,5 +19,6 @@ pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult, W
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{Mutex, MutexGuard};
+pub use notify::Notify;
 pub use once::{Once, OnceLock, OnceState};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};

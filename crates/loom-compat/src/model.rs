@@ -1,0 +1,212 @@
+//! `loom::model` and `loom::model::Builder`, mapped onto interleave's systematic strategies.
+//!
+//! | loom | interleave |
+//! |---|---|
+//! | `model`, `Builder::check` without a preemption bound | `dpor`: every schedule up to partial-order equivalence |
+//! | `preemption_bound` / `LOOM_MAX_PREEMPTIONS` = `c` | `icb:c=<c>,v=all`: every schedule with at most `c` preemptions |
+//! | `max_permutations` / `LOOM_MAX_PERMUTATIONS` | `Builder::executions` |
+//! | `max_duration` / `LOOM_MAX_DURATION` | a time budget: no execution starts after it |
+//! | `max_branches` / `LOOM_MAX_BRANCHES` | `Builder::max_steps` (a longer execution fails as a livelock) |
+//! | `max_threads` | accepted and unused: interleave has no thread limit |
+//! | `location`, `log` / `LOOM_LOCATION`, `LOOM_LOG` | accepted: every report has locations |
+//! | `checkpoint_file` / `LOOM_CHECKPOINT_FILE` | refused with a panic: interleave resumes from replay tokens instead (`INTERLEAVE_PERSIST`) |
+//! | `expect_explicit_explore` | refused with a panic |
+//!
+//! loom has no re-run of executions to catch uncontrolled nondeterminism, and its suites keep
+//! std statics across executions, so the models run with interleave's determinism check off.
+//! `INTERLEAVE_STRATEGY`, `INTERLEAVE_EXECUTIONS` and the other `INTERLEAVE_*` variables still
+//! override what this mapping chose.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use interleave::strategy::{Outcome, Schedule, Strategy, StrategySpec};
+
+const DEFAULT_MAX_THREADS: usize = 5;
+const DEFAULT_MAX_BRANCHES: usize = 1_000;
+const DEFAULT_CHECKPOINT_INTERVAL: usize = 20_000;
+
+/// Executions a model may run when loom sets no `max_permutations`: far more than any model
+/// that ends in reasonable time needs, so the systematic strategies run until they are done.
+pub const EXECUTION_CAP: u64 = 1 << 40;
+
+/// Configures a model, with loom's public fields and defaults.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Builder {
+    /// loom's thread limit; interleave has none, so this is not enforced.
+    pub max_threads: usize,
+    /// The longest execution, in scheduling steps: a longer one fails as a livelock.
+    pub max_branches: usize,
+    /// The most executions to run.
+    pub max_permutations: Option<usize>,
+    /// The time budget: no execution starts after it is spent.
+    pub max_duration: Option<Duration>,
+    /// Explore only schedules with at most this many preemptions.
+    pub preemption_bound: Option<usize>,
+    /// loom's checkpoint file; not supported (see the module docs).
+    pub checkpoint_file: Option<PathBuf>,
+    /// loom's checkpoint interval; unused.
+    pub checkpoint_interval: usize,
+    /// loom's explicit-explore mode; not supported.
+    pub expect_explicit_explore: bool,
+    /// loom's switch for source locations; interleave's reports always have them.
+    pub location: bool,
+    /// loom's switch for logging; unused.
+    pub log: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+/// Reads the `LOOM_*` variable `name`, panicking on a malformed value as loom does.
+fn env_parsed<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let value = std::env::var(name).ok()?;
+    match value.parse() {
+        Ok(parsed) => Some(parsed),
+        Err(_) => panic!("invalid value for `{name}`: {value:?}"),
+    }
+}
+
+impl Builder {
+    /// loom's defaults, overridden by the `LOOM_*` environment variables.
+    pub fn new() -> Builder {
+        Builder {
+            max_threads: DEFAULT_MAX_THREADS,
+            max_branches: env_parsed("LOOM_MAX_BRANCHES").unwrap_or(DEFAULT_MAX_BRANCHES),
+            max_permutations: env_parsed("LOOM_MAX_PERMUTATIONS"),
+            max_duration: env_parsed("LOOM_MAX_DURATION").map(Duration::from_secs),
+            preemption_bound: env_parsed("LOOM_MAX_PREEMPTIONS"),
+            checkpoint_file: env_parsed("LOOM_CHECKPOINT_FILE"),
+            checkpoint_interval: env_parsed("LOOM_CHECKPOINT_INTERVAL")
+                .unwrap_or(DEFAULT_CHECKPOINT_INTERVAL),
+            expect_explicit_explore: false,
+            location: std::env::var_os("LOOM_LOCATION").is_some(),
+            log: std::env::var_os("LOOM_LOG").is_some(),
+        }
+    }
+
+    /// Sets loom's checkpoint file; [`check`](Builder::check) then refuses to run.
+    pub fn checkpoint_file(&mut self, file: &str) -> &mut Self {
+        self.checkpoint_file = Some(file.into());
+        self
+    }
+
+    /// The strategy this configuration maps to.
+    pub fn strategy(&self) -> StrategySpec {
+        match self.preemption_bound {
+            None => StrategySpec::Dpor,
+            Some(bound) => format!("icb:c={bound},v=all")
+                .parse()
+                .expect("an icb spec with a numeric bound is valid"),
+        }
+    }
+
+    /// The interleave builder this configuration maps to (see the module docs).
+    ///
+    /// # Panics
+    /// When the configuration asks for a loom feature interleave does not have.
+    pub fn to_interleave(&self) -> interleave::Builder {
+        if let Some(file) = &self.checkpoint_file {
+            panic!(
+                "loom checkpoints ({}) are not supported by interleave-loom: failing \
+                 schedules are printed as replay tokens, and INTERLEAVE_PERSIST=1 saves them \
+                 for the next run",
+                file.display()
+            );
+        }
+        assert!(
+            !self.expect_explicit_explore,
+            "loom's expect_explicit_explore is not supported by interleave-loom"
+        );
+        let executions = self
+            .max_permutations
+            .map_or(EXECUTION_CAP, |permutations| permutations as u64);
+        let spec = self.strategy();
+        let mut builder = interleave::Builder::new()
+            .strategy(spec.clone())
+            .executions(executions)
+            .check_determinism(false);
+        if self.max_branches != DEFAULT_MAX_BRANCHES {
+            builder = builder.max_steps(self.max_branches as u64);
+        }
+        if let Some(budget) = self.max_duration {
+            builder = builder.custom_strategy(TimeBudget {
+                inner: spec.build(),
+                budget,
+                started: None,
+            });
+        }
+        builder
+    }
+
+    /// Explores every schedule of `f` the configuration allows, and panics with interleave's
+    /// report of the first failing one.
+    #[track_caller]
+    pub fn check<F>(&self, f: F)
+    where
+        F: Fn() + Sync + Send + 'static,
+    {
+        self.to_interleave().check(f);
+    }
+}
+
+/// Explores every schedule of `f` with the default [`Builder`], which the `LOOM_*` variables
+/// adjust, and panics with interleave's report of the first failing one.
+#[track_caller]
+pub fn model<F>(f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    Builder::new().check(f);
+}
+
+/// A strategy that plans no execution once `budget` has passed since its first plan.
+struct TimeBudget {
+    inner: Box<dyn Strategy>,
+    budget: Duration,
+    started: Option<Instant>,
+}
+
+impl Strategy for TimeBudget {
+    fn spec(&self) -> String {
+        self.inner.spec()
+    }
+
+    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
+        let started = *self.started.get_or_insert_with(Instant::now);
+        if started.elapsed() >= self.budget {
+            return None;
+        }
+        self.inner.plan(execution, seed)
+    }
+
+    fn observe(&mut self, execution: u64, outcome: &Outcome) {
+        self.inner.observe(execution, outcome);
+    }
+
+    fn wants_trace(&self, execution: u64) -> bool {
+        self.inner.wants_trace(execution)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+
+    fn round_size(&self) -> usize {
+        self.inner.round_size()
+    }
+
+    fn stats(&self) -> Vec<(String, String)> {
+        let mut stats = self.inner.stats();
+        stats.push(("time budget".into(), format!("{:?}", self.budget)));
+        stats
+    }
+
+    fn monitors_atomic_sets(&self) -> bool {
+        self.inner.monitors_atomic_sets()
+    }
+}

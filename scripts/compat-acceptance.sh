@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Acceptance check of the compat crate: builds loom 0.7.2's own integration tests, straight from
+# their crates.io source in the cargo registry, against interleave-loom in a scratch directory
+# outside the repository, runs every test alone with a timeout and prints pass / fail / skip per
+# test with the reason, then the totals. (shuttle's suite joins once interleave-shuttle exists.)
+#
+#   scripts/compat-acceptance.sh
+#
+# Environment: SCRATCH (default /tmp/interleave-compat-acceptance), TIMEOUT per test in seconds
+# (default 300), CARGO_TARGET_DIR (default $SCRATCH/target).
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+scratch=${SCRATCH:-/tmp/interleave-compat-acceptance}
+timeout_seconds=${TIMEOUT:-300}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$scratch/target}
+registry=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/ | head -1)
+mkdir -p "$scratch"
+
+# Tests that are expected to fail here, with the reason; a listed test that passes counts as a
+# pass. Keys are <suite>/<binary>/<test>.
+declare -A known=(
+  [loom/atomic_relaxed/check_ordering_invalid_1]="needs a weak-memory model: a Relaxed load reads a stale value (interleave runs atomics as SeqCst)"
+  [loom/atomic_relaxed/check_ordering_invalid_2]="needs a weak-memory model: a Relaxed load reads a stale value (interleave runs atomics as SeqCst)"
+  [loom/litmus/store_buffering]="needs a weak-memory model: store buffering (both loads read 0) is impossible under SeqCst"
+  [loom/spec/acq_rel]="needs a weak-memory model: an Acquire/Release outcome that SeqCst forbids"
+  [loom/atomic/lazy_static_arc_shutdown]="loom drops lazy_static! values when the main thread returns and fails a detached thread that reads one later; interleave keeps them until every thread has ended"
+)
+
+declare -i passed=0 failed=0 skipped=0
+results=$scratch/results.tsv
+: > "$results"
+
+report() { # suite binary test status reason
+  printf '%-8s %-52s %-5s %s\n' "$1" "$2::$3" "$4" "$5"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >> "$results"
+  case $4 in pass) passed+=1 ;; fail) failed+=1 ;; *) skipped+=1 ;; esac
+}
+
+# Runs every test of the test binaries listed in $scratch/<suite>.bins, one at a time.
+run_binaries() { # suite
+  local suite=$1 bin name test log status reason
+  while read -r bin; do
+    name=$(basename "$bin" | sed 's/-[0-9a-f]*$//')
+    local ignored
+    ignored=$("$bin" --list --ignored 2>/dev/null | sed -n 's/: test$//p')
+    while read -r test; do
+      [ -n "$test" ] || continue
+      if grep -qxF -- "$test" <<<"$ignored"; then
+        report "$suite" "$name" "$test" skip "#[ignore] in the peer's own suite"
+        continue
+      fi
+      log=$scratch/logs/$suite.$name.$test.log
+      mkdir -p "$scratch/logs"
+      timeout -s KILL "$timeout_seconds" "$bin" --exact "$test" --test-threads=1 >"$log" 2>&1
+      status=$?
+      local key="$suite/$name/${test##*::}"
+      [ -n "${known[$suite/$name/$test]:-}" ] && key="$suite/$name/$test"
+      if [ $status -eq 0 ]; then
+        report "$suite" "$name" "$test" pass ""
+      elif [ -n "${known[$key]:-}" ]; then
+        report "$suite" "$name" "$test" skip "${known[$key]}"
+      elif [ $status -eq 137 ]; then
+        report "$suite" "$name" "$test" fail "timed out after ${timeout_seconds}s (log: $log)"
+      else
+        reason=$(grep -m1 -E 'panicked at|did not panic|error:|overflowed' "$log" | cut -c1-160)
+        report "$suite" "$name" "$test" fail "${reason:-exit status $status} (log: $log)"
+      fi
+    done < <("$bin" --list 2>/dev/null | sed -n 's/: test$//p')
+  done < "$scratch/$suite.bins"
+}
+
+# Writes a test crate whose [[test]] targets are the peer's files in the registry, unchanged.
+write_manifest() { # dir package dependency-line extra-dev-deps features-line files...
+  local dir=$1 package=$2 dependency=$3 extra=$4 features=$5
+  shift 5
+  mkdir -p "$dir/src"
+  : > "$dir/src/lib.rs"
+  {
+    printf '[package]\nname = "%s"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n' "$package"
+    printf '[workspace]\n\n[dev-dependencies]\n%s\n%s\n\n[features]\n%s\n\n' "$dependency" "$extra" "$features"
+    printf '[profile.dev]\nopt-level = 1\n\n'
+    for file in "$@"; do
+      printf '[[test]]\nname = "%s"\npath = "%s"\n\n' "$(basename "$file" .rs)" "$file"
+    done
+  } > "$dir/Cargo.toml"
+}
+
+build_and_list() { # suite dir
+  local suite=$1 dir=$2 build_log=$scratch/$1.build.log
+  if ! (cd "$dir" && cargo test --no-run --message-format=json "${@:3}" > "$scratch/$suite.build.json" 2> "$build_log"); then
+    echo "build of the $suite suite failed; see $build_log" >&2
+    grep -E '^error' -A5 "$build_log" | head -40 >&2
+  fi
+  grep -o '"executable":"[^"]*"' "$scratch/$suite.build.json" | sed 's/"executable":"//;s/"$//' > "$scratch/$suite.bins"
+}
+
+loom_src=$registry/loom-0.7.2
+dir=$scratch/loom-tests
+write_manifest "$dir" loom-tests \
+  "loom = { package = \"interleave-loom\", path = \"$repo/crates/loom-compat\", features = [\"futures\"] }" \
+  'futures-util = "0.3"' \
+  'default = ["futures"]
+futures = []' \
+  "$loom_src"/tests/*.rs
+build_and_list loom "$dir" --release
+run_binaries loom
+
+echo
+echo "passed $passed, failed $failed, skipped $skipped (per-test results: $results)"
+[ $failed -eq 0 ]
