@@ -14,10 +14,7 @@ use crate::analysis::online::race;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::{ObjectKind, OpKind, Site};
-use crate::runtime::FailureKind;
-use crate::runtime::RaceMode;
-
-use crate::runtime::IN_ACCESS;
+use crate::runtime::{FailureKind, RaceMode, IN_ACCESS};
 
 /// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
 #[inline(always)]

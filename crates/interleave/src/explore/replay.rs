@@ -145,7 +145,6 @@ pub(super) enum ReplayMode {
 /// they are part of what the execution did.
 pub(super) fn token_limits(config: &Config, token: &Token) -> Limits {
     Limits {
-        narrator: &crate::report::NARRATOR,
         max_steps: token.max_steps,
         races: token.races,
         spurious_wakeups: token.spurious_wakeups,
@@ -206,7 +205,6 @@ pub(super) fn replay_token(
             message: locate_divergence(&ex, token, None),
             thread: None,
             site: None,
-            stop: None,
         }),
         failure => failure.clone(),
     };

@@ -218,7 +218,6 @@ pub(super) fn run_one(
                         message: difference,
                         thread: None,
                         site: None,
-                        stop: None,
                     };
                     failure_of(run, index, &ex, &info)
                 }

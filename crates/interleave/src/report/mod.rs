@@ -16,7 +16,7 @@ use crate::config::ENV_REPLAY;
 
 pub(crate) use crate::runtime::FailureInfo;
 pub use crate::runtime::FailureKind;
-use crate::runtime::{AbortReport, Execution, Narrator};
+use crate::runtime::{Execution, Narrator};
 
 /// One failing execution.
 #[derive(Clone, Debug)]
@@ -267,14 +267,23 @@ pub(crate) static NARRATOR: Narrator = Narrator {
     before_abort: report_before_abort,
 };
 
-fn report_before_abort(ex: &Execution, failure: &FailureInfo) -> AbortReport {
-    AbortReport {
-        thread: failure
-            .thread
-            .map(|t| crate::analysis::thread_label(ex, t))
-            .unwrap_or_else(|| "a thread".to_string()),
-        interleaving: render_interleaving(ex),
-        token: token::Token::from_run(ex, Some(failure.kind)).encode(),
-        replay_variable: ENV_REPLAY,
-    }
+fn report_before_abort(ex: &Execution, failure: &FailureInfo, destructor: &str) -> String {
+    let thread = failure
+        .thread
+        .map(|t| crate::analysis::thread_label(ex, t))
+        .unwrap_or_else(|| "a thread".to_string());
+    let at = failure
+        .site
+        .as_deref()
+        .filter(|site| !site.is_empty())
+        .map(|site| format!(" at {site}"))
+        .unwrap_or_default();
+    format!(
+        "  {} of {thread}{at}:\n    {}\n\n{destructor}\n{}\nTo reproduce this execution (and the \
+         abort), run the same test with\n    {ENV_REPLAY}={}\n",
+        failure.kind,
+        failure.message.replace('\n', "\n    "),
+        render_interleaving(ex),
+        token::Token::from_run(ex, Some(failure.kind)).encode(),
+    )
 }

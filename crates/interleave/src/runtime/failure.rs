@@ -75,13 +75,10 @@ pub(crate) struct FailureInfo {
     pub thread: Option<usize>,
     /// Where a panic was raised.
     pub site: Option<String>,
-    /// Why the engine stopped the execution by itself, when it did.
-    pub stop: Option<Stop>,
 }
 
 /// Why the engine stopped an execution by itself, as data: the analysis layer puts it into
-/// words (`super::Narrator::stop`), and strategies and reports can tell the causes apart
-/// without reading the words.
+/// words (`super::Narrator::stop`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
     /// No thread can run, and some have not finished.

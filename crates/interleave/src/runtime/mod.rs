@@ -71,7 +71,7 @@ use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop};
-pub(crate) use narrator::{AbortReport, Narrator};
+pub(crate) use narrator::Narrator;
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
@@ -435,47 +435,26 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
         "interleave: a destructor panicked while its thread was unwinding; Rust aborts the \
          process in that case, so the exploration cannot return its report. The failure:\n\n",
     );
-    let execution = try_with(|ex| {
+    let destructor_paragraph = format!(
+        "  then, while unwinding, a destructor panicked{}:\n    {}\n",
+        at(&destructor.1),
+        destructor.0
+    );
+    let told = try_with(|ex| {
         let info = ex.failure.clone().unwrap_or_else(|| FailureInfo {
             kind: FailureKind::Panic,
             message: unwinding.0.clone(),
             thread: Some(ex.current),
             site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
-            stop: None,
         });
-        let report = (ex.limits.narrator.before_abort)(ex, &info);
-        (info, report)
+        (ex.limits.narrator.before_abort)(ex, &info, &destructor_paragraph)
     });
-    match execution {
-        Some((info, report)) => {
-            let AbortReport {
-                thread,
-                interleaving,
-                token,
-                replay_variable,
-            } = report;
-            text.push_str(&format!(
-                "  {} of {thread}{}:\n    {}\n\n",
-                info.kind,
-                at(info.site.as_deref().unwrap_or_default()),
-                info.message.replace('\n', "\n    ")
-            ));
-            text.push_str(&format!(
-                "  then, while unwinding, a destructor panicked{}:\n    {}\n\n",
-                at(&destructor.1),
-                destructor.0
-            ));
-            text.push_str(&format!(
-                "{interleaving}\nTo reproduce this execution (and the abort), run the same test \
-                 with\n    {replay_variable}={token}\n"
-            ));
-        }
+    match told {
+        Some(report) => text.push_str(&report),
         None => text.push_str(&format!(
-            "  a panic{}:\n    {}\n  then, while unwinding, a destructor panicked{}:\n    {}\n",
+            "  a panic{}:\n    {}\n{destructor_paragraph}",
             at(&unwinding.1),
             unwinding.0,
-            at(&destructor.1),
-            destructor.0
         )),
     }
     eprintln!("{text}");
@@ -670,7 +649,6 @@ impl Execution {
             message,
             thread: Some(index),
             site,
-            stop: None,
         };
         self.failure = Some(match self.failure.take() {
             None => panic,
@@ -783,7 +761,6 @@ impl Execution {
                 message,
                 thread: Some(self.current),
                 site: None,
-                stop: None,
             });
         }
     }
@@ -794,9 +771,6 @@ impl Execution {
         if self.failure.is_none() && !self.teardown {
             let message = (self.limits.narrator.stop)(self, stop);
             self.fail(kind, message);
-            if let Some(failure) = &mut self.failure {
-                failure.stop = Some(stop);
-            }
         }
     }
 
@@ -964,7 +938,6 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
                 message: format!("{context}{message}"),
                 thread: Some(index),
                 site,
-                stop: None,
             });
         }
     });
@@ -1012,7 +985,6 @@ pub(crate) fn run(
                 message: error.to_string(),
                 thread: None,
                 site: None,
-                stop: None,
             });
             return execution;
         }

@@ -16,16 +16,8 @@ pub(crate) struct Narrator {
     /// The message of a failure the engine detected itself.
     pub stop: fn(&Execution, Stop) -> String,
     /// The report printed just before Rust aborts the process because a destructor panicked
-    /// while its thread was unwinding: `failure` (the execution's, or the unwinding panic)
-    /// told with the interleaving so far and a replay token.
-    pub before_abort: fn(&Execution, &FailureInfo) -> AbortReport,
-}
-
-/// What [`Narrator::before_abort`] tells: who failed, the interleaving, and a replay token.
-pub(crate) struct AbortReport {
-    pub thread: String,
-    pub interleaving: String,
-    pub token: String,
-    /// The environment variable that replays `token`.
-    pub replay_variable: &'static str,
+    /// while its thread was unwinding: `failure` (the execution's, or the unwinding panic) and
+    /// then `destructor` (the engine's paragraph on the second panic), with the interleaving so
+    /// far and a replay token.
+    pub before_abort: fn(&Execution, &FailureInfo, destructor: &str) -> String,
 }

@@ -114,7 +114,6 @@ pub(super) fn drop_lazy_statics() {
                         ),
                         thread: Some(0),
                         site,
-                        stop: None,
                     });
                 }
             });

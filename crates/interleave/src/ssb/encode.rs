@@ -707,7 +707,6 @@ mod tests {
             .map(|seed| {
                 let schedule = Random.plan(0, seed).unwrap();
                 let limits = Limits {
-                    narrator: &crate::report::NARRATOR,
                     races: crate::RaceMode::Warn,
                     log_values: true,
                     ..limits(&Config::default())

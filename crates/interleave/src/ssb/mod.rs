@@ -164,7 +164,6 @@ impl Analysis {
         self.validate()?;
         let site = Location::caller();
         let limits = Limits {
-            narrator: &crate::report::NARRATOR,
             max_steps: self.max_steps,
             races: RaceMode::Warn,
             log_values: true,
