@@ -162,7 +162,7 @@ pub enum SetId {
 
 impl Declarations {
     /// The declarations of `ex`, or `None` when it declared no unit of work.
-    pub(crate) fn of(ex: &runtime::Execution) -> Option<Declarations> {
+    pub(crate) fn of(ex: &runtime::Recording) -> Option<Declarations> {
         let annotations = &ex.annotations;
         if annotations.units.is_empty() {
             return None;

@@ -37,11 +37,11 @@ fn access<R>(
             return false;
         };
         let message = race::describe(ex, idx, write, site, &found);
-        if always_fail || ex.limits.races == RaceMode::Fail {
+        if always_fail || ex.limits().races == RaceMode::Fail {
             ex.fail(FailureKind::DataRace, message);
             true
         } else {
-            ex.warnings.push(message);
+            ex.warn(message);
             false
         }
     });

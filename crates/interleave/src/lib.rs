@@ -284,7 +284,6 @@ pub mod strategy;
 pub mod sync;
 pub mod thread;
 pub mod time;
-mod trace;
 
 pub use atomic_set::unit_of_work;
 pub use branch::branch;

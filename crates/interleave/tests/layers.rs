@@ -1,9 +1,10 @@
 //! The engine sits at the bottom of the crate: nothing under `src/runtime` refers to another
 //! module of the crate (`config`, `report`, `strategy`, `analysis`, `explore`, `ssb`, the
 //! std-shaped facade). The layers above reach it through its own vocabulary (`Schedule`,
-//! `View`, `FailureKind`, `Stop`, `Narrator`), and no two modules refer to each other through
-//! a cycle. This test reads the sources, so a new upward reference fails it; run it with
-//! `--nocapture` to see every module's references.
+//! `View`, `FailureKind`, `Stop`, `Recording`), and no two modules refer to each other through
+//! a cycle. What reads an execution after it ran reads its `Recording`, never the engine's
+//! `Execution`. These tests read the sources, so a new upward reference fails them; run them
+//! with `--nocapture` to see every module's references.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -111,6 +112,61 @@ fn the_engine_refers_to_no_module_above_it() {
             cycle.join(" -> ")
         );
     }
+}
+
+/// Only the engine, the primitives built on it and the detectors that run with them see an
+/// execution while it runs; everything that reads one afterwards (the driver, the report, the
+/// analyses, the strategies, the SSB analysis) reads its `Recording`.
+#[test]
+fn what_reads_a_finished_execution_reads_its_recording() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let after_the_run = [
+        "explore",
+        "report",
+        "ssb",
+        "strategy",
+        "analysis/stops.rs",
+        "analysis/predict",
+        "atomic_set.rs",
+        "persistence.rs",
+        "regressions.rs",
+        "config.rs",
+    ];
+    let mut offenders = Vec::new();
+    let mut read = 0;
+    for place in after_the_run {
+        let path = src.join(place);
+        let files = if path.is_dir() {
+            sources(&path)
+        } else {
+            vec![path]
+        };
+        for file in files {
+            let text = fs::read_to_string(&file).expect("a readable source file");
+            read += 1;
+            let code = text
+                .lines()
+                .map(|line| line.split("//").next().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n");
+            if code
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|word| word == "Execution")
+            {
+                offenders.push(
+                    file.strip_prefix(&src)
+                        .unwrap_or(&file)
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    assert!(read > 20, "the listed places hold the crate's upper layers");
+    assert!(
+        offenders.is_empty(),
+        "these files read the engine's Execution instead of the Recording: {offenders:?}"
+    );
 }
 
 /// A cycle of references among the modules, if there is one.

@@ -4,22 +4,22 @@
 
 use super::*;
 
-pub(super) fn describe_event(ex: &Execution, event: &Event) -> String {
+pub(super) fn describe_event(ex: &Recording, event: &Event) -> String {
     let mut text = format!("thread {} {}", event.thread, event.kind.name());
-    if let Some(object) = ex.objects.get(event.object as usize) {
-        text.push_str(&format!(" {}", object.id));
+    if let Some(object) = ex.object(event.object) {
+        text.push_str(&format!(" {object}"));
     }
     format!("{text} at {}", ShortSite(event.site))
 }
 
 /// Re-runs `first`'s schedule and describes the first difference, if any.
-pub(super) fn rerun_difference(run: &Run<'_>, first: &Execution) -> Option<String> {
+pub(super) fn rerun_difference(run: &Run<'_>, first: &Recording) -> Option<String> {
     let schedule = ReplaySchedule::new(
         first.events.iter().map(|e| e.thread).collect(),
         first.values.clone(),
     );
     let second = runtime::run(run.f, run.site, Box::new(schedule), run.limits);
-    let kind = |ex: &Execution| ex.failure.as_ref().map(|f| f.kind);
+    let kind = |ex: &Recording| ex.failure.as_ref().map(|f| f.kind);
     let differing = first
         .events
         .iter()
@@ -46,13 +46,11 @@ pub(super) fn rerun_difference(run: &Run<'_>, first: &Execution) -> Option<Strin
     };
     // What the second run failed with is often the clue (an assertion on a counter kept in a
     // std static), so it is shown unless the first run failed the same way.
-    let second_failure = second
-        .failure
-        .as_ref()
-        .filter(|f| first.failure.as_ref().map(|g| &g.message) != Some(&f.message))
-        .map(|f| format!("\nThe second run failed with {}: {}", f.kind, f.message))
+    let text = |ex: &Recording| ex.failure.as_ref().map(|f| (f.kind, failure_text(ex, f)));
+    let second_failure = text(&second)
+        .filter(|f| text(first).as_ref() != Some(f))
+        .map(|(kind, text)| format!("\nThe second run failed with {kind}: {text}"))
         .unwrap_or_default();
-    second.recycle();
     difference.map(|difference| {
         format!(
             "the program behaved differently when re-run under the same schedule: \

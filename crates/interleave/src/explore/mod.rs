@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use rustc_hash::FxHashSet;
 
 use crate::analysis::online::serializability::{self, set_accesses};
+use crate::analysis::stops::failure_text;
 use crate::analysis::thread_label;
 use crate::atomic_set::Declarations;
 use crate::config::Config;
@@ -30,7 +31,7 @@ use crate::report::{
     render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Persisted, Report,
 };
 use crate::runtime::op::{ShortSite, Site};
-use crate::runtime::{self, Event, Execution, Limits};
+use crate::runtime::{self, Event, Finished, Limits, Recording};
 use crate::strategy::hb::HbFingerprint;
 use crate::strategy::replay::ReplaySchedule;
 use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec, TraceEvent};

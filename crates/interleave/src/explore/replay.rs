@@ -158,7 +158,7 @@ pub(crate) fn run_token(
     token: &Token,
     f: &(dyn Fn() + Sync),
     site: Site,
-) -> Box<Execution> {
+) -> Finished {
     let schedule = ReplaySchedule::from_runs(token.runs.clone(), token.values.clone());
     runtime::run(f, site, Box::new(schedule), token_limits(config, token))
 }
@@ -188,24 +188,24 @@ pub(super) fn replay_token(
     report.warnings = ex.warnings.clone();
     if run.monitor_atomic_sets {
         if let Some(declarations) = Declarations::of(&ex) {
-            report.violations = atomicity_violations(&ex, 0, &crate::trace::of(&ex), &declarations);
+            report.violations = atomicity_violations(&ex, 0, &ex.trace_events(), &declarations);
             report.violating_executions = u64::from(!report.violations.is_empty());
         }
     }
     let info = match &ex.failure {
         // The runtime saw the step where the recorded schedule became impossible; the report
         // also says where the operations first differed, which may be much earlier.
-        Some(failure) if failure.kind == FailureKind::Divergence => Some(FailureInfo {
-            message: locate_divergence(&ex, token, Some(&failure.message)),
-            ..failure.clone()
-        }),
+        Some(failure) if failure.kind == FailureKind::Divergence => Some(FailureInfo::new(
+            FailureKind::Divergence,
+            locate_divergence(&ex, token, Some(&failure_text(&ex, failure))),
+            failure.thread,
+        )),
         Some(failure) if mode == ReplayMode::Regression => Some(failure.clone()),
-        _ if fingerprint(&ex) != token.fingerprint => Some(FailureInfo {
-            kind: FailureKind::Divergence,
-            message: locate_divergence(&ex, token, None),
-            thread: None,
-            site: None,
-        }),
+        _ if fingerprint(&ex) != token.fingerprint => Some(FailureInfo::new(
+            FailureKind::Divergence,
+            locate_divergence(&ex, token, None),
+            None,
+        )),
         failure => failure.clone(),
     };
     if let Some(info) = info {
@@ -218,7 +218,7 @@ pub(super) fn replay_token(
 /// first differed from the recorded ones. The token keeps one fingerprint per [`BLOCK`] steps,
 /// so the answer is the first block whose fingerprints differ; when every block both runs
 /// completed matches, it is the steps after them up to the first step only one run has.
-pub(super) fn first_difference(ex: &Execution, token: &Token) -> (u64, u64) {
+pub(super) fn first_difference(ex: &Recording, token: &Token) -> (u64, u64) {
     let replayed = ex.events.len() as u64;
     let recorded = token.steps();
     let block = BLOCK as u64;
@@ -255,7 +255,7 @@ pub(super) fn steps_text((first, last): (u64, u64)) -> String {
 /// Explains a replay divergence: where the operations first differed from the recording and,
 /// when the runtime stopped the replay, the step where the recorded schedule became impossible
 /// (`impossible`, the runtime's explanation).
-pub(super) fn locate_divergence(ex: &Execution, token: &Token, impossible: Option<&str>) -> String {
+pub(super) fn locate_divergence(ex: &Recording, token: &Token, impossible: Option<&str>) -> String {
     let range = first_difference(ex, token);
     let next = ex.events.len() as u64 + 1;
     if let (Some(impossible), true) = (impossible, range == (next, next)) {

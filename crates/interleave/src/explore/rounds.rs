@@ -36,7 +36,7 @@ pub(super) struct Summary {
 
 pub(crate) fn limits(config: &Config) -> Limits {
     Limits {
-        narrator: &crate::report::NARRATOR,
+        report_before_abort: crate::report::report_before_abort,
         max_steps: config.max_steps,
         stack_size: config.stack_size,
         races: config.data_races,
@@ -213,19 +213,14 @@ pub(super) fn run_one(
                     first
                 }
                 None => {
-                    let info = FailureInfo {
-                        kind: FailureKind::Nondeterminism,
-                        message: difference,
-                        thread: None,
-                        site: None,
-                    };
+                    let info = FailureInfo::new(FailureKind::Nondeterminism, difference, None);
                     failure_of(run, index, &ex, &info)
                 }
             });
         }
     }
     let events =
-        (keep_trace || run.count_states || run.monitor_atomic_sets).then(|| crate::trace::of(&ex));
+        (keep_trace || run.count_states || run.monitor_atomic_sets).then(|| ex.trace_events());
     let declarations = (keep_trace || run.monitor_atomic_sets)
         .then(|| Declarations::of(&ex))
         .flatten();
@@ -239,7 +234,7 @@ pub(super) fn run_one(
         (Some(events), true) => prefix_fingerprints(events),
         _ => Vec::new(),
     };
-    let summary = Summary {
+    Summary {
         index,
         steps: ex.steps(),
         threads: ex.threads.len(),
@@ -247,19 +242,17 @@ pub(super) fn run_one(
         abandoned: ex.abandoned,
         trace: events.filter(|_| keep_trace),
         states,
-        feedback: ex.schedule.feedback(),
+        feedback: ex.feedback.take(),
         failure,
         warnings: std::mem::take(&mut ex.warnings),
         declarations: declarations.filter(|_| keep_trace),
         violations,
-    };
-    ex.recycle();
-    summary
+    }
 }
 
 /// The atomic-set serializability violations execution `index` produced.
 pub(super) fn atomicity_violations(
-    ex: &Execution,
+    ex: &Recording,
     index: u64,
     events: &[TraceEvent],
     declarations: &Declarations,
@@ -282,7 +275,7 @@ pub(super) fn prefix_fingerprints(events: &[TraceEvent]) -> Vec<u128> {
     all
 }
 
-pub(super) fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> Failure {
+pub(super) fn failure_of(run: &Run<'_>, index: u64, ex: &Recording, info: &FailureInfo) -> Failure {
     describe_failure(&run.spec, run.seed, index, ex, info)
 }
 
@@ -291,13 +284,13 @@ pub(crate) fn describe_failure(
     spec: &str,
     seed: u64,
     index: u64,
-    ex: &Execution,
+    ex: &Recording,
     info: &FailureInfo,
 ) -> Failure {
     Failure {
         execution: index,
         kind: info.kind,
-        message: info.message.clone(),
+        message: failure_text(ex, info),
         token: Token::from_run(ex, Some(info.kind)).encode(),
         steps: ex.steps(),
         thread: info.thread.map(|t| thread_label(ex, t)),

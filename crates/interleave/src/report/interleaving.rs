@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use crate::analysis::thread_label;
 use crate::runtime::op::{ShortSite, NO_OBJECT};
-use crate::runtime::Execution;
+use crate::runtime::Recording;
 
 const MAX_ROWS: usize = 48;
 const MAX_CELL: usize = 46;
@@ -27,7 +27,7 @@ enum Row {
     Pending,
 }
 
-pub(crate) fn render(ex: &Execution) -> String {
+pub(crate) fn render(ex: &Recording) -> String {
     let events = &ex.events;
     let mut rows = Vec::new();
     let mut advances = ex.clock_advances.iter().peekable();

@@ -14,9 +14,10 @@ pub use violation::AtomicityViolation;
 
 use crate::config::ENV_REPLAY;
 
+use crate::analysis::stops::failure_text;
 pub(crate) use crate::runtime::FailureInfo;
 pub use crate::runtime::FailureKind;
-use crate::runtime::{Execution, Narrator};
+use crate::runtime::Recording;
 
 /// One failing execution.
 #[derive(Clone, Debug)]
@@ -260,14 +261,12 @@ impl fmt::Display for Report {
 
 pub(crate) use interleaving::render as render_interleaving;
 
-/// The words the engine uses for its stops and for the report it prints before a process
-/// abort (`runtime::Narrator`).
-pub(crate) static NARRATOR: Narrator = Narrator {
-    stop: crate::analysis::online::deadlock::narrate,
-    before_abort: report_before_abort,
-};
-
-fn report_before_abort(ex: &Execution, failure: &FailureInfo, destructor: &str) -> String {
+/// The report the engine prints just before a process abort (`Limits::report_before_abort`).
+pub(crate) fn report_before_abort(
+    ex: &Recording,
+    failure: &FailureInfo,
+    destructor: &str,
+) -> String {
     let thread = failure
         .thread
         .map(|t| crate::analysis::thread_label(ex, t))
@@ -282,7 +281,7 @@ fn report_before_abort(ex: &Execution, failure: &FailureInfo, destructor: &str) 
         "  {} of {thread}{at}:\n    {}\n\n{destructor}\n{}\nTo reproduce this execution (and the \
          abort), run the same test with\n    {ENV_REPLAY}={}\n",
         failure.kind,
-        failure.message.replace('\n', "\n    "),
+        failure_text(ex, failure).replace('\n', "\n    "),
         render_interleaving(ex),
         token::Token::from_run(ex, Some(failure.kind)).encode(),
     )

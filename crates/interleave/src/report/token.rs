@@ -17,7 +17,7 @@ use thiserror::Error;
 use super::FailureKind;
 use crate::runtime::op::Site;
 use crate::runtime::RaceMode;
-use crate::runtime::{Event, Execution};
+use crate::runtime::{Event, Recording};
 use crate::strategy::replay::runs;
 
 const PREFIX: &str = "il";
@@ -69,7 +69,7 @@ pub(crate) struct Token {
 }
 
 impl Token {
-    pub fn from_run(ex: &Execution, failure: Option<FailureKind>) -> Token {
+    pub fn from_run(ex: &Recording, failure: Option<FailureKind>) -> Token {
         Token {
             runs: runs(ex.events.iter().map(|e| e.thread)),
             values: ex.values.clone(),
@@ -266,9 +266,9 @@ fn put_site(bytes: &mut Vec<u8>, site: Site) {
     bytes.extend_from_slice(&site.column().to_le_bytes());
 }
 
-/// A hash of one step's identity ([`Execution::step_identity`]) that does not depend on
+/// A hash of one step's identity ([`Recording::step_identity`]) that does not depend on
 /// addresses, so it is stable across builds.
-fn event_hash(ex: &Execution, event: &Event) -> u64 {
+fn event_hash(ex: &Recording, event: &Event) -> u64 {
     let (thread, kind, site, object) = ex.step_identity(event);
     let mut bytes = Vec::with_capacity(96);
     bytes.extend_from_slice(&thread.to_le_bytes());
@@ -283,19 +283,19 @@ fn event_hash(ex: &Execution, event: &Event) -> u64 {
     fnv1a(&bytes)
 }
 
-fn fold(ex: &Execution, events: &[Event]) -> u64 {
+fn fold(ex: &Recording, events: &[Event]) -> u64 {
     events.iter().fold(events.len() as u64, |acc, e| {
         (acc ^ event_hash(ex, e)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
 /// The fingerprint of a whole execution.
-pub(crate) fn fingerprint(ex: &Execution) -> u64 {
+pub(crate) fn fingerprint(ex: &Recording) -> u64 {
     fold(ex, &ex.events)
 }
 
 /// One 16-bit fingerprint per block of [`BLOCK`] steps.
-pub(crate) fn block_fingerprints(ex: &Execution) -> Vec<u16> {
+pub(crate) fn block_fingerprints(ex: &Recording) -> Vec<u16> {
     ex.events
         .chunks(BLOCK)
         .map(|chunk| (fold(ex, chunk) >> 48) as u16)

@@ -11,7 +11,7 @@ use crate::analysis::online::serializability::{UnitKey, Violation, PATTERNS};
 use crate::analysis::thread_label;
 use crate::atomic_set::{Declarations, SetId};
 use crate::runtime::op::ShortSite;
-use crate::runtime::Execution;
+use crate::runtime::Recording;
 use crate::strategy::TraceEvent;
 
 /// An execution that matched one of the eleven problematic access patterns: its units of work
@@ -51,7 +51,7 @@ impl AtomicityViolation {
 
 impl AtomicityViolation {
     pub(crate) fn describe(
-        ex: &Execution,
+        ex: &Recording,
         execution: u64,
         trace: &[TraceEvent],
         declarations: &Declarations,

@@ -86,7 +86,7 @@ impl Execution {
     /// Declares the value at `address` (`size` bytes, of type `type_name`) an atomic-set owner;
     /// declaring the same value again returns its first declaration.
     pub fn declare_owner(&mut self, address: usize, size: usize, type_name: &'static str) -> usize {
-        let owners = &mut self.annotations.owners;
+        let owners = &mut self.recording.annotations.owners;
         if let Some(known) = owners
             .iter()
             .position(|o| o.address == address && o.size == size && o.info.type_name == type_name)
@@ -111,12 +111,12 @@ impl Execution {
     /// The running thread enters a unit of work; nested units belong to the outermost one.
     pub fn enter_unit(&mut self, name: &'static str, site: Site, owner: Option<usize>) {
         let me = self.current;
-        let begin = self.events.len();
+        let begin = self.recording.events.len();
         let slot = &mut self.threads[me];
         slot.unit_depth += 1;
         if slot.unit_depth == 1 {
-            slot.unit = Some(self.annotations.units.len());
-            self.annotations.units.push(UnitInfo {
+            slot.unit = Some(self.recording.annotations.units.len());
+            self.recording.annotations.units.push(UnitInfo {
                 thread: me,
                 name,
                 site,
@@ -129,9 +129,9 @@ impl Execution {
 
     /// The running thread evaluated a branch condition at `site`.
     pub fn record_branch(&mut self, site: Site, taken: bool) {
-        self.annotations.branches.push(BranchRecord {
+        self.recording.annotations.branches.push(BranchRecord {
             thread: self.current,
-            at: self.events.len(),
+            at: self.recording.events.len(),
             site,
             taken,
         });
@@ -140,8 +140,8 @@ impl Execution {
     /// The running thread's last step, an atomic access, changed the value from `before` to
     /// `after` (equal for a load).
     pub fn record_value(&mut self, before: u64, after: u64) {
-        self.annotations.values.push(ValueRecord {
-            step: self.events.len().saturating_sub(1),
+        self.recording.annotations.values.push(ValueRecord {
+            step: self.recording.events.len().saturating_sub(1),
             before,
             after,
         });
@@ -150,12 +150,12 @@ impl Execution {
     /// The running thread leaves the unit of work it entered last.
     pub fn leave_unit(&mut self) {
         let me = self.current;
-        let end = self.events.len();
+        let end = self.recording.events.len();
         let slot = &mut self.threads[me];
         slot.unit_depth = slot.unit_depth.saturating_sub(1);
         if slot.unit_depth == 0 {
             if let Some(unit) = slot.unit.take() {
-                self.annotations.units[unit].end = end;
+                self.recording.annotations.units[unit].end = end;
             }
         }
     }

@@ -37,14 +37,14 @@ impl Execution {
                     ObjState::Condvar { queue } => queue.can_take(t),
                     _ => false,
                 };
-                let spurious = early && self.limits.spurious_wakeups;
+                let spurious = early && self.recording.limits.spurious_wakeups;
                 mutex_free
                     && (!slot.waiting || self.may_time_out(slot, early) || notified() || spurious)
             }
             OpKind::Join => self.threads[op.arg as usize].finished,
             OpKind::Park => {
                 slot.park_token
-                    || (early && self.limits.spurious_wakeups)
+                    || (early && self.recording.limits.spurious_wakeups)
                     || self.may_time_out(slot, early)
                     || slot.timer_deadline.is_some_and(|d| early || d <= self.now)
             }
@@ -97,16 +97,17 @@ impl Execution {
                 self.enabled.push(t);
             } else if self.op_enabled(t, true) {
                 self.enabled.push(t);
-                // Only waits can end by themselves; a lock, a join or a send cannot.
-                let may_wake_itself =
-                    pending.timed || matches!(pending.kind, OpKind::Park | OpKind::Wake);
-                let times_out = may_wake_itself && self.wakes_itself(t);
-                self.threads[t].times_out = times_out;
+                // Only waits can end by themselves; a lock, a join or a send cannot, and their
+                // flag stays false: it is cleared whenever the thread takes a step, and only
+                // a step changes its pending operation.
+                if pending.timed || matches!(pending.kind, OpKind::Park | OpKind::Wake) {
+                    self.threads[t].times_out = self.wakes_itself(t);
+                }
             } else if t == self.current {
                 // Only the thread that just announced its operation can have started to wait
                 // for a lock it holds.
                 if let Some(since) = self.held_by_requester(t) {
-                    self.stop(FailureKind::Relock, Stop::Relock { thread: t, since });
+                    self.stop(Stop::Relock { thread: t, since });
                     return;
                 }
             }

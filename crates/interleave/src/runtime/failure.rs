@@ -2,8 +2,11 @@
 //! site. The report layer turns a recorded failure into what the user reads.
 
 use std::fmt;
+use std::time::Duration;
 
-use super::op::Site;
+use super::object::ObjState;
+use super::op::{Op, Site};
+use super::Awaited;
 
 /// The kind of a failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,14 +74,51 @@ impl fmt::Display for FailureKind {
 #[derive(Clone, Debug)]
 pub(crate) struct FailureInfo {
     pub kind: FailureKind,
+    /// The failure's text; for a stop of the engine's own, the notes that follow its
+    /// explanation (see [`FailureInfo::text`]).
     pub message: String,
     pub thread: Option<usize>,
     /// Where a panic was raised.
     pub site: Option<String>,
+    /// Why and in what state the engine stopped the execution by itself.
+    pub stopped: Option<Box<Stopped>>,
+    /// A failure that came after this one and that this one likely caused (a deadlock after a
+    /// worker's unobserved panic), kept as a note.
+    pub afterwards: Option<Box<FailureInfo>>,
+}
+
+impl FailureInfo {
+    pub fn new(kind: FailureKind, message: String, thread: Option<usize>) -> FailureInfo {
+        FailureInfo {
+            kind,
+            message,
+            thread,
+            site: None,
+            stopped: None,
+            afterwards: None,
+        }
+    }
+
+    /// The failure's text, with `explain` putting the engine's stops into words.
+    pub fn text(&self, explain: &dyn Fn(&Stopped) -> String) -> String {
+        let mut text = match &self.stopped {
+            Some(stopped) => explain(stopped) + &self.message,
+            None => self.message.clone(),
+        };
+        if let Some(afterwards) = &self.afterwards {
+            text.push_str(&format!(
+                "\n\nnote: no join observed this panic, and afterwards the execution ended in a \
+                 {}:\n{}",
+                afterwards.kind,
+                afterwards.text(explain)
+            ));
+        }
+        text
+    }
 }
 
 /// Why the engine stopped an execution by itself, as data: the analysis layer puts it into
-/// words (`super::Narrator::stop`).
+/// words after the run, from the [`Stopped`] state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
     /// No thread can run, and some have not finished.
@@ -89,4 +129,48 @@ pub enum Stop {
     StepBound,
     /// The schedule chose `chosen`, which cannot run: a replay whose program changed.
     ScheduleImpossible { chosen: usize },
+}
+
+impl Stop {
+    /// The kind of failure this stop is.
+    pub fn kind(self) -> FailureKind {
+        match self {
+            Stop::Deadlock => FailureKind::Deadlock,
+            Stop::Relock { .. } => FailureKind::Relock,
+            Stop::StepBound => FailureKind::StepBound,
+            Stop::ScheduleImpossible { .. } => FailureKind::Divergence,
+        }
+    }
+}
+
+/// The state in which the engine stopped an execution, taken at the stop: teardown then
+/// unwinds the remaining threads, whose guards release the locks an explanation names.
+#[derive(Clone, Debug)]
+pub(crate) struct Stopped {
+    pub stop: Stop,
+    /// Steps taken before the stop.
+    pub steps: u64,
+    /// The virtual time of the stop.
+    pub now: Duration,
+    /// Every thread's state, by index.
+    pub threads: Vec<ThreadAtStop>,
+    /// Every object's synchronisation state, by index (as in `Recording::objects`).
+    pub objects: Vec<ObjState>,
+}
+
+/// One thread's state at a stop.
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadAtStop {
+    pub finished: bool,
+    pub pending: Op,
+    pub pending_site: Site,
+    /// In a condition variable's wait queue and not yet notified.
+    pub waiting: bool,
+    /// The pending operation is timed and its deadline has passed.
+    pub deadline_passed: bool,
+    /// When the pending operation times out (meaningful for timed operations).
+    pub deadline: Duration,
+    pub yields: u32,
+    /// What a parked task's future waits for.
+    pub awaiting: Vec<Awaited>,
 }

@@ -39,10 +39,10 @@ pub(crate) mod foreign;
 mod guard;
 mod lazy_values;
 mod live;
-mod narrator;
 pub(crate) mod object;
 pub mod op;
 mod panics;
+mod recording;
 pub(crate) mod schedule;
 mod signal_text;
 mod stacks;
@@ -64,14 +64,14 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rustc_hash::FxHashMap;
 
-use annotations::Annotations;
 use clock::VectorClock;
 use object::{Holder, ObjState, ObjectEntry, ObjectHandle, MAX_OBJECTS};
 use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
 pub use failure::FailureKind;
-pub(crate) use failure::{FailureInfo, Stop};
-pub(crate) use narrator::Narrator;
+pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
+pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, ThreadRecord};
+pub use recording::{TraceEvent, TraceTarget};
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
@@ -94,17 +94,6 @@ enum Resume {
     Run,
     /// The execution is over: unwind (see [`teardown`]).
     Unwind,
-}
-
-/// One step of an execution: which thread performed which operation on which object, where.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Event {
-    pub thread: u32,
-    pub kind: OpKind,
-    pub object: ObjIdx,
-    /// The operation's argument (see `Op::arg`).
-    pub arg: u32,
-    pub site: Site,
 }
 
 /// The runtime's record of one thread.
@@ -200,8 +189,11 @@ thread_local! {
 /// Per-execution settings the runtime needs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
-    /// How the layer above puts the engine's stops into words.
-    pub narrator: &'static Narrator,
+    /// Writes the report printed just before Rust aborts the process because a destructor
+    /// panicked while its thread was unwinding: the one report that cannot wait for the run to
+    /// end. It gets the recording so far, the failure (the execution's, or the unwinding
+    /// panic) and `destructor`, the engine's paragraph on the second panic.
+    pub report_before_abort: fn(&Recording, &FailureInfo, destructor: &str) -> String,
     pub max_steps: u64,
     pub stack_size: usize,
     pub races: RaceMode,
@@ -216,6 +208,10 @@ pub(crate) struct Limits {
 }
 
 /// The state of one execution.
+///
+/// Only the engine and the primitives built on it (`sync`, `thread`, `future`, `cell`,
+/// `time`, the online detectors) see it, while the execution runs; afterwards everything reads
+/// the [`Recording`] that [`run`] hands back.
 pub(crate) struct Execution {
     /// Distinguishes this execution from every other one in the process, so object handles
     /// registered in an earlier execution re-register.
@@ -223,49 +219,30 @@ pub(crate) struct Execution {
     pub threads: Vec<ThreadSlot>,
     pub objects: Vec<ObjectEntry>,
     site_instances: FxHashMap<usize, u32>,
-    /// One event per step; `events[i].thread` is the thread chosen at step `i`.
-    pub events: Vec<Event>,
-    /// The values returned by `interleave::rand`, in order.
-    pub values: Vec<u64>,
-    /// Steps that acquired a lock (see `OpKind::is_lock_acquisition`), counted as they are
-    /// recorded, for strategies that count only acquisitions.
-    pub lock_acquisitions: u64,
+    /// What the execution leaves behind: its steps, values, failure, warnings, declarations.
+    recording: Recording,
     /// The last step was a data access to an object the schedule does not track, so a
     /// following one takes the fast path (see `Schedule::tracks`).
     last_untracked: bool,
     enabled: Vec<usize>,
-    pub current: usize,
-    pub failure: Option<FailureInfo>,
-    /// The schedule ended the execution early (`strategy::ABANDON`).
-    pub abandoned: bool,
-    /// Something outside the schedule's control changed what the execution did: a stack that
-    /// could not be allocated, a waker woken from a foreign OS thread. Re-running it under the
-    /// same schedule says nothing about the program's determinism.
-    pub outside_control: bool,
+    current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
     /// The values of `lazy_static!` statics created in this execution.
     pub lazy_statics: lazy_values::Values,
-    pub teardown: bool,
+    teardown: bool,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
     /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
     /// thread can be suspended or unwound: visible operations there are no-ops.
     on_scheduler_stack: bool,
-    pub warnings: Vec<String>,
-    /// Units of work and atomic-set owners the program declared (`crate::atomic_set`).
-    pub annotations: Annotations,
     /// The virtual clock: time since the execution started.
     pub now: Duration,
-    /// Where the clock moved: the index of the step that came next, and the new time (for
-    /// reports).
-    pub clock_advances: Vec<(usize, Duration)>,
     /// The registered async timers, in registration order.
     timers: Vec<Timer>,
     next_timer: u64,
     spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
-    pub schedule: Box<dyn Schedule + Send>,
-    pub limits: Limits,
+    schedule: Box<dyn Schedule + Send>,
 }
 
 static EXECUTION_TAGS: AtomicU64 = AtomicU64::new(1);
@@ -441,13 +418,12 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
         destructor.0
     );
     let told = try_with(|ex| {
-        let info = ex.failure.clone().unwrap_or_else(|| FailureInfo {
-            kind: FailureKind::Panic,
-            message: unwinding.0.clone(),
-            thread: Some(ex.current),
+        let info = ex.recording.failure.clone().unwrap_or_else(|| FailureInfo {
             site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
+            ..FailureInfo::new(FailureKind::Panic, unwinding.0.clone(), Some(ex.current))
         });
-        (ex.limits.narrator.before_abort)(ex, &info, &destructor_paragraph)
+        ex.complete_recording();
+        (ex.recording.limits.report_before_abort)(&ex.recording, &info, &destructor_paragraph)
     });
     match told {
         Some(report) => text.push_str(&report),
@@ -473,27 +449,18 @@ impl Execution {
             spare.threads.clear();
             spare.objects.clear();
             spare.site_instances.clear();
-            spare.events.clear();
-            spare.values.clear();
-            spare.lock_acquisitions = 0;
+            spare.recording.clear(limits);
             spare.last_untracked = false;
             spare.enabled.clear();
             spare.current = 0;
-            spare.failure = None;
-            spare.abandoned = false;
-            spare.outside_control = false;
             spare.lazy_statics.clear();
             spare.teardown = false;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
-            spare.warnings.clear();
-            spare.annotations.clear();
             spare.now = Duration::ZERO;
-            spare.clock_advances.clear();
             spare.timers.clear();
             spare.next_timer = 0;
             spare.schedule = schedule;
-            spare.limits = limits;
             return spare;
         }
         Box::new(Execution {
@@ -501,34 +468,25 @@ impl Execution {
             threads: Vec::new(),
             objects: Vec::new(),
             site_instances: FxHashMap::default(),
-            events: Vec::new(),
-            values: Vec::new(),
-            lock_acquisitions: 0,
+            recording: Recording::new(limits),
             last_untracked: false,
             enabled: Vec::new(),
             current: 0,
-            failure: None,
-            abandoned: false,
-            outside_control: false,
             foreign: Arc::default(),
             lazy_statics: Default::default(),
             teardown: false,
             teardown_steps: 0,
             on_scheduler_stack: false,
-            warnings: Vec::new(),
-            annotations: Annotations::default(),
             now: Duration::ZERO,
-            clock_advances: Vec::new(),
             timers: Vec::new(),
             next_timer: 0,
             spawned: Vec::new(),
             schedule,
-            limits,
         })
     }
 
     /// Hands the execution's buffers to the next execution on this OS thread.
-    pub fn recycle(self: Box<Execution>) {
+    fn recycle(self: Box<Execution>) {
         SPARE.with(|spare| *spare.borrow_mut() = Some(self));
     }
 
@@ -540,7 +498,40 @@ impl Execution {
 
     /// The number of steps executed so far.
     pub fn steps(&self) -> u64 {
-        self.events.len() as u64
+        self.recording.steps()
+    }
+
+    /// The settings this execution runs under.
+    #[inline]
+    pub fn limits(&self) -> &Limits {
+        &self.recording.limits
+    }
+
+    /// Records a warning for the report.
+    pub fn warn(&mut self, warning: String) {
+        self.recording.warnings.push(warning);
+    }
+
+    /// Fills in the threads' final states and the schedule's feedback: what the recording
+    /// needs that the engine kept elsewhere while the execution ran.
+    fn complete_recording(&mut self) {
+        let recording = &mut self.recording;
+        recording.threads.clear();
+        recording
+            .threads
+            .extend(self.threads.iter().map(|slot| ThreadRecord {
+                name: slot.name.clone(),
+                spawn_site: slot.spawn_site,
+                finished: slot.finished,
+                pending: slot.pending,
+                pending_site: slot.pending_site,
+            }));
+        recording.feedback = self.schedule.feedback();
+        if !recording.annotations.owners.is_empty() {
+            for (record, entry) in recording.objects.iter_mut().zip(&self.objects) {
+                record.address = entry.address;
+            }
+        }
     }
 
     /// The index of `handle`'s object, registering it if this is its first use here.
@@ -577,6 +568,10 @@ impl Execution {
         };
         let claimed = handle.claim(self.tag, idx as ObjIdx, |owner| {
             live::running_on(owner).is_some()
+        });
+        self.recording.objects.push(ObjectRecord {
+            id,
+            address: handle as *const ObjectHandle as usize,
         });
         self.objects.push(ObjectEntry {
             id,
@@ -620,7 +615,7 @@ impl Execution {
             line = site.line(),
             column = site.column(),
         );
-        self.outside_control = true;
+        self.recording.outside_control = true;
         self.fail(FailureKind::Nondeterminism, message);
     }
 
@@ -630,7 +625,7 @@ impl Execution {
     /// keeps that verdict as a note; any other failure stays and gets the panic as a note. An
     /// abandoned execution stopped before it could join, so it reports nothing.
     fn unobserved_panic(&mut self) {
-        if self.abandoned {
+        if self.recording.abandoned {
             return;
         }
         let Some(index) = self
@@ -645,22 +640,16 @@ impl Execution {
         };
         let (message, site) = *panic;
         let panic = FailureInfo {
-            kind: FailureKind::Panic,
-            message,
-            thread: Some(index),
             site,
+            ..FailureInfo::new(FailureKind::Panic, message, Some(index))
         };
-        self.failure = Some(match self.failure.take() {
+        self.recording.failure = Some(match self.recording.failure.take() {
             None => panic,
             Some(earlier)
                 if matches!(earlier.kind, FailureKind::Deadlock | FailureKind::StepBound) =>
             {
                 FailureInfo {
-                    message: format!(
-                        "{}\n\nnote: no join observed this panic, and afterwards the execution \
-                         ended in a {}:\n{}",
-                        panic.message, earlier.kind, earlier.message
-                    ),
+                    afterwards: Some(Box::new(earlier)),
                     ..panic
                 }
             }
@@ -741,36 +730,45 @@ impl Execution {
         self.release(object);
     }
 
-    /// What identifies step `event` across runs of the same program: its thread, operation,
-    /// site and object identity. A thread's start is reported at its spawn site, or for the
-    /// main thread wherever the exploration was started, so its site is left out.
-    pub fn step_identity(&self, event: &Event) -> (u32, OpKind, Option<Site>, Option<ObjectId>) {
-        (
-            event.thread,
-            event.kind,
-            (event.kind != OpKind::Start).then_some(event.site),
-            self.objects.get(event.object as usize).map(|o| o.id),
-        )
-    }
-
     /// Records a failure of the running execution (the first one wins).
     pub fn fail(&mut self, kind: FailureKind, message: String) {
-        if self.failure.is_none() && !self.teardown {
-            self.failure = Some(FailureInfo {
-                kind,
-                message,
-                thread: Some(self.current),
-                site: None,
-            });
+        if self.recording.failure.is_none() && !self.teardown {
+            self.recording.failure = Some(FailureInfo::new(kind, message, Some(self.current)));
         }
     }
 
-    /// Fails the execution for a reason the engine found itself, in the narrator's words.
+    /// Fails the execution for a reason the engine found itself, keeping the state it stopped
+    /// in for the explanation written after the run.
     #[cold]
-    fn stop(&mut self, kind: FailureKind, stop: Stop) {
-        if self.failure.is_none() && !self.teardown {
-            let message = (self.limits.narrator.stop)(self, stop);
-            self.fail(kind, message);
+    fn stop(&mut self, stop: Stop) {
+        if self.recording.failure.is_some() || self.teardown {
+            return;
+        }
+        let threads = (0..self.threads.len())
+            .map(|t| {
+                let slot = &self.threads[t];
+                ThreadAtStop {
+                    finished: slot.finished,
+                    pending: slot.pending,
+                    pending_site: slot.pending_site,
+                    waiting: slot.waiting,
+                    deadline_passed: self.deadline_passed(t),
+                    deadline: slot.deadline,
+                    yields: slot.yields,
+                    awaiting: slot.awaiting.clone(),
+                }
+            })
+            .collect();
+        let stopped = Stopped {
+            stop,
+            steps: self.steps(),
+            now: self.now,
+            threads,
+            objects: self.objects.iter().map(|o| o.state.clone()).collect(),
+        };
+        self.fail(stop.kind(), String::new());
+        if let Some(failure) = &mut self.recording.failure {
+            failure.stopped = Some(Box::new(stopped));
         }
     }
 
@@ -784,9 +782,9 @@ impl Execution {
         name: Option<&str>,
         site: Site,
     ) -> Result<DefaultStack, stacks::StackError> {
-        let size = requested.unwrap_or(0).max(self.limits.stack_size);
+        let size = requested.unwrap_or(0).max(self.recording.limits.stack_size);
         stacks::take(size).map_err(|os_error| {
-            self.outside_control = true;
+            self.recording.outside_control = true;
             stacks::StackError::new(size, self.threads.len(), name, site, os_error)
         })
     }
@@ -925,19 +923,21 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
             return;
         }
         if ex.teardown {
-            ex.warnings.push(format!(
+            ex.recording.warnings.push(format!(
                 "while the failed execution was torn down, thread {index} panicked: \
                  {context}{message}"
             ));
             return;
         }
         ex.current = index;
-        if ex.failure.is_none() {
-            ex.failure = Some(FailureInfo {
-                kind: FailureKind::Panic,
-                message: format!("{context}{message}"),
-                thread: Some(index),
+        if ex.recording.failure.is_none() {
+            ex.recording.failure = Some(FailureInfo {
                 site,
+                ..FailureInfo::new(
+                    FailureKind::Panic,
+                    format!("{context}{message}"),
+                    Some(index),
+                )
             });
         }
     });
@@ -962,7 +962,7 @@ pub(crate) fn run(
     site: Site,
     schedule: Box<dyn Schedule + Send>,
     limits: Limits,
-) -> Box<Execution> {
+) -> Finished {
     panics::install_hook();
     guard::prepare();
     // SAFETY: the main thread's coroutine finishes, is unwound or is abandoned (never resumed
@@ -980,13 +980,13 @@ pub(crate) fn run(
             execution.add_thread(Box::new(main), None, site, stack);
         }
         Err(error) => {
-            execution.failure = Some(FailureInfo {
-                kind: FailureKind::Panic,
-                message: error.to_string(),
-                thread: None,
-                site: None,
-            });
-            return execution;
+            execution.recording.failure = Some(FailureInfo::new(
+                FailureKind::Panic,
+                error.to_string(),
+                None,
+            ));
+            execution.complete_recording();
+            return Finished::new(execution);
         }
     }
     let foreign = execution.foreign.clone();
@@ -1022,9 +1022,9 @@ pub(crate) fn run(
     with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
     // A foreign wake that no deadlock check saw still explains what the execution did.
     with(|ex| {
-        if ex.failure.is_none() {
+        if ex.recording.failure.is_none() {
             if let Some(message) = ex.foreign.explanation(ex.tag) {
-                ex.outside_control = true;
+                ex.recording.outside_control = true;
                 ex.current = 0;
                 ex.fail(FailureKind::Nondeterminism, message);
             }
@@ -1047,7 +1047,9 @@ pub(crate) fn run(
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
-    unsafe { Box::from_raw(raw) }
+    let mut execution = unsafe { Box::from_raw(raw) };
+    execution.complete_recording();
+    Finished::new(execution)
 }
 
 /// Takes the coroutines of threads spawned since the last call, and publishes their guard

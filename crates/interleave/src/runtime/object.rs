@@ -90,7 +90,7 @@ pub(crate) struct Access {
 }
 
 /// The synchronisation state of one object.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum ObjState {
     Mutex {
         holder: Option<Holder>,

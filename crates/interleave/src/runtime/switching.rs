@@ -79,7 +79,7 @@ pub(crate) fn switch_on(
     let (switched, decision) = with(|ex| {
         let idx = ex.object(handle, object);
         // `object` is a constant at every (inlined) call site, so only atomics read the flag.
-        let logs = if object == ObjectKind::Atomic && ex.limits.log_values {
+        let logs = if object == ObjectKind::Atomic && ex.recording.limits.log_values {
             Switched::LOGS_VALUES
         } else {
             0
@@ -137,7 +137,7 @@ pub(super) fn suspend(decision: Decision) {
 /// point runs; the scheduler then ends the execution.
 pub(crate) fn stop_if_failed() {
     let decision = with(|ex| {
-        if ex.failure.is_some() && !ex.teardown {
+        if ex.recording.failure.is_some() && !ex.teardown {
             Decision::STOP
         } else {
             Decision::GO_ON
@@ -148,7 +148,7 @@ pub(crate) fn stop_if_failed() {
 
 /// Chooses the thread for the next step, or `None` when the execution is over.
 pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
-    if ex.failure.is_some() {
+    if ex.recording.failure.is_some() {
         return None;
     }
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
@@ -159,7 +159,7 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
         return None;
     }
     ex.compute_enabled();
-    if ex.failure.is_some() {
+    if ex.recording.failure.is_some() {
         return None;
     }
     // Virtual time passes only when nothing can happen before the next deadline. After the
@@ -167,7 +167,7 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
     if ex.enabled.is_empty() && !ex.threads[0].finished {
         while ex.enabled.is_empty() && ex.advance_clock() {
             ex.compute_enabled();
-            if ex.failure.is_some() {
+            if ex.recording.failure.is_some() {
                 return None;
             }
         }
@@ -179,17 +179,17 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
         // too).
         // A task whose wake came from a foreign OS thread was lost, not deadlocked.
         if let Some(message) = ex.foreign.explanation(ex.tag) {
-            ex.outside_control = true;
+            ex.recording.outside_control = true;
             ex.current = 0;
             ex.fail(FailureKind::Nondeterminism, message);
             return None;
         }
         ex.current = 0;
-        ex.stop(FailureKind::Deadlock, Stop::Deadlock);
+        ex.stop(Stop::Deadlock);
         return None;
     }
-    if ex.steps() >= ex.limits.max_steps {
-        ex.stop(FailureKind::StepBound, Stop::StepBound);
+    if ex.steps() >= ex.recording.limits.max_steps {
+        ex.stop(Stop::StepBound);
         return None;
     }
     let chosen = {
@@ -197,18 +197,18 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
             threads: &ex.threads,
             objects: &ex.objects,
             enabled: &ex.enabled,
-            step: ex.events.len() as u64,
-            last: ex.events.last().map(|e| e.thread as usize),
-            units: &ex.annotations.units,
+            step: ex.recording.events.len() as u64,
+            last: ex.recording.events.last().map(|e| e.thread as usize),
+            units: &ex.recording.annotations.units,
         };
         ex.schedule.next_thread(&view)
     };
     if chosen == ABANDON {
-        ex.abandoned = true;
+        ex.recording.abandoned = true;
         return None;
     }
     if !ex.enabled.contains(&chosen) {
-        ex.stop(FailureKind::Divergence, Stop::ScheduleImpossible { chosen });
+        ex.stop(Stop::ScheduleImpossible { chosen });
         return None;
     }
     ex.record(chosen);
@@ -248,8 +248,8 @@ impl Execution {
     pub(super) fn fast_path(&self, op: Op) -> bool {
         op.kind.is_data_access()
             && self.objects[op.object as usize].untracked
-            && self.failure.is_none()
-            && self.steps() < self.limits.max_steps
+            && self.recording.failure.is_none()
+            && self.steps() < self.recording.limits.max_steps
     }
 
     /// Records step `chosen`, makes it the running thread, and applies the synchronisation
@@ -271,7 +271,7 @@ impl Execution {
         if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
             slot.yields += 1;
         }
-        self.events.push(Event {
+        self.recording.events.push(Event {
             thread: chosen as u32,
             kind,
             object,
@@ -288,20 +288,20 @@ impl Execution {
                 self.release(object);
             }
             OpKind::Lock => {
-                self.lock_acquisitions += 1;
+                self.recording.lock_acquisitions += 1;
                 self.take_mutex(object, site);
             }
             OpKind::Unlock => self.give_mutex(object),
             OpKind::ReadLock => {
-                self.lock_acquisitions += 1;
+                self.recording.lock_acquisitions += 1;
                 self.take_rwlock(object, false, site);
             }
             OpKind::WriteLock => {
-                self.lock_acquisitions += 1;
+                self.recording.lock_acquisitions += 1;
                 self.take_rwlock(object, true, site);
             }
             // The mutex itself is taken back by the `Condvar` once the waiter runs.
-            OpKind::Wake => self.lock_acquisitions += 1,
+            OpKind::Wake => self.recording.lock_acquisitions += 1,
             OpKind::RwUnlock => self.give_rwlock(object),
             _ => {}
         }
@@ -311,7 +311,7 @@ impl Execution {
     pub fn choose_value(&mut self, bound: u64) -> u64 {
         let value = self.schedule.next_value(bound);
         let value = if bound == 0 { value } else { value % bound };
-        self.values.push(value);
+        self.recording.values.push(value);
         value
     }
 }

@@ -76,7 +76,7 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
                     let slot = &mut ex.threads[index];
                     std::mem::forget(std::mem::take(&mut slot.locals));
                     let operation = slot.pending.kind.name();
-                    ex.warnings.push(format!(
+                    ex.recording.warnings.push(format!(
                         "while the failed execution was torn down, thread {index} was abandoned \
                          at `{operation}`: it could not go on without blocking or spinning"
                     ));
@@ -104,16 +104,15 @@ pub(super) fn drop_lazy_statics() {
             let (message, site) = panics::describe(payload.as_ref());
             drop_quietly(payload);
             with(|ex| {
-                if ex.failure.is_none() {
+                if ex.recording.failure.is_none() {
                     ex.current = 0;
-                    ex.failure = Some(FailureInfo {
-                        kind: FailureKind::Panic,
-                        message: format!(
-                            "the destructor of a lazy_static! value panicked at the end of the \
-                             execution: {message}"
-                        ),
-                        thread: Some(0),
+                    let message = format!(
+                        "the destructor of a lazy_static! value panicked at the end of the \
+                         execution: {message}"
+                    );
+                    ex.recording.failure = Some(FailureInfo {
                         site,
+                        ..FailureInfo::new(FailureKind::Panic, message, Some(0))
                     });
                 }
             });

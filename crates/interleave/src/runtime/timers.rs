@@ -40,8 +40,8 @@ impl Execution {
         let slot = &self.threads[t];
         let can = slot.pending.timed
             || (slot.pending.kind == OpKind::Park
-                && (slot.timer_deadline.is_some() || self.limits.spurious_wakeups))
-            || (slot.pending.kind == OpKind::Wake && self.limits.spurious_wakeups);
+                && (slot.timer_deadline.is_some() || self.recording.limits.spurious_wakeups))
+            || (slot.pending.kind == OpKind::Wake && self.recording.limits.spurious_wakeups);
         can && !self.op_enabled(t, false)
     }
 
@@ -65,7 +65,9 @@ impl Execution {
     pub(super) fn move_clock_to_deadline(&mut self, chosen: usize) {
         if let Some(deadline) = self.next_deadline(chosen) {
             self.now = deadline;
-            self.clock_advances.push((self.events.len(), deadline));
+            self.recording
+                .clock_advances
+                .push((self.recording.events.len(), deadline));
         }
     }
 
@@ -94,7 +96,9 @@ impl Execution {
         match next {
             Some(deadline) => {
                 self.now = deadline;
-                self.clock_advances.push((self.events.len(), deadline));
+                self.recording
+                    .clock_advances
+                    .push((self.recording.events.len(), deadline));
                 true
             }
             None => false,

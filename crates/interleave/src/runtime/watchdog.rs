@@ -316,6 +316,6 @@ fn describe_interrupted(text: &mut Text<1024>) {
         .push("` at ")
         .site(slot.pending_site)
         .push(", step ")
-        .number(ex.events.len() as u64)
+        .number(ex.recording.events.len() as u64)
         .push(" of the execution. It has not reached a scheduling point since.\n");
 }

@@ -24,7 +24,7 @@ use super::encode::ChunkModel;
 use super::model::{Item, Trace};
 use crate::report::FailureKind;
 use crate::runtime::op::{OpKind, Site};
-use crate::runtime::Execution;
+use crate::runtime::Recording;
 use crate::strategy::replay::ReplaySchedule;
 use crate::strategy::{Schedule, View};
 
@@ -139,7 +139,7 @@ pub(crate) struct Outcomes {
 }
 
 impl Outcomes {
-    pub fn of(ex: &Execution) -> Outcomes {
+    pub fn of(ex: &Recording) -> Outcomes {
         let mut keys: Vec<ThreadKey> = vec![0; ex.threads.len()];
         let mut spawns: FxHashMap<(ThreadKey, Site), u32> = FxHashMap::default();
         let mut child = 0usize;

@@ -712,9 +712,7 @@ mod tests {
                     ..limits(&Config::default())
                 };
                 let ex = runtime::run(&program, std::panic::Location::caller(), schedule, limits);
-                let trace = Trace::of(&ex);
-                ex.recycle();
-                trace
+                Trace::of(&ex)
             })
             .collect()
     }

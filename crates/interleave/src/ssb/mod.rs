@@ -68,7 +68,7 @@ use crate::explore::{describe_failure, limits, run_token};
 use crate::report::token::Token;
 use crate::report::{Failure, FailureKind};
 use crate::runtime::op::Site;
-use crate::runtime::{self, Execution, Limits};
+use crate::runtime::{self, Limits, Recording};
 use crate::strategy::random::Random;
 use crate::strategy::Strategy;
 use crate::{Error, RaceMode};
@@ -194,7 +194,6 @@ impl Analysis {
         session.describe_trace();
         session.analyse();
         let report = session.report;
-        observed.recycle();
         Ok(report)
     }
 }
@@ -320,7 +319,7 @@ impl ScheduleSensitiveBranch {
         let token = Token::decode(&self.token)?;
         let ex = run_token(&Config::default(), &token, &f, Location::caller());
         let outcomes = Outcomes::of(&ex);
-        ex.recycle();
+        drop(ex);
         Ok(match self.kind {
             BranchKind::Condition => {
                 self.branch_site
@@ -384,7 +383,7 @@ struct Session<'a> {
     f: &'a (dyn Fn() + Sync),
     site: &'static Location<'static>,
     limits: Limits,
-    observed: &'a Execution,
+    observed: &'a Recording,
     trace: &'a Trace,
     outcomes: Outcomes,
     report: SsbReport,
@@ -459,8 +458,8 @@ impl Session<'_> {
         let schedule = GuidedSchedule::new(plan, focus, self.observed.values.clone());
         let mut ex = runtime::run(self.f, self.site, Box::new(schedule), self.limits);
         let followed = ex
-            .schedule
-            .feedback()
+            .feedback
+            .take()
             .and_then(|f| f.downcast::<Option<usize>>().ok())
             .is_none_or(|diverged| diverged.is_none());
         let outcomes = Outcomes::of(&ex);
@@ -525,7 +524,7 @@ impl Session<'_> {
         } else {
             self.report.unconfirmed += 1;
         }
-        ex.recycle();
+        drop(ex);
         self.report.confirming_time += started.elapsed();
     }
 

@@ -10,7 +10,7 @@
 //! and costs at most an unconfirmed candidate for the flipping read.
 
 use crate::runtime::op::{ObjectKind, OpKind, Site, NO_OBJECT};
-use crate::runtime::Execution;
+use crate::runtime::Recording;
 
 /// A value read or written, as far as the analysis can compare values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -96,7 +96,7 @@ const CLOCK_CHAIN: u32 = u32::MAX - 2;
 
 impl Trace {
     /// Reads the trace of a finished execution that ran with `Limits::log_values`.
-    pub fn of(ex: &Execution) -> Trace {
+    pub fn of(ex: &Recording) -> Trace {
         let threads = ex.threads.len();
         let mut items: Vec<Vec<Item>> = vec![Vec::new(); threads];
         let mut steps = Vec::with_capacity(ex.events.len());

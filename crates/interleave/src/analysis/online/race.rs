@@ -10,7 +10,7 @@
 //! `Relaxed` atomics in real code may be missed, because our atomics synchronise more than
 //! std's.
 
-use crate::analysis::thread_label;
+use crate::analysis::label;
 use crate::runtime::object::{Access, ObjState};
 use crate::runtime::op::{ObjIdx, ShortSite, Site};
 use crate::runtime::Execution;
@@ -64,6 +64,10 @@ pub(crate) fn describe(
     race: &Race,
 ) -> String {
     let kind = |w: bool| if w { "write" } else { "read" };
+    let thread_label = |ex: &Execution, t: usize| {
+        let slot = &ex.threads[t];
+        label(t, slot.name.as_deref(), slot.spawn_site)
+    };
     format!(
         "data race on {}: {} {} at {} and {} {} at {} are not ordered by happens-before",
         ex.objects[object as usize].id,

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use crate::analysis::predict::access_pairs::{access_of, AccessClass};
 use crate::atomic_set::{Declarations, SetId};
 use crate::runtime::op::ObjectId;
-use crate::trace::TraceEvent;
+use crate::runtime::TraceEvent;
 
 /// Which unit of work of the pattern an access belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -30,7 +30,7 @@ use super::fork_join::ForkJoin;
 use super::lockset::{Held, HeldLocks};
 use crate::runtime::clock::VectorClock;
 use crate::runtime::op::{Access, ObjectId, OpKind, Site};
-use crate::trace::{TraceEvent, TraceTarget};
+use crate::runtime::{TraceEvent, TraceTarget};
 
 /// What an access does to the object it contends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -31,7 +31,7 @@ use crate::analysis::online::serializability::{
 use crate::atomic_set::{Declarations, SetId};
 use crate::runtime::clock::VectorClock;
 use crate::runtime::op::{ObjectId, Site};
-use crate::trace::TraceEvent;
+use crate::runtime::TraceEvent;
 
 /// How phase II recognises an access: its site, whether it writes, and its unit of work (name
 /// and entry site), or `None` outside every unit.
@@ -321,7 +321,7 @@ mod tests {
     use super::*;
     use crate::atomic_set::{OwnerInfo, UnitInfo};
     use crate::runtime::op::{ObjectKind, OpKind};
-    use crate::trace::TraceTarget;
+    use crate::runtime::TraceTarget;
 
     /// A hand-built trace with units of work on one account's atomic set {A, B} guarded by
     /// lock L.

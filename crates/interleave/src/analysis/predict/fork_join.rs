@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use crate::runtime::clock::VectorClock;
 use crate::runtime::condvar_queue::CondvarQueue;
 use crate::runtime::op::{ObjectId, OpKind};
-use crate::trace::{TraceEvent, TraceTarget};
+use crate::runtime::{TraceEvent, TraceTarget};
 
 /// Vector clocks of program order, spawn and join, advanced one step at a time.
 #[derive(Default)]

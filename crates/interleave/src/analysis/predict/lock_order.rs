@@ -30,7 +30,7 @@ use super::lockset::HeldLocks;
 use crate::runtime::clock::VectorClock;
 use crate::runtime::op::ShortSite;
 use crate::runtime::op::{ObjectId, OpKind, Site};
-use crate::trace::TraceEvent;
+use crate::runtime::TraceEvent;
 
 /// The longest chain considered (threads in one cycle).
 const MAX_CYCLE: usize = 4;

@@ -8,7 +8,7 @@
 //! larger than the truth, which is the safe direction for every analysis here.
 
 use crate::runtime::op::{ObjectId, OpKind, Site};
-use crate::trace::TraceEvent;
+use crate::runtime::TraceEvent;
 
 /// A held lock: the lock, where it was taken, and whether no other thread can hold it at the
 /// same time (a mutex or a write lock, not a read lock).

@@ -26,7 +26,7 @@ use super::lockset::{Held, HeldLocks};
 use crate::runtime::clock::VectorClock;
 use crate::runtime::op::ShortSite;
 use crate::runtime::op::{ObjectId, Site};
-use crate::trace::TraceEvent;
+use crate::runtime::TraceEvent;
 
 /// One access of a race: its thread, where it is in the source, and whether it writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,9 +1,11 @@
-//! Deadlock, re-locking and step-bound detection.
+//! Explains why the engine stopped an execution (deadlock, re-locking, the step bound, a
+//! replayed schedule that became impossible), after the run, from the state the engine
+//! recorded at the stop (`runtime::Stopped`).
 //!
-//! Precision: a deadlock is reported only when no thread can run while the main thread is
-//! blocked, so every report is a real deadlock of the explored schedule (no false positives).
-//! The report names each blocked thread, what it waits for, who holds it (with the site where
-//! it was acquired), and the wait-for cycle when the blocking forms one.
+//! Precision: the engine reports a deadlock only when no thread can run while the main thread
+//! is blocked, so every report is a real deadlock of the explored schedule (no false
+//! positives). The explanation names each blocked thread, what it waits for, who holds it
+//! (with the site where it was acquired), and the wait-for cycle when the blocking forms one.
 
 use std::fmt::Write;
 
@@ -11,12 +13,24 @@ use crate::analysis::thread_label;
 use crate::runtime::object::{Holder, ObjState};
 use crate::runtime::op::{OpKind, ShortSite, Site};
 use crate::runtime::schedule::END_OF_RECORDING;
-use crate::runtime::{Awaited, Execution, Stop};
+use crate::runtime::{Awaited, FailureInfo, Recording, Stop, Stopped};
+
+/// The text of `failure`, a failure of the execution `recording` recorded: the engine's stops
+/// put into words.
+pub(crate) fn failure_text(recording: &Recording, failure: &FailureInfo) -> String {
+    failure.text(&|stopped| explain_stop(&Scene { recording, stopped }))
+}
+
+/// A finished execution together with the state it stopped in.
+struct Scene<'a> {
+    recording: &'a Recording,
+    stopped: &'a Stopped,
+}
 
 /// Puts the engine's stop into words.
-pub(crate) fn narrate(ex: &Execution, stop: Stop) -> String {
-    match stop {
-        Stop::Deadlock => explain(ex),
+fn explain_stop(ex: &Scene<'_>) -> String {
+    match ex.stopped.stop {
+        Stop::Deadlock => deadlock(ex),
         Stop::Relock { thread, since } => relock(ex, thread, since),
         Stop::StepBound => step_bound(ex),
         Stop::ScheduleImpossible { chosen } => not_enabled(ex, chosen),
@@ -24,14 +38,14 @@ pub(crate) fn narrate(ex: &Execution, stop: Stop) -> String {
 }
 
 /// Thread `t` is blocked trying to take a lock it has held since `since`.
-fn relock(ex: &Execution, t: usize, since: Site) -> String {
-    let slot = &ex.threads[t];
+fn relock(ex: &Scene<'_>, t: usize, since: Site) -> String {
+    let slot = &ex.stopped.threads[t];
     let op = slot.pending;
-    let object = ex.objects[op.object as usize].id;
+    let object = ex.recording.objects[op.object as usize].id;
     format!(
         "{} tries to {} {object} at {}, which it already holds since {}: std would deadlock \
          or panic here",
-        thread_label(ex, t),
+        thread_label(ex.recording, t),
         op.kind.name(),
         ShortSite(slot.pending_site),
         ShortSite(since),
@@ -39,7 +53,7 @@ fn relock(ex: &Execution, t: usize, since: Site) -> String {
 }
 
 /// The thread that thread `t` waits for, if exactly one thread can unblock it.
-fn waits_for(ex: &Execution, t: usize) -> Option<usize> {
+fn waits_for(ex: &Scene<'_>, t: usize) -> Option<usize> {
     wait_edge(ex, t).map(|edge| edge.thread)
 }
 
@@ -50,10 +64,10 @@ struct WaitEdge {
     lock: Option<(usize, Site)>,
 }
 
-fn wait_edge(ex: &Execution, t: usize) -> Option<WaitEdge> {
-    let op = ex.threads[t].pending;
+fn wait_edge(ex: &Scene<'_>, t: usize) -> Option<WaitEdge> {
+    let op = ex.stopped.threads[t].pending;
     let object = op.object as usize;
-    let state = ex.objects.get(object).map(|o| &o.state);
+    let state = ex.stopped.objects.get(object);
     let held = |lock: usize, h: &Holder| WaitEdge {
         thread: h.thread,
         lock: Some((lock, h.site)),
@@ -65,8 +79,10 @@ fn wait_edge(ex: &Execution, t: usize) -> Option<WaitEdge> {
                 .or_else(|| readers.first().copied())
                 .map(|h| held(object, &h))
         }
-        (OpKind::Wake, _) if !ex.threads[t].waiting || ex.deadline_passed(t) => {
-            match &ex.objects[op.arg as usize].state {
+        (OpKind::Wake, _)
+            if !ex.stopped.threads[t].waiting || ex.stopped.threads[t].deadline_passed =>
+        {
+            match &ex.stopped.objects[op.arg as usize] {
                 ObjState::Mutex { holder } => holder.map(|h| held(op.arg as usize, &h)),
                 _ => None,
             }
@@ -84,10 +100,10 @@ fn wait_edge(ex: &Execution, t: usize) -> Option<WaitEdge> {
 }
 
 /// The locks thread `t` holds, each with where it acquired it.
-fn held_locks(ex: &Execution, t: usize) -> Vec<String> {
+fn held_locks(ex: &Scene<'_>, t: usize) -> Vec<String> {
     let mut held = Vec::new();
-    for object in &ex.objects {
-        let holders: Vec<(&str, Holder)> = match &object.state {
+    for (state, object) in ex.stopped.objects.iter().zip(&ex.recording.objects) {
+        let holders: Vec<(&str, Holder)> = match state {
             ObjState::Mutex { holder: Some(h) } => vec![("", *h)],
             ObjState::RwLock { writer, readers } => writer
                 .iter()
@@ -106,10 +122,10 @@ fn held_locks(ex: &Execution, t: usize) -> Vec<String> {
 }
 
 /// Explains why no thread can run.
-fn explain(ex: &Execution) -> String {
+fn deadlock(ex: &Scene<'_>) -> String {
     let mut out = String::from("deadlock: no thread can run\n");
-    for t in 0..ex.threads.len() {
-        if ex.threads[t].finished {
+    for t in 0..ex.stopped.threads.len() {
+        if ex.stopped.threads[t].finished {
             continue;
         }
         let _ = writeln!(out, "  {}", blocked_line(ex, t));
@@ -126,13 +142,13 @@ fn explain(ex: &Execution) -> String {
             let Some(edge) = wait_edge(ex, t) else {
                 continue;
             };
-            let wants = ShortSite(ex.threads[t].pending_site);
+            let wants = ShortSite(ex.stopped.threads[t].pending_site);
             match edge.lock {
                 Some((lock, since)) => {
                     let _ = writeln!(
                         out,
                         "    thread {t} wants {} at {wants}; thread {} acquired it at {}",
-                        ex.objects[lock].id,
+                        ex.recording.objects[lock].id,
                         edge.thread,
                         ShortSite(since)
                     );
@@ -152,22 +168,23 @@ fn explain(ex: &Execution) -> String {
 }
 
 /// One line: what thread `t` is blocked on and who holds it.
-fn blocked_line(ex: &Execution, t: usize) -> String {
-    let slot = &ex.threads[t];
+fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
+    let slot = &ex.stopped.threads[t];
     let op = slot.pending;
-    let object = ex.objects.get(op.object as usize);
+    let object = op.object as usize;
+    let state = ex.stopped.objects.get(object);
     let mut line = format!(
         "{} blocked in {} at {}",
-        thread_label(ex, t),
+        thread_label(ex.recording, t),
         op.kind.name(),
         ShortSite(slot.pending_site)
     );
-    if let Some(object) = object {
-        let _ = write!(line, " on {}", object.id);
+    if let Some(id) = ex.recording.object(op.object) {
+        let _ = write!(line, " on {id}");
     }
     let holder_text =
         |h: &Holder| format!("held by thread {} since {}", h.thread, ShortSite(h.site));
-    let detail = match (op.kind, object.map(|o| &o.state)) {
+    let detail = match (op.kind, state) {
         (OpKind::Lock, Some(ObjState::Mutex { holder: Some(h) })) => holder_text(h),
         (OpKind::ReadLock | OpKind::WriteLock, Some(ObjState::RwLock { writer, readers })) => {
             match writer {
@@ -181,10 +198,10 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
                 }
             }
         }
-        (OpKind::Wake, _) if slot.waiting && !ex.deadline_passed(t) => {
+        (OpKind::Wake, _) if slot.waiting && !ex.stopped.threads[t].deadline_passed => {
             "waits for a notification".to_string()
         }
-        (OpKind::Wake, _) => match &ex.objects[op.arg as usize].state {
+        (OpKind::Wake, _) => match &ex.stopped.objects[op.arg as usize] {
             ObjState::Mutex { holder: Some(h) } => format!(
                 "{}; re-acquiring {}, {}",
                 if slot.waiting {
@@ -192,7 +209,7 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
                 } else {
                     "notified"
                 },
-                ex.objects[op.arg as usize].id,
+                ex.recording.objects[op.arg as usize].id,
                 holder_text(h)
             ),
             _ => "notified".to_string(),
@@ -220,7 +237,7 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
         (OpKind::Park, _) => "waits to be unparked".to_string(),
         (OpKind::Sleep, _) => format!(
             "sleeps until {:?} of virtual time (now {:?})",
-            slot.deadline, ex.now
+            slot.deadline, ex.stopped.now
         ),
         (OpKind::Recv, Some(ObjState::Channel { senders, .. })) => {
             format!("channel is empty and {senders} sender(s) are still alive")
@@ -261,12 +278,12 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
 }
 
 /// A cycle in the wait-for graph, as the list of threads in order.
-fn cycle(ex: &Execution) -> Option<Vec<usize>> {
-    for start in 0..ex.threads.len() {
+fn cycle(ex: &Scene<'_>) -> Option<Vec<usize>> {
+    for start in 0..ex.stopped.threads.len() {
         let mut path = vec![start];
         let mut t = start;
         while let Some(next) = waits_for(ex, t) {
-            if ex.threads[next].finished {
+            if ex.stopped.threads[next].finished {
                 break;
             }
             if let Some(position) = path.iter().position(|&p| p == next) {
@@ -280,20 +297,20 @@ fn cycle(ex: &Execution) -> Option<Vec<usize>> {
 }
 
 /// Explains a step-bound failure: which threads were still running, and what to do.
-fn step_bound(ex: &Execution) -> String {
+fn step_bound(ex: &Scene<'_>) -> String {
     let mut out = format!(
         "the execution exceeded the step bound of {} steps: a livelock or an unbounded spin loop\n",
-        ex.limits.max_steps
+        ex.recording.limits.max_steps
     );
-    for t in 0..ex.threads.len() {
-        let slot = &ex.threads[t];
+    for t in 0..ex.stopped.threads.len() {
+        let slot = &ex.stopped.threads[t];
         if slot.finished {
             continue;
         }
         let _ = writeln!(
             out,
             "  {} is at {} ({}), {} yields so far",
-            thread_label(ex, t),
+            thread_label(ex.recording, t),
             ShortSite(slot.pending_site),
             slot.pending.kind.name(),
             slot.yields
@@ -310,18 +327,18 @@ fn step_bound(ex: &Execution) -> String {
 
 /// Explains why the schedule's choice cannot run (a replay that diverged from its program).
 /// Steps are numbered from 1, as in the interleaving.
-fn not_enabled(ex: &Execution, chosen: usize) -> String {
-    let steps = ex.steps();
+fn not_enabled(ex: &Scene<'_>, chosen: usize) -> String {
+    let steps = ex.stopped.steps;
     let step = steps + 1;
     let what = if chosen == END_OF_RECORDING {
         // The marker is no thread: say what the program still wanted to do instead.
-        let going_on: Vec<String> = (0..ex.threads.len())
-            .filter(|&t| !ex.threads[t].finished)
+        let going_on: Vec<String> = (0..ex.stopped.threads.len())
+            .filter(|&t| !ex.stopped.threads[t].finished)
             .map(|t| {
-                let slot = &ex.threads[t];
+                let slot = &ex.stopped.threads[t];
                 format!(
                     "{} is at {} ({})",
-                    thread_label(ex, t),
+                    thread_label(ex.recording, t),
                     ShortSite(slot.pending_site),
                     slot.pending.kind.name()
                 )
@@ -333,19 +350,19 @@ fn not_enabled(ex: &Execution, chosen: usize) -> String {
             going_on.join("; ")
         )
     } else {
-        let (who, why) = if chosen >= ex.threads.len() {
+        let (who, why) = if chosen >= ex.stopped.threads.len() {
             (
                 format!("thread {chosen}"),
                 format!(
                     "thread {chosen} does not exist (the program created {} by then)",
-                    plural(ex.threads.len(), "thread")
+                    plural(ex.stopped.threads.len(), "thread")
                 ),
             )
-        } else if ex.threads[chosen].finished {
-            let label = thread_label(ex, chosen);
+        } else if ex.stopped.threads[chosen].finished {
+            let label = thread_label(ex.recording, chosen);
             (label.clone(), format!("{label} has already finished"))
         } else {
-            (thread_label(ex, chosen), blocked_line(ex, chosen))
+            (thread_label(ex.recording, chosen), blocked_line(ex, chosen))
         };
         format!("the schedule became impossible at step {step}: it runs {who} next, but {why}")
     };

@@ -1,0 +1,229 @@
+//! The recording of one execution: the one trace the engine hands to everything above it.
+//!
+//! While an execution runs, the engine appends its steps, the values of its nondeterministic
+//! choices, its warnings and the program's declarations to a [`Recording`]. When it has
+//! finished, [`super::run`] hands back a [`Finished`] execution, which shows nothing but its
+//! recording: strategies' feedback, the predictive analyses, the atomic-set monitor, the replay
+//! token, the determinism check and the report all read this one type. A strategy that
+//! analyses whole executions reads the steps with their objects and arguments resolved
+//! ([`Recording::trace_events`]).
+
+use std::any::Any;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::annotations::Annotations;
+use super::failure::FailureInfo;
+use super::op::{ObjectId, Op, OpKind, Site};
+use super::{Execution, Limits};
+
+/// One step of an execution: which thread performed which operation on which object, where.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Event {
+    pub thread: u32,
+    pub kind: OpKind,
+    /// The object's index in [`Recording::objects`], or `op::NO_OBJECT`.
+    pub object: u32,
+    /// The operation's argument (see `Op::arg`).
+    pub arg: u32,
+    pub site: Site,
+}
+
+/// A thread of the execution, as it was when the execution ended.
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadRecord {
+    pub name: Option<Arc<str>>,
+    /// Where it was spawned (for the main thread, where the exploration started).
+    pub spawn_site: Site,
+    pub finished: bool,
+    /// The operation it announced last, and where: for an unfinished thread, what it was about
+    /// to do when the execution stopped.
+    pub pending: Op,
+    pub pending_site: Site,
+}
+
+/// An object the execution used.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ObjectRecord {
+    pub id: ObjectId,
+    /// Where its handle was at its latest use, for atomic sets declared by an owner value that
+    /// contains it (`crate::atomic_set`); kept up to date only when owners were declared.
+    pub address: usize,
+}
+
+/// Everything an execution leaves behind.
+pub(crate) struct Recording {
+    /// One event per step; `events[i].thread` is the thread chosen at step `i`.
+    pub events: Vec<Event>,
+    /// Every object the execution used, by index.
+    pub objects: Vec<ObjectRecord>,
+    /// Every thread the execution created, by index (0 is the main thread).
+    pub threads: Vec<ThreadRecord>,
+    /// The values returned by `interleave::rand`, in order.
+    pub values: Vec<u64>,
+    /// Steps that acquired a lock (see `OpKind::is_lock_acquisition`), counted as they are
+    /// recorded, for strategies that count only acquisitions.
+    pub lock_acquisitions: u64,
+    /// How the execution failed, if it did.
+    pub failure: Option<FailureInfo>,
+    /// The schedule ended the execution early (`ABANDON`).
+    pub abandoned: bool,
+    /// Something outside the schedule's control changed what the execution did: a stack that
+    /// could not be allocated, a waker woken from a foreign OS thread. Re-running it under the
+    /// same schedule says nothing about the program's determinism.
+    pub outside_control: bool,
+    pub warnings: Vec<String>,
+    /// Units of work, atomic-set owners, branch outcomes and logged values the program
+    /// declared (`crate::atomic_set`, `crate::branch`).
+    pub annotations: Annotations,
+    /// Where the virtual clock moved: the index of the step that came next, and the new time.
+    pub clock_advances: Vec<(usize, Duration)>,
+    /// What the schedule learnt (`Schedule::feedback`).
+    pub feedback: Option<Box<dyn Any + Send>>,
+    /// The settings the execution ran under.
+    pub limits: Limits,
+}
+
+impl Recording {
+    pub(super) fn new(limits: Limits) -> Recording {
+        Recording {
+            events: Vec::new(),
+            objects: Vec::new(),
+            threads: Vec::new(),
+            values: Vec::new(),
+            lock_acquisitions: 0,
+            failure: None,
+            abandoned: false,
+            outside_control: false,
+            warnings: Vec::new(),
+            annotations: Annotations::default(),
+            clock_advances: Vec::new(),
+            feedback: None,
+            limits,
+        }
+    }
+
+    /// Empties the recording for a new execution, keeping its buffers.
+    pub(super) fn clear(&mut self, limits: Limits) {
+        self.events.clear();
+        self.objects.clear();
+        self.threads.clear();
+        self.values.clear();
+        self.lock_acquisitions = 0;
+        self.failure = None;
+        self.abandoned = false;
+        self.outside_control = false;
+        self.warnings.clear();
+        self.annotations.clear();
+        self.clock_advances.clear();
+        self.feedback = None;
+        self.limits = limits;
+    }
+
+    /// The number of steps executed.
+    pub fn steps(&self) -> u64 {
+        self.events.len() as u64
+    }
+
+    /// The identity of the object with index `object`, if there is one.
+    pub fn object(&self, object: u32) -> Option<ObjectId> {
+        self.objects.get(object as usize).map(|o| o.id)
+    }
+
+    /// What identifies step `event` across runs of the same program: its thread, operation,
+    /// site and object identity. A thread's start is reported at its spawn site, or for the
+    /// main thread wherever the exploration was started, so its site is left out.
+    pub fn step_identity(&self, event: &Event) -> (u32, OpKind, Option<Site>, Option<ObjectId>) {
+        (
+            event.thread,
+            event.kind,
+            (event.kind != OpKind::Start).then_some(event.site),
+            self.object(event.object),
+        )
+    }
+
+    /// The execution's steps with their objects and arguments resolved, as strategies that
+    /// analyse whole executions read them.
+    pub fn trace_events(&self) -> Vec<TraceEvent> {
+        // Threads are numbered in spawn order: the `k`-th spawn creates thread `k`.
+        let mut spawned = 0;
+        self.events
+            .iter()
+            .map(|e| TraceEvent {
+                thread: e.thread as usize,
+                kind: e.kind,
+                object: self.object(e.object),
+                target: match e.kind {
+                    OpKind::Spawn => {
+                        spawned += 1;
+                        Some(TraceTarget::Thread(spawned))
+                    }
+                    OpKind::Join => Some(TraceTarget::Thread(e.arg as usize)),
+                    OpKind::Wake => self.object(e.arg).map(TraceTarget::Object),
+                    _ => None,
+                },
+                site: e.site,
+            })
+            .collect()
+    }
+}
+
+/// One step of an execution with its object and argument resolved (see
+/// [`Recording::trace_events`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// The thread that took the step (0 is the main thread; spawned threads are numbered in
+    /// the order they were spawned).
+    pub thread: usize,
+    /// What the step did.
+    pub kind: OpKind,
+    /// The object it acted on, if any.
+    pub object: Option<ObjectId>,
+    /// For `Spawn`, the spawned thread; for `Join`, the joined thread; for `Wake`, the mutex
+    /// the woken waiter takes back.
+    pub target: Option<TraceTarget>,
+    /// Where in the program the step was taken.
+    pub site: Site,
+}
+
+/// What a step's argument refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceTarget {
+    /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`).
+    Thread(usize),
+    /// An object (the mutex of a `Wake`).
+    Object(ObjectId),
+}
+
+/// A finished execution: it shows its [`Recording`] and nothing else, and hands its buffers to
+/// the next execution on this OS thread when dropped.
+pub(crate) struct Finished(Option<Box<Execution>>);
+
+impl Finished {
+    pub(super) fn new(execution: Box<Execution>) -> Finished {
+        Finished(Some(execution))
+    }
+}
+
+impl Deref for Finished {
+    type Target = Recording;
+
+    fn deref(&self) -> &Recording {
+        &self.0.as_ref().expect("a finished execution").recording
+    }
+}
+
+impl DerefMut for Finished {
+    fn deref_mut(&mut self) -> &mut Recording {
+        &mut self.0.as_mut().expect("a finished execution").recording
+    }
+}
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        if let Some(execution) = self.0.take() {
+            execution.recycle();
+        }
+    }
+}
