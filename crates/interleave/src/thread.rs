@@ -166,7 +166,9 @@ pub(crate) fn park_at(site: runtime::op::Site) {
 ///
 /// # Panics
 /// When the thread's stack cannot be allocated, as [`spawn`] does.
-pub(crate) fn spawn_task(f: impl FnOnce() + Send + 'static, site: runtime::op::Site) -> Thread {
+/// Not `Send`: the thread is a coroutine on the OS thread of the execution, and so is every
+/// thread that could touch what `f` owns (see `future::spawn_local`).
+pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) -> Thread {
     spawned(spawn_inner(f, None, None, site)).0
 }
 
