@@ -595,6 +595,15 @@ impl<T: 'static> fmt::Debug for LocalKey<T> {
 #[macro_export]
 macro_rules! thread_local {
     () => {};
+    // A `const { .. }` initialiser (std's form for values built without lazy initialisation) is
+    // not an `expr` fragment in edition 2021, so it has its own rules; the value is still
+    // created per thread of each execution.
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }; $($rest:tt)*) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init; $($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init);
+    };
     ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => {
         $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> =
             $crate::thread::LocalKey::new(|| $init);

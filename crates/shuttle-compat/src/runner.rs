@@ -116,9 +116,9 @@ fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
         MaxSteps::FailAfter(steps) => builder.max_steps(steps as u64),
         // Executions stopped at the bound are not failures: the search goes on past them and
         // `first_failure` skips them.
-        MaxSteps::ContinueAfter(steps) => builder
-            .max_steps(steps as u64)
-            .stop_on_first_failure(false),
+        MaxSteps::ContinueAfter(steps) => {
+            builder.max_steps(steps as u64).stop_on_first_failure(false)
+        }
     };
     if let Some(budget) = config.max_time {
         builder = builder.custom_strategy(TimeBudget::new(plan.strategy.build(), budget));
@@ -153,7 +153,9 @@ fn key_words(failure: &Failure) -> Option<String> {
             } else {
                 "Mutex"
             };
-            Some(format!("deadlock: tried to acquire a {lock} it already holds"))
+            Some(format!(
+                "deadlock: tried to acquire a {lock} it already holds"
+            ))
         }
         FailureKind::StepBound => Some("exceeded max_steps bound".into()),
         _ => None,
@@ -269,9 +271,8 @@ pub fn check_uncontrolled_nondeterminism<F>(f: F, max_iterations: usize)
 where
     F: Fn() + Send + Sync + 'static,
 {
-    let scheduler = UncontrolledNondeterminismCheckScheduler::new(RandomScheduler::new(
-        max_iterations,
-    ));
+    let scheduler =
+        UncontrolledNondeterminismCheckScheduler::new(RandomScheduler::new(max_iterations));
     Runner::new(scheduler, Config::new()).run(f);
 }
 
@@ -301,7 +302,10 @@ where
     let path = path.as_ref();
     let scheduler = match ReplayScheduler::new_from_file(path) {
         Ok(scheduler) => scheduler,
-        Err(error) => panic!("could not read the schedule file {}: {error}", path.display()),
+        Err(error) => panic!(
+            "could not read the schedule file {}: {error}",
+            path.display()
+        ),
     };
     Runner::new(scheduler, Config::new()).run(f);
 }

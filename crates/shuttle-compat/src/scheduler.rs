@@ -128,7 +128,9 @@ impl PctScheduler {
     /// Like [`new`](PctScheduler::new), from `seed`.
     pub fn new_from_seed(seed: u64, max_depth: usize, max_iterations: usize) -> PctScheduler {
         PctScheduler {
-            plan: PctScheduler::new(max_depth, max_iterations).plan.seeded(seed),
+            plan: PctScheduler::new(max_depth, max_iterations)
+                .plan
+                .seeded(seed),
         }
     }
 }

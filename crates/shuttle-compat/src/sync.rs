@@ -12,6 +12,6 @@ pub mod mpsc {
 
 pub use interleave::sync::{
     Arc, Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, Once, OnceLock,
-    OnceState, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
-    TryLockResult, WaitTimeoutResult, Weak,
+    OnceState, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError, TryLockResult,
+    WaitTimeoutResult, Weak,
 };

@@ -8,9 +8,9 @@ use std::sync::atomic as std_atomic;
 
 pub use std::sync::atomic::Ordering;
 
+use crate::report::FailureKind;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
-use crate::report::FailureKind;
 use crate::runtime::op::{ObjectKind, OpKind, Site};
 
 /// The ordering used for the underlying operation: everything runs on one OS thread, so any

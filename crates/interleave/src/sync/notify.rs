@@ -62,7 +62,9 @@ impl Notify {
 /// lock still holds a meaningful value.
 #[track_caller]
 fn lock_ignoring_poison(permit: &Mutex<bool>) -> super::MutexGuard<'_, bool> {
-    permit.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    permit
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Default for Notify {
