@@ -10,8 +10,10 @@
 //! Table 4: executions to the first bug for PCT and PCTVB on seed 000's Figure 6 program, as the
 //! buggy variable becomes rarer next to a frequently accessed benign one.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+// The benchmark shares the tests' program, not their builder helper.
+#[allow(dead_code)]
+#[path = "../tests/strategies/helpers.rs"]
+mod helpers;
 
 use std::time::{Duration, Instant};
 
@@ -176,7 +178,7 @@ fn first_bug(spec: &str, seed: u64, budget: u64, benign: u32) -> Option<u64> {
         .strategy(spec.parse().expect("spec"))
         .executions(budget)
         .seed(seed)
-        .explore(move || common::corner_variable(benign, false))
+        .explore(move || helpers::corner_variable(benign, false))
         .expect("explore");
     report.first_failure().map(|f| f.execution + 1)
 }

@@ -62,7 +62,7 @@
 use std::panic::Location;
 
 use crate::runtime;
-use crate::strategy::{ObjectId, Site};
+use crate::runtime::op::ObjectId;
 
 /// A value declared as the owner of an atomic set, made by [`Owner::of`].
 #[derive(Clone, Copy, Debug)]
@@ -149,31 +149,7 @@ pub struct Declarations {
     pub sets: Vec<(ObjectId, SetId)>,
 }
 
-/// One outermost unit of work of an execution.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnitInfo {
-    /// The thread that ran it.
-    pub thread: usize,
-    /// Its name.
-    pub name: &'static str,
-    /// Where it was entered.
-    pub site: Site,
-    /// The owner it was declared on (an index into [`Declarations::owners`]).
-    pub owner: Option<usize>,
-    /// Its steps: the thread's steps from `begin` (inclusive) to `end` (exclusive).
-    pub begin: usize,
-    /// See `begin`; `usize::MAX` when the execution ended inside the unit.
-    pub end: usize,
-}
-
-/// A declared owner.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OwnerInfo {
-    /// Its type.
-    pub type_name: &'static str,
-    /// How many owners of this type were declared before it in the execution.
-    pub instance: u32,
-}
+pub use crate::runtime::annotations::{OwnerInfo, UnitInfo};
 
 /// An atomic set: the objects of one owner, or one object on its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -10,18 +10,11 @@ use std::cell::{Cell, UnsafeCell as StdUnsafeCell};
 use std::fmt;
 use std::panic::Location;
 
-use crate::config::RaceMode;
-use crate::detect::race;
-use crate::report::FailureKind;
+use crate::analysis::online::race;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::{ObjectKind, OpKind, Site};
-
-thread_local! {
-    /// Set while a closure passed to `with`/`with_mut` runs: a scheduling point inside it would
-    /// let another thread access the value while a reference to it is live.
-    static IN_ACCESS: Cell<bool> = const { Cell::new(false) };
-}
+use crate::runtime::{FailureKind, RaceMode, IN_ACCESS};
 
 /// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
 #[inline(always)]
@@ -37,7 +30,7 @@ fn access<R>(
         "a closure passed to Var::with/with_mut (or UnsafeCell::with/with_mut) accessed another \
          tracked object; do that outside the closure"
     );
-    let idx = runtime::switch_on(handle, ObjectKind::Var, kind, site);
+    let idx = runtime::switch_on(handle, ObjectKind::Var, kind, site).index();
     let write = kind != OpKind::Read;
     let failed = runtime::with(|ex| {
         let Some(found) = race::access(ex, idx, write, site) else {
@@ -70,12 +63,6 @@ impl Drop for AccessGuard {
     fn drop(&mut self) {
         IN_ACCESS.with(|flag| flag.set(false));
     }
-}
-
-/// Clears the access flag of this OS thread (the runtime does at the start and end of every
-/// execution).
-pub(crate) fn reset_access_flag() {
-    IN_ACCESS.with(|flag| flag.set(false));
 }
 
 /// A shared variable whose every access is a scheduling point and is checked for data races.

@@ -51,16 +51,7 @@ pub const ENV_SPURIOUS_WAKEUPS: &str = "INTERLEAVE_SPURIOUS_WAKEUPS";
 /// `false`) and [`ENV_PERSIST`] is not, failures are not saved ([`Persistence::save`]).
 const ENV_CI: &str = "CI";
 
-/// What to do when two accesses to a tracked variable race.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RaceMode {
-    /// The race fails the execution (the default). Races on `cell::UnsafeCell` always fail.
-    #[default]
-    Fail,
-    /// The race is reported once per pair of sites as a warning and the execution goes on:
-    /// for programs whose `Var`s model deliberately racy fields.
-    Warn,
-}
+pub use crate::runtime::RaceMode;
 
 /// Exploration settings.
 #[derive(Clone, Debug)]

@@ -91,14 +91,16 @@ impl<T: 'static> Lazy<T> {
             if let Some(value) = ex.lazy_statics.value(key) {
                 return Err(value);
             }
-            Ok(ex.lazy_statics.once(key, self.site))
+            Ok(ex.lazy_statics.guard(key, || Box::new(Once::at(self.site))))
         });
         let value = match once {
             Err(value) => value,
             Ok(once) => {
                 // SAFETY: the `Once` is boxed in the execution's table, which keeps it until the
                 // execution ends; nothing of this execution runs after that.
-                let once = unsafe { &*once };
+                let once = unsafe { &*once }
+                    .downcast_ref::<Once>()
+                    .expect("a lazy_static! guard is a Once");
                 once.call_once(|| {
                     let value: Box<dyn Any> = Box::new((self.init)());
                     runtime::with(|ex| ex.lazy_statics.initialised(key, value));
@@ -128,84 +130,5 @@ impl<T: 'static> fmt::Debug for Lazy<T> {
         f.debug_struct("Lazy")
             .field("site", &format_args!("{}", self.site))
             .finish_non_exhaustive()
-    }
-}
-
-/// The `lazy_static!` values of one execution.
-#[derive(Default)]
-pub(crate) struct Values {
-    entries: Vec<Entry>,
-    /// Initialisations completed so far, to drop the values in reverse order.
-    completed: u64,
-}
-
-struct Entry {
-    key: usize,
-    /// Serialises the initialisers of this static within the execution.
-    once: Box<Once>,
-    /// The value and when its initialiser completed.
-    value: Option<(u64, Box<dyn Any>)>,
-}
-
-impl Values {
-    fn value(&self, key: usize) -> Option<*const dyn Any> {
-        self.entries
-            .iter()
-            .find(|entry| entry.key == key)
-            .and_then(|entry| entry.value.as_ref())
-            .map(|(_, value)| &**value as *const dyn Any)
-    }
-
-    /// The `Once` that guards the initialisation of the static `key`, created on first use.
-    fn once(&mut self, key: usize, site: Site) -> *const Once {
-        let position = match self.entries.iter().position(|entry| entry.key == key) {
-            Some(position) => position,
-            None => {
-                self.entries.push(Entry {
-                    key,
-                    once: Box::new(Once::at(site)),
-                    value: None,
-                });
-                self.entries.len() - 1
-            }
-        };
-        &*self.entries[position].once
-    }
-
-    fn initialised(&mut self, key: usize, value: Box<dyn Any>) {
-        if let Some(entry) = self.entries.iter_mut().find(|entry| entry.key == key) {
-            entry.value = Some((self.completed, value));
-            self.completed += 1;
-        }
-    }
-
-    /// Takes out the value initialised last, the next to drop: a static initialised later may
-    /// use those initialised before it, so they stay in the table, usable, until its
-    /// destructor has run.
-    pub(crate) fn take_latest(&mut self) -> Option<Box<dyn Any>> {
-        let position = self
-            .entries
-            .iter()
-            .enumerate()
-            .filter_map(|(position, entry)| Some((position, entry.value.as_ref()?.0)))
-            .max_by_key(|&(_, completed)| completed)?
-            .0;
-        self.entries
-            .swap_remove(position)
-            .value
-            .map(|(_, value)| value)
-    }
-
-    /// How many values are initialised.
-    pub(crate) fn len(&self) -> usize {
-        self.entries
-            .iter()
-            .filter(|entry| entry.value.is_some())
-            .count()
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.completed = 0;
     }
 }

@@ -265,18 +265,18 @@
 
 #![warn(missing_docs)]
 
+mod analysis;
 pub mod atomic_set;
 mod branch;
 pub mod cell;
 mod config;
-mod detect;
 mod explore;
 pub mod future;
 pub mod hint;
 pub mod lazy_static;
-pub(crate) mod order_solver;
 mod persistence;
 pub mod rand;
+mod regressions;
 mod report;
 mod runtime;
 pub mod ssb;
@@ -284,6 +284,7 @@ pub mod strategy;
 pub mod sync;
 pub mod thread;
 pub mod time;
+mod trace;
 
 pub use atomic_set::unit_of_work;
 pub use branch::branch;

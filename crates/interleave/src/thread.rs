@@ -278,7 +278,8 @@ fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -
     }
 }
 
-fn is_finished_inner(thread: &Thread, site: runtime::op::Site) -> bool {
+/// Whether `thread` has finished; a scheduling point at `site`.
+pub(crate) fn is_finished_inner(thread: &Thread, site: runtime::op::Site) -> bool {
     runtime::switch(Op::new(OpKind::Poll, NO_OBJECT), site);
     runtime::with(|ex| ex.threads[thread.id.0].finished)
 }

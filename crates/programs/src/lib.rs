@@ -16,8 +16,8 @@
 //! assert!(!report.failures.is_empty());
 //! ```
 //!
-//! Sources, by seed paper (see `/work/shared/seeds/README.md` for the papers; `interleave list`
-//! prints every program with its origin and bug kind):
+//! Sources, by seed paper (see `../shared/seeds/README.md`, relative to the repository root,
+//! for the papers; `interleave list` prints every program with its origin and bug kind):
 //!
 //! | module | paper | programs |
 //! |---|---|---|

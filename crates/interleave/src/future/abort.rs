@@ -2,11 +2,11 @@
 //! and shuttle's.
 
 use std::fmt;
+use std::panic::Location;
 use std::sync::atomic::Ordering as StdOrdering;
 use std::sync::Arc;
 
 use super::{Abort, JoinHandle};
-use crate::runtime;
 use crate::sync::atomic::Ordering;
 use crate::thread::{self, Thread};
 
@@ -40,9 +40,7 @@ impl AbortHandle {
     /// point).
     #[track_caller]
     pub fn is_finished(&self) -> bool {
-        thread::yield_now();
-        let index = self.thread.id().as_usize();
-        runtime::with(|ex| ex.threads.get(index).is_some_and(|slot| slot.finished))
+        thread::is_finished_inner(&self.thread, Location::caller())
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::detect::thread_label;
+use crate::analysis::thread_label;
 use crate::runtime::op::{ShortSite, NO_OBJECT};
 use crate::runtime::Execution;
 

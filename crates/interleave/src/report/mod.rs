@@ -14,77 +14,9 @@ pub use violation::AtomicityViolation;
 
 use crate::config::ENV_REPLAY;
 
-/// The kind of a failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum FailureKind {
-    /// A thread panicked (a failed assertion, an `unwrap` on `None`, an explicit `panic!`).
-    Panic,
-    /// No thread could run while the main thread was blocked.
-    Deadlock,
-    /// A thread tried to lock a mutex (or `RwLock`) it already held.
-    Relock,
-    /// The execution exceeded the step bound: a livelock or an unbounded spin loop.
-    StepBound,
-    /// Two conflicting accesses to a tracked variable were not ordered by happens-before.
-    DataRace,
-    /// A replayed schedule no longer matches what the program does.
-    Divergence,
-    /// The program behaved differently under the same schedule: it depends on something the
-    /// scheduler does not control.
-    Nondeterminism,
-}
-
-impl FailureKind {
-    pub(crate) fn code(self) -> u8 {
-        match self {
-            FailureKind::Panic => 1,
-            FailureKind::Deadlock => 2,
-            FailureKind::Relock => 3,
-            FailureKind::StepBound => 4,
-            FailureKind::DataRace => 5,
-            FailureKind::Divergence => 6,
-            FailureKind::Nondeterminism => 7,
-        }
-    }
-
-    pub(crate) fn from_code(code: u8) -> Option<FailureKind> {
-        Some(match code {
-            1 => FailureKind::Panic,
-            2 => FailureKind::Deadlock,
-            3 => FailureKind::Relock,
-            4 => FailureKind::StepBound,
-            5 => FailureKind::DataRace,
-            6 => FailureKind::Divergence,
-            7 => FailureKind::Nondeterminism,
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for FailureKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FailureKind::Panic => "panic",
-            FailureKind::Deadlock => "deadlock",
-            FailureKind::Relock => "relock",
-            FailureKind::StepBound => "step bound exceeded",
-            FailureKind::DataRace => "data race",
-            FailureKind::Divergence => "replay divergence",
-            FailureKind::Nondeterminism => "uncontrolled nondeterminism",
-        })
-    }
-}
-
-/// A failure as the runtime records it, before the report is assembled.
-#[derive(Clone, Debug)]
-pub(crate) struct FailureInfo {
-    pub kind: FailureKind,
-    pub message: String,
-    pub thread: Option<usize>,
-    /// Where a panic was raised.
-    pub site: Option<String>,
-}
+pub(crate) use crate::runtime::FailureInfo;
+pub use crate::runtime::FailureKind;
+use crate::runtime::{Execution, Narrator};
 
 /// One failing execution.
 #[derive(Clone, Debug)]
@@ -163,10 +95,16 @@ impl fmt::Display for Persisted {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind.to_string();
+        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         writeln!(
             f,
-            "interleave found a {} in execution {} (strategy {}, seed {}):",
-            self.kind, self.execution, self.strategy, self.seed
+            "interleave found {article} {kind} in execution {} (strategy {}, seed {}):",
+            self.execution, self.strategy, self.seed
         )?;
         writeln!(f)?;
         match (&self.thread, self.kind) {
@@ -321,3 +259,31 @@ impl fmt::Display for Report {
 }
 
 pub(crate) use interleaving::render as render_interleaving;
+
+/// The words the engine uses for its stops and for the report it prints before a process
+/// abort (`runtime::Narrator`).
+pub(crate) static NARRATOR: Narrator = Narrator {
+    stop: crate::analysis::online::deadlock::narrate,
+    before_abort: report_before_abort,
+};
+
+fn report_before_abort(ex: &Execution, failure: &FailureInfo, destructor: &str) -> String {
+    let thread = failure
+        .thread
+        .map(|t| crate::analysis::thread_label(ex, t))
+        .unwrap_or_else(|| "a thread".to_string());
+    let at = failure
+        .site
+        .as_deref()
+        .filter(|site| !site.is_empty())
+        .map(|site| format!(" at {site}"))
+        .unwrap_or_default();
+    format!(
+        "  {} of {thread}{at}:\n    {}\n\n{destructor}\n{}\nTo reproduce this execution (and the \
+         abort), run the same test with\n    {ENV_REPLAY}={}\n",
+        failure.kind,
+        failure.message.replace('\n', "\n    "),
+        render_interleaving(ex),
+        token::Token::from_run(ex, Some(failure.kind)).encode(),
+    )
+}

@@ -15,9 +15,10 @@ use base64::Engine;
 use thiserror::Error;
 
 use super::FailureKind;
-use crate::config::RaceMode;
 use crate::runtime::op::Site;
+use crate::runtime::RaceMode;
 use crate::runtime::{Event, Execution};
+use crate::strategy::replay::runs;
 
 const PREFIX: &str = "il";
 const VERSION: u32 = 1;
@@ -199,18 +200,6 @@ impl Token {
             blocks,
         })
     }
-}
-
-/// Run-length encodes a sequence of chosen threads.
-pub(crate) fn runs(choices: impl IntoIterator<Item = u32>) -> Vec<(u32, u64)> {
-    let mut runs: Vec<(u32, u64)> = Vec::new();
-    for choice in choices {
-        match runs.last_mut() {
-            Some((thread, length)) if *thread == choice => *length += 1,
-            _ => runs.push((choice, 1)),
-        }
-    }
-    runs
 }
 
 fn put_varint(out: &mut Vec<u8>, mut value: u64) {

@@ -6,7 +6,32 @@
 
 use super::op::Site;
 use super::Execution;
-use crate::atomic_set::{OwnerInfo, UnitInfo};
+
+/// One outermost unit of work of an execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitInfo {
+    /// The thread that ran it.
+    pub thread: usize,
+    /// Its name.
+    pub name: &'static str,
+    /// Where it was entered.
+    pub site: Site,
+    /// The owner it was declared on (an index into `atomic_set::Declarations::owners`).
+    pub owner: Option<usize>,
+    /// Its steps: the thread's steps from `begin` (inclusive) to `end` (exclusive).
+    pub begin: usize,
+    /// See `begin`; `usize::MAX` when the execution ended inside the unit.
+    pub end: usize,
+}
+
+/// A declared owner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerInfo {
+    /// Its type.
+    pub type_name: &'static str,
+    /// How many owners of this type were declared before it in the execution.
+    pub instance: u32,
+}
 
 /// A value declared as the owner of an atomic set: every tracked object whose handle lies in
 /// its `size` bytes from `address` belongs to the set (the smallest such owner wins).

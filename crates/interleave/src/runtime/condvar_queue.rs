@@ -1,6 +1,6 @@
 //! The waiters of a condition variable and the notifications they have not taken yet: the one
 //! definition of which waiter a notification may wake, used by the runtime and replayed over
-//! traces by `detect::fork_join`.
+//! traces by `analysis::predict::fork_join`.
 //!
 //! std guarantees only that `notify_one` wakes one of the threads waiting when it is called, if
 //! there is one; which one is up to the platform. So `notify_one` does not pick a waiter: it

@@ -5,9 +5,10 @@
 //! effect. `switch` records the pending operation in the thread's slot, computes which threads
 //! are enabled, asks the execution's [`Schedule`] which one runs, and records the step. If the
 //! same thread was chosen it simply goes on and performs its operation; otherwise it suspends,
-//! handing the decision to the scheduler loop in [`run`], which resumes the chosen thread. The
-//! runtime never consults the strategy anywhere else, and the strategy never mutates the
-//! runtime: it sees a read-only [`View`]. The one shortcut: a data access to an object the
+//! handing the decision to the scheduler loop in [`run`], which resumes the chosen thread.
+//! Besides that question the runtime asks the schedule only for recorded value choices
+//! (`Schedule::next_value`), once per object whether it tracks it, and at the end for its
+//! feedback; the schedule never mutates the runtime: it sees a read-only [`View`]. The one shortcut: a data access to an object the
 //! schedule does not track (`Schedule::tracks`) right after another such access of the same
 //! thread is recorded without asking the schedule, which promised to keep the thread running.
 //!
@@ -23,18 +24,31 @@
 //! unwound by a panic the runtime raises in it, user code may never run on in the dead
 //! execution, and a thread that cannot be unwound without blocking, spinning or aborting the
 //! process is abandoned with its stack.
+//!
+//! Files: this one holds the execution's state, the thread-local that reaches it, and the
+//! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
+//! says which threads can run; `timers.rs` keeps virtual time; `teardown.rs` ends an execution
+//! after a failure.
 
 pub(crate) mod annotations;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
+mod enabled;
+pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
+mod lazy_values;
 mod live;
+mod narrator;
 pub(crate) mod object;
 pub mod op;
 mod panics;
+pub(crate) mod schedule;
 mod signal_text;
 mod stacks;
+mod switching;
+mod teardown;
+mod timers;
 mod view;
 mod watchdog;
 
@@ -50,15 +64,21 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rustc_hash::FxHashMap;
 
-use crate::config::RaceMode;
-use crate::report::{FailureInfo, FailureKind};
-use crate::strategy::Schedule;
 use annotations::Annotations;
 use clock::VectorClock;
 use object::{Holder, ObjState, ObjectEntry, ObjectHandle, MAX_OBJECTS};
 use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
+pub use failure::FailureKind;
+pub(crate) use failure::{FailureInfo, Stop};
+pub(crate) use narrator::Narrator;
+pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
+
+use switching::{decide, suspend, Decision};
+pub(crate) use switching::{stop_if_failed, switch, switch_on};
+use teardown::*;
+pub(crate) use timers::{Timer, TimerKey};
 
 /// Coroutines yield the thread the scheduler loop should resume next (`None`: the execution is
 /// over), so a switch costs the loop no visit to the runtime; the loop tells a coroutine it
@@ -75,10 +95,6 @@ enum Resume {
     /// The execution is over: unwind (see [`teardown`]).
     Unwind,
 }
-
-/// How many visible operations one thread may attempt while it is torn down before it is
-/// abandoned: a destructor that spins on `yield_now` must not hang the exploration.
-const TEARDOWN_STEP_BOUND: u32 = 10_000;
 
 /// One step of an execution: which thread performed which operation on which object, where.
 #[derive(Clone, Copy, Debug)]
@@ -154,22 +170,6 @@ pub(crate) struct ThreadSlot {
     pub task_waker: usize,
 }
 
-/// An async timer (`crate::time::Sleep`) waiting for the virtual clock: the thread that polled
-/// it last and the waker to wake at its deadline.
-pub(crate) struct Timer {
-    pub key: TimerKey,
-    pub deadline: Duration,
-    pub thread: usize,
-    pub waker: Waker,
-}
-
-/// What a `Sleep` keeps to find its timer: the execution it registered in, and its number there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TimerKey {
-    tag: u64,
-    id: u64,
-}
-
 /// What a pending task's future waits for.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Awaited {
@@ -179,9 +179,29 @@ pub(crate) enum Awaited {
     Task(Site),
 }
 
+/// What to do when two accesses to a tracked variable race.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RaceMode {
+    /// The race fails the execution (the default). Races on `cell::UnsafeCell` always fail.
+    #[default]
+    Fail,
+    /// The race is reported once per pair of sites as a warning and the execution goes on:
+    /// for programs whose `Var`s model deliberately racy fields.
+    Warn,
+}
+
+thread_local! {
+    /// Set while a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs: a
+    /// scheduling point inside it would let another thread access the value while a reference
+    /// to it is live. The engine clears it at the start and end of every execution.
+    pub(crate) static IN_ACCESS: Cell<bool> = const { Cell::new(false) };
+}
+
 /// Per-execution settings the runtime needs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
+    /// How the layer above puts the engine's stops into words.
+    pub narrator: &'static Narrator,
     pub max_steps: u64,
     pub stack_size: usize,
     pub races: RaceMode,
@@ -225,7 +245,7 @@ pub(crate) struct Execution {
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
     /// The values of `lazy_static!` statics created in this execution.
-    pub lazy_statics: crate::lazy_static::Values,
+    pub lazy_statics: lazy_values::Values,
     pub teardown: bool,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
@@ -381,7 +401,7 @@ fn reset_thread_state() {
         current.unattributed_panic.set(false);
         current.yielder.set(std::ptr::null());
     });
-    crate::cell::reset_access_flag();
+    IN_ACCESS.with(|flag| flag.set(false));
     panics::reset();
 }
 
@@ -415,45 +435,26 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
         "interleave: a destructor panicked while its thread was unwinding; Rust aborts the \
          process in that case, so the exploration cannot return its report. The failure:\n\n",
     );
-    let execution = try_with(|ex| {
+    let destructor_paragraph = format!(
+        "  then, while unwinding, a destructor panicked{}:\n    {}\n",
+        at(&destructor.1),
+        destructor.0
+    );
+    let told = try_with(|ex| {
         let info = ex.failure.clone().unwrap_or_else(|| FailureInfo {
             kind: FailureKind::Panic,
             message: unwinding.0.clone(),
             thread: Some(ex.current),
             site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
         });
-        let thread = info
-            .thread
-            .map(|t| crate::detect::thread_label(ex, t))
-            .unwrap_or_else(|| "a thread".to_string());
-        let token = crate::report::token::Token::from_run(ex, Some(info.kind)).encode();
-        (info, thread, crate::report::render_interleaving(ex), token)
+        (ex.limits.narrator.before_abort)(ex, &info, &destructor_paragraph)
     });
-    match execution {
-        Some((info, thread, interleaving, token)) => {
-            text.push_str(&format!(
-                "  {} of {thread}{}:\n    {}\n\n",
-                info.kind,
-                at(info.site.as_deref().unwrap_or_default()),
-                info.message.replace('\n', "\n    ")
-            ));
-            text.push_str(&format!(
-                "  then, while unwinding, a destructor panicked{}:\n    {}\n\n",
-                at(&destructor.1),
-                destructor.0
-            ));
-            text.push_str(&format!(
-                "{interleaving}\nTo reproduce this execution (and the abort), run the same test \
-                 with\n    {}={token}\n",
-                crate::config::ENV_REPLAY
-            ));
-        }
+    match told {
+        Some(report) => text.push_str(&report),
         None => text.push_str(&format!(
-            "  a panic{}:\n    {}\n  then, while unwinding, a destructor panicked{}:\n    {}\n",
+            "  a panic{}:\n    {}\n{destructor_paragraph}",
             at(&unwinding.1),
             unwinding.0,
-            at(&destructor.1),
-            destructor.0
         )),
     }
     eprintln!("{text}");
@@ -462,171 +463,6 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
 /// The tag of the execution running on this OS thread, if one is.
 pub(crate) fn current_tag() -> Option<u64> {
     in_execution().then(|| with(|ex| ex.tag))
-}
-
-/// The choke point: announce `op` at `site` and let the strategy decide who runs.
-///
-/// Returns when this thread has been chosen; the operation is then enabled and the caller
-/// performs it. When the strategy keeps this thread running, no coroutine switch happens.
-/// During teardown it returns at once.
-///
-/// This and the primitives' hot methods are inlined so the suspension sits directly in the
-/// caller's frame: after a switch, every return through a frame that was live at the
-/// suspension is mispredicted (the return-stack buffer holds the other stack's addresses),
-/// which measured at about 25 ns per switch before inlining.
-#[inline(always)]
-pub(crate) fn switch(op: Op, site: Site) {
-    let decision = with(|ex| ex.announce(op, site));
-    suspend(decision);
-}
-
-/// Registers `handle` (on first use in this execution) and announces `kind` on it at `site`.
-#[inline(always)]
-pub(crate) fn switch_on(
-    handle: &ObjectHandle,
-    object: ObjectKind,
-    kind: OpKind,
-    site: Site,
-) -> ObjIdx {
-    switch_on_with(handle, object, site, |idx| Op::new(kind, idx))
-}
-
-/// Like [`switch_on`], for operations that need an argument or a timeout: `op` builds the
-/// operation from the object's index.
-#[inline(always)]
-pub(crate) fn switch_on_with(
-    handle: &ObjectHandle,
-    object: ObjectKind,
-    site: Site,
-    op: impl FnOnce(ObjIdx) -> Op,
-) -> ObjIdx {
-    switch_on_reading(handle, object, site, op, |_| ()).0
-}
-
-/// Like [`switch_on`] for a data access, and says in the same borrow whether the execution
-/// logs values (`Limits::log_values`), so atomics pay nothing more for the question.
-#[inline(always)]
-pub(crate) fn switch_on_logging(
-    handle: &ObjectHandle,
-    object: ObjectKind,
-    kind: OpKind,
-    site: Site,
-) -> bool {
-    switch_on_reading(
-        handle,
-        object,
-        site,
-        |idx| Op::new(kind, idx),
-        |ex| ex.limits.log_values,
-    )
-    .1
-}
-
-#[inline(always)]
-fn switch_on_reading<R>(
-    handle: &ObjectHandle,
-    object: ObjectKind,
-    site: Site,
-    op: impl FnOnce(ObjIdx) -> Op,
-    read: impl FnOnce(&Execution) -> R,
-) -> (ObjIdx, R) {
-    let (idx, value, decision) = with(|ex| {
-        let idx = ex.object(handle, object);
-        let value = read(ex);
-        (idx, value, ex.announce(op(idx), site))
-    });
-    suspend(decision);
-    (idx, value)
-}
-
-/// What an announcement asks of the running thread: go on, or hand control to the scheduler
-/// loop with the next thread to run or the end of the execution. One `u32`, so the borrow that
-/// decides returns it (with an object index) in registers: a wider value went through memory
-/// and its reload stalled on a failed store-to-load forward, about 4 ns per step.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct Decision(u32);
-
-impl Decision {
-    /// The running thread goes on without a switch.
-    const GO_ON: Decision = Decision(u32::MAX);
-    /// The running thread stops: the execution is over (or it is abandoned in teardown).
-    const STOP: Decision = Decision(u32::MAX - 1);
-
-    /// Thread `next` runs next, or the execution is over when `None`.
-    #[inline(always)]
-    fn switch_to(next: Option<usize>) -> Decision {
-        match next {
-            Some(next) => Decision(next as u32),
-            None => Decision::STOP,
-        }
-    }
-}
-
-/// Hands control to the scheduler loop when another thread runs next or the execution ends.
-#[inline(always)]
-fn suspend(decision: Decision) {
-    if decision != Decision::GO_ON {
-        let next = (decision != Decision::STOP).then_some(decision.0 as usize);
-        let current: *const Current = CURRENT.with(|current| current as *const Current);
-        // SAFETY: the coroutine resumes on the OS thread it was suspended on (an execution
-        // never migrates), so the thread-local is the same one and still alive.
-        let current = unsafe { &*current };
-        let yielder = current.yielder.get();
-        // SAFETY: the yielder belongs to the running coroutine (this one): it was stored when
-        // the coroutine started or last resumed, and stays valid until the coroutine returns.
-        let resume = unsafe { (*yielder).suspend(next) };
-        current.yielder.set(yielder);
-        if resume == Resume::Unwind {
-            resumed_for_teardown();
-        }
-    }
-}
-
-/// Teardown resumed this thread where it was suspended: unwind it, or if it is already
-/// unwinding, let its operation go on when that is harmless (see `Execution::teardown_point`).
-#[cold]
-#[inline(never)]
-fn resumed_for_teardown() {
-    let decision = with(|ex| {
-        let slot = &ex.threads[ex.current];
-        let (op, site) = (slot.pending, slot.pending_site);
-        ex.teardown_point(op, site)
-    });
-    suspend(decision);
-}
-
-/// The payload of the panic that unwinds a thread during teardown. While it exists the thread
-/// is unwinding (or user code holds the payload); dropping it, which the thread's root does
-/// after catching it and a user's `catch_unwind` does when it discards the result, tells the
-/// runtime the thread is no longer unwinding.
-struct TeardownUnwind {
-    tag: u64,
-    thread: usize,
-}
-
-impl Drop for TeardownUnwind {
-    fn drop(&mut self) {
-        try_with(|ex| {
-            if ex.tag == self.tag {
-                if let Some(slot) = ex.threads.get_mut(self.thread) {
-                    slot.teardown_unwinding = false;
-                }
-            }
-        });
-    }
-}
-
-/// Suspends the running thread if the execution has failed, so nothing after the failure
-/// point runs; the scheduler then ends the execution.
-pub(crate) fn stop_if_failed() {
-    let decision = with(|ex| {
-        if ex.failure.is_some() && !ex.teardown {
-            Decision::STOP
-        } else {
-            Decision::GO_ON
-        }
-    });
-    suspend(decision);
 }
 
 impl Execution {
@@ -694,150 +530,6 @@ impl Execution {
     /// Hands the execution's buffers to the next execution on this OS thread.
     pub fn recycle(self: Box<Execution>) {
         SPARE.with(|spare| *spare.borrow_mut() = Some(self));
-    }
-
-    /// Records the running thread's pending operation and decides the next step: whether the
-    /// thread goes on, another one runs or the execution is over.
-    #[inline(always)]
-    fn announce(&mut self, op: Op, site: Site) -> Decision {
-        if self.teardown {
-            // The operation goes by its fields: passed whole, it would be built in memory once
-            // for this cold call, and the hot path below would copy it from there through a
-            // stalled store-to-load forward (measured at about 4 ns per step).
-            return self.announce_in_teardown(op.kind, op.object, op.arg, op.timed, site);
-        }
-        let me = self.current;
-        let slot = &mut self.threads[me];
-        slot.pending = op;
-        slot.pending_site = site;
-        if self.last_untracked && self.fast_path(op) {
-            self.record(me);
-            return Decision::GO_ON;
-        }
-        let next = decide(self);
-        if next == Some(me) {
-            Decision::GO_ON
-        } else {
-            Decision::switch_to(next)
-        }
-    }
-
-    /// A visible operation while the execution is torn down: no schedule, no step, no event.
-    #[cold]
-    #[inline(never)]
-    fn announce_in_teardown(
-        &mut self,
-        kind: OpKind,
-        object: ObjIdx,
-        arg: u32,
-        timed: bool,
-        site: Site,
-    ) -> Decision {
-        if self.on_scheduler_stack {
-            return Decision::GO_ON;
-        }
-        self.teardown_point(Op::with(kind, object, arg, timed), site)
-    }
-
-    /// What the running thread does at a visible operation during teardown. The execution is
-    /// over, so user code must not go on with it; how to stop it depends on whether the thread
-    /// is unwinding, because a panic raised inside a destructor that runs during unwinding
-    /// aborts the process:
-    ///
-    /// - Not unwinding (teardown just resumed it, or user code caught the teardown's unwind
-    ///   with `catch_unwind` and went on): raise the teardown's unwind (again). A user's
-    ///   `catch_unwind` can delay the end of the thread, never let it perform an operation.
-    /// - Unwinding (a destructor runs): the operation goes on as a no-op step if it could take
-    ///   effect now (an unlock, a store, a `join` of a thread that returned a value), with its
-    ///   effect on the lock it takes or releases applied, so guards keep their exclusion.
-    ///   Otherwise (it would block, or spawn a thread that could never run) the thread is
-    ///   suspended for good and teardown abandons it (see [`teardown`]).
-    ///
-    /// Either way a thread attempts at most `TEARDOWN_STEP_BOUND` operations before it is
-    /// abandoned, so a destructor (or a `catch_unwind` loop) that spins cannot hang the
-    /// exploration. Returns `STOP` to abandon the thread, or `GO_ON`.
-    ///
-    /// The slot's pending operation is left as it was when the execution stopped: the report
-    /// shows it.
-    fn teardown_point(&mut self, op: Op, site: Site) -> Decision {
-        let me = self.current;
-        self.teardown_steps += 1;
-        if self.teardown_steps > TEARDOWN_STEP_BOUND {
-            return Decision::STOP;
-        }
-        if !self.may_be_unwinding(me) {
-            self.threads[me].teardown_unwinding = true;
-            let payload = TeardownUnwind {
-                tag: self.tag,
-                thread: me,
-            };
-            // `resume_unwind` skips the panic hook: this is no panic of the program.
-            panic::resume_unwind(Box::new(payload));
-        }
-        if !self.enabled_in_teardown(me, op) {
-            return Decision::STOP;
-        }
-        self.apply_lock_effect(op, site);
-        Decision::GO_ON
-    }
-
-    /// Whether thread `t` may be running a destructor during unwinding, where raising a panic
-    /// would abort the process. No panic in flight on this OS thread means no; otherwise the
-    /// runtime's record of the panics raised in `t` decides, erring towards yes.
-    fn may_be_unwinding(&self, t: usize) -> bool {
-        if !std::thread::panicking() {
-            return false;
-        }
-        let slot = &self.threads[t];
-        slot.teardown_unwinding
-            || slot.panicked
-            || CURRENT.with(|current| current.unattributed_panic.get())
-    }
-
-    /// Whether thread `t`'s operation `op` may go on during teardown.
-    fn enabled_in_teardown(&mut self, t: usize, op: Op) -> bool {
-        match op.kind {
-            OpKind::Spawn => false,
-            // `join` must hand over a value: an `Err` would make the usual `join().unwrap()`
-            // in a destructor panic during unwinding, which aborts.
-            OpKind::Join => self
-                .threads
-                .get(op.arg as usize)
-                .is_some_and(|target| target.finished && target.returned),
-            _ if !op.blocking => true,
-            _ => {
-                // `op_enabled` reads the pending operation, which keeps what the thread was
-                // doing when the execution stopped (the report shows it).
-                let stopped_at = std::mem::replace(&mut self.threads[t].pending, op);
-                let enabled = self.op_enabled(t, true);
-                self.threads[t].pending = stopped_at;
-                enabled
-            }
-        }
-    }
-
-    /// Applies what `record` would to the owners of locks for the running thread's operation
-    /// `op` at `site`, which goes on during teardown without being recorded.
-    fn apply_lock_effect(&mut self, op: Op, site: Site) {
-        let Op { kind, object, .. } = op;
-        match kind {
-            OpKind::Lock => self.take_mutex(object, site),
-            OpKind::Unlock => self.give_mutex(object),
-            OpKind::ReadLock => self.take_rwlock(object, false, site),
-            OpKind::WriteLock => self.take_rwlock(object, true, site),
-            OpKind::RwUnlock => self.give_rwlock(object),
-            _ => {}
-        }
-    }
-
-    /// Whether `op`, announced right after a data access to an untracked object, skips the
-    /// schedule: it is one too, and the execution goes on (no failure, step bound not hit).
-    #[inline(always)]
-    fn fast_path(&self, op: Op) -> bool {
-        op.kind.is_data_access()
-            && self.objects[op.object as usize].untracked
-            && self.failure.is_none()
-            && self.steps() < self.limits.max_steps
     }
 
     /// The running thread.
@@ -1073,6 +765,15 @@ impl Execution {
         }
     }
 
+    /// Fails the execution for a reason the engine found itself, in the narrator's words.
+    #[cold]
+    fn stop(&mut self, kind: FailureKind, stop: Stop) {
+        if self.failure.is_none() && !self.teardown {
+            let message = (self.limits.narrator.stop)(self, stop);
+            self.fail(kind, message);
+        }
+    }
+
     /// A stack for the next thread to be added, named `name` and spawned at `site`: at least
     /// `requested` bytes (`thread::Builder::stack_size`) and at least the configured size. A
     /// stack that cannot be allocated marks the execution as touched by something outside
@@ -1146,385 +847,6 @@ impl Execution {
         });
         self.spawned.push((index, coroutine, guarded));
         index
-    }
-
-    /// Whether thread `t`'s pending operation can take effect now. A timed operation (a
-    /// sleep, a timeout, a parked task's timer) may end by its timeout at any scheduling point
-    /// after it started (`early`), since the time a thread takes to reach a step is not
-    /// bounded; without `early`, only once the virtual clock has reached its deadline. With
-    /// spurious wake-ups allowed, a condition-variable wait or a park may end at any point too
-    /// (`early` only).
-    #[inline(always)]
-    fn op_enabled(&self, t: usize, early: bool) -> bool {
-        let slot = &self.threads[t];
-        let op = slot.pending;
-        let state = || &self.objects[op.object as usize].state;
-        match op.kind {
-            OpKind::Lock => match state() {
-                ObjState::Mutex { holder } => holder.is_none(),
-                _ => true,
-            },
-            OpKind::ReadLock => match state() {
-                ObjState::RwLock { writer, .. } => writer.is_none(),
-                _ => true,
-            },
-            OpKind::WriteLock => match state() {
-                ObjState::RwLock { writer, readers } => writer.is_none() && readers.is_empty(),
-                _ => true,
-            },
-            OpKind::Wake => {
-                let mutex_free = matches!(
-                    self.objects[op.arg as usize].state,
-                    ObjState::Mutex { holder: None }
-                );
-                let notified = || match state() {
-                    ObjState::Condvar { queue } => queue.can_take(t),
-                    _ => false,
-                };
-                let spurious = early && self.limits.spurious_wakeups;
-                mutex_free
-                    && (!slot.waiting || self.may_time_out(slot, early) || notified() || spurious)
-            }
-            OpKind::Join => self.threads[op.arg as usize].finished,
-            OpKind::Park => {
-                slot.park_token
-                    || (early && self.limits.spurious_wakeups)
-                    || self.may_time_out(slot, early)
-                    || slot.timer_deadline.is_some_and(|d| early || d <= self.now)
-            }
-            OpKind::Sleep => self.may_time_out(slot, early),
-            OpKind::BarrierLeave => match state() {
-                ObjState::Barrier { generation, .. } => *generation != slot.barrier_generation,
-                _ => true,
-            },
-            OpKind::OnceEnter => match state() {
-                ObjState::Once { runner, .. } => runner.is_none(),
-                _ => true,
-            },
-            OpKind::Send => match state() {
-                ObjState::Channel {
-                    len,
-                    capacity: Some(capacity),
-                    receiver_alive,
-                    ..
-                } if *capacity > 0 => *len < *capacity || !*receiver_alive,
-                _ => true,
-            },
-            OpKind::SendWait => match state() {
-                ObjState::Channel {
-                    received,
-                    receiver_alive,
-                    ..
-                } => *received >= slot.ticket || !*receiver_alive,
-                _ => true,
-            },
-            OpKind::Recv => match state() {
-                ObjState::Channel { len, senders, .. } => {
-                    *len > 0 || *senders == 0 || self.may_time_out(slot, early)
-                }
-                _ => true,
-            },
-            _ => true,
-        }
-    }
-
-    /// Whether `slot`'s pending operation is timed and may end by its timeout now: at any
-    /// time when `early`, otherwise once the clock has reached its deadline.
-    #[inline]
-    fn may_time_out(&self, slot: &ThreadSlot, early: bool) -> bool {
-        slot.pending.timed && (early || slot.deadline <= self.now)
-    }
-
-    /// Whether thread `t`'s pending operation is timed, so it may end by its timeout (it may
-    /// still wait for its mutex).
-    pub fn deadline_passed(&self, t: usize) -> bool {
-        self.may_time_out(&self.threads[t], true)
-    }
-
-    /// Whether thread `t`, enabled, can run only by ending its wait by itself: by its timeout or
-    /// its async timer, or by a spurious wake-up when those are allowed.
-    #[cold]
-    fn wakes_itself(&self, t: usize) -> bool {
-        let slot = &self.threads[t];
-        let can = slot.pending.timed
-            || (slot.pending.kind == OpKind::Park
-                && (slot.timer_deadline.is_some() || self.limits.spurious_wakeups))
-            || (slot.pending.kind == OpKind::Wake && self.limits.spurious_wakeups);
-        can && !self.op_enabled(t, false)
-    }
-
-    /// Thread `chosen` is about to take its step: when only its timeout lets it (its operation
-    /// could not take effect otherwise), the virtual clock moves to that deadline, so `Instant`
-    /// readings after the wait are at least its deadline. Returns whether the step is a
-    /// timeout.
-    #[inline(always)]
-    fn time_out_if_due(&mut self, chosen: usize) -> bool {
-        // Taking the flag leaves it false for the thread's next operations, which may not
-        // block: this check then costs one well-predicted branch, not one per blocking kind.
-        if !std::mem::take(&mut self.threads[chosen].times_out) {
-            return false;
-        }
-        self.move_clock_to_deadline(chosen);
-        true
-    }
-
-    /// The timeout of thread `chosen` happens now: the clock moves to its deadline.
-    #[cold]
-    fn move_clock_to_deadline(&mut self, chosen: usize) {
-        if let Some(deadline) = self.next_deadline(chosen) {
-            self.now = deadline;
-            self.clock_advances.push((self.events.len(), deadline));
-        }
-    }
-
-    /// The earliest future instant at which thread `t` stops waiting by itself: its timed
-    /// operation's deadline, or for a `Park` also its earliest async timer.
-    fn next_deadline(&self, t: usize) -> Option<Duration> {
-        let slot = &self.threads[t];
-        let own = slot.pending.timed.then_some(slot.deadline);
-        let timers = slot
-            .timer_deadline
-            .filter(|_| slot.pending.kind == OpKind::Park);
-        own.into_iter()
-            .chain(timers)
-            .filter(|&deadline| deadline > self.now)
-            .min()
-    }
-
-    /// Moves the clock to the earliest future deadline of an unfinished thread; false when
-    /// none has one. Called only when no thread can run, so the jump skips nothing: before
-    /// that instant nothing could happen.
-    fn advance_clock(&mut self) -> bool {
-        let next = (0..self.threads.len())
-            .filter(|&t| !self.threads[t].finished)
-            .filter_map(|t| self.next_deadline(t))
-            .min();
-        match next {
-            Some(deadline) => {
-                self.now = deadline;
-                self.clock_advances.push((self.events.len(), deadline));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The virtual time `duration` from now (saturating: an enormous timeout never fires
-    /// before the end of representable time).
-    pub fn deadline_after(&self, duration: Duration) -> Duration {
-        self.now.saturating_add(duration)
-    }
-
-    /// Sets the deadline of the timed operation the running thread announces next.
-    pub fn set_deadline(&mut self, deadline: Duration) {
-        let me = self.current;
-        self.threads[me].deadline = deadline;
-    }
-
-    /// Registers the running thread's timer for `deadline` waking `waker`, or updates the
-    /// timer `key` names if it is still registered in this execution. Returns its key and the
-    /// waker it replaced, which the caller drops outside the runtime (dropping a waker can run
-    /// arbitrary code).
-    pub fn set_timer(
-        &mut self,
-        key: Option<TimerKey>,
-        deadline: Duration,
-        waker: &Waker,
-    ) -> (TimerKey, Option<Waker>) {
-        let me = self.current;
-        let existing = key.and_then(|key| self.timer_position(key));
-        let (key, replaced, previous_thread) = match existing {
-            Some(position) => {
-                let timer = &mut self.timers[position];
-                timer.deadline = deadline;
-                let previous_thread = std::mem::replace(&mut timer.thread, me);
-                let replaced = (!timer.waker.will_wake(waker))
-                    .then(|| std::mem::replace(&mut timer.waker, waker.clone()));
-                (timer.key, replaced, Some(previous_thread))
-            }
-            None => {
-                let key = TimerKey {
-                    tag: self.tag,
-                    id: self.next_timer,
-                };
-                self.next_timer += 1;
-                self.timers.push(Timer {
-                    key,
-                    deadline,
-                    thread: me,
-                    waker: waker.clone(),
-                });
-                (key, None, None)
-            }
-        };
-        self.refresh_timer_deadline(me);
-        if let Some(previous) = previous_thread.filter(|&t| t != me) {
-            self.refresh_timer_deadline(previous);
-        }
-        (key, replaced)
-    }
-
-    /// Moves the deadline of timer `key`, if it is still registered in this execution.
-    pub fn reset_timer(&mut self, key: TimerKey, deadline: Duration) {
-        if let Some(position) = self.timer_position(key) {
-            self.timers[position].deadline = deadline;
-            let thread = self.timers[position].thread;
-            self.refresh_timer_deadline(thread);
-        }
-    }
-
-    /// Removes timer `key`, if it is still registered in this execution, and returns its waker
-    /// for the caller to drop outside the runtime.
-    pub fn cancel_timer(&mut self, key: TimerKey) -> Option<Waker> {
-        let position = self.timer_position(key)?;
-        let timer = self.timers.remove(position);
-        self.refresh_timer_deadline(timer.thread);
-        Some(timer.waker)
-    }
-
-    /// Removes the running thread's timers whose deadline has come, in registration order, and
-    /// returns the wakers to wake, leaving out the thread's own task waker (it is awake and
-    /// polls its future next anyway) and returning that one as the second list, to drop.
-    pub fn fire_due_timers(&mut self) -> (Vec<Waker>, Vec<Waker>) {
-        let me = self.current;
-        if self.threads[me].timer_deadline.is_none_or(|d| d > self.now) {
-            return (Vec::new(), Vec::new());
-        }
-        let own = self.threads[me].task_waker;
-        let (mut wake, mut redundant) = (Vec::new(), Vec::new());
-        let now = self.now;
-        let mut kept = Vec::with_capacity(self.timers.len());
-        for timer in self.timers.drain(..) {
-            if timer.thread != me || timer.deadline > now {
-                kept.push(timer);
-            } else if timer.waker.data() as usize == own {
-                redundant.push(timer.waker);
-            } else {
-                wake.push(timer.waker);
-            }
-        }
-        self.timers = kept;
-        self.refresh_timer_deadline(me);
-        (wake, redundant)
-    }
-
-    /// Takes every registered timer out of the execution, for dropping outside the runtime.
-    fn take_timers(&mut self) -> Vec<Timer> {
-        for slot in &mut self.threads {
-            slot.timer_deadline = None;
-        }
-        std::mem::take(&mut self.timers)
-    }
-
-    fn timer_position(&self, key: TimerKey) -> Option<usize> {
-        if key.tag != self.tag {
-            return None;
-        }
-        self.timers.iter().position(|timer| timer.key == key)
-    }
-
-    fn refresh_timer_deadline(&mut self, thread: usize) {
-        let earliest = self
-            .timers
-            .iter()
-            .filter(|timer| timer.thread == thread)
-            .map(|timer| timer.deadline)
-            .min();
-        if let Some(slot) = self.threads.get_mut(thread) {
-            slot.timer_deadline = earliest;
-        }
-    }
-
-    /// Fills `self.enabled`; flags a thread that waits for a lock it holds.
-    fn compute_enabled(&mut self) {
-        self.enabled.clear();
-        for t in 0..self.threads.len() {
-            if self.threads[t].finished {
-                continue;
-            }
-            let pending = self.threads[t].pending;
-            if !pending.blocking {
-                // `times_out` is read only for blocking operations (see `View::times_out`).
-                self.enabled.push(t);
-            } else if self.op_enabled(t, true) {
-                self.enabled.push(t);
-                // Only waits can end by themselves; a lock, a join or a send cannot.
-                let may_wake_itself =
-                    pending.timed || matches!(pending.kind, OpKind::Park | OpKind::Wake);
-                let times_out = may_wake_itself && self.wakes_itself(t);
-                self.threads[t].times_out = times_out;
-            } else if t == self.current {
-                // Only the thread that just announced its operation can have started to wait
-                // for a lock it holds.
-                if let Some(message) = crate::detect::deadlock::relock(self, t) {
-                    self.fail(FailureKind::Relock, message);
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Records step `chosen`, makes it the running thread, and applies the synchronisation
-    /// effect of operations that need nothing from the thread and return nothing to it: clocks
-    /// of atomic accesses, and the owners and clocks of blocking lock and unlock operations
-    /// (`Mutex`, `RwLock`). The thread performs the operation as soon as it runs, before any
-    /// other thread, so applying the effect here is equivalent and saves the primitive a second
-    /// visit to the runtime.
-    #[inline]
-    fn record(&mut self, chosen: usize) {
-        let timed_out = self.time_out_if_due(chosen);
-        let slot = &mut self.threads[chosen];
-        let Op {
-            kind, object, arg, ..
-        } = slot.pending;
-        let site = slot.pending_site;
-        // A sleep or a timeout counts as a yield: a loop that waits by sleeping or by timing
-        // out lets the others run under the strategies' yield rule, as a spin loop does.
-        if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
-            slot.yields += 1;
-        }
-        self.events.push(Event {
-            thread: chosen as u32,
-            kind,
-            object,
-            arg,
-            site,
-        });
-        self.current = chosen;
-        self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
-        match kind {
-            OpKind::AtomicLoad => self.acquire(object),
-            OpKind::AtomicStore => self.release(object),
-            OpKind::AtomicRmw => {
-                self.acquire(object);
-                self.release(object);
-            }
-            OpKind::Lock => {
-                self.lock_acquisitions += 1;
-                self.take_mutex(object, site);
-            }
-            OpKind::Unlock => self.give_mutex(object),
-            OpKind::ReadLock => {
-                self.lock_acquisitions += 1;
-                self.take_rwlock(object, false, site);
-            }
-            OpKind::WriteLock => {
-                self.lock_acquisitions += 1;
-                self.take_rwlock(object, true, site);
-            }
-            // The mutex itself is taken back by the `Condvar` once the waiter runs.
-            OpKind::Wake => self.lock_acquisitions += 1,
-            OpKind::RwUnlock => self.give_rwlock(object),
-            _ => {}
-        }
-    }
-
-    /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
-    pub fn choose_value(&mut self, bound: u64) -> u64 {
-        let value = self.schedule.next_value(bound);
-        let value = if bound == 0 { value } else { value % bound };
-        self.values.push(value);
-        value
     }
 
     /// The running thread acquires the final clock of finished thread `target` (`join`).
@@ -1619,71 +941,6 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
             });
         }
     });
-}
-
-/// Drops the execution's `lazy_static!` values, the latest initialised first and each while the
-/// others can still be used, on the scheduler loop's stack (visible operations of their destructors are no-ops there). A destructor that
-/// panics fails an execution that had not failed yet, as a panic of the main thread.
-fn drop_lazy_statics() {
-    // A destructor may initialise a static again; the bound ends such a cycle, leaking the rest.
-    let mut budget = 4 * with(|ex| ex.lazy_statics.len()) + 16;
-    while let Some(value) = with(|ex| ex.lazy_statics.take_latest()) {
-        if budget == 0 {
-            std::mem::forget(value);
-            continue;
-        }
-        budget -= 1;
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
-            let (message, site) = panics::describe(payload.as_ref());
-            drop_quietly(payload);
-            with(|ex| {
-                if ex.failure.is_none() {
-                    ex.current = 0;
-                    ex.failure = Some(FailureInfo {
-                        kind: FailureKind::Panic,
-                        message: format!(
-                            "the destructor of a lazy_static! value panicked at the end of the \
-                             execution: {message}"
-                        ),
-                        thread: Some(0),
-                        site,
-                    });
-                }
-            });
-        }
-    }
-}
-
-/// Drops `value`, discarding a panic of its destructor (and leaking that panic's payload, whose
-/// own destructor might panic too).
-fn drop_quietly<T>(value: T) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
-        std::mem::forget(payload);
-    }
-}
-
-/// How many times the destructors of a finishing thread's thread-locals may create new ones
-/// (a destructor that uses another key) before the rest are leaked.
-const THREAD_LOCAL_ROUNDS: usize = 4;
-
-/// Runs the destructors of thread `index`'s thread-locals, one at a time, each on its own: a
-/// panicking destructor is a panic of the thread (std aborts the process there), reported
-/// like one, and the other values are still dropped.
-fn drop_thread_locals(index: usize) {
-    with(|ex| ex.threads[index].locals_destroyed = true);
-    for _ in 0..THREAD_LOCAL_ROUNDS {
-        let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
-        if locals.is_empty() {
-            return;
-        }
-        for (_, value) in locals {
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
-                thread_panicked(index, payload, "a thread_local! destructor panicked: ");
-            }
-        }
-    }
-    let left = with(|ex| std::mem::take(&mut ex.threads[index].locals));
-    std::mem::forget(left);
 }
 
 /// The coroutines of one execution, by thread. Teardown empties it; if the scheduler loop
@@ -1807,121 +1064,5 @@ fn adopt(
         }
         coroutines[index] = Some(coroutine);
         guards.push(guarded);
-    }
-}
-
-/// Chooses the thread for the next step, or `None` when the execution is over.
-fn decide(ex: &mut Execution) -> Option<usize> {
-    if ex.failure.is_some() {
-        return None;
-    }
-    // The end of the test (shuttle's rule): after the main thread returned, the spawned
-    // threads and the tasks somebody may still await run to their end, and the detached tasks
-    // (their handles dropped) only while those do; when only detached tasks are left, the
-    // execution is over and teardown cancels them.
-    if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
-        return None;
-    }
-    ex.compute_enabled();
-    if ex.failure.is_some() {
-        return None;
-    }
-    // Virtual time passes only when nothing can happen before the next deadline. After the
-    // main thread returned the process would be gone under std, so the clock stops there.
-    if ex.enabled.is_empty() && !ex.threads[0].finished {
-        while ex.enabled.is_empty() && ex.advance_clock() {
-            ex.compute_enabled();
-            if ex.failure.is_some() {
-                return None;
-            }
-        }
-    }
-    if ex.enabled.is_empty() {
-        // Threads still blocked when nothing can run are a deadlock, also after the main thread
-        // returned: under std the process would exit with them blocked, but a test that leaves
-        // a thread waiting for ever has lost a wake-up or a message (shuttle and loom report it
-        // too).
-        // A task whose wake came from a foreign OS thread was lost, not deadlocked.
-        if let Some(message) = ex.foreign.explanation(ex.tag) {
-            ex.outside_control = true;
-            ex.current = 0;
-            ex.fail(FailureKind::Nondeterminism, message);
-            return None;
-        }
-        let message = crate::detect::deadlock::explain(ex);
-        ex.current = 0;
-        ex.fail(FailureKind::Deadlock, message);
-        return None;
-    }
-    if ex.steps() >= ex.limits.max_steps {
-        let message = crate::detect::deadlock::step_bound(ex);
-        ex.fail(FailureKind::StepBound, message);
-        return None;
-    }
-    let chosen = {
-        let view = View {
-            threads: &ex.threads,
-            objects: &ex.objects,
-            enabled: &ex.enabled,
-            step: ex.events.len() as u64,
-            last: ex.events.last().map(|e| e.thread as usize),
-            units: &ex.annotations.units,
-        };
-        ex.schedule.next_thread(&view)
-    };
-    if chosen == crate::strategy::ABANDON {
-        ex.abandoned = true;
-        return None;
-    }
-    if !ex.enabled.contains(&chosen) {
-        let message = crate::detect::deadlock::not_enabled(ex, chosen);
-        ex.fail(FailureKind::Divergence, message);
-        return None;
-    }
-    ex.record(chosen);
-    Some(chosen)
-}
-
-/// Tears down every unfinished thread, children first, and recycles the stacks.
-///
-/// Each coroutine is resumed once with `Resume::Unwind`: a thread that never started drops its
-/// closure (`thread_main`), a suspended one raises the teardown's unwind where it stopped
-/// (`Execution::teardown_point`), which its root catches. Its destructors run and may perform
-/// visible operations under the rules of `teardown_point`. A coroutine that comes back
-/// suspended instead of finished was abandoned: it would block or spin forever, and raising a
-/// panic in it would abort the process because it is already unwinding. Its stack is leaked,
-/// not freed or reused, so nothing that lives there (values scoped children borrow, pinned
-/// futures) is ever used or freed without its destructor; its thread-locals leak with it.
-fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
-    let clean = with(|ex| {
-        ex.teardown = true;
-        ex.threads.iter().all(|t| t.finished)
-    });
-    if clean {
-        return;
-    }
-    for index in (0..coroutines.len()).rev() {
-        let Some(mut coroutine) = coroutines[index].take() else {
-            continue;
-        };
-        with(|ex| {
-            ex.current = index;
-            ex.teardown_steps = 0;
-        });
-        match coroutine.resume(Resume::Unwind) {
-            CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
-            CoroutineResult::Yield(_) => {
-                with(|ex| {
-                    let slot = &mut ex.threads[index];
-                    std::mem::forget(std::mem::take(&mut slot.locals));
-                    let operation = slot.pending.kind.name();
-                    ex.warnings.push(format!(
-                        "while the failed execution was torn down, thread {index} was abandoned \
-                         at `{operation}`: it could not go on without blocking or spinning"
-                    ));
-                });
-                std::mem::forget(coroutine);
-            }
-        }
     }
 }

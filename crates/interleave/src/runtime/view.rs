@@ -41,7 +41,7 @@ pub struct View<'a> {
     pub(super) enabled: &'a [usize],
     pub(super) step: u64,
     pub(super) last: Option<usize>,
-    pub(super) units: &'a [crate::atomic_set::UnitInfo],
+    pub(super) units: &'a [super::annotations::UnitInfo],
 }
 
 /// The outermost unit of work a thread is in (`crate::atomic_set`).

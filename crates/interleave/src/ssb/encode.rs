@@ -1,5 +1,5 @@
 //! The constraints of TAME (seed 004, section 4.1) for one chunk and one shared read `r`:
-//! Φmhb ∧ Φlock ∧ Φrw under the maximal causal model, solved by `crate::order_solver`.
+//! Φmhb ∧ Φlock ∧ Φrw under the maximal causal model, solved by `super::order_solver`.
 //!
 //! A solution is a total order of the chunk's critical events; the events before `r` are the
 //! prefix a confirming execution runs, and `r` comes last. The constraints:
@@ -25,8 +25,8 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::model::{shared_data_objects, Item, Step, Trace, Value};
+use super::order_solver::{Lit, OrderProblem};
 use super::partition::Chunk;
-use crate::order_solver::{Lit, OrderProblem};
 use crate::runtime::op::{Access, OpKind};
 
 /// A constraint term: a literal or a constant that must-happen-before already decides.
@@ -576,9 +576,9 @@ mod tests {
     use crate::cell::Var;
     use crate::config::Config;
     use crate::explore::limits;
-    use crate::order_solver::Solution;
     use crate::runtime::{self, Limits};
     use crate::ssb::model::Trace;
+    use crate::ssb::order_solver::Solution;
     use crate::ssb::partition::{chunks, Partition};
     use crate::strategy::random::Random;
     use crate::strategy::Strategy;

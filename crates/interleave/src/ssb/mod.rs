@@ -10,7 +10,7 @@
 //!    the outcome of an implicit branch at its site);
 //! 2. slices the trace into chunks ([`Partition`], `partition`);
 //! 3. for each chunk and each shared read `r` followed by a branch of its thread in the chunk,
-//!    asks `crate::order_solver` for a reordering of the chunk in which `r` reads a different
+//!    asks `order_solver` for a reordering of the chunk in which `r` reads a different
 //!    value while every read before it reads the value it read in the trace (`encode`): TAME's
 //!    Φmhb ∧ Φlock ∧ Φrw under the maximal causal model, so the prefix is feasible;
 //! 4. runs every solution (`confirm`) and compares every branch outcome with the trace's.
@@ -51,6 +51,7 @@
 mod confirm;
 mod encode;
 mod model;
+pub(crate) mod order_solver;
 mod partition;
 
 use std::fmt;
@@ -61,10 +62,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use partition::Partition;
 
+use crate::analysis::thread_label;
 use crate::config::Config;
-use crate::detect::thread_label;
 use crate::explore::{describe_failure, limits, run_token};
-use crate::order_solver::Solution;
 use crate::report::token::Token;
 use crate::report::{Failure, FailureKind};
 use crate::runtime::op::Site;
@@ -75,6 +75,7 @@ use crate::{Error, RaceMode};
 use confirm::{GuidedSchedule, Outcomes, ThreadKey};
 use encode::ChunkModel;
 use model::{Trace, Value};
+use order_solver::Solution;
 
 /// The settings of one analysis; [`Analysis::run`] runs it.
 #[derive(Clone, Debug)]

@@ -3,7 +3,7 @@
 //! random scheduler. Also the runtime-monitoring baseline RM (spec `rm`): the same monitor
 //! over a plain random walk.
 //!
-//! Phase I (`detect::atomic_set_prediction`) runs on the first `profile` executions (random
+//! Phase I (`analysis::predict::atomic_set_prediction`) runs on the first `profile` executions (random
 //! walks): each yields potential violations, the four (or three) accesses that a feasible
 //! reordering would arrange into one of the eleven patterns, with each unit's
 //! vulnerable-window lockset. Phase II then gives the predictions `tries` executions each,
@@ -32,9 +32,9 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{below, OpKind, Outcome, Random, Schedule, Strategy, View};
-use crate::detect::access_pairs::AccessClass;
-use crate::detect::atomic_set_prediction::{predict, AccessKey, Prediction};
-use crate::detect::serializability::{Role, PATTERNS};
+use crate::analysis::online::serializability::{Role, PATTERNS};
+use crate::analysis::predict::access_pairs::AccessClass;
+use crate::analysis::predict::atomic_set_prediction::{predict, AccessKey, Prediction};
 use crate::strategy::ObjectId;
 
 /// Random-walk executions phase I analyses, when the spec does not say.

@@ -21,7 +21,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{below, Outcome, Random, Schedule, Strategy, View};
-use crate::detect::lock_order::{predict, same_class, CycleEdge, PredictedCycle};
+use crate::analysis::predict::lock_order::{predict, same_class, CycleEdge, PredictedCycle};
 use crate::strategy::{ObjectId, OpKind};
 
 /// Directed executions per predicted cycle when the spec does not say.

@@ -57,8 +57,8 @@ use std::collections::VecDeque;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::hb::{mix, HbFingerprint};
-use super::pct::{Priorities, DEFAULT_YIELD_LIMIT};
 use super::pctvb::VariableProfiles;
+use super::priority::{Priorities, DEFAULT_YIELD_LIMIT};
 use super::thread_bound::{lemma_4_1, EPSILON};
 use super::{ObjectId, OpKind, Outcome, Schedule, Strategy, ThreadState, View};
 

@@ -19,6 +19,7 @@ pub(crate) mod hb;
 mod icb;
 mod pct;
 mod pctvb;
+mod priority;
 mod race_fuzzer;
 pub(crate) mod random;
 pub(crate) mod replay;
@@ -34,8 +35,9 @@ pub use deadlock_fuzzer::DeadlockFuzzer;
 pub use dfs::Dfs;
 pub use dpor::Dpor;
 pub use icb::Icb;
-pub use pct::{Events, Pct};
+pub use pct::Pct;
 pub use pctvb::PctVb;
+pub use priority::Events;
 pub use race_fuzzer::RaceFuzzer;
 pub use random::Random;
 pub use rpro::RPro;
@@ -49,67 +51,9 @@ use std::any::Any;
 pub use crate::runtime::op::{Access, ObjectId, ObjectKind, OpKind, Site};
 pub use crate::runtime::{PendingOp, ThreadState, UnitView, View};
 
-/// What [`Schedule::next_thread`] returns to end the execution at once, without a failure: the
-/// schedule it was following can no longer happen (its strategy counts the execution as
-/// abandoned, [`Outcome::abandoned`]).
-pub const ABANDON: usize = usize::MAX - 1;
+pub use crate::runtime::schedule::{Schedule, ABANDON};
 
-/// Decides one execution's schedule.
-pub trait Schedule {
-    /// The thread to run next; must be one of `view.enabled()`, or [`ABANDON`].
-    fn next_thread(&mut self, view: &View<'_>) -> usize;
-
-    /// A value for a nondeterministic choice (`interleave::rand`); the runtime reduces it
-    /// modulo `bound` (`bound == 0` means the full `u64` range).
-    fn next_value(&mut self, bound: u64) -> u64;
-
-    /// Whether accesses to `object` are scheduling points for this schedule; asked once per
-    /// object per execution, when the object is first used.
-    ///
-    /// Returning `false` is a promise: after a data access (atomic or `cell::Var`) to an
-    /// untracked object, if the running thread's next operation is again a data access to an
-    /// untracked object, this schedule would keep the running thread. The runtime then takes
-    /// the fast path for that next access: it records the step (for traces, replay tokens
-    /// and race detection) without asking [`next_thread`](Schedule::next_thread). Such a
-    /// step changes no other thread's state, so only a schedule that preempts at will
-    /// (random walk) needs every one.
-    fn tracks(&self, object: ObjectId) -> bool {
-        let _ = object;
-        true
-    }
-
-    /// What the schedule learnt during the execution, handed to the strategy's
-    /// [`observe`](Strategy::observe) in [`Outcome::feedback`].
-    fn feedback(&mut self) -> Option<Box<dyn Any + Send>> {
-        None
-    }
-}
-
-/// One step of an execution, as strategies that analyse whole executions see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TraceEvent {
-    /// The thread that took the step (0 is the main thread; spawned threads are numbered in
-    /// the order they were spawned).
-    pub thread: usize,
-    /// What the step did.
-    pub kind: OpKind,
-    /// The object it acted on, if any.
-    pub object: Option<ObjectId>,
-    /// For `Spawn`, the spawned thread; for `Join`, the joined thread; for `Wake`, the mutex
-    /// the woken waiter takes back.
-    pub target: Option<TraceTarget>,
-    /// Where in the program the step was taken.
-    pub site: Site,
-}
-
-/// What a step's argument refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TraceTarget {
-    /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`).
-    Thread(usize),
-    /// An object (the mutex of a `Wake`).
-    Object(ObjectId),
-}
+pub use crate::trace::{TraceEvent, TraceTarget};
 
 /// What a strategy learns from one finished execution.
 #[derive(Clone, Copy, Debug)]

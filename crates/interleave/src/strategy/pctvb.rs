@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::pct::{
+use super::priority::{
     draw_distinct, object_event, pct_change_priorities, Counting, PrioritySchedule,
     DEFAULT_YIELD_LIMIT,
 };

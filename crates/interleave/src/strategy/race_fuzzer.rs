@@ -3,7 +3,7 @@
 //! baseline (spec `racefuzzer`).
 //!
 //! Phase 1, prediction: the first `profile` executions are random walks whose traces the hybrid
-//! race predictor (`detect::race_prediction`) analyses. A potential race is a pair of
+//! race predictor (`analysis::predict::race_prediction`) analyses. A potential race is a pair of
 //! statements of different threads that accessed one `cell::Var` or atomic, at least one
 //! writing, with no common lock and not ordered by spawn, join or notification.
 //!
@@ -51,7 +51,7 @@ use rand_pcg::Pcg64Mcg;
 use super::{
     below, Access, ObjectId, OpKind, Outcome, PendingOp, Random, Schedule, Site, Strategy, View,
 };
-use crate::detect::race_prediction::{predict, PotentialRace, RaceAccess};
+use crate::analysis::predict::race_prediction::{predict, PotentialRace, RaceAccess};
 
 /// Directed executions per potential race when the spec does not say.
 pub const DEFAULT_TRIES: u64 = 20;

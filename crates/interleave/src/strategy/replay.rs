@@ -2,7 +2,7 @@
 //! When the recorded thread cannot run, the runtime reports the divergence and where.
 
 use super::{Schedule, View};
-use crate::report::token::runs;
+use crate::runtime::schedule::END_OF_RECORDING;
 
 /// The schedule recorded in a replay token.
 pub(crate) struct ReplaySchedule {
@@ -49,10 +49,6 @@ impl ReplaySchedule {
     }
 }
 
-/// What `next_thread` returns when the recording has no more steps: no thread has this index,
-/// so the runtime reports a divergence.
-pub(crate) const END_OF_RECORDING: usize = usize::MAX;
-
 impl Schedule for ReplaySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
         self.thread_at(view.step())
@@ -64,6 +60,18 @@ impl Schedule for ReplaySchedule {
         self.next_value += 1;
         value
     }
+}
+
+/// Run-length encodes a sequence of chosen threads.
+pub(crate) fn runs(choices: impl IntoIterator<Item = u32>) -> Vec<(u32, u64)> {
+    let mut runs: Vec<(u32, u64)> = Vec::new();
+    for choice in choices {
+        match runs.last_mut() {
+            Some((thread, length)) if *thread == choice => *length += 1,
+            _ => runs.push((choice, 1)),
+        }
+    }
+    runs
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use super::pct::{draw_distinct, Estimates, DEFAULT_YIELD_LIMIT};
+use super::priority::{draw_distinct, Estimates, DEFAULT_YIELD_LIMIT};
 use super::{Events, Outcome, Schedule, Strategy};
 
 /// The RPro strategy (spec `rpro:d=3,r=20`).

@@ -187,7 +187,7 @@ impl StrategySpec {
         StrategySpec::Pct {
             depth,
             steps: None,
-            yields: super::pct::DEFAULT_YIELD_LIMIT,
+            yields: super::priority::DEFAULT_YIELD_LIMIT,
             events: Events::All,
         }
     }
@@ -198,7 +198,7 @@ impl StrategySpec {
             depth,
             radius,
             steps: None,
-            yields: super::pct::DEFAULT_YIELD_LIMIT,
+            yields: super::priority::DEFAULT_YIELD_LIMIT,
             events: Events::LockAcquisitions,
         }
     }
@@ -440,7 +440,7 @@ impl FromStr for StrategySpec {
             known,
             pairs,
         };
-        let yield_limit = super::pct::DEFAULT_YIELD_LIMIT;
+        let yield_limit = super::priority::DEFAULT_YIELD_LIMIT;
         let spec = match strategy {
             "random" => StrategySpec::Random,
             "dfs" => StrategySpec::Dfs,

@@ -18,7 +18,7 @@
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use super::pct::{draw_distinct, Counting, Estimates, PrioritySchedule, DEFAULT_YIELD_LIMIT};
+use super::priority::{draw_distinct, Counting, Estimates, PrioritySchedule, DEFAULT_YIELD_LIMIT};
 use super::{Events, Outcome, Schedule, Strategy};
 
 /// The failure probability the coverage statements of the reports use.

@@ -2,7 +2,7 @@
 //! that permutes only conflicting accesses that may happen in parallel, knows which access each
 //! context switch is meant to reach, and abandons the interleaving as soon as it cannot.
 //!
-//! The concurrent access pairs (`detect::access_pairs`) come from the executions themselves:
+//! The concurrent access pairs (`analysis::predict::access_pairs`) come from the executions themselves:
 //! `profile` random walks first (default 2), then every execution adds the pairs it shows. The
 //! search is chapter 6's incremental derivation, stateless:
 //!
@@ -47,8 +47,8 @@ use std::sync::Arc;
 
 use super::dfs::Continuation;
 use super::{Outcome, Random, Schedule, Site, Strategy, ThreadState, TraceTarget, View, ABANDON};
-use crate::detect::access_pairs::{access_of, AccessClass, AccessPairs, PairKind};
-use crate::detect::lockset::{Held, HeldLocks};
+use crate::analysis::predict::access_pairs::{access_of, AccessClass, AccessPairs, PairKind};
+use crate::analysis::predict::lockset::{Held, HeldLocks};
 use crate::strategy::OpKind;
 
 /// Random-walk executions that find the first pairs, when the spec does not say.

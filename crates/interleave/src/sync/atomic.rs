@@ -8,10 +8,10 @@ use std::sync::atomic as std_atomic;
 
 pub use std::sync::atomic::Ordering;
 
-use crate::report::FailureKind;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::{ObjectKind, OpKind, Site};
+use crate::runtime::FailureKind;
 
 /// The ordering used for the underlying operation: everything runs on one OS thread, so any
 /// ordering is correct; `SeqCst` documents the model.
@@ -28,7 +28,7 @@ fn atomic_op<R>(
     value: impl Fn() -> u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    if !runtime::switch_on_logging(handle, ObjectKind::Atomic, kind, site) {
+    if !runtime::switch_on(handle, ObjectKind::Atomic, kind, site).logs_values() {
         return op();
     }
     let before = value();
@@ -43,7 +43,7 @@ fn atomic_op<R>(
 /// reader's). The read is announced as a plain `Read`, so it acquires nothing.
 #[track_caller]
 fn unsync_read(handle: &ObjectHandle, site: Site) {
-    let idx = runtime::switch_on(handle, ObjectKind::Atomic, OpKind::Read, site);
+    let idx = runtime::switch_on(handle, ObjectKind::Atomic, OpKind::Read, site).index();
     let failed = runtime::with(|ex| {
         let me = ex.me();
         if ex.objects[idx as usize].clock.leq(&ex.threads[me].clock) {

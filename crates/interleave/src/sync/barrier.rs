@@ -43,7 +43,8 @@ impl Barrier {
             ObjectKind::Barrier,
             OpKind::BarrierArrive,
             site,
-        );
+        )
+        .index();
         let leader = runtime::with(|ex| {
             ex.release(idx);
             let me = ex.me();

@@ -48,7 +48,7 @@ impl Condvar {
         site: Site,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
         let (mutex, lock_site) = guard.into_parts();
-        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site);
+        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site).index();
         let m = runtime::with(|ex| {
             let m = ex.object(mutex.handle(), ObjectKind::Mutex);
             ex.give_mutex(m);
@@ -157,7 +157,7 @@ impl Condvar {
         } else {
             OpKind::NotifyOne
         };
-        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, kind, site);
+        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, kind, site).index();
         runtime::with(|ex| {
             let (threads, objects) = (&mut ex.threads, &mut ex.objects);
             if let ObjState::Condvar { queue } = &mut objects[cv as usize].state {

@@ -51,9 +51,13 @@ impl<T> Channel<T> {
     }
 
     fn schedule(&self, kind: OpKind, timed: bool, site: Site) -> ObjIdx {
-        runtime::switch_on_with(&self.handle, ObjectKind::Channel, site, |idx| {
-            Op::with(kind, idx, 0, timed)
-        })
+        runtime::switch_on(
+            &self.handle,
+            ObjectKind::Channel,
+            |idx| Op::with(kind, idx, 0, timed),
+            site,
+        )
+        .index()
     }
 
     #[allow(clippy::mut_from_ref)]

@@ -61,14 +61,14 @@ impl<T: ?Sized> Mutex<T> {
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new holder when it records the step.
-        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site).index();
         poison::result(poison::is_poisoned(idx), self.guard(idx, site))
     }
 
     /// [`lock`](Mutex::lock) recorded at `site`: for primitives built on this one, which
     /// report their caller's line.
     pub(crate) fn lock_at(&self, site: Site) -> MutexGuard<'_, T> {
-        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site);
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site).index();
         self.guard(idx, site)
     }
 
@@ -76,7 +76,8 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         let site = Location::caller();
-        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::TryLock, site);
+        let idx =
+            runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::TryLock, site).index();
         let taken = runtime::with(|ex| {
             let free = matches!(
                 ex.objects[idx as usize].state,

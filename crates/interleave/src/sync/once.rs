@@ -79,7 +79,8 @@ impl Once {
     /// Runs `f` unless an initialiser completed. A poisoned `Once` panics, as std's
     /// `call_once` does, unless `force` (`call_once_force`, `OnceLock`).
     fn run(&self, f: impl FnOnce(&OnceState), site: Site, force: bool) {
-        let idx = runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceEnter, site);
+        let idx =
+            runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceEnter, site).index();
         let must_run = runtime::with(|ex| {
             let thread = ex.me();
             let entry = &mut ex.objects[idx as usize];
@@ -133,7 +134,8 @@ impl Once {
             ObjectKind::Once,
             OpKind::Poll,
             Location::caller(),
-        );
+        )
+        .index();
         runtime::with(|ex| {
             let done = matches!(
                 ex.objects[idx as usize].state,

@@ -82,7 +82,8 @@ impl<T: ?Sized> RwLock<T> {
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new reader when it records the step.
-        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::ReadLock, site);
+        let idx =
+            runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::ReadLock, site).index();
         poison::result(poison::is_poisoned(idx), self.read_guard(site))
     }
 
@@ -91,13 +92,15 @@ impl<T: ?Sized> RwLock<T> {
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new writer when it records the step.
-        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::WriteLock, site);
+        let idx =
+            runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::WriteLock, site).index();
         poison::result(poison::is_poisoned(idx), self.write_guard(idx, site))
     }
 
     /// Takes the lock if it is free: its index in the execution and whether it is poisoned.
     fn try_take(&self, write: bool, site: Site) -> Option<(ObjIdx, bool)> {
-        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::TryRwLock, site);
+        let idx =
+            runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::TryRwLock, site).index();
         runtime::with(|ex| {
             let free = can_take(ex, idx, write);
             if free {

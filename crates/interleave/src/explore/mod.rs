@@ -1,0 +1,322 @@
+//! The exploration driver: runs executions planned by a strategy, in rounds, on one or more
+//! worker threads, verifies determinism, and assembles the [`Report`].
+//!
+//! Determinism across worker counts: a strategy plans a round of executions from what it
+//! observed in earlier rounds only, every execution's randomness comes from a seed derived from
+//! the exploration seed and the execution index, and outcomes are observed in index order. A
+//! run with 1 worker and a run with 8 workers therefore execute the same schedules and report
+//! the same first failure.
+//!
+//! This file holds the entry points (`Builder`, `check`, `replay`); `rounds.rs` runs the rounds,
+//! `determinism.rs` re-runs executions to check that they repeat, and `replay.rs` replays tokens
+//! and regression files.
+
+use std::any::Any;
+use std::collections::HashSet;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use rustc_hash::FxHashSet;
+
+use crate::analysis::online::serializability::{self, set_accesses};
+use crate::analysis::thread_label;
+use crate::atomic_set::Declarations;
+use crate::config::Config;
+use crate::persistence::Persistence;
+use crate::regressions::{self, SavedLine};
+use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
+use crate::report::{
+    render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Persisted, Report,
+};
+use crate::runtime::op::{ShortSite, Site};
+use crate::runtime::{self, Event, Execution, Limits};
+use crate::strategy::hb::HbFingerprint;
+use crate::strategy::replay::ReplaySchedule;
+use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec, TraceEvent};
+use crate::{Error, RaceMode};
+
+mod determinism;
+mod replay;
+mod rounds;
+
+use determinism::*;
+use replay::*;
+use rounds::*;
+
+pub(crate) use replay::run_token;
+pub(crate) use rounds::{describe_failure, limits};
+
+/// Rounds grow 1, 2, 4, ... up to this many executions.
+const MAX_ROUND: usize = 64;
+
+/// Configures and runs an exploration.
+///
+/// ```
+/// use interleave::sync::atomic::{AtomicUsize, Ordering};
+/// use interleave::sync::Arc;
+/// use interleave::thread;
+///
+/// let report = interleave::Builder::new()
+///     .strategy("pct:d=2".parse().unwrap())
+///     .executions(500)
+///     .explore(|| {
+///         let hits = Arc::new(AtomicUsize::new(0));
+///         let other = hits.clone();
+///         let t = thread::spawn(move || {
+///             let seen = other.load(Ordering::SeqCst);
+///             other.store(seen + 1, Ordering::SeqCst);
+///         });
+///         let seen = hits.load(Ordering::SeqCst);
+///         hits.store(seen + 1, Ordering::SeqCst);
+///         t.join().unwrap();
+///         assert_eq!(hits.load(Ordering::SeqCst), 2, "an increment was lost");
+///     })
+///     .unwrap();
+/// let failure = report.first_failure().expect("PCT finds the lost update");
+/// assert_eq!(failure.kind, interleave::FailureKind::Panic);
+/// ```
+pub struct Builder {
+    config: Config,
+    custom: Option<Box<dyn Strategy>>,
+    use_environment: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+impl Builder {
+    /// Default settings (see [`Config`]), overridable by the environment.
+    pub fn new() -> Builder {
+        Builder::from_config(Config::default())
+    }
+
+    /// Starts from `config`.
+    pub fn from_config(config: Config) -> Builder {
+        Builder {
+            config,
+            custom: None,
+            use_environment: true,
+        }
+    }
+
+    /// The settings so far (before the environment is applied).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Uses a built-in strategy.
+    pub fn strategy(mut self, spec: StrategySpec) -> Builder {
+        self.config.strategy = spec;
+        self.custom = None;
+        self
+    }
+
+    /// Uses a strategy of your own. `INTERLEAVE_STRATEGY` still overrides it.
+    pub fn custom_strategy(mut self, strategy: impl Strategy + 'static) -> Builder {
+        self.custom = Some(Box::new(strategy));
+        self
+    }
+
+    /// Runs at most `executions` executions.
+    pub fn executions(mut self, executions: u64) -> Builder {
+        self.config.executions = executions;
+        self
+    }
+
+    /// Sets the exploration seed.
+    pub fn seed(mut self, seed: u64) -> Builder {
+        self.config.seed = seed;
+        self
+    }
+
+    /// Fails an execution as a livelock after `steps` steps.
+    pub fn max_steps(mut self, steps: u64) -> Builder {
+        self.config.max_steps = steps;
+        self
+    }
+
+    /// Runs executions on `workers` OS threads.
+    pub fn workers(mut self, workers: usize) -> Builder {
+        self.config.workers = workers;
+        self
+    }
+
+    /// Chooses whether data races on `cell::Var` fail the execution or warn.
+    pub fn data_races(mut self, mode: RaceMode) -> Builder {
+        self.config.data_races = mode;
+        self
+    }
+
+    /// Keeps exploring after a failure, collecting every failing execution.
+    pub fn stop_on_first_failure(mut self, stop: bool) -> Builder {
+        self.config.stop_on_first_failure = stop;
+        self
+    }
+
+    /// Sets the stack size of the program's threads (see [`Config::stack_size`]).
+    pub fn stack_size(mut self, bytes: usize) -> Builder {
+        self.config.stack_size = bytes;
+        self
+    }
+
+    /// Sets how long an execution may make no progress before the watchdog reports it and
+    /// ends the process; `None` turns it off (see [`Config::watchdog`]).
+    pub fn watchdog(mut self, timeout: Option<std::time::Duration>) -> Builder {
+        self.config.watchdog = timeout;
+        self
+    }
+
+    /// Lets `Condvar::wait` and `thread::park` wake spuriously, as std allows (see
+    /// [`Config::spurious_wakeups`]).
+    pub fn spurious_wakeups(mut self, on: bool) -> Builder {
+        self.config.spurious_wakeups = on;
+        self
+    }
+
+    /// Counts the distinct states reached (see [`Config::count_states`]).
+    pub fn count_states(mut self, count: bool) -> Builder {
+        self.config.count_states = count;
+        self
+    }
+
+    /// Checks executions for atomic-set serializability violations (see
+    /// [`Config::monitor_atomic_sets`]).
+    pub fn monitor_atomic_sets(mut self, monitor: bool) -> Builder {
+        self.config.monitor_atomic_sets = monitor;
+        self
+    }
+
+    /// Turns the re-run that checks for uncontrolled nondeterminism on or off.
+    pub fn check_determinism(mut self, check: bool) -> Builder {
+        self.config.check_determinism = check;
+        self
+    }
+
+    /// Saves the tokens of failing schedules in a regression file and replays the saved ones
+    /// first, before exploring (see [`Persistence`]; `#[interleave::test]` does this itself).
+    ///
+    /// ```no_run
+    /// use interleave::{Builder, Persistence};
+    ///
+    /// Builder::new()
+    ///     .persist_failures(Persistence::in_crate(
+    ///         env!("CARGO_MANIFEST_DIR"),
+    ///         concat!(module_path!(), "::transfers_are_atomic"),
+    ///     ))
+    ///     .check(|| { /* the test */ });
+    /// ```
+    pub fn persist_failures(mut self, persistence: Persistence) -> Builder {
+        self.config.persistence = Some(persistence);
+        self
+    }
+
+    /// Ignores the `INTERLEAVE_*` environment variables (and `CI`).
+    pub fn ignore_environment(mut self) -> Builder {
+        self.use_environment = false;
+        self
+    }
+
+    fn resolve(self) -> Result<(Config, Box<dyn Strategy>), Error> {
+        let mut config = self.config;
+        let chosen = config.strategy.clone();
+        if self.use_environment {
+            config.apply_env()?;
+        } else {
+            config.validate()?;
+        }
+        let strategy = match self.custom {
+            Some(custom) if config.strategy == chosen => custom,
+            _ => config.strategy.build(),
+        };
+        Ok((config, strategy))
+    }
+
+    /// Explores `f` and returns what was found.
+    ///
+    /// With a regression file ([`Builder::persist_failures`]), the tokens saved there are
+    /// replayed first: the first that fails again is reported at once, as execution 0. The
+    /// tokens of the failures the exploration then finds are saved there.
+    #[track_caller]
+    pub fn explore<F: Fn() + Sync>(self, f: F) -> Result<Report, Error> {
+        let site = Location::caller();
+        let (config, mut strategy) = self.resolve()?;
+        let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
+        if let Some(token) = config.replay.clone() {
+            return replay_with(&config, monitor, &token, &f, site);
+        }
+        let Some(persistence) = &config.persistence else {
+            return Ok(explore_with(&config, strategy.as_mut(), &f, site));
+        };
+        let mut notes = Vec::new();
+        if let Some(report) = replay_saved(&config, persistence, monitor, &f, site, &mut notes) {
+            return Ok(report);
+        }
+        let mut report = explore_with(&config, strategy.as_mut(), &f, site);
+        save_failures(persistence, &mut report.failures);
+        notes.append(&mut report.notes);
+        report.notes = notes;
+        Ok(report)
+    }
+
+    /// Explores `f` and panics with the report of the first failure. When nothing fails,
+    /// the report's notes (skipped lines of the regression file) go to standard error, which
+    /// the test harness shows only on request (`--nocapture`).
+    #[track_caller]
+    pub fn check<F: Fn() + Sync>(self, f: F) {
+        match self.explore(f) {
+            Err(error) => panic!("interleave: {error}"),
+            Ok(report) => {
+                if let Some(failure) = report.first_failure() {
+                    let notes: String = report
+                        .notes
+                        .iter()
+                        .map(|note| format!("\n\nnote: {note}"))
+                        .collect();
+                    panic!("{failure}{notes}");
+                }
+                for note in &report.notes {
+                    eprintln!("interleave: note: {note}");
+                }
+            }
+        }
+    }
+
+    /// Re-runs the one execution recorded in `token`.
+    #[track_caller]
+    pub fn replay<F: Fn() + Sync>(self, token: &str, f: F) -> Result<Report, Error> {
+        let site = Location::caller();
+        let (config, strategy) = self.resolve()?;
+        let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
+        replay_with(&config, monitor, token, &f, site)
+    }
+}
+
+/// Explores `f` with the default settings (1,000 random executions, overridable by the
+/// `INTERLEAVE_*` environment variables) and panics with a report on the first failure.
+#[track_caller]
+pub fn check<F: Fn() + Sync>(f: F) {
+    Builder::new().check(f);
+}
+
+/// Re-runs the execution recorded in `token` (printed in a failure report) and panics with the
+/// report if it fails again; a malformed or stale token panics with an explanation.
+#[track_caller]
+pub fn replay<F: Fn() + Sync>(token: &str, f: F) {
+    match Builder::new().replay(token, f) {
+        Err(error) => panic!("interleave::replay: {error}"),
+        Ok(report) => {
+            if let Some(failure) = report.first_failure() {
+                panic!("{failure}");
+            }
+        }
+    }
+}
+
+/// Runs the planned executions, on `workers` threads, and returns their summaries in index
+/// order. With `stop_early`, executions after a failing one may be skipped.
+/// An execution index, its schedule, and whether to keep its trace.
+type Plan = (u64, Box<dyn Schedule + Send>, bool);

@@ -1,0 +1,310 @@
+//! Rounds of executions: the strategy plans a round from what it observed before, the
+//! executions run on one or more workers, and their summaries come back in index order.
+
+use super::*;
+
+/// What one exploration run shares with its workers.
+pub(super) struct Run<'a> {
+    pub(super) f: &'a (dyn Fn() + Sync),
+    /// Where the exploration was started: the main thread's spawn site.
+    pub(super) site: Site,
+    pub(super) limits: Limits,
+    pub(super) spec: String,
+    pub(super) seed: u64,
+    pub(super) check_determinism: bool,
+    pub(super) count_states: bool,
+    pub(super) monitor_atomic_sets: bool,
+}
+
+/// The result of one execution as the driver keeps it.
+pub(super) struct Summary {
+    pub(super) index: u64,
+    pub(super) steps: u64,
+    pub(super) threads: usize,
+    pub(super) lock_acquisitions: u64,
+    pub(super) abandoned: bool,
+    pub(super) trace: Option<Vec<TraceEvent>>,
+    /// The happens-before fingerprint of every prefix, when counting states.
+    pub(super) states: Vec<u128>,
+    pub(super) feedback: Option<Box<dyn Any + Send>>,
+    pub(super) failure: Option<Failure>,
+    pub(super) warnings: Vec<String>,
+    /// What the program declared, when the strategy asked for the trace.
+    pub(super) declarations: Option<Declarations>,
+    pub(super) violations: Vec<AtomicityViolation>,
+}
+
+pub(crate) fn limits(config: &Config) -> Limits {
+    Limits {
+        narrator: &crate::report::NARRATOR,
+        max_steps: config.max_steps,
+        stack_size: config.stack_size,
+        races: config.data_races,
+        log_values: false,
+        watchdog: config.watchdog,
+        spurious_wakeups: config.spurious_wakeups,
+    }
+}
+
+pub(super) fn explore_with(
+    config: &Config,
+    strategy: &mut dyn Strategy,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+) -> Report {
+    let run = Run {
+        f,
+        site,
+        limits: limits(config),
+        spec: strategy.spec(),
+        seed: config.seed,
+        check_determinism: config.check_determinism,
+        count_states: config.count_states,
+        monitor_atomic_sets: config.monitor_atomic_sets || strategy.monitors_atomic_sets(),
+    };
+    let mut report = Report::new(run.spec.clone(), config.seed);
+    let mut seen_warnings = HashSet::new();
+    let mut seen_violations = HashSet::new();
+    let mut states: FxHashSet<u128> = FxHashSet::default();
+    let mut round = 1usize;
+    let mut next = 0u64;
+    'rounds: while next < config.executions {
+        let size = (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
+        let mut plans = Vec::new();
+        for index in next..next + size {
+            match strategy.plan(index, execution_seed(config.seed, index)) {
+                Some(schedule) => plans.push((index, schedule, strategy.wants_trace(index))),
+                None => break,
+            }
+        }
+        let planned = plans.len() as u64;
+        for summary in execute(&run, plans, config.workers, config.stop_on_first_failure) {
+            strategy.observe(
+                summary.index,
+                &Outcome {
+                    steps: summary.steps,
+                    threads: summary.threads,
+                    failed: summary.failure.is_some(),
+                    abandoned: summary.abandoned,
+                    lock_acquisitions: summary.lock_acquisitions,
+                    trace: summary.trace.as_deref(),
+                    feedback: summary.feedback.as_deref(),
+                    declarations: summary.declarations.as_ref(),
+                    violations: summary.violations.len(),
+                },
+            );
+            report.executions += 1;
+            report.steps += summary.steps;
+            if !summary.violations.is_empty() {
+                report.violating_executions += 1;
+            }
+            for violation in summary.violations {
+                if seen_violations.insert(violation.key.clone()) {
+                    report.violations.push(violation);
+                }
+            }
+            states.extend(summary.states);
+            for warning in summary.warnings {
+                if seen_warnings.insert(warning.clone()) {
+                    report.warnings.push(warning);
+                }
+            }
+            if let Some(failure) = summary.failure {
+                report.failures.push(failure);
+                if config.stop_on_first_failure {
+                    break 'rounds;
+                }
+            }
+        }
+        if planned < size {
+            break;
+        }
+        next += planned;
+        round = (round * 2).min(MAX_ROUND);
+    }
+    report.strategy_stats = strategy.stats();
+    report.states = config.count_states.then_some(states.len() as u64);
+    for warning in strategy.warnings() {
+        if seen_warnings.insert(warning.clone()) {
+            report.warnings.push(warning);
+        }
+    }
+    report
+}
+
+pub(super) fn execute(
+    run: &Run<'_>,
+    plans: Vec<Plan>,
+    workers: usize,
+    stop_early: bool,
+) -> Vec<Summary> {
+    if workers <= 1 || plans.len() <= 1 {
+        let mut summaries = Vec::with_capacity(plans.len());
+        for (index, schedule, keep_trace) in plans {
+            let summary = run_one(run, index, schedule, keep_trace);
+            let failed = summary.failure.is_some();
+            summaries.push(summary);
+            if failed && stop_early {
+                break;
+            }
+        }
+        return summaries;
+    }
+    let first_failure = AtomicU64::new(u64::MAX);
+    let next_plan = AtomicUsize::new(0);
+    let plans: Vec<Mutex<Option<Plan>>> = plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    let summaries = Mutex::new(Vec::with_capacity(plans.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(plans.len()) {
+            scope.spawn(|| loop {
+                let position = next_plan.fetch_add(1, Ordering::Relaxed);
+                let Some(plan) = plans.get(position) else {
+                    break;
+                };
+                let Some((index, schedule, keep_trace)) = plan.lock().expect("plan lock").take()
+                else {
+                    continue;
+                };
+                if stop_early && index > first_failure.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let summary = run_one(run, index, schedule, keep_trace);
+                if summary.failure.is_some() {
+                    first_failure.fetch_min(index, Ordering::Relaxed);
+                }
+                summaries.lock().expect("summary lock").push(summary);
+            });
+        }
+    });
+    let mut summaries = summaries.into_inner().expect("summary lock");
+    summaries.sort_by_key(|s| s.index);
+    summaries
+}
+
+pub(super) fn run_one(
+    run: &Run<'_>,
+    index: u64,
+    schedule: Box<dyn Schedule + Send>,
+    keep_trace: bool,
+) -> Summary {
+    let mut ex = runtime::run(run.f, run.site, schedule, run.limits);
+    let mut failure = ex
+        .failure
+        .clone()
+        .map(|info| failure_of(run, index, &ex, &info));
+    // Re-running executions 0, 1, 2, 4, 8, ... costs about log2(executions) extra runs and
+    // catches nondeterminism that one comparison could miss by chance.
+    let sampled = index == 0 || index.is_power_of_two();
+    // An abandoned execution stopped where its schedule chose to; a replay of its steps could
+    // not tell that stop from a divergence. One that met something outside the schedule's
+    // control (a stack it could not allocate, a wake from a foreign OS thread) says nothing
+    // about the program's determinism either.
+    if run.check_determinism
+        && !ex.abandoned
+        && !ex.outside_control
+        && (sampled || failure.is_some())
+    {
+        if let Some(difference) = rerun_difference(run, &ex) {
+            failure = Some(match failure {
+                // The program's own failure (the assertion that failed, the deadlock) is what
+                // the user must see; that the run does not repeat is a note on it.
+                Some(mut first) => {
+                    first.message = format!("{}\n\nnote: {difference}", first.message);
+                    first
+                }
+                None => {
+                    let info = FailureInfo {
+                        kind: FailureKind::Nondeterminism,
+                        message: difference,
+                        thread: None,
+                        site: None,
+                    };
+                    failure_of(run, index, &ex, &info)
+                }
+            });
+        }
+    }
+    let events =
+        (keep_trace || run.count_states || run.monitor_atomic_sets).then(|| crate::trace::of(&ex));
+    let declarations = (keep_trace || run.monitor_atomic_sets)
+        .then(|| Declarations::of(&ex))
+        .flatten();
+    let violations = match (&events, &declarations) {
+        (Some(events), Some(declarations)) if run.monitor_atomic_sets => {
+            atomicity_violations(&ex, index, events, declarations)
+        }
+        _ => Vec::new(),
+    };
+    let states = match (&events, run.count_states) {
+        (Some(events), true) => prefix_fingerprints(events),
+        _ => Vec::new(),
+    };
+    let summary = Summary {
+        index,
+        steps: ex.steps(),
+        threads: ex.threads.len(),
+        lock_acquisitions: ex.lock_acquisitions,
+        abandoned: ex.abandoned,
+        trace: events.filter(|_| keep_trace),
+        states,
+        feedback: ex.schedule.feedback(),
+        failure,
+        warnings: std::mem::take(&mut ex.warnings),
+        declarations: declarations.filter(|_| keep_trace),
+        violations,
+    };
+    ex.recycle();
+    summary
+}
+
+/// The atomic-set serializability violations execution `index` produced.
+pub(super) fn atomicity_violations(
+    ex: &Execution,
+    index: u64,
+    events: &[TraceEvent],
+    declarations: &Declarations,
+) -> Vec<AtomicityViolation> {
+    let accesses = set_accesses(events, declarations);
+    serializability::violations(&accesses)
+        .iter()
+        .map(|v| AtomicityViolation::describe(ex, index, events, declarations, v))
+        .collect()
+}
+
+/// The happens-before fingerprint of every prefix of `events` (the empty one included).
+pub(super) fn prefix_fingerprints(events: &[TraceEvent]) -> Vec<u128> {
+    let mut fingerprint = HbFingerprint::default();
+    let mut all = vec![fingerprint.value()];
+    for event in events {
+        fingerprint.add(event);
+        all.push(fingerprint.value());
+    }
+    all
+}
+
+pub(super) fn failure_of(run: &Run<'_>, index: u64, ex: &Execution, info: &FailureInfo) -> Failure {
+    describe_failure(&run.spec, run.seed, index, ex, info)
+}
+
+/// The report of execution `index`'s failure `info`, found by the strategy `spec` with `seed`.
+pub(crate) fn describe_failure(
+    spec: &str,
+    seed: u64,
+    index: u64,
+    ex: &Execution,
+    info: &FailureInfo,
+) -> Failure {
+    Failure {
+        execution: index,
+        kind: info.kind,
+        message: info.message.clone(),
+        token: Token::from_run(ex, Some(info.kind)).encode(),
+        steps: ex.steps(),
+        thread: info.thread.map(|t| thread_label(ex, t)),
+        site: info.site.clone(),
+        interleaving: render_interleaving(ex),
+        persisted: None,
+        strategy: spec.to_string(),
+        seed,
+    }
+}

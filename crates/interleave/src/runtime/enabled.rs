@@ -1,0 +1,135 @@
+//! Enabledness: which threads can take their pending operation now, whether a waiting thread
+//! may end its wait by itself (a timeout), and whether a blocked lock request is a relock.
+
+use super::*;
+
+impl Execution {
+    /// Whether thread `t`'s pending operation can take effect now. A timed operation (a
+    /// sleep, a timeout, a parked task's timer) may end by its timeout at any scheduling point
+    /// after it started (`early`), since the time a thread takes to reach a step is not
+    /// bounded; without `early`, only once the virtual clock has reached its deadline. With
+    /// spurious wake-ups allowed, a condition-variable wait or a park may end at any point too
+    /// (`early` only).
+    #[inline(always)]
+    pub(super) fn op_enabled(&self, t: usize, early: bool) -> bool {
+        let slot = &self.threads[t];
+        let op = slot.pending;
+        let state = || &self.objects[op.object as usize].state;
+        match op.kind {
+            OpKind::Lock => match state() {
+                ObjState::Mutex { holder } => holder.is_none(),
+                _ => true,
+            },
+            OpKind::ReadLock => match state() {
+                ObjState::RwLock { writer, .. } => writer.is_none(),
+                _ => true,
+            },
+            OpKind::WriteLock => match state() {
+                ObjState::RwLock { writer, readers } => writer.is_none() && readers.is_empty(),
+                _ => true,
+            },
+            OpKind::Wake => {
+                let mutex_free = matches!(
+                    self.objects[op.arg as usize].state,
+                    ObjState::Mutex { holder: None }
+                );
+                let notified = || match state() {
+                    ObjState::Condvar { queue } => queue.can_take(t),
+                    _ => false,
+                };
+                let spurious = early && self.limits.spurious_wakeups;
+                mutex_free
+                    && (!slot.waiting || self.may_time_out(slot, early) || notified() || spurious)
+            }
+            OpKind::Join => self.threads[op.arg as usize].finished,
+            OpKind::Park => {
+                slot.park_token
+                    || (early && self.limits.spurious_wakeups)
+                    || self.may_time_out(slot, early)
+                    || slot.timer_deadline.is_some_and(|d| early || d <= self.now)
+            }
+            OpKind::Sleep => self.may_time_out(slot, early),
+            OpKind::BarrierLeave => match state() {
+                ObjState::Barrier { generation, .. } => *generation != slot.barrier_generation,
+                _ => true,
+            },
+            OpKind::OnceEnter => match state() {
+                ObjState::Once { runner, .. } => runner.is_none(),
+                _ => true,
+            },
+            OpKind::Send => match state() {
+                ObjState::Channel {
+                    len,
+                    capacity: Some(capacity),
+                    receiver_alive,
+                    ..
+                } if *capacity > 0 => *len < *capacity || !*receiver_alive,
+                _ => true,
+            },
+            OpKind::SendWait => match state() {
+                ObjState::Channel {
+                    received,
+                    receiver_alive,
+                    ..
+                } => *received >= slot.ticket || !*receiver_alive,
+                _ => true,
+            },
+            OpKind::Recv => match state() {
+                ObjState::Channel { len, senders, .. } => {
+                    *len > 0 || *senders == 0 || self.may_time_out(slot, early)
+                }
+                _ => true,
+            },
+            _ => true,
+        }
+    }
+
+    /// Fills `self.enabled`; flags a thread that waits for a lock it holds.
+    pub(super) fn compute_enabled(&mut self) {
+        self.enabled.clear();
+        for t in 0..self.threads.len() {
+            if self.threads[t].finished {
+                continue;
+            }
+            let pending = self.threads[t].pending;
+            if !pending.blocking {
+                // `times_out` is read only for blocking operations (see `View::times_out`).
+                self.enabled.push(t);
+            } else if self.op_enabled(t, true) {
+                self.enabled.push(t);
+                // Only waits can end by themselves; a lock, a join or a send cannot.
+                let may_wake_itself =
+                    pending.timed || matches!(pending.kind, OpKind::Park | OpKind::Wake);
+                let times_out = may_wake_itself && self.wakes_itself(t);
+                self.threads[t].times_out = times_out;
+            } else if t == self.current {
+                // Only the thread that just announced its operation can have started to wait
+                // for a lock it holds.
+                if let Some(since) = self.held_by_requester(t) {
+                    self.stop(FailureKind::Relock, Stop::Relock { thread: t, since });
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Where thread `t` took the lock its pending operation asks for, if it already holds it
+    /// (a `Mutex` it holds, or an `RwLock` it holds for writing, or for reading when it asks
+    /// to write): std would deadlock or panic there.
+    pub(super) fn held_by_requester(&self, t: usize) -> Option<Site> {
+        let op = self.threads[t].pending;
+        let held_by_t = |h: &Option<Holder>| h.filter(|h| h.thread == t);
+        let earlier = match (op.kind, &self.objects.get(op.object as usize)?.state) {
+            (OpKind::Lock, ObjState::Mutex { holder }) => held_by_t(holder),
+            (OpKind::ReadLock | OpKind::WriteLock, ObjState::RwLock { writer, readers }) => {
+                held_by_t(writer).or_else(|| {
+                    (op.kind == OpKind::WriteLock)
+                        .then(|| readers.iter().find(|r| r.thread == t).copied())
+                        .flatten()
+                })
+            }
+            _ => None,
+        }?;
+        Some(earlier.site)
+    }
+}

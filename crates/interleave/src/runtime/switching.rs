@@ -1,0 +1,317 @@
+//! Switching and recording: how a visible operation is announced, decided by the schedule
+//! (`decide`), recorded as a step with its synchronisation effect, and how the running thread
+//! suspends when another thread was chosen.
+
+use super::*;
+
+/// The choke point: announce `op` at `site` and let the strategy decide who runs.
+///
+/// Returns when this thread has been chosen; the operation is then enabled and the caller
+/// performs it. When the strategy keeps this thread running, no coroutine switch happens.
+/// During teardown it returns at once.
+///
+/// This and the primitives' hot methods are inlined so the suspension sits directly in the
+/// caller's frame: after a switch, every return through a frame that was live at the
+/// suspension is mispredicted (the return-stack buffer holds the other stack's addresses),
+/// which measured at about 25 ns per switch before inlining.
+#[inline(always)]
+pub(crate) fn switch(op: Op, site: Site) {
+    let decision = with(|ex| ex.announce(op, site));
+    suspend(decision);
+}
+
+/// What a primitive announces on an object: an operation kind, or a closure that builds the
+/// operation from the object's index (for operations with an argument or a timeout).
+pub(crate) trait OpOn {
+    fn on(self, object: ObjIdx) -> Op;
+}
+
+impl OpOn for OpKind {
+    #[inline(always)]
+    fn on(self, object: ObjIdx) -> Op {
+        Op::new(self, object)
+    }
+}
+
+impl<F: FnOnce(ObjIdx) -> Op> OpOn for F {
+    #[inline(always)]
+    fn on(self, object: ObjIdx) -> Op {
+        self(object)
+    }
+}
+
+/// What [`switch_on`] hands back: the object's index in this execution, and for an atomic
+/// whether the execution logs the values it holds (`Limits::log_values`), read in the same
+/// borrow so atomics pay nothing more for the question. Packed in one `u32` (the flag in the top bit,
+/// above every object index) so that it and the `Decision` come back from the borrow in
+/// registers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Switched(u32);
+
+// Every object index fits below the flag bit.
+const _: () = assert!(MAX_OBJECTS < 1 << 31);
+
+impl Switched {
+    const LOGS_VALUES: u32 = 1 << 31;
+
+    /// The object's index in this execution.
+    #[inline(always)]
+    pub(crate) fn index(self) -> ObjIdx {
+        self.0 & !Self::LOGS_VALUES
+    }
+
+    /// Whether atomics log their values around each access in this execution.
+    #[inline(always)]
+    pub(crate) fn logs_values(self) -> bool {
+        self.0 & Self::LOGS_VALUES != 0
+    }
+}
+
+/// Registers `handle` (on first use in this execution) and announces `op` on it at `site`:
+/// the choke point ([`switch`]) for operations on an object.
+#[inline(always)]
+pub(crate) fn switch_on(
+    handle: &ObjectHandle,
+    object: ObjectKind,
+    op: impl OpOn,
+    site: Site,
+) -> Switched {
+    let (switched, decision) = with(|ex| {
+        let idx = ex.object(handle, object);
+        // `object` is a constant at every (inlined) call site, so only atomics read the flag.
+        let logs = if object == ObjectKind::Atomic && ex.limits.log_values {
+            Switched::LOGS_VALUES
+        } else {
+            0
+        };
+        (Switched(idx | logs), ex.announce(op.on(idx), site))
+    });
+    suspend(decision);
+    switched
+}
+
+/// What an announcement asks of the running thread: go on, or hand control to the scheduler
+/// loop with the next thread to run or the end of the execution. One `u32`, so the borrow that
+/// decides returns it (with an object index) in registers: a wider value went through memory
+/// and its reload stalled on a failed store-to-load forward, about 4 ns per step.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Decision(u32);
+
+impl Decision {
+    /// The running thread goes on without a switch.
+    pub(super) const GO_ON: Decision = Decision(u32::MAX);
+    /// The running thread stops: the execution is over (or it is abandoned in teardown).
+    pub(super) const STOP: Decision = Decision(u32::MAX - 1);
+
+    /// Thread `next` runs next, or the execution is over when `None`.
+    #[inline(always)]
+    fn switch_to(next: Option<usize>) -> Decision {
+        match next {
+            Some(next) => Decision(next as u32),
+            None => Decision::STOP,
+        }
+    }
+}
+
+/// Hands control to the scheduler loop when another thread runs next or the execution ends.
+#[inline(always)]
+pub(super) fn suspend(decision: Decision) {
+    if decision != Decision::GO_ON {
+        let next = (decision != Decision::STOP).then_some(decision.0 as usize);
+        let current: *const Current = CURRENT.with(|current| current as *const Current);
+        // SAFETY: the coroutine resumes on the OS thread it was suspended on (an execution
+        // never migrates), so the thread-local is the same one and still alive.
+        let current = unsafe { &*current };
+        let yielder = current.yielder.get();
+        // SAFETY: the yielder belongs to the running coroutine (this one): it was stored when
+        // the coroutine started or last resumed, and stays valid until the coroutine returns.
+        let resume = unsafe { (*yielder).suspend(next) };
+        current.yielder.set(yielder);
+        if resume == Resume::Unwind {
+            resumed_for_teardown();
+        }
+    }
+}
+
+/// Suspends the running thread if the execution has failed, so nothing after the failure
+/// point runs; the scheduler then ends the execution.
+pub(crate) fn stop_if_failed() {
+    let decision = with(|ex| {
+        if ex.failure.is_some() && !ex.teardown {
+            Decision::STOP
+        } else {
+            Decision::GO_ON
+        }
+    });
+    suspend(decision);
+}
+
+/// Chooses the thread for the next step, or `None` when the execution is over.
+pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
+    if ex.failure.is_some() {
+        return None;
+    }
+    // The end of the test (shuttle's rule): after the main thread returned, the spawned
+    // threads and the tasks somebody may still await run to their end, and the detached tasks
+    // (their handles dropped) only while those do; when only detached tasks are left, the
+    // execution is over and teardown cancels them.
+    if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
+        return None;
+    }
+    ex.compute_enabled();
+    if ex.failure.is_some() {
+        return None;
+    }
+    // Virtual time passes only when nothing can happen before the next deadline. After the
+    // main thread returned the process would be gone under std, so the clock stops there.
+    if ex.enabled.is_empty() && !ex.threads[0].finished {
+        while ex.enabled.is_empty() && ex.advance_clock() {
+            ex.compute_enabled();
+            if ex.failure.is_some() {
+                return None;
+            }
+        }
+    }
+    if ex.enabled.is_empty() {
+        // Threads still blocked when nothing can run are a deadlock, also after the main thread
+        // returned: under std the process would exit with them blocked, but a test that leaves
+        // a thread waiting for ever has lost a wake-up or a message (shuttle and loom report it
+        // too).
+        // A task whose wake came from a foreign OS thread was lost, not deadlocked.
+        if let Some(message) = ex.foreign.explanation(ex.tag) {
+            ex.outside_control = true;
+            ex.current = 0;
+            ex.fail(FailureKind::Nondeterminism, message);
+            return None;
+        }
+        ex.current = 0;
+        ex.stop(FailureKind::Deadlock, Stop::Deadlock);
+        return None;
+    }
+    if ex.steps() >= ex.limits.max_steps {
+        ex.stop(FailureKind::StepBound, Stop::StepBound);
+        return None;
+    }
+    let chosen = {
+        let view = View {
+            threads: &ex.threads,
+            objects: &ex.objects,
+            enabled: &ex.enabled,
+            step: ex.events.len() as u64,
+            last: ex.events.last().map(|e| e.thread as usize),
+            units: &ex.annotations.units,
+        };
+        ex.schedule.next_thread(&view)
+    };
+    if chosen == ABANDON {
+        ex.abandoned = true;
+        return None;
+    }
+    if !ex.enabled.contains(&chosen) {
+        ex.stop(FailureKind::Divergence, Stop::ScheduleImpossible { chosen });
+        return None;
+    }
+    ex.record(chosen);
+    Some(chosen)
+}
+
+impl Execution {
+    /// Records the running thread's pending operation and decides the next step: whether the
+    /// thread goes on, another one runs or the execution is over.
+    #[inline(always)]
+    pub(super) fn announce(&mut self, op: Op, site: Site) -> Decision {
+        if self.teardown {
+            // The operation goes by its fields: passed whole, it would be built in memory once
+            // for this cold call, and the hot path below would copy it from there through a
+            // stalled store-to-load forward (measured at about 4 ns per step).
+            return self.announce_in_teardown(op.kind, op.object, op.arg, op.timed, site);
+        }
+        let me = self.current;
+        let slot = &mut self.threads[me];
+        slot.pending = op;
+        slot.pending_site = site;
+        if self.last_untracked && self.fast_path(op) {
+            self.record(me);
+            return Decision::GO_ON;
+        }
+        let next = decide(self);
+        if next == Some(me) {
+            Decision::GO_ON
+        } else {
+            Decision::switch_to(next)
+        }
+    }
+
+    /// Whether `op`, announced right after a data access to an untracked object, skips the
+    /// schedule: it is one too, and the execution goes on (no failure, step bound not hit).
+    #[inline(always)]
+    pub(super) fn fast_path(&self, op: Op) -> bool {
+        op.kind.is_data_access()
+            && self.objects[op.object as usize].untracked
+            && self.failure.is_none()
+            && self.steps() < self.limits.max_steps
+    }
+
+    /// Records step `chosen`, makes it the running thread, and applies the synchronisation
+    /// effect of operations that need nothing from the thread and return nothing to it: clocks
+    /// of atomic accesses, and the owners and clocks of blocking lock and unlock operations
+    /// (`Mutex`, `RwLock`). The thread performs the operation as soon as it runs, before any
+    /// other thread, so applying the effect here is equivalent and saves the primitive a second
+    /// visit to the runtime.
+    #[inline]
+    pub(super) fn record(&mut self, chosen: usize) {
+        let timed_out = self.time_out_if_due(chosen);
+        let slot = &mut self.threads[chosen];
+        let Op {
+            kind, object, arg, ..
+        } = slot.pending;
+        let site = slot.pending_site;
+        // A sleep or a timeout counts as a yield: a loop that waits by sleeping or by timing
+        // out lets the others run under the strategies' yield rule, as a spin loop does.
+        if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
+            slot.yields += 1;
+        }
+        self.events.push(Event {
+            thread: chosen as u32,
+            kind,
+            object,
+            arg,
+            site,
+        });
+        self.current = chosen;
+        self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
+        match kind {
+            OpKind::AtomicLoad => self.acquire(object),
+            OpKind::AtomicStore => self.release(object),
+            OpKind::AtomicRmw => {
+                self.acquire(object);
+                self.release(object);
+            }
+            OpKind::Lock => {
+                self.lock_acquisitions += 1;
+                self.take_mutex(object, site);
+            }
+            OpKind::Unlock => self.give_mutex(object),
+            OpKind::ReadLock => {
+                self.lock_acquisitions += 1;
+                self.take_rwlock(object, false, site);
+            }
+            OpKind::WriteLock => {
+                self.lock_acquisitions += 1;
+                self.take_rwlock(object, true, site);
+            }
+            // The mutex itself is taken back by the `Condvar` once the waiter runs.
+            OpKind::Wake => self.lock_acquisitions += 1,
+            OpKind::RwUnlock => self.give_rwlock(object),
+            _ => {}
+        }
+    }
+
+    /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
+    pub fn choose_value(&mut self, bound: u64) -> u64 {
+        let value = self.schedule.next_value(bound);
+        let value = if bound == 0 { value } else { value % bound };
+        self.values.push(value);
+        value
+    }
+}

@@ -1,0 +1,264 @@
+//! Teardown after a failure: the remaining threads are unwound in reverse creation order, their
+//! operations during unwinding run as no-op steps with their lock effects, and a thread that
+//! would block, spin or abort is abandoned with its stack. Also the end-of-execution drops of
+//! `lazy_static!` values and thread-locals.
+
+use super::*;
+
+/// How many visible operations one thread may attempt while it is torn down before it is
+/// abandoned: a destructor that spins on `yield_now` must not hang the exploration.
+pub(super) const TEARDOWN_STEP_BOUND: u32 = 10_000;
+
+/// Teardown resumed this thread where it was suspended: unwind it, or if it is already
+/// unwinding, let its operation go on when that is harmless (see `Execution::teardown_point`).
+#[cold]
+#[inline(never)]
+pub(super) fn resumed_for_teardown() {
+    let decision = with(|ex| {
+        let slot = &ex.threads[ex.current];
+        let (op, site) = (slot.pending, slot.pending_site);
+        ex.teardown_point(op, site)
+    });
+    suspend(decision);
+}
+
+/// The payload of the panic that unwinds a thread during teardown. While it exists the thread
+/// is unwinding (or user code holds the payload); dropping it, which the thread's root does
+/// after catching it and a user's `catch_unwind` does when it discards the result, tells the
+/// runtime the thread is no longer unwinding.
+pub(super) struct TeardownUnwind {
+    tag: u64,
+    thread: usize,
+}
+
+impl Drop for TeardownUnwind {
+    fn drop(&mut self) {
+        try_with(|ex| {
+            if ex.tag == self.tag {
+                if let Some(slot) = ex.threads.get_mut(self.thread) {
+                    slot.teardown_unwinding = false;
+                }
+            }
+        });
+    }
+}
+
+/// Tears down every unfinished thread, children first, and recycles the stacks.
+///
+/// Each coroutine is resumed once with `Resume::Unwind`: a thread that never started drops its
+/// closure (`thread_main`), a suspended one raises the teardown's unwind where it stopped
+/// (`Execution::teardown_point`), which its root catches. Its destructors run and may perform
+/// visible operations under the rules of `teardown_point`. A coroutine that comes back
+/// suspended instead of finished was abandoned: it would block or spin forever, and raising a
+/// panic in it would abort the process because it is already unwinding. Its stack is leaked,
+/// not freed or reused, so nothing that lives there (values scoped children borrow, pinned
+/// futures) is ever used or freed without its destructor; its thread-locals leak with it.
+pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
+    let clean = with(|ex| {
+        ex.teardown = true;
+        ex.threads.iter().all(|t| t.finished)
+    });
+    if clean {
+        return;
+    }
+    for index in (0..coroutines.len()).rev() {
+        let Some(mut coroutine) = coroutines[index].take() else {
+            continue;
+        };
+        with(|ex| {
+            ex.current = index;
+            ex.teardown_steps = 0;
+        });
+        match coroutine.resume(Resume::Unwind) {
+            CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
+            CoroutineResult::Yield(_) => {
+                with(|ex| {
+                    let slot = &mut ex.threads[index];
+                    std::mem::forget(std::mem::take(&mut slot.locals));
+                    let operation = slot.pending.kind.name();
+                    ex.warnings.push(format!(
+                        "while the failed execution was torn down, thread {index} was abandoned \
+                         at `{operation}`: it could not go on without blocking or spinning"
+                    ));
+                });
+                std::mem::forget(coroutine);
+            }
+        }
+    }
+}
+
+/// Drops the execution's `lazy_static!` values, the latest initialised first and each while the
+/// others can still be used, on the scheduler loop's stack (visible operations of their
+/// destructors are no-ops there). A destructor that
+/// panics fails an execution that had not failed yet, as a panic of the main thread.
+pub(super) fn drop_lazy_statics() {
+    // A destructor may initialise a static again; the bound ends such a cycle, leaking the rest.
+    let mut budget = 4 * with(|ex| ex.lazy_statics.len()) + 16;
+    while let Some(value) = with(|ex| ex.lazy_statics.take_latest()) {
+        if budget == 0 {
+            std::mem::forget(value);
+            continue;
+        }
+        budget -= 1;
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+            let (message, site) = panics::describe(payload.as_ref());
+            drop_quietly(payload);
+            with(|ex| {
+                if ex.failure.is_none() {
+                    ex.current = 0;
+                    ex.failure = Some(FailureInfo {
+                        kind: FailureKind::Panic,
+                        message: format!(
+                            "the destructor of a lazy_static! value panicked at the end of the \
+                             execution: {message}"
+                        ),
+                        thread: Some(0),
+                        site,
+                    });
+                }
+            });
+        }
+    }
+}
+
+/// Drops `value`, discarding a panic of its destructor (and leaking that panic's payload, whose
+/// own destructor might panic too).
+pub(super) fn drop_quietly<T>(value: T) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+        std::mem::forget(payload);
+    }
+}
+
+/// How many times the destructors of a finishing thread's thread-locals may create new ones
+/// (a destructor that uses another key) before the rest are leaked.
+pub(super) const THREAD_LOCAL_ROUNDS: usize = 4;
+
+/// Runs the destructors of thread `index`'s thread-locals, one at a time, each on its own: a
+/// panicking destructor is a panic of the thread (std aborts the process there), reported
+/// like one, and the other values are still dropped.
+pub(super) fn drop_thread_locals(index: usize) {
+    with(|ex| ex.threads[index].locals_destroyed = true);
+    for _ in 0..THREAD_LOCAL_ROUNDS {
+        let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+        if locals.is_empty() {
+            return;
+        }
+        for (_, value) in locals {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+                thread_panicked(index, payload, "a thread_local! destructor panicked: ");
+            }
+        }
+    }
+    let left = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+    std::mem::forget(left);
+}
+
+impl Execution {
+    /// A visible operation while the execution is torn down: no schedule, no step, no event.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn announce_in_teardown(
+        &mut self,
+        kind: OpKind,
+        object: ObjIdx,
+        arg: u32,
+        timed: bool,
+        site: Site,
+    ) -> Decision {
+        if self.on_scheduler_stack {
+            return Decision::GO_ON;
+        }
+        self.teardown_point(Op::with(kind, object, arg, timed), site)
+    }
+
+    /// What the running thread does at a visible operation during teardown. The execution is
+    /// over, so user code must not go on with it; how to stop it depends on whether the thread
+    /// is unwinding, because a panic raised inside a destructor that runs during unwinding
+    /// aborts the process:
+    ///
+    /// - Not unwinding (teardown just resumed it, or user code caught the teardown's unwind
+    ///   with `catch_unwind` and went on): raise the teardown's unwind (again). A user's
+    ///   `catch_unwind` can delay the end of the thread, never let it perform an operation.
+    /// - Unwinding (a destructor runs): the operation goes on as a no-op step if it could take
+    ///   effect now (an unlock, a store, a `join` of a thread that returned a value), with its
+    ///   effect on the lock it takes or releases applied, so guards keep their exclusion.
+    ///   Otherwise (it would block, or spawn a thread that could never run) the thread is
+    ///   suspended for good and teardown abandons it (see [`teardown`]).
+    ///
+    /// Either way a thread attempts at most `TEARDOWN_STEP_BOUND` operations before it is
+    /// abandoned, so a destructor (or a `catch_unwind` loop) that spins cannot hang the
+    /// exploration. Returns `STOP` to abandon the thread, or `GO_ON`.
+    ///
+    /// The slot's pending operation is left as it was when the execution stopped: the report
+    /// shows it.
+    pub(super) fn teardown_point(&mut self, op: Op, site: Site) -> Decision {
+        let me = self.current;
+        self.teardown_steps += 1;
+        if self.teardown_steps > TEARDOWN_STEP_BOUND {
+            return Decision::STOP;
+        }
+        if !self.may_be_unwinding(me) {
+            self.threads[me].teardown_unwinding = true;
+            let payload = TeardownUnwind {
+                tag: self.tag,
+                thread: me,
+            };
+            // `resume_unwind` skips the panic hook: this is no panic of the program.
+            panic::resume_unwind(Box::new(payload));
+        }
+        if !self.enabled_in_teardown(me, op) {
+            return Decision::STOP;
+        }
+        self.apply_lock_effect(op, site);
+        Decision::GO_ON
+    }
+
+    /// Whether thread `t` may be running a destructor during unwinding, where raising a panic
+    /// would abort the process. No panic in flight on this OS thread means no; otherwise the
+    /// runtime's record of the panics raised in `t` decides, erring towards yes.
+    pub(super) fn may_be_unwinding(&self, t: usize) -> bool {
+        if !std::thread::panicking() {
+            return false;
+        }
+        let slot = &self.threads[t];
+        slot.teardown_unwinding
+            || slot.panicked
+            || CURRENT.with(|current| current.unattributed_panic.get())
+    }
+
+    /// Whether thread `t`'s operation `op` may go on during teardown.
+    pub(super) fn enabled_in_teardown(&mut self, t: usize, op: Op) -> bool {
+        match op.kind {
+            OpKind::Spawn => false,
+            // `join` must hand over a value: an `Err` would make the usual `join().unwrap()`
+            // in a destructor panic during unwinding, which aborts.
+            OpKind::Join => self
+                .threads
+                .get(op.arg as usize)
+                .is_some_and(|target| target.finished && target.returned),
+            _ if !op.blocking => true,
+            _ => {
+                // `op_enabled` reads the pending operation, which keeps what the thread was
+                // doing when the execution stopped (the report shows it).
+                let stopped_at = std::mem::replace(&mut self.threads[t].pending, op);
+                let enabled = self.op_enabled(t, true);
+                self.threads[t].pending = stopped_at;
+                enabled
+            }
+        }
+    }
+
+    /// Applies what `record` would to the owners of locks for the running thread's operation
+    /// `op` at `site`, which goes on during teardown without being recorded.
+    pub(super) fn apply_lock_effect(&mut self, op: Op, site: Site) {
+        let Op { kind, object, .. } = op;
+        match kind {
+            OpKind::Lock => self.take_mutex(object, site),
+            OpKind::Unlock => self.give_mutex(object),
+            OpKind::ReadLock => self.take_rwlock(object, false, site),
+            OpKind::WriteLock => self.take_rwlock(object, true, site),
+            OpKind::RwUnlock => self.give_rwlock(object),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! Strict-priority scheduling, shared by PCT, RPro, PCTVB and thread bounding: the estimates of
+//! the thread count `n` and event count `k` from earlier executions, the drawing of distinct
+//! change points, the per-execution [`PrioritySchedule`] that runs the enabled thread of
+//! highest priority and lowers a thread's priority at a change point, and seed 000's yield rule
+//! (section 5), which demotes a thread that yields so a spin-wait cannot starve the thread it
+//! waits for. The strategies differ only in how they pick change points and priorities; each
+//! states its guarantee in its own file.
+
+use rand_core::RngCore;
+use rand_pcg::Pcg64Mcg;
+
+use super::{below, ObjectId, Outcome, Schedule, View};
+
+/// The number of yields after which a thread loses its priority (seed 000, section 5): every
+/// yield, as in shuttle's PCT, since a yield says the thread waits for another thread.
+pub const DEFAULT_YIELD_LIMIT: u32 = 1;
+
+/// Which steps count as events for PCT and RPro: `k` counts them and change points fall on them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Events {
+    /// Every scheduling step.
+    #[default]
+    All,
+    /// Only lock acquisitions (`Mutex::lock`, `RwLock::read`/`write`, and a woken `Condvar`
+    /// waiter taking its mutex back): seed 001's deadlock optimisation.
+    LockAcquisitions,
+}
+
+/// What PCT and RPro learn from earlier executions: the number of threads `n` and of events `k`.
+#[derive(Clone, Debug)]
+pub(super) struct Estimates {
+    pub(super) events: Events,
+    /// A `k` fixed by the user (`k=` in the spec) instead of the estimate.
+    pub(super) fixed_events: Option<u64>,
+    max_events: u64,
+    max_threads: usize,
+}
+
+impl Estimates {
+    pub(super) fn new(events: Events, fixed_events: Option<u64>) -> Estimates {
+        Estimates {
+            events,
+            fixed_events: fixed_events.map(|k| k.max(1)),
+            max_events: 0,
+            max_threads: 0,
+        }
+    }
+
+    /// `k`: the fixed value, or the most events seen in one execution (at least 1).
+    pub(super) fn k(&self) -> u64 {
+        self.fixed_events.unwrap_or(self.max_events).max(1)
+    }
+
+    /// `n`: the most threads seen in one execution (at least 1).
+    pub(super) fn n(&self) -> usize {
+        self.max_threads.max(1)
+    }
+
+    /// Whether `k` is known. Before any execution has been observed it is not, and change
+    /// points are not drawn (a depth-1 sample) rather than all put on the first event.
+    pub(super) fn known(&self) -> bool {
+        self.fixed_events.is_some() || self.max_events > 0
+    }
+
+    pub(super) fn observe(&mut self, outcome: &Outcome) {
+        let events = match self.events {
+            Events::All => outcome.steps,
+            Events::LockAcquisitions => outcome.lock_acquisitions,
+        };
+        self.max_events = self.max_events.max(events);
+        self.max_threads = self.max_threads.max(outcome.threads);
+    }
+
+    /// PCT's guarantee `1 / (n · k^(d-1))` for these estimates.
+    pub(super) fn pct_guarantee(&self, depth: usize) -> f64 {
+        1.0 / (self.n() as f64 * (self.k() as f64).powi(depth as i32 - 1))
+    }
+
+    /// The report lines both strategies share.
+    pub(super) fn stats(&self, depth: usize) -> Vec<(String, String)> {
+        let events = match self.events {
+            Events::All => "steps",
+            Events::LockAcquisitions => "lock acquisitions",
+        };
+        vec![
+            ("depth d".to_string(), depth.to_string()),
+            ("threads n (max observed)".to_string(), self.n().to_string()),
+            (
+                format!(
+                    "events k ({events}, {})",
+                    if self.fixed_events.is_some() {
+                        "fixed"
+                    } else {
+                        "max observed"
+                    }
+                ),
+                self.k().to_string(),
+            ),
+            (
+                "PCT guarantee 1/(n*k^(d-1)) per execution".to_string(),
+                format!("{:.3e}", self.pct_guarantee(depth)),
+            ),
+        ]
+    }
+
+    /// The schedule of one execution with these change points, drawn with `rng`.
+    pub(super) fn schedule(
+        &self,
+        (change_points, rng): (Vec<u64>, Pcg64Mcg),
+        yield_limit: u32,
+    ) -> Box<dyn Schedule + Send> {
+        let priorities = pct_change_priorities(change_points.len());
+        Box::new(PrioritySchedule::new(
+            rng,
+            change_points,
+            priorities,
+            yield_limit,
+            Counting::Global(self.events),
+        ))
+    }
+
+    /// The spec suffix for the shared parameters that differ from their defaults.
+    pub(super) fn spec_suffix(&self, default_events: Events, yield_limit: u32) -> String {
+        let mut suffix = String::new();
+        if self.events != default_events {
+            suffix.push_str(match self.events {
+                Events::All => ",locks=0",
+                Events::LockAcquisitions => ",locks=1",
+            });
+        }
+        if let Some(k) = self.fixed_events {
+            suffix.push_str(&format!(",k={k}"));
+        }
+        if yield_limit != DEFAULT_YIELD_LIMIT {
+            suffix.push_str(&format!(",yields={yield_limit}"));
+        }
+        suffix
+    }
+}
+
+/// Draws points uniformly in `lo..=hi`, skipping those already in `points`, until `points`
+/// holds `count` of them (or the range is used up).
+pub(super) fn draw_distinct(
+    rng: &mut Pcg64Mcg,
+    points: &mut Vec<u64>,
+    count: usize,
+    lo: u64,
+    hi: u64,
+) {
+    let span = (hi - lo + 1) as usize;
+    let available = span - points.iter().filter(|&&p| (lo..=hi).contains(&p)).count();
+    let target = points.len() + count.min(available);
+    while points.len() < target {
+        let point = lo + below(rng.next_u64(), span) as u64;
+        if !points.contains(&point) {
+            points.push(point);
+        }
+    }
+}
+
+/// How the events that change points refer to are numbered.
+pub(super) enum Counting {
+    /// Every event of one kind ([`Events`]) in one sequence: change point `k` is the `k`-th.
+    Global(Events),
+    /// Accesses of each of these objects in a sequence of their own: change point
+    /// [`object_event(r, j)`](object_event) is the `j`-th access of `objects[r]` (PCTVB).
+    PerObject(Vec<ObjectId>),
+}
+
+/// The change point key of the `j`-th access (from 1) of the `r`-th tracked object.
+pub(super) fn object_event(r: usize, j: u64) -> u64 {
+    ((r as u64 + 1) << 40) | j
+}
+
+/// Strict priority scheduling with seed 000's yield rule, shared by every priority strategy:
+/// the enabled thread of highest priority runs; a thread that yields `yield_limit` times drops
+/// below every other, and again after each further `yield_limit` yields.
+#[derive(Clone, Debug)]
+pub(super) struct Priorities {
+    /// Priority of each thread; larger runs first. Demotions go below zero.
+    values: Vec<i64>,
+    demoted_at_yields: Vec<u32>,
+    lowest: i64,
+    yield_limit: u32,
+}
+
+impl Priorities {
+    pub(super) fn new(yield_limit: u32) -> Priorities {
+        Priorities {
+            values: Vec::new(),
+            demoted_at_yields: Vec::new(),
+            lowest: 0,
+            yield_limit,
+        }
+    }
+
+    /// Gives the threads created since the last decision their `initial` priority.
+    pub(super) fn admit(&mut self, view: &View<'_>, mut initial: impl FnMut(usize) -> i64) {
+        for thread in self.values.len()..view.thread_count() {
+            self.values.push(initial(thread));
+            self.demoted_at_yields.push(0);
+        }
+    }
+
+    /// The priority of `thread`.
+    pub(super) fn get(&self, thread: usize) -> i64 {
+        self.values[thread]
+    }
+
+    /// Sets the priority of `thread`.
+    pub(super) fn set(&mut self, thread: usize, priority: i64) {
+        self.values[thread] = priority;
+    }
+
+    /// Drops `thread` below every other thread.
+    pub(super) fn demote(&mut self, thread: usize) {
+        self.lowest -= 1;
+        self.values[thread] = self.lowest;
+    }
+
+    /// Applies the yield rule to `thread`, which took the last step.
+    pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
+        let yields = view.yields(thread);
+        if yields >= self.demoted_at_yields[thread] + self.yield_limit {
+            self.demoted_at_yields[thread] = yields;
+            self.demote(thread);
+        }
+    }
+
+    /// The enabled thread of highest priority (the lowest-numbered among equals).
+    pub(super) fn highest(&self, view: &View<'_>) -> usize {
+        let mut best = view.enabled()[0];
+        for &t in &view.enabled()[1..] {
+            if self.values[t] > self.values[best] {
+                best = t;
+            }
+        }
+        best
+    }
+}
+
+/// One execution of a priority strategy (PCT, RPro, PCTVB, thread bounding): run the enabled
+/// thread of highest priority; right after the event that is change point `k_i`, set the
+/// priority of the thread that executed it to `change_priorities[i - 1]`.
+pub(super) struct PrioritySchedule {
+    rng: Pcg64Mcg,
+    /// Initial priorities are random keys above `2^32`.
+    priorities: Priorities,
+    /// `change_points[i - 1] = k_i`.
+    change_points: Vec<u64>,
+    /// The priority a thread takes at each change point.
+    change_priorities: Vec<i64>,
+    /// With [`Counting::Global`], the earliest change point not yet reached, so most steps
+    /// test one number.
+    next_change: u64,
+    counting: Counting,
+    /// Lock acquisitions so far ([`Events::LockAcquisitions`]).
+    events_seen: u64,
+    /// Accesses so far of each object of [`Counting::PerObject`].
+    object_counts: Vec<u64>,
+    /// The event sequence the step chosen last counts in, if it is an event (not used for
+    /// [`Events::All`], where every step is).
+    chosen: Option<usize>,
+}
+
+/// The priority at change point `i` (from 1) in PCT, RPro and PCTVB: `i`, below every initial
+/// priority, so later change points rank above earlier ones.
+pub(super) fn pct_change_priorities(points: usize) -> Vec<i64> {
+    (1..=points as i64).collect()
+}
+
+impl PrioritySchedule {
+    pub(super) fn new(
+        rng: Pcg64Mcg,
+        change_points: Vec<u64>,
+        change_priorities: Vec<i64>,
+        yield_limit: u32,
+        counting: Counting,
+    ) -> PrioritySchedule {
+        let next_change = change_points.iter().copied().min().unwrap_or(u64::MAX);
+        let object_counts = match &counting {
+            Counting::PerObject(objects) => vec![0; objects.len()],
+            Counting::Global(_) => Vec::new(),
+        };
+        PrioritySchedule {
+            rng,
+            priorities: Priorities::new(yield_limit),
+            change_points,
+            change_priorities,
+            next_change,
+            counting,
+            events_seen: 0,
+            object_counts,
+            chosen: None,
+        }
+    }
+
+    /// A fresh random key above every change priority of PCT, for initial priorities and for
+    /// thread bounding's change priorities alike.
+    pub(super) fn random_priority(rng: &mut Pcg64Mcg) -> i64 {
+        (1i64 << 32) + (rng.next_u32() as i64)
+    }
+
+    /// The number of the event the last step was, if it was one.
+    fn last_event(&mut self, view: &View<'_>) -> Option<u64> {
+        match &self.counting {
+            Counting::Global(Events::All) => Some(view.step()),
+            Counting::Global(Events::LockAcquisitions) => self.chosen.take().map(|_| {
+                self.events_seen += 1;
+                self.events_seen
+            }),
+            Counting::PerObject(_) => self.chosen.take().map(|r| {
+                self.object_counts[r] += 1;
+                object_event(r, self.object_counts[r])
+            }),
+        }
+    }
+
+    /// The event sequence the step about to be taken by `thread` counts in, if any.
+    fn sequence_of(&self, view: &View<'_>, thread: usize) -> Option<usize> {
+        match &self.counting {
+            Counting::Global(Events::All) => None,
+            Counting::Global(Events::LockAcquisitions) => view
+                .pending(thread)
+                .is_some_and(|op| op.kind.is_lock_acquisition())
+                .then_some(0),
+            Counting::PerObject(objects) => {
+                let object = view.pending(thread)?.object?;
+                objects.iter().position(|&o| o == object)
+            }
+        }
+    }
+}
+
+impl Schedule for PrioritySchedule {
+    fn next_thread(&mut self, view: &View<'_>) -> usize {
+        // Independent uniform keys give a uniformly random order of the initial priorities.
+        let rng = &mut self.rng;
+        self.priorities.admit(view, |_| Self::random_priority(rng));
+        if let Some(last) = view.last_thread() {
+            if let Some(event) = self.last_event(view) {
+                let global = matches!(self.counting, Counting::Global(_));
+                if !global || event == self.next_change {
+                    if let Some(i) = self.change_points.iter().position(|&k| k == event) {
+                        self.priorities.set(last, self.change_priorities[i]);
+                    }
+                }
+                if global && event == self.next_change {
+                    self.next_change = self
+                        .change_points
+                        .iter()
+                        .copied()
+                        .filter(|&k| k > event)
+                        .min()
+                        .unwrap_or(u64::MAX);
+                }
+            }
+            self.priorities.yield_rule(view, last);
+        }
+        let best = self.priorities.highest(view);
+        if !matches!(self.counting, Counting::Global(Events::All)) {
+            self.chosen = self.sequence_of(view, best);
+        }
+        best
+    }
+
+    fn next_value(&mut self, _bound: u64) -> u64 {
+        self.rng.next_u64()
+    }
+
+    fn tracks(&self, object: ObjectId) -> bool {
+        // Per-object counting changes priorities only at accesses of its objects.
+        match &self.counting {
+            Counting::PerObject(objects) => objects.contains(&object),
+            Counting::Global(_) => true,
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Each failure kind is detected, explained, and absent from the fixed variant.
+
+use crate::helpers;
+use interleave::cell::{UnsafeCell, Var};
+use interleave::sync::atomic::{AtomicBool, Ordering};
+use interleave::sync::{Arc, Condvar, Mutex, RwLock};
+use interleave::{thread, Builder, FailureKind, RaceMode, Report};
+
+fn explore(spec: &str, executions: u64, f: impl Fn() + Sync) -> Report {
+    helpers::builder(spec)
+        .executions(executions)
+        .explore(f)
+        .unwrap()
+}
+
+fn lock_order(inverted: bool) {
+    let a = Arc::new(Mutex::new(0));
+    let b = Arc::new(Mutex::new(0));
+    let (a2, b2) = (a.clone(), b.clone());
+    let t = thread::spawn(move || {
+        if inverted {
+            let _b = b2.lock().unwrap();
+            let _a = a2.lock().unwrap();
+        } else {
+            let _a = a2.lock().unwrap();
+            let _b = b2.lock().unwrap();
+        }
+    });
+    {
+        let _a = a.lock().unwrap();
+        let _b = b.lock().unwrap();
+    }
+    t.join().unwrap();
+}
+
+#[test]
+fn deadlock_report_names_threads_holders_and_cycle() {
+    let report = explore("pct:d=2", 500, || lock_order(true));
+    let failure = report
+        .first_failure()
+        .expect("the lock-order deadlock is found");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let text = failure.to_string();
+    for expected in [
+        "thread 0 (main) blocked in lock",
+        "thread 1 (spawned at",
+        "held by thread 1 since",
+        "held by thread 0 since",
+        "wait-for cycle: thread",
+        "failures.rs:",
+        "INTERLEAVE_REPLAY=il1-",
+        "interleave::replay(\"il1-",
+        "next |",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    assert!(explore("pct:d=2", 2000, || lock_order(false)).is_ok());
+    assert!(explore("random", 2000, || lock_order(false)).is_ok());
+}
+
+#[test]
+fn relocking_a_held_mutex_is_reported() {
+    let report = explore("random", 10, || {
+        let m = Mutex::new(1);
+        let _first = m.lock().unwrap();
+        let _second = m.lock().unwrap();
+    });
+    let failure = report.first_failure().expect("relock");
+    assert_eq!(failure.kind, FailureKind::Relock);
+    assert!(
+        failure.message.contains("already holds since"),
+        "{}",
+        failure.message
+    );
+
+    let report = explore("random", 10, || {
+        let l = RwLock::new(1);
+        let _r = l.read().unwrap();
+        let _w = l.write().unwrap();
+    });
+    assert_eq!(report.first_failure().unwrap().kind, FailureKind::Relock);
+}
+
+#[test]
+fn spin_without_yield_hits_the_step_bound_with_advice() {
+    let spin = |yield_in_loop: bool| {
+        move || {
+            let flag = Arc::new(AtomicBool::new(false));
+            let setter = flag.clone();
+            let t = thread::spawn(move || setter.store(true, Ordering::SeqCst));
+            while !flag.load(Ordering::SeqCst) {
+                if yield_in_loop {
+                    thread::yield_now();
+                }
+            }
+            t.join().unwrap();
+        }
+    };
+    let report = Builder::new()
+        .ignore_environment()
+        .strategy("pct:d=1".parse().unwrap())
+        .max_steps(2000)
+        .executions(50)
+        .explore(spin(false))
+        .unwrap();
+    let failure = report.first_failure().expect("PCT starves the setter");
+    assert_eq!(failure.kind, FailureKind::StepBound);
+    assert!(failure.message.contains("yield_now"), "{}", failure.message);
+    // With a yield in the loop, PCT's yield rule lets the setter run.
+    let report = Builder::new()
+        .ignore_environment()
+        .strategy("pct:d=1".parse().unwrap())
+        .max_steps(2000)
+        .executions(200)
+        .explore(spin(true))
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+}
+
+#[test]
+fn data_race_report_names_both_accesses() {
+    let racy = |locked: bool| {
+        move || {
+            let value = Arc::new(Var::new(0));
+            let lock = Arc::new(Mutex::new(()));
+            let (v2, l2) = (value.clone(), lock.clone());
+            let t = thread::spawn(move || {
+                let _g = locked.then(|| l2.lock().unwrap());
+                v2.set(1);
+            });
+            {
+                let _g = locked.then(|| lock.lock().unwrap());
+                let _ = value.get();
+            }
+            t.join().unwrap();
+        }
+    };
+    let report = explore("random", 100, racy(false));
+    let failure = report.first_failure().expect("the race is found");
+    assert_eq!(failure.kind, FailureKind::DataRace);
+    assert!(failure.message.contains("write at") && failure.message.contains("read at"));
+    assert!(explore("random", 2000, racy(true)).is_ok());
+    assert!(explore("pct:d=3", 2000, racy(true)).is_ok());
+
+    // Warn mode: the race becomes a warning and exploration goes on.
+    let report = Builder::new()
+        .ignore_environment()
+        .data_races(RaceMode::Warn)
+        .executions(100)
+        .explore(racy(false))
+        .unwrap();
+    assert!(report.is_ok());
+    assert!(report.warnings.iter().any(|w| w.contains("data race")));
+}
+
+#[test]
+fn joins_spawns_and_atomics_order_accesses() {
+    // No race: the write happens before the spawn, the read after the join, and the flag
+    // hand-off goes through an atomic.
+    let report = explore("random", 1000, || {
+        let cell = Arc::new(UnsafeCell::new(0));
+        cell.with_mut(|p| unsafe { *p = 1 });
+        let ready = Arc::new(AtomicBool::new(false));
+        let (c2, r2) = (cell.clone(), ready.clone());
+        let t = thread::spawn(move || {
+            c2.with_mut(|p| unsafe { *p += 1 });
+            r2.store(true, Ordering::Release);
+        });
+        while !ready.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+        assert_eq!(cell.with(|p| unsafe { *p }), 2);
+        t.join().unwrap();
+        assert_eq!(cell.with(|p| unsafe { *p }), 2);
+    });
+    assert!(report.is_ok(), "{report}");
+}
+
+#[test]
+fn panics_in_spawned_threads_are_failures_with_location() {
+    let report = explore("random", 10, || {
+        let t = thread::Builder::new()
+            .name("worker".into())
+            .spawn(|| {
+                let v: Vec<u8> = Vec::new();
+                let _ = v[3];
+            })
+            .unwrap();
+        // A panic that no `join` observes fails the execution (a joined one is the program's
+        // business, as under std).
+        drop(t);
+    });
+    let failure = report.first_failure().expect("panic");
+    assert_eq!(failure.kind, FailureKind::Panic);
+    let text = failure.to_string();
+    assert!(text.contains("(worker, spawned at"), "{text}");
+    assert!(text.contains("index out of bounds"), "{text}");
+    assert!(text.contains("failures.rs:"), "{text}");
+}
+
+#[test]
+fn lost_wakeup_is_a_deadlock_and_the_fix_is_clean() {
+    let handshake = |check_flag: bool| {
+        move || {
+            let pair = Arc::new((Mutex::new(false), Condvar::new()));
+            let p2 = pair.clone();
+            let t = thread::spawn(move || {
+                *p2.0.lock().unwrap() = true;
+                p2.1.notify_one();
+            });
+            let (lock, cv) = &*pair;
+            let mut ready = lock.lock().unwrap();
+            if check_flag {
+                while !*ready {
+                    ready = cv.wait(ready).unwrap();
+                }
+            } else {
+                // Waits even if the notification already happened: the wake-up is lost.
+                ready = cv.wait(ready).unwrap();
+            }
+            drop(ready);
+            t.join().unwrap();
+        }
+    };
+    let report = explore("random", 500, handshake(false));
+    let failure = report.first_failure().expect("lost wake-up");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert!(
+        failure.message.contains("waits for a notification"),
+        "{}",
+        failure.message
+    );
+    assert!(explore("random", 2000, handshake(true)).is_ok());
+}
+
+#[test]
+fn failures_inside_scopes_tear_down_cleanly() {
+    // A deadlock between the scope's owner and a scoped thread that borrows its locals.
+    let report = explore("random", 300, || {
+        let a = Mutex::new(0);
+        let b = Mutex::new(0);
+        thread::scope(|s| {
+            s.spawn(|| {
+                let _b = b.lock().unwrap();
+                let _a = a.lock().unwrap();
+            });
+            let _a = a.lock().unwrap();
+            let _b = b.lock().unwrap();
+        });
+    });
+    assert_eq!(report.first_failure().unwrap().kind, FailureKind::Deadlock);
+    // A panic in a scoped thread while its parent waits at the end of the scope.
+    let report = explore("random", 50, || {
+        let data = [1, 2, 3];
+        thread::scope(|s| {
+            s.spawn(|| assert_eq!(data.iter().sum::<i32>(), 7, "scoped thread fails"));
+        });
+    });
+    let failure = report.first_failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::Panic);
+    assert!(failure.message.contains("scoped thread fails"));
+    // Exploration continues cleanly after torn-down executions.
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(300)
+        .stop_on_first_failure(false)
+        .explore(|| lock_order(true))
+        .unwrap();
+    assert!(report.failures.len() > 1);
+    assert_eq!(report.executions, 300);
+}

@@ -1,0 +1,10 @@
+//! What users read and keep: failure reports (with snapshots), replay tokens, regression files
+//! and the `#[interleave::test]` attribute.
+
+mod helpers;
+
+mod failures;
+mod persistence;
+mod replay;
+mod report_snapshots;
+mod test_attribute;

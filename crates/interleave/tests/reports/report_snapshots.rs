@@ -1,0 +1,298 @@
+//! The failure reports users read, as snapshots: a deadlock, a data race, a replay that
+//! diverges, an uncontrolled-nondeterminism verdict and an atomic-set serializability
+//! violation. A change to any of them shows up as a diff of this file; review it, then accept
+//! it with `UPDATE_EXPECT=1 cargo test -p interleave --test report_snapshots`.
+//!
+//! The programs come first and the snapshots last, so rewriting a snapshot never moves the
+//! source sites the reports name.
+
+use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+
+use crate::helpers;
+use expect_test::{expect, Expect};
+use interleave::atomic_set::unit_of_work_on;
+use interleave::cell::Var;
+use interleave::sync::{Arc, Mutex};
+use interleave::{thread, unit_of_work, Builder, Report};
+
+/// Two threads take two locks in opposite orders.
+fn lock_order_inversion() {
+    let a = Arc::new(Mutex::new(0));
+    let b = Arc::new(Mutex::new(0));
+    let (a2, b2) = (a.clone(), b.clone());
+    let other = thread::spawn(move || {
+        let _b = b2.lock().unwrap();
+        let _a = a2.lock().unwrap();
+    });
+    {
+        let _a = a.lock().unwrap();
+        let _b = b.lock().unwrap();
+    }
+    other.join().unwrap();
+}
+
+/// Two threads write a tracked variable without synchronisation.
+fn unsynchronised_writes() {
+    let shared = Arc::new(Var::new(0));
+    let writer = {
+        let shared = shared.clone();
+        thread::spawn(move || shared.set(1))
+    };
+    shared.set(2);
+    writer.join().unwrap();
+}
+
+/// What the divergence snapshot replays a deadlock's token against: its operations differ.
+fn two_locks() {
+    let m = Mutex::new(0);
+    *m.lock().unwrap() += 1;
+    *m.lock().unwrap() += 1;
+}
+
+static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
+
+/// Takes a lock only on every other run: it depends on state kept between executions.
+fn depends_on_a_static() {
+    let m = Mutex::new(0);
+    if RUNS
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        .is_multiple_of(2)
+    {
+        drop(m.lock().unwrap());
+    }
+}
+
+/// Seed 003's account, reduced: a copy that reads the two balances in two units of work while
+/// another thread credits interest to both.
+struct Account {
+    monitor: Mutex<()>,
+    checking: Var<i64>,
+    savings: Var<i64>,
+}
+
+impl Account {
+    fn read(&self, field: &Var<i64>) -> i64 {
+        unit_of_work_on("read", self, || {
+            let _monitor = self.monitor.lock().unwrap();
+            field.get()
+        })
+    }
+
+    fn credit_interest(&self) {
+        unit_of_work_on("credit_interest", self, || {
+            let _monitor = self.monitor.lock().unwrap();
+            self.checking.set(self.checking.get() * 2);
+            self.savings.set(self.savings.get() * 2);
+        })
+    }
+}
+
+fn copy_while_crediting() {
+    let account = Arc::new(Account {
+        monitor: Mutex::new(()),
+        checking: Var::new(1),
+        savings: Var::new(2),
+    });
+    let crediting = {
+        let account = account.clone();
+        thread::spawn(move || account.credit_interest())
+    };
+    let copy = unit_of_work("copy", || {
+        (
+            account.read(&account.checking),
+            account.read(&account.savings),
+        )
+    });
+    crediting.join().unwrap();
+    std::hint::black_box(copy);
+}
+
+fn explore(spec: &str, f: impl Fn() + Sync) -> Report {
+    helpers::builder(spec)
+        .executions(2000)
+        .explore(f)
+        .expect("a valid configuration")
+}
+
+/// The token of a deadlock of `lock_order_inversion`, replayed against `two_locks`.
+fn replay_against_a_changed_program() -> Report {
+    let token = {
+        let failing = explore("dfs", lock_order_inversion);
+        failing.first_failure().expect("a deadlock").token.clone()
+    };
+    Builder::new()
+        .ignore_environment()
+        .replay(&token, two_locks)
+        .expect("a valid token")
+}
+
+/// `copy_while_crediting` under dfs with the atomic-set monitor on.
+fn monitored_copy() -> Report {
+    Builder::new()
+        .ignore_environment()
+        .monitor_atomic_sets(true)
+        .strategy("dfs".parse().expect("a valid spec"))
+        .executions(2000)
+        .explore(copy_while_crediting)
+        .expect("a valid configuration")
+}
+
+fn first_failure(report: &Report, snapshot: Expect) {
+    let failure = report.first_failure().expect("the program fails");
+    snapshot.assert_eq(&failure.to_string());
+}
+
+#[test]
+fn a_deadlock_report() {
+    first_failure(
+        &explore("dfs", lock_order_inversion),
+        expect![[r#"
+            interleave found a deadlock in execution 5 (strategy dfs, seed 0):
+
+              deadlock: no thread can run
+                thread 0 (main) blocked in lock at reports/report_snapshots.rs:29:20 on Mutex#0 (reports/report_snapshots.rs:21): held by thread 1 since reports/report_snapshots.rs:24:21; holds Mutex#0 (reports/report_snapshots.rs:20) since reports/report_snapshots.rs:28:20
+                thread 1 (spawned at reports/report_snapshots.rs:23:17) blocked in lock at reports/report_snapshots.rs:25:21 on Mutex#0 (reports/report_snapshots.rs:20): held by thread 0 since reports/report_snapshots.rs:28:20; holds Mutex#0 (reports/report_snapshots.rs:21) since reports/report_snapshots.rs:24:21
+                wait-for cycle: thread 0 -> thread 1 -> thread 0
+                  thread 0 wants Mutex#0 (reports/report_snapshots.rs:21) at reports/report_snapshots.rs:29:20; thread 1 acquired it at reports/report_snapshots.rs:24:21
+                  thread 1 wants Mutex#0 (reports/report_snapshots.rs:20) at reports/report_snapshots.rs:25:21; thread 0 acquired it at reports/report_snapshots.rs:28:20
+
+            interleaving (5 steps):
+              T0 = thread 0 (main)
+              T1 = thread 1 (spawned at reports/report_snapshots.rs:23:17)
+              Mutex1 = Mutex#0 (reports/report_snapshots.rs:20)
+              Mutex2 = Mutex#0 (reports/report_snapshots.rs:21)
+                step | T0                                             | T1
+                   1 | start @reports/report_snapshots.rs:113:10      |
+                   2 | spawn @reports/report_snapshots.rs:23:17       |
+                   3 | lock Mutex1 @reports/report_snapshots.rs:28:20 |
+                   4 |                                                | start @reports/report_snapshots.rs:23:17
+                   5 |                                                | lock Mutex2 @reports/report_snapshots.rs:24:21
+                next | lock Mutex2 @reports/report_snapshots.rs:29:20 | lock Mutex1 @reports/report_snapshots.rs:25:21
+
+            To reproduce this execution exactly, run the same test with
+                INTERLEAVE_REPLAY=il1-AgADAQIAAKCNBgKleaIwY9IEOQEEOTpHfTI
+            or replace the call with
+                interleave::replay("il1-AgADAQIAAKCNBgKleaIwY9IEOQEEOTpHfTI", || ...)"#]],
+    );
+}
+
+#[test]
+fn a_data_race_report() {
+    first_failure(
+        &explore("dfs", unsynchronised_writes),
+        expect![[r#"
+            interleave found a data race in execution 0 (strategy dfs, seed 0):
+
+              data race on Var#0 (reports/report_snapshots.rs:36): thread 0 (main) write at reports/report_snapshots.rs:41:12 and thread 1 (spawned at reports/report_snapshots.rs:39:9) write at reports/report_snapshots.rs:39:38 are not ordered by happens-before
+
+            interleaving (5 steps):
+              T0 = thread 0 (main)
+              T1 = thread 1 (spawned at reports/report_snapshots.rs:39:9)
+              Var1 = Var#0 (reports/report_snapshots.rs:36)
+                step | T0                                            | T1
+                   1 | start @reports/report_snapshots.rs:113:10     |
+                   2 | spawn @reports/report_snapshots.rs:39:9       |
+                   3 | write Var1 @reports/report_snapshots.rs:41:12 |
+                   4 |                                               | start @reports/report_snapshots.rs:39:9
+                   5 |                                               | write Var1 @reports/report_snapshots.rs:39:38
+                next | join @reports/report_snapshots.rs:42:12       | write Var1 @reports/report_snapshots.rs:39:38
+
+            To reproduce this execution exactly, run the same test with
+                INTERLEAVE_REPLAY=il1-AgADAQIAAKCNBgVJaUMvVpAa9AEa9FbPUiU
+            or replace the call with
+                interleave::replay("il1-AgADAQIAAKCNBgVJaUMvVpAa9AEa9FbPUiU", || ...)"#]],
+    );
+}
+
+#[test]
+fn a_divergence_report() {
+    let report = replay_against_a_changed_program();
+    first_failure(
+        &report,
+        expect![[r#"
+            interleave found a replay divergence in execution 0 (strategy replay, seed 0):
+
+              the replayed execution's operations first differed from the recording between steps 1 and 4 (a token keeps one fingerprint per 64 steps, so it tells no closer); then the schedule became impossible at step 4: it runs thread 1 next, but thread 1 does not exist (the program created 1 thread by then). The program no longer performs the operations recorded in the schedule (it changed, or it depends on something the scheduler does not control: std::sync primitives, HashMap iteration order, the clock, real I/O)
+
+            interleaving (3 steps):
+              T0 = thread 0 (main)
+              Mutex1 = Mutex#0 (reports/report_snapshots.rs:47)
+                step | T0
+                   1 | start @reports/report_snapshots.rs:125:10
+                   2 | lock Mutex1 @reports/report_snapshots.rs:48:8
+                   3 | unlock Mutex1 @reports/report_snapshots.rs:48:
+                next | lock Mutex1 @reports/report_snapshots.rs:49:8
+
+            To reproduce this execution exactly, run the same test with
+                INTERLEAVE_REPLAY=il1-AQADAACgjQYGqU1MgpAEatkBatlncIRD
+            or replace the call with
+                interleave::replay("il1-AQADAACgjQYGqU1MgpAEatkBatlncIRD", || ...)"#]],
+    );
+}
+
+#[test]
+fn a_nondeterminism_report() {
+    first_failure(
+        &explore("random", depends_on_a_static),
+        expect![[r#"
+            interleave found an uncontrolled nondeterminism in execution 0 (strategy random, seed 0):
+
+              the program behaved differently when re-run under the same schedule: the first run took 3 steps and the second 1.
+              It depends on something interleave does not control: std::sync or std::thread used directly, HashMap/HashSet iteration order (RandomState), the clock, randomness outside interleave::rand, or state kept in statics between executions. interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check this; a test that deliberately keeps state across executions (a std static counting runs) can turn the check off with `Builder::check_determinism(false)`.
+
+            interleaving (3 steps):
+              T0 = thread 0 (main)
+              Mutex1 = Mutex#0 (reports/report_snapshots.rs:56)
+                step | T0
+                   1 | start @reports/report_snapshots.rs:113:10
+                   2 | lock Mutex1 @reports/report_snapshots.rs:61:16
+                   3 | unlock Mutex1 @reports/report_snapshots.rs:61:
+
+            To reproduce this execution exactly, run the same test with
+                INTERLEAVE_REPLAY=il1-AQADAACgjQYHWfb6cexmbCQBbCS0P2ga
+            or replace the call with
+                interleave::replay("il1-AQADAACgjQYHWfb6cexmbCQBbCS0P2ga", || ...)"#]],
+    );
+}
+
+#[test]
+fn an_atomicity_violation_report() {
+    let report = monitored_copy();
+    let violation = report
+        .violations
+        .first()
+        .expect("the copy straddles the credit");
+    expect![[r#"
+        atomic-set serializability violation in execution 3: pattern 9 `r_u(m1) w_u'(m) w_u'(m̄) r_u(m2)` (u observes an inconsistent state of the atomic set) on the objects of Account#0
+          u  = unit of work `copy` of thread 0 (main) (entered at reports/report_snapshots.rs:100:16)
+          u' = unit of work `Account::credit_interest` of thread 1 (spawned at reports/report_snapshots.rs:98:9) (entered at reports/report_snapshots.rs:82:9)
+            copy reads Var#0 (reports/report_snapshots.rs:93) at reports/report_snapshots.rs:77:19
+            Account::credit_interest writes Var#0 (reports/report_snapshots.rs:93) at reports/report_snapshots.rs:84:27
+            Account::credit_interest writes Var#0 (reports/report_snapshots.rs:94) at reports/report_snapshots.rs:85:26
+            copy reads Var#0 (reports/report_snapshots.rs:94) at reports/report_snapshots.rs:77:19
+
+        interleaving (16 steps):
+          T0 = thread 0 (main)
+          T1 = thread 1 (spawned at reports/report_snapshots.rs:98:9)
+          Mutex1 = Mutex#0 (reports/report_snapshots.rs:92)
+          Var1 = Var#0 (reports/report_snapshots.rs:93)
+          Var2 = Var#0 (reports/report_snapshots.rs:94)
+            step | T0                                             | T1
+               1 | start @reports/report_snapshots.rs:136:10      |
+               2 | spawn @reports/report_snapshots.rs:98:9        |
+               3 | lock Mutex1 @reports/report_snapshots.rs:76:41 |
+               4 | read Var1 @reports/report_snapshots.rs:77:19   |
+               5 | unlock Mutex1 @reports/report_snapshots.rs:76: |
+               6 |                                                | start @reports/report_snapshots.rs:98:9
+               7 |                                                | lock Mutex1 @reports/report_snapshots.rs:83:41
+                 |                                                | ... 3 more steps
+              11 |                                                | write Var2 @reports/report_snapshots.rs:85:26
+              12 |                                                | unlock Mutex1 @reports/report_snapshots.rs:83:
+              13 | lock Mutex1 @reports/report_snapshots.rs:76:41 |
+              14 | read Var2 @reports/report_snapshots.rs:77:19   |
+              15 | unlock Mutex1 @reports/report_snapshots.rs:76: |
+              16 | join @reports/report_snapshots.rs:106:15       |
+
+        To reproduce this execution, run the same test (monitored: strategy `rm` or `assetfuzzer`, or Builder::monitor_atomic_sets) with
+            INTERLEAVE_REPLAY=il1-AwAFAQcABAAAoI0GAGLizTO_IPZ1AfZ17CVYRA"#]].assert_eq(&violation.to_string());
+}

@@ -1,0 +1,17 @@
+//! The std-shaped API behaves as std allows, and no more: primitives, time, async tasks and
+//! channels under every explored schedule; correct std programs report nothing.
+
+mod helpers;
+
+#[allow(dead_code)]
+#[path = "../../examples/connection_pool.rs"]
+mod connection_pool;
+
+mod example_service;
+mod future;
+mod future_sync;
+mod primitives;
+mod std_programs;
+mod std_semantics;
+mod std_switch;
+mod time;

@@ -1,0 +1,360 @@
+//! The std-shaped primitives behave like std under every explored schedule, and the outcomes
+//! that depend on the schedule really vary.
+
+use crate::helpers;
+use helpers::outcomes;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use interleave::sync::atomic::{
+    self, AtomicBool, AtomicI64, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
+};
+use interleave::sync::mpsc::{self, RecvTimeoutError, TryRecvError, TrySendError};
+use interleave::sync::{Arc, Barrier, Condvar, Mutex, Once, OnceLock, RwLock};
+use interleave::thread;
+
+/// Explores `f` with random and PCT schedules and fails the test on any failure.
+fn all_schedules(f: impl Fn() + Sync) {
+    helpers::all_schedules(300, f);
+}
+
+#[test]
+fn threads_return_values_and_interleave_both_ways() {
+    all_schedules(|| {
+        let h = thread::spawn(|| 40 + 2);
+        assert_eq!(h.join().unwrap(), 42);
+        assert_eq!(thread::current().name(), None.or(thread::current().name()));
+    });
+    let orders = outcomes(|| {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l2 = log.clone();
+        let t = thread::spawn(move || l2.lock().unwrap().push(1));
+        log.lock().unwrap().push(0);
+        t.join().unwrap();
+        let order = log.lock().unwrap().clone();
+        order
+    });
+    assert_eq!(orders.len(), 2, "{orders:?}");
+}
+
+#[test]
+fn scoped_threads_borrow_and_are_joined() {
+    all_schedules(|| {
+        let mut numbers = vec![1, 2, 3];
+        let total = AtomicUsize::new(0);
+        thread::scope(|s| {
+            s.spawn(|| total.fetch_add(numbers.iter().sum::<usize>(), Ordering::SeqCst));
+            let h = s.spawn(|| total.fetch_add(10, Ordering::SeqCst));
+            h.join().unwrap();
+        });
+        assert_eq!(total.load(Ordering::SeqCst), 16);
+        numbers.push(4);
+        assert_eq!(numbers.len(), 4);
+    });
+}
+
+#[test]
+fn current_thread_names_and_ids() {
+    all_schedules(|| {
+        assert_eq!(thread::current().name(), Some("main"));
+        let h = thread::Builder::new()
+            .name("worker".into())
+            .spawn(|| {
+                (
+                    thread::current().name().map(String::from),
+                    thread::current().id(),
+                )
+            })
+            .unwrap();
+        let worker_id = h.thread().id();
+        let (name, id) = h.join().unwrap();
+        assert_eq!(name.as_deref(), Some("worker"));
+        assert_eq!(id, worker_id);
+        assert_ne!(id, thread::current().id());
+    });
+}
+
+#[test]
+fn park_and_unpark_hand_over_a_token() {
+    all_schedules(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let main = thread::current();
+        let t = thread::spawn(move || {
+            f2.store(true, Ordering::SeqCst);
+            main.unpark();
+        });
+        while !flag.load(Ordering::SeqCst) {
+            thread::park();
+        }
+        t.join().unwrap();
+    });
+}
+
+#[test]
+fn mutex_try_lock_and_into_inner() {
+    let results = outcomes(|| {
+        let m = Arc::new(Mutex::new(0));
+        let m2 = m.clone();
+        let t = thread::spawn(move || {
+            let _g = m2.lock().unwrap();
+        });
+        let got = m.try_lock().is_ok();
+        t.join().unwrap();
+        got
+    });
+    assert_eq!(results, BTreeSet::from([false, true]));
+    all_schedules(|| {
+        let mut m = Mutex::new(vec![1]);
+        m.get_mut().unwrap().push(2);
+        assert_eq!(m.into_inner().unwrap(), vec![1, 2]);
+    });
+}
+
+#[test]
+fn rwlock_admits_readers_together_and_writers_alone() {
+    all_schedules(|| {
+        let lock = Arc::new(RwLock::new(0));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let lock = lock.clone();
+                thread::spawn(move || {
+                    let value = *lock.read().unwrap();
+                    assert!(value == 0 || value == 5);
+                })
+            })
+            .collect();
+        *lock.write().unwrap() += 5;
+        for r in readers {
+            r.join().unwrap();
+        }
+        assert_eq!(*lock.read().unwrap(), 5);
+        let _a = lock.read().unwrap();
+        assert!(lock.try_read().is_ok());
+        assert!(lock.try_write().is_err());
+    });
+}
+
+#[test]
+fn condvar_wait_while_and_notify_all() {
+    all_schedules(|| {
+        let state = Arc::new((Mutex::new(0u32), Condvar::new()));
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let state = state.clone();
+                thread::spawn(move || {
+                    let (lock, cv) = &*state;
+                    let guard = cv.wait_while(lock.lock().unwrap(), |n| *n == 0).unwrap();
+                    assert_eq!(*guard, 1);
+                })
+            })
+            .collect();
+        *state.0.lock().unwrap() = 1;
+        state.1.notify_all();
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+}
+
+/// A timeout is no free scheduling choice (it fires only when the virtual clock reaches it, see
+/// `tests/time.rs`), but a notification due at the same virtual instant as the deadline races
+/// with it, and both outcomes are explored.
+#[test]
+fn condvar_timeouts_race_with_notifications_due_at_the_deadline() {
+    let timed_out = outcomes(|| {
+        let state = Arc::new((Mutex::new(false), Condvar::new()));
+        let s2 = state.clone();
+        let t = thread::spawn(move || {
+            thread::sleep(Duration::from_secs(1));
+            *s2.0.lock().unwrap() = true;
+            s2.1.notify_one();
+        });
+        let (lock, cv) = &*state;
+        let (guard, result) = cv
+            .wait_timeout_while(lock.lock().unwrap(), Duration::from_secs(1), |ready| {
+                !*ready
+            })
+            .unwrap();
+        assert_eq!(*guard, !result.timed_out());
+        drop(guard);
+        t.join().unwrap();
+        result.timed_out()
+    });
+    assert_eq!(timed_out, BTreeSet::from([false, true]));
+}
+
+#[test]
+fn barrier_releases_together_with_one_leader() {
+    all_schedules(|| {
+        let barrier = Arc::new(Barrier::new(3));
+        let arrived = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (barrier, arrived) = (barrier.clone(), arrived.clone());
+                thread::spawn(move || {
+                    arrived.fetch_add(1, Ordering::SeqCst);
+                    let leader = barrier.wait().is_leader();
+                    assert_eq!(arrived.load(Ordering::SeqCst), 3);
+                    leader
+                })
+            })
+            .collect();
+        arrived.fetch_add(1, Ordering::SeqCst);
+        let mut leaders = usize::from(barrier.wait().is_leader());
+        for h in handles {
+            leaders += usize::from(h.join().unwrap());
+        }
+        assert_eq!(leaders, 1);
+    });
+}
+
+#[test]
+fn once_and_once_lock_initialise_exactly_once() {
+    all_schedules(|| {
+        let once = Arc::new(Once::new());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let cell = Arc::new(OnceLock::new());
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let (once, runs, cell) = (once.clone(), runs.clone(), cell.clone());
+                thread::spawn(move || {
+                    once.call_once(|| {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                    });
+                    assert!(once.is_completed());
+                    *cell.get_or_init(|| i)
+                })
+            })
+            .collect();
+        let values: Vec<usize> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(values[0], values[1]);
+        assert_eq!(cell.set(9), Err(9));
+        assert_eq!(cell.get(), Some(&values[0]));
+    });
+}
+
+#[test]
+fn channels_deliver_in_order_and_disconnect() {
+    all_schedules(|| {
+        let (tx, rx) = mpsc::channel();
+        let tx2 = tx.clone();
+        let a = thread::spawn(move || {
+            for i in 0..3 {
+                tx.send(i).unwrap();
+            }
+        });
+        let b = thread::spawn(move || tx2.send(100).unwrap());
+        let received: Vec<i32> = rx.iter().collect();
+        let from_a: Vec<i32> = received.iter().copied().filter(|&v| v < 100).collect();
+        assert_eq!(from_a, vec![0, 1, 2]);
+        assert_eq!(received.len(), 4);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+}
+
+#[test]
+fn bounded_and_rendezvous_channels_block_senders() {
+    all_schedules(|| {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let t = thread::spawn(move || {
+            for i in 0..3 {
+                tx.send(i).unwrap();
+            }
+        });
+        assert_eq!(rx.into_iter().collect::<Vec<_>>(), vec![0, 1, 2]);
+        t.join().unwrap();
+
+        let (tx, rx) = mpsc::sync_channel(0);
+        let t = thread::spawn(move || tx.send(7).unwrap());
+        thread::yield_now();
+        assert!(!t.is_finished(), "a rendezvous send waits for the receiver");
+        assert_eq!(rx.recv().unwrap(), 7);
+        t.join().unwrap();
+
+        let (tx, rx) = mpsc::sync_channel(1);
+        tx.try_send(1).unwrap();
+        assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+        drop(rx);
+        assert_eq!(tx.try_send(3), Err(TrySendError::Disconnected(3)));
+    });
+    // A message sent at the receiver's deadline races with the timeout.
+    let results = outcomes(|| {
+        let (tx, rx) = mpsc::channel::<u8>();
+        let t = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(1));
+            tx.send(1).unwrap()
+        });
+        let result = rx.recv_timeout(Duration::from_millis(1));
+        t.join().unwrap();
+        match result {
+            Ok(_) => 0,
+            Err(RecvTimeoutError::Timeout) => 1,
+            Err(RecvTimeoutError::Disconnected) => 2,
+        }
+    });
+    assert_eq!(results, BTreeSet::from([0, 1]));
+}
+
+#[test]
+fn atomics_implement_every_operation() {
+    all_schedules(|| {
+        let a = AtomicI64::new(5);
+        assert_eq!(a.fetch_add(3, Ordering::Relaxed), 5);
+        assert_eq!(a.fetch_sub(1, Ordering::Relaxed), 8);
+        assert_eq!(a.fetch_max(10, Ordering::Relaxed), 7);
+        assert_eq!(a.fetch_min(-2, Ordering::Relaxed), 10);
+        assert_eq!(a.swap(6, Ordering::Relaxed), -2);
+        assert_eq!(
+            a.compare_exchange(6, 1, Ordering::AcqRel, Ordering::Acquire),
+            Ok(6)
+        );
+        assert_eq!(
+            a.compare_exchange_weak(6, 2, Ordering::AcqRel, Ordering::Acquire),
+            Err(1)
+        );
+        assert_eq!(
+            a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| Some(v * 10)),
+            Ok(1)
+        );
+        assert_eq!(a.load(Ordering::SeqCst), 10);
+        let b = AtomicU8::new(0b1100);
+        assert_eq!(b.fetch_and(0b0100, Ordering::SeqCst), 0b1100);
+        assert_eq!(b.fetch_or(0b0001, Ordering::SeqCst), 0b0100);
+        assert_eq!(b.fetch_xor(0b0101, Ordering::SeqCst), 0b0101);
+        assert_eq!(b.fetch_nand(0xff, Ordering::SeqCst), 0);
+        assert_eq!(b.into_inner(), 0xff);
+        let flag = AtomicBool::new(true);
+        assert!(flag.fetch_not(Ordering::SeqCst));
+        assert!(!flag.fetch_or(false, Ordering::SeqCst));
+        let mut values = [1u32, 2, 3];
+        let p = AtomicPtr::new(values.as_mut_ptr());
+        let first = p.fetch_ptr_add(1, Ordering::SeqCst);
+        assert_eq!(unsafe { *p.load(Ordering::SeqCst) }, 2);
+        assert_eq!(first, values.as_mut_ptr());
+        atomic::fence(Ordering::SeqCst);
+    });
+}
+
+#[test]
+fn thread_locals_are_per_thread() {
+    use std::cell::Cell;
+    interleave::thread_local! {
+        static DEPTH: Cell<u32> = Cell::new(0);
+        static NAME: std::cell::RefCell<String> = std::cell::RefCell::new(String::from("x"));
+    }
+    all_schedules(|| {
+        DEPTH.with(|d| d.set(5));
+        let t = thread::spawn(|| {
+            NAME.with(|n| n.borrow_mut().push('y'));
+            DEPTH.with(|d| d.get())
+        });
+        assert_eq!(t.join().unwrap(), 0);
+        assert_eq!(DEPTH.with(|d| d.get()), 5);
+        assert_eq!(NAME.with(|n| n.borrow().clone()), "x");
+    });
+}

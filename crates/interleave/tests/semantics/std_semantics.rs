@@ -1,0 +1,342 @@
+//! std's guarantees, no more: a panic a `join` observes is the program's business; poisoning of
+//! `Mutex`, `RwLock` and `Once` after a panic; `notify_one` may wake any current waiter. Each
+//! test shows the behaviour std allows is reached and, where it matters, that exhaustive search
+//! reaches every outcome.
+
+use crate::helpers;
+
+use std::collections::BTreeSet;
+use std::sync::Mutex as StdMutex;
+
+use interleave::sync::{Arc, Condvar, Mutex, Once, OnceLock, RwLock, TryLockError};
+use interleave::{thread, FailureKind, Report};
+
+fn explore(spec: &str, executions: u64, f: impl Fn() + Sync) -> Report {
+    helpers::builder(spec)
+        .executions(executions)
+        .explore(f)
+        .expect("the exploration runs")
+}
+
+#[test]
+fn a_panic_observed_by_join_is_not_a_failure() {
+    helpers::all_schedules(200, || {
+        let worker = thread::spawn(|| panic!("the worker gives up"));
+        let payload = worker.join().expect_err("join returns the panic");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"the worker gives up"));
+    });
+}
+
+#[test]
+fn a_panic_no_join_observes_is_a_failure_with_its_message() {
+    let report = explore("random", 50, || {
+        let _detached = thread::Builder::new()
+            .name("detached".into())
+            .spawn(|| panic!("nobody will know"))
+            .unwrap();
+    });
+    let failure = report.first_failure().expect("an unobserved panic fails");
+    assert_eq!(failure.kind, FailureKind::Panic);
+    let text = failure.to_string();
+    assert!(text.contains("nobody will know"), "{text}");
+    assert!(text.contains("detached"), "{text}");
+}
+
+/// The Rust Book's pattern gone wrong: a worker panics and the main thread waits for a result
+/// it will never get. The panic, not the deadlock it causes, is the failure; the deadlock is a
+/// note.
+#[test]
+fn an_unobserved_panic_is_reported_before_the_deadlock_it_causes() {
+    let report = explore("random", 20, || {
+        let (tx, rx) = interleave::sync::mpsc::channel::<u32>();
+        let _worker = thread::spawn(move || {
+            let _tx = tx;
+            panic!("the worker failed before sending");
+        });
+        let _ = rx.recv();
+        thread::park();
+    });
+    let failure = report.first_failure().expect("found");
+    assert_eq!(failure.kind, FailureKind::Panic);
+    assert!(
+        failure.message.contains("the worker failed before sending")
+            && failure.message.contains("deadlock"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn a_scope_re_raises_the_panic_of_a_thread_nobody_joined() {
+    let report = explore("random", 20, || {
+        thread::scope(|s| {
+            s.spawn(|| panic!("inner trouble"));
+        });
+    });
+    let failure = report.first_failure().expect("the scope panics");
+    assert!(
+        failure.message.contains("a scoped thread panicked")
+            && failure.message.contains("inner trouble"),
+        "{}",
+        failure.message
+    );
+    // Joined inside the scope, the panic is observed and the scope returns normally.
+    helpers::all_schedules(100, || {
+        thread::scope(|s| {
+            let h = s.spawn(|| panic!("handled"));
+            assert!(h.join().is_err());
+        });
+    });
+}
+
+#[test]
+fn a_mutex_held_by_a_panicking_thread_is_poisoned() {
+    helpers::all_schedules(200, || {
+        let data = Arc::new(Mutex::new(0u32));
+        let d2 = data.clone();
+        let worker = thread::spawn(move || {
+            let mut guard = d2.lock().unwrap();
+            *guard += 1;
+            panic!("halfway");
+        });
+        assert!(worker.join().is_err());
+        assert!(data.is_poisoned());
+        let guard = data.lock().expect_err("poisoned").into_inner();
+        assert_eq!(*guard, 1, "the data is still there");
+        drop(guard);
+        match data.try_lock() {
+            Err(TryLockError::Poisoned(poisoned)) => drop(poisoned.into_inner()),
+            _ => panic!("try_lock reports the poison"),
+        }
+        data.clear_poison();
+        assert!(data.lock().is_ok());
+    });
+}
+
+#[test]
+fn poison_depends_on_whether_the_panic_came_while_the_lock_was_held() {
+    let outcomes = helpers::outcomes(|| {
+        let data = Arc::new(Mutex::new(()));
+        let d2 = data.clone();
+        let worker = thread::spawn(move || {
+            let guard = d2.lock().unwrap();
+            drop(guard);
+            panic!("after the critical section");
+        });
+        let _ = worker.join();
+        data.is_poisoned()
+    });
+    assert_eq!(
+        outcomes,
+        BTreeSet::from([false]),
+        "unlocked before the panic"
+    );
+}
+
+#[test]
+fn only_a_writer_poisons_an_rwlock() {
+    helpers::all_schedules(100, || {
+        let lock = Arc::new(RwLock::new(5));
+        let reader = {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                let _r = lock.read().unwrap();
+                panic!("reader panics");
+            })
+        };
+        assert!(reader.join().is_err());
+        assert!(!lock.is_poisoned(), "a reader does not poison");
+        let writer = {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                let mut w = lock.write().unwrap();
+                *w = 6;
+                panic!("writer panics");
+            })
+        };
+        assert!(writer.join().is_err());
+        assert!(lock.is_poisoned());
+        assert_eq!(*lock.read().expect_err("poisoned").into_inner(), 6);
+    });
+}
+
+#[test]
+fn a_once_whose_initialiser_panicked_is_poisoned() {
+    helpers::all_schedules(100, || {
+        let once = Arc::new(Once::new());
+        let o2 = once.clone();
+        let first = thread::spawn(move || o2.call_once(|| panic!("initialiser fails")));
+        assert!(first.join().is_err());
+        let o3 = once.clone();
+        let second = thread::spawn(move || o3.call_once(|| {}));
+        let payload = second
+            .join()
+            .expect_err("call_once on a poisoned Once panics");
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert!(message.contains("poisoned"), "{message}");
+        let mut saw_poison = false;
+        once.call_once_force(|state| saw_poison = state.is_poisoned());
+        assert!(saw_poison);
+        assert!(once.is_completed());
+    });
+}
+
+#[test]
+fn a_once_lock_stays_empty_after_its_initialiser_panicked() {
+    helpers::all_schedules(100, || {
+        let cell = Arc::new(OnceLock::new());
+        let c2 = cell.clone();
+        let first = thread::spawn(move || {
+            c2.get_or_init(|| -> u32 { panic!("no value") });
+        });
+        assert!(first.join().is_err());
+        assert_eq!(cell.get(), None);
+        assert_eq!(*cell.get_or_init(|| 7), 7);
+    });
+}
+
+/// Two threads wait on one condition variable, thread 1 first; one `notify_one` wakes one of
+/// them. std leaves open which (a FIFO rule would always wake thread 1): exhaustive search
+/// reaches both.
+#[test]
+fn notify_one_may_wake_either_waiter_and_dfs_reaches_both() {
+    for spec in ["dfs", "dpor", "random"] {
+        let woken = StdMutex::new(BTreeSet::new());
+        let report = explore(spec, 5_000, || {
+            // (waiters that arrived, the waiter the notification woke: Some(0) while pending)
+            let state = Arc::new((
+                Mutex::new((0u32, None::<u32>)),
+                Condvar::new(),
+                Condvar::new(),
+            ));
+            let spawn_waiter = |id: u32| {
+                let state = state.clone();
+                thread::spawn(move || {
+                    let (lock, arrived, turn) = &*state;
+                    let mut guard = lock.lock().unwrap();
+                    guard.0 += 1;
+                    arrived.notify_one();
+                    while guard.1.is_none() {
+                        guard = turn.wait(guard).unwrap();
+                    }
+                    if guard.1 == Some(0) {
+                        guard.1 = Some(id);
+                        arrived.notify_one();
+                    }
+                })
+            };
+            let (lock, arrived, turn) = &*state;
+            let mut waiters = Vec::new();
+            for id in 1..=2 {
+                waiters.push(spawn_waiter(id));
+                let mut guard = lock.lock().unwrap();
+                while guard.0 < id {
+                    guard = arrived.wait(guard).unwrap();
+                }
+            }
+            let mut guard = lock.lock().unwrap();
+            guard.1 = Some(0);
+            turn.notify_one();
+            while guard.1 == Some(0) {
+                guard = arrived.wait(guard).unwrap();
+            }
+            woken.lock().unwrap().insert(guard.1.unwrap());
+            turn.notify_all();
+            drop(guard);
+            for w in waiters {
+                w.join().unwrap();
+            }
+        });
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert_eq!(
+            woken.into_inner().unwrap(),
+            BTreeSet::from([1, 2]),
+            "{spec} reaches both waiters"
+        );
+    }
+}
+
+/// A thread left blocked for ever when the main thread returns has lost its wake-up: reported
+/// as a deadlock naming it (shuttle's and loom's rule), not silently dropped.
+#[test]
+fn a_thread_blocked_when_the_main_thread_returns_is_a_deadlock() {
+    let report = explore("random", 20, || {
+        let (_tx, rx) = interleave::sync::mpsc::channel::<u32>();
+        let tx_keeper = Arc::new(Mutex::new(_tx));
+        let _waiter = thread::Builder::new()
+            .name("forgotten".into())
+            .spawn(move || {
+                let _keep = tx_keeper;
+                let _ = rx.recv();
+            })
+            .unwrap();
+    });
+    let failure = report.first_failure().expect("a deadlock");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert!(failure.message.contains("forgotten"), "{}", failure.message);
+    // Threads that can still run after the main thread returned run to their end.
+    helpers::all_schedules(100, || {
+        let flag = Arc::new(interleave::sync::atomic::AtomicBool::new(false));
+        let f2 = flag.clone();
+        let _late = thread::spawn(move || {
+            while !f2.load(interleave::sync::atomic::Ordering::SeqCst) {
+                thread::yield_now();
+            }
+        });
+        flag.store(true, interleave::sync::atomic::Ordering::SeqCst);
+    });
+}
+
+/// A detached task (its handle dropped) is cancelled when the main thread returns and nothing
+/// else is left, as under shuttle: a background loop does not run into the step bound.
+#[test]
+fn a_detached_task_is_cancelled_when_the_main_thread_returns() {
+    for spec in ["random", "pct:d=3", "dfs"] {
+        let report = explore(spec, 200, || {
+            drop(interleave::future::spawn(async {
+                loop {
+                    interleave::future::yield_now().await;
+                }
+            }));
+        });
+        assert!(report.is_ok(), "{spec}: {report}");
+    }
+}
+
+/// `yield_now` returns `Pending` once, as tokio's: in a `select` with a ready future, the
+/// ready one always wins.
+#[test]
+fn future_yield_now_is_pending_once() {
+    let winners = helpers::outcomes(|| {
+        interleave::future::block_on(async {
+            interleave::future::select(interleave::future::yield_now(), async { 1 })
+                .await
+                .is_right()
+        })
+    });
+    assert_eq!(winners, BTreeSet::from([true]));
+}
+
+/// `abort` races with the task finishing: exhaustive search reaches both outcomes.
+#[test]
+fn abort_races_with_the_task_finishing() {
+    for spec in ["dfs", "dpor"] {
+        let seen = StdMutex::new(BTreeSet::new());
+        let report = explore(spec, 1_000, || {
+            let handle = interleave::future::spawn(async { 5 });
+            handle.abort();
+            let result = interleave::future::block_on(handle);
+            seen.lock().unwrap().insert(result.is_ok());
+        });
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert_eq!(
+            seen.into_inner().unwrap(),
+            BTreeSet::from([false, true]),
+            "{spec}"
+        );
+    }
+}

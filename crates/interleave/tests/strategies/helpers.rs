@@ -1,0 +1,42 @@
+//! Programs shared by the integration tests and the variable-bounding benchmark.
+
+use interleave::sync::atomic::{AtomicU64, Ordering};
+use interleave::sync::{Arc, Mutex};
+use interleave::thread;
+
+/// Seed 000's Figure 6 program: thread 1 reads the rarely accessed `a` twice and asserts the
+/// reads agree; thread 2 writes `a` once; both also access the benign `b` `benign` times. The
+/// bug is (c=1, v=1, t=2): one preemption, right after thread 1's first read of `a`. With
+/// `fixed`, thread 1 reads under a lock that thread 2's write takes too.
+pub fn corner_variable(benign: u32, fixed: bool) {
+    let a = Arc::new(AtomicU64::new(0));
+    let b = Arc::new(AtomicU64::new(0));
+    let lock = Arc::new(Mutex::new(()));
+    let writer = {
+        let (a, b, lock) = (a.clone(), b.clone(), lock.clone());
+        thread::spawn(move || {
+            for _ in 0..benign {
+                b.fetch_add(1, Ordering::SeqCst);
+            }
+            let _guard = fixed.then(|| lock.lock().unwrap());
+            a.store(1, Ordering::SeqCst);
+        })
+    };
+    for _ in 0..benign {
+        b.fetch_add(1, Ordering::SeqCst);
+    }
+    let (first, second) = {
+        let _guard = fixed.then(|| lock.lock().unwrap());
+        (a.load(Ordering::SeqCst), a.load(Ordering::SeqCst))
+    };
+    assert_eq!(first, second, "the two reads of a must agree");
+    writer.join().unwrap();
+}
+
+/// A builder that ignores the environment (so `INTERLEAVE_*` variables set for a whole test
+/// run cannot change what a test asserts) and runs the strategy `spec`.
+pub fn builder(spec: &str) -> interleave::Builder {
+    interleave::Builder::new()
+        .ignore_environment()
+        .strategy(spec.parse().expect("a valid strategy spec"))
+}

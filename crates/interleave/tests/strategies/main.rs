@@ -1,0 +1,13 @@
+//! The strategies and analyses end to end: each finds its bug within a stated budget and
+//! nothing in the fixed twin; the systematic ones agree with brute-force enumeration.
+
+mod helpers;
+
+mod atom_fuzzer;
+mod atomic_sets;
+mod deadlock_prediction;
+mod race_fuzzer;
+mod spin_waits;
+mod ssb;
+mod systematic;
+mod variable_bounding;

@@ -1,0 +1,100 @@
+//! Correct spin-waits under the priority strategies' yield rule: a thread loses its priority at
+//! its first yield (shuttle's rule), so the thread it waits for runs at once, and a step bound
+//! of a few hundred is never reached. With the old limit of 100 yields, a spinner that outranks
+//! the thread it waits for spins a hundred times per demotion, and the same bound is exceeded.
+
+use crate::helpers;
+use interleave::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use interleave::sync::Arc;
+use interleave::{hint, thread, FailureKind, Report};
+
+/// Every strategy built on strict priorities (and so on the yield rule of `strategy/pct.rs`).
+const PRIORITY_STRATEGIES: &[&str] = &[
+    "pct:d=1", "pct:d=2", "pct:d=3", "pctvb", "rpro", "tb", "icb",
+];
+
+/// The step bound: a correct spin-wait of three threads needs a few dozen steps when spinners
+/// give way at once.
+const MAX_STEPS: u64 = 300;
+
+/// `spinners` threads (the main thread and `spinners - 1` spawned ones) spin, alternately with
+/// `yield_now` and `hint::spin_loop`, until a releaser spawned last has published a value and
+/// raised a flag; each then checks the value.
+fn spin_wait(spinners: usize) {
+    let ready = Arc::new(AtomicBool::new(false));
+    let data = Arc::new(AtomicU64::new(0));
+    let spin = |ready: &AtomicBool, data: &AtomicU64| {
+        let mut use_hint = false;
+        while !ready.load(Ordering::Acquire) {
+            if use_hint {
+                hint::spin_loop();
+            } else {
+                thread::yield_now();
+            }
+            use_hint = !use_hint;
+        }
+        assert_eq!(data.load(Ordering::Relaxed), 1);
+    };
+    let mut threads: Vec<_> = (1..spinners)
+        .map(|_| {
+            let (ready, data) = (ready.clone(), data.clone());
+            thread::spawn(move || spin(&ready, &data))
+        })
+        .collect();
+    threads.push({
+        let (ready, data) = (ready.clone(), data.clone());
+        thread::spawn(move || {
+            data.store(1, Ordering::Relaxed);
+            ready.store(true, Ordering::Release);
+        })
+    });
+    spin(&ready, &data);
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+fn explore(spec: &str, executions: u64, spinners: usize) -> Report {
+    helpers::builder(spec)
+        .executions(executions)
+        .max_steps(MAX_STEPS)
+        .explore(move || spin_wait(spinners))
+        .unwrap()
+}
+
+#[test]
+fn priority_strategies_report_nothing_on_spin_waits_with_a_small_step_bound() {
+    for spec in PRIORITY_STRATEGIES {
+        for spinners in [1, 2] {
+            let report = explore(spec, 1_000, spinners);
+            assert!(
+                report.first_failure().is_none(),
+                "{spec}, {} threads: {report}",
+                spinners + 1
+            );
+            println!(
+                "{spec}, {} threads: {} executions, {:.1} steps each on average",
+                spinners + 1,
+                report.executions,
+                report.steps as f64 / report.executions as f64
+            );
+        }
+    }
+}
+
+/// The measurement behind the limit of one: with a hundred yields per demotion, the same
+/// spin-waits exceed the step bound.
+#[test]
+fn a_limit_of_a_hundred_yields_exceeds_a_small_step_bound() {
+    for spec in ["pct:d=3,yields=100", "pctvb:yields=100"] {
+        let report = explore(spec, 1_000, 2);
+        let failure = report
+            .first_failure()
+            .expect("a spinner outranks the releaser");
+        assert_eq!(failure.kind, FailureKind::StepBound, "{spec}");
+        println!(
+            "{spec}: step bound exceeded in execution {}",
+            failure.execution
+        );
+    }
+}
