@@ -60,6 +60,12 @@ fn wait_edge(ex: &Execution, t: usize) -> Option<WaitEdge> {
     };
     match (op.kind, state) {
         (OpKind::Lock, Some(ObjState::Mutex { holder })) => holder.map(|h| held(object, &h)),
+        (OpKind::ReadLock, Some(ObjState::RwLock { writer: None, .. }))
+            if ex.threads[t].read_defers == Some(true) =>
+        {
+            ex.writer_waits(op.object, t)
+                .map(|thread| WaitEdge { thread, lock: None })
+        }
         (OpKind::ReadLock | OpKind::WriteLock, Some(ObjState::RwLock { writer, readers })) => {
             writer
                 .or_else(|| readers.first().copied())
@@ -177,7 +183,17 @@ fn blocked_line(ex: &Execution, t: usize) -> String {
                         .iter()
                         .map(|r| format!("thread {} since {}", r.thread, ShortSite(r.site)))
                         .collect();
-                    format!("read-held by {}", holders.join(", "))
+                    let mut detail = format!("read-held by {}", holders.join(", "));
+                    if op.kind == OpKind::ReadLock && slot.read_defers == Some(true) {
+                        if let Some(w) = ex.writer_waits(op.object, t) {
+                            let _ = write!(
+                                detail,
+                                "; waits behind thread {w}, which waits to write it (std \
+                                 lets a writer-preferring lock do that)"
+                            );
+                        }
+                    }
+                    detail
                 }
             }
         }
