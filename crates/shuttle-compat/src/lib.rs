@@ -13,8 +13,8 @@
 //! depth-first search. A failure panics with interleave's report, which names the failing
 //! schedule as a replay token that [`replay`] takes; the panic keeps the key words shuttle's
 //! own panics have (`deadlock`, `exceeded max_steps bound`, `tried to acquire a Mutex it already
-//! holds`), so `#[should_panic(expected = ...)]` tests still match. The `INTERLEAVE_*`
-//! environment variables override what the mapping chose.
+//! holds`, `possible nondeterminism`), so `#[should_panic(expected = ...)]` tests still match.
+//! The `INTERLEAVE_*` environment variables override what the mapping chose.
 //!
 //! ```
 //! use shuttle::sync::{Arc, Mutex};

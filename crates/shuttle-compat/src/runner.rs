@@ -158,6 +158,7 @@ fn key_words(failure: &Failure) -> Option<String> {
             ))
         }
         FailureKind::StepBound => Some("exceeded max_steps bound".into()),
+        FailureKind::Nondeterminism => Some("possible nondeterminism".into()),
         _ => None,
     }
 }

@@ -134,3 +134,21 @@ fn a_portfolio_reports_the_failure_of_any_scheduler() {
     let message = panic_message(|| portfolio.run(lost_update));
     assert!(message.contains("an increment was lost"), "{message}");
 }
+
+#[test]
+#[should_panic(expected = "possible nondeterminism")]
+fn uncontrolled_nondeterminism_keeps_shuttle_words() {
+    // A std counter outside the scheduler's control: every other run spawns a thread.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    shuttle::check_uncontrolled_nondeterminism(
+        move || {
+            if runs
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                .is_multiple_of(2)
+            {
+                thread::spawn(|| {}).join().unwrap();
+            }
+        },
+        10,
+    );
+}
