@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Acceptance check of the compat crate: builds loom 0.7.2's own integration tests, straight from
-# their crates.io source in the cargo registry, against interleave-loom in a scratch directory
-# outside the repository, runs every test alone with a timeout and prints pass / fail / skip per
-# test with the reason, then the totals. (shuttle's suite joins once interleave-shuttle exists.)
+# Acceptance check of the compat crates: builds loom 0.7.2's and shuttle 0.9.9's own integration
+# tests, straight from their crates.io sources in the cargo registry, against interleave-loom and
+# interleave-shuttle in a scratch directory outside the repository, runs every test alone with a
+# timeout and prints pass / fail / skip per test with the reason, then the totals.
 #
-#   scripts/compat-acceptance.sh
+#   scripts/compat-acceptance.sh [loom|shuttle|all]   (default: all)
 #
 # Environment: SCRATCH (default /tmp/interleave-compat-acceptance), TIMEOUT per test in seconds
 # (default 300), CARGO_TARGET_DIR (default $SCRATCH/target).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+which=${1:-all}
 scratch=${SCRATCH:-/tmp/interleave-compat-acceptance}
 timeout_seconds=${TIMEOUT:-300}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$scratch/target}
@@ -94,16 +95,34 @@ build_and_list() { # suite dir
   grep -o '"executable":"[^"]*"' "$scratch/$suite.build.json" | sed 's/"executable":"//;s/"$//' > "$scratch/$suite.bins"
 }
 
-loom_src=$registry/loom-0.7.2
-dir=$scratch/loom-tests
-write_manifest "$dir" loom-tests \
-  "loom = { package = \"interleave-loom\", path = \"$repo/crates/loom-compat\", features = [\"futures\"] }" \
-  'futures-util = "0.3"' \
-  'default = ["futures"]
+if [ "$which" = loom ] || [ "$which" = all ]; then
+  loom_src=$registry/loom-0.7.2
+  dir=$scratch/loom-tests
+  write_manifest "$dir" loom-tests \
+    "loom = { package = \"interleave-loom\", path = \"$repo/crates/loom-compat\", features = [\"futures\"] }" \
+    'futures-util = "0.3"' \
+    'default = ["futures"]
 futures = []' \
-  "$loom_src"/tests/*.rs
-build_and_list loom "$dir" --release
-run_binaries loom
+    "$loom_src"/tests/*.rs
+  build_and_list loom "$dir" --release
+  run_binaries loom
+fi
+
+if [ "$which" = shuttle ] || [ "$which" = all ]; then
+  "$repo/scripts/shuttle-acceptance-crate.sh" "$scratch" "$registry/shuttle-0.9.9" "$repo"
+  if [ -d "$scratch/shuttle-tests" ]; then
+    build_and_list shuttle "$scratch/shuttle-tests" --release
+    run_binaries shuttle
+    # A module that does not build counts each of its tests as skipped, with the compiler's
+    # first error as the reason.
+    while IFS=$'\t' read -r module reason; do
+      while read -r test; do
+        report shuttle shuttle "${module//\//::}::$test" skip "$reason"
+      done < <(awk '/^ *#\[test\]/{t=1; next} t && /fn [a-z_0-9]+/{sub(/.*fn /, ""); sub(/[(<].*/, ""); print; t=0}' \
+        "$scratch/shuttle-tests/tests-src/$module.rs")
+    done < "$scratch/shuttle-excluded.tsv"
+  fi
+fi
 
 echo
 echo "passed $passed, failed $failed, skipped $skipped (per-test results: $results)"

@@ -117,6 +117,12 @@ impl<T: 'static> Lazy<T> {
     }
 }
 
+/// Initialises `lazy` for the running execution now, if it was not yet (the `lazy_static`
+/// crate's `initialize`).
+pub fn initialize<T: 'static>(lazy: &Lazy<T>) {
+    let _ = lazy.get();
+}
+
 impl<T: 'static> Deref for Lazy<T> {
     type Target = T;
 

@@ -166,7 +166,9 @@ pub(crate) fn park_at(site: runtime::op::Site) {
 ///
 /// # Panics
 /// When the thread's stack cannot be allocated, as [`spawn`] does.
-pub(crate) fn spawn_task(f: impl FnOnce() + Send + 'static, site: runtime::op::Site) -> Thread {
+/// Not `Send`: the thread is a coroutine on the OS thread of the execution, and so is every
+/// thread that could touch what `f` owns (see `future::spawn_local`).
+pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) -> Thread {
     spawned(spawn_inner(f, None, None, site)).0
 }
 
@@ -276,7 +278,8 @@ fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -
     }
 }
 
-fn is_finished_inner(thread: &Thread, site: runtime::op::Site) -> bool {
+/// Whether `thread` has finished; a scheduling point at `site`.
+pub(crate) fn is_finished_inner(thread: &Thread, site: runtime::op::Site) -> bool {
     runtime::switch(Op::new(OpKind::Poll, NO_OBJECT), site);
     runtime::with(|ex| ex.threads[thread.id.0].finished)
 }
@@ -593,6 +596,15 @@ impl<T: 'static> fmt::Debug for LocalKey<T> {
 #[macro_export]
 macro_rules! thread_local {
     () => {};
+    // A `const { .. }` initialiser (std's form for values built without lazy initialisation) is
+    // not an `expr` fragment in edition 2021, so it has its own rules; the value is still
+    // created per thread of each execution.
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }; $($rest:tt)*) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init; $($rest)*);
+    };
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }) => {
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init);
+    };
     ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => {
         $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> =
             $crate::thread::LocalKey::new(|| $init);

@@ -18,9 +18,9 @@
 //! override what this mapping chose.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use interleave::strategy::{Outcome, Schedule, Strategy, StrategySpec};
+use interleave::strategy::{StrategySpec, TimeBudget};
 
 const DEFAULT_MAX_THREADS: usize = 5;
 const DEFAULT_MAX_BRANCHES: usize = 1_000;
@@ -134,11 +134,7 @@ impl Builder {
             builder = builder.max_steps(self.max_branches as u64);
         }
         if let Some(budget) = self.max_duration {
-            builder = builder.custom_strategy(TimeBudget {
-                inner: spec.build(),
-                budget,
-                started: None,
-            });
+            builder = builder.custom_strategy(TimeBudget::new(spec.build(), budget));
         }
         builder
     }
@@ -162,51 +158,4 @@ where
     F: Fn() + Sync + Send + 'static,
 {
     Builder::new().check(f);
-}
-
-/// A strategy that plans no execution once `budget` has passed since its first plan.
-struct TimeBudget {
-    inner: Box<dyn Strategy>,
-    budget: Duration,
-    started: Option<Instant>,
-}
-
-impl Strategy for TimeBudget {
-    fn spec(&self) -> String {
-        self.inner.spec()
-    }
-
-    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
-        let started = *self.started.get_or_insert_with(Instant::now);
-        if started.elapsed() >= self.budget {
-            return None;
-        }
-        self.inner.plan(execution, seed)
-    }
-
-    fn observe(&mut self, execution: u64, outcome: &Outcome) {
-        self.inner.observe(execution, outcome);
-    }
-
-    fn wants_trace(&self, execution: u64) -> bool {
-        self.inner.wants_trace(execution)
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    fn round_size(&self) -> usize {
-        self.inner.round_size()
-    }
-
-    fn stats(&self) -> Vec<(String, String)> {
-        let mut stats = self.inner.stats();
-        stats.push(("time budget".into(), format!("{:?}", self.budget)));
-        stats
-    }
-
-    fn monitors_atomic_sets(&self) -> bool {
-        self.inner.monitors_atomic_sets()
-    }
 }

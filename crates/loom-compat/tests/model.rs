@@ -1,6 +1,10 @@
 //! `loom::model` over interleave: a lost update is found by the exhaustive search and reported
 //! as interleave's report, its fixed twin passes, a preemption bound of 0 cannot see the lost
-//! update while a bound of 1 can, and `Notify` hands a value over.
+//! update while a bound of 1 can, and `Notify` hands a value over. Where loom's semantics differ
+//! from std's they are kept: no `Send` on spawn, an unnamed main thread, `Arc` leak checks, and
+//! settings interleave cannot honour are refused rather than ignored.
+
+use std::rc::Rc;
 
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Notify};
@@ -70,4 +74,61 @@ fn notify_hands_a_value_over() {
         assert_eq!(slot.load(Ordering::SeqCst), 7);
         producer.join().unwrap();
     });
+}
+
+#[test]
+#[should_panic(expected = "memory leak")]
+fn a_forgotten_arc_is_a_leak() {
+    loom::model(|| std::mem::forget(Arc::new(5)));
+}
+
+#[test]
+fn spawned_closures_need_not_be_send() {
+    loom::model(|| {
+        let shared = Rc::new(3);
+        let other = shared.clone();
+        let t = thread::spawn(move || *other + 1);
+        assert_eq!(t.join().unwrap(), 4);
+        assert_eq!(*shared, 3);
+    });
+}
+
+#[test]
+#[should_panic(expected = "deadlock")]
+fn a_wait_without_notify_is_a_deadlock() {
+    loom::model(|| Notify::new().wait());
+}
+
+#[test]
+fn the_main_thread_has_no_name_as_in_loom() {
+    loom::model(|| assert_eq!(thread::current().name(), None));
+}
+
+#[test]
+fn a_preemption_bound_maps_to_icb_and_none_to_dpor() {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = None;
+    assert_eq!(builder.strategy().to_string(), "dpor");
+    builder.preemption_bound = Some(2);
+    assert!(builder.strategy().to_string().starts_with("icb:c=2"));
+}
+
+#[test]
+#[should_panic(expected = "exceeded the step bound")]
+fn a_branch_bound_fails_a_long_execution() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2;
+    builder.check(|| {
+        for _ in 0..5 {
+            thread::yield_now();
+        }
+    });
+}
+
+#[test]
+#[should_panic(expected = "checkpoints")]
+fn checkpoints_are_refused_not_ignored() {
+    let mut builder = loom::model::Builder::new();
+    builder.checkpoint_file("model.json");
+    builder.check(|| {});
 }

@@ -74,6 +74,13 @@ fn wait_edge(ex: &Scene<'_>, t: usize) -> Option<WaitEdge> {
     };
     match (op.kind, state) {
         (OpKind::Lock, Some(ObjState::Mutex { holder })) => holder.map(|h| held(object, &h)),
+        (OpKind::ReadLock, Some(ObjState::RwLock { writer: None, .. }))
+            if ex.stopped.threads[t].behind_writer.is_some() =>
+        {
+            ex.stopped.threads[t]
+                .behind_writer
+                .map(|thread| WaitEdge { thread, lock: None })
+        }
         (OpKind::ReadLock | OpKind::WriteLock, Some(ObjState::RwLock { writer, readers })) => {
             writer
                 .or_else(|| readers.first().copied())
@@ -194,7 +201,17 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
                         .iter()
                         .map(|r| format!("thread {} since {}", r.thread, ShortSite(r.site)))
                         .collect();
-                    format!("read-held by {}", holders.join(", "))
+                    let mut detail = format!("read-held by {}", holders.join(", "));
+                    if op.kind == OpKind::ReadLock {
+                        if let Some(w) = slot.behind_writer {
+                            let _ = write!(
+                                detail,
+                                "; waits behind thread {w}, which waits to write it (std \
+                                 lets a writer-preferring lock do that)"
+                            );
+                        }
+                    }
+                    detail
                 }
             }
         }

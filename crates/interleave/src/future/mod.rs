@@ -33,10 +33,14 @@
 //! });
 //! ```
 
+mod abort;
 mod atomic_waker;
+mod local;
 pub mod sync;
 
+pub use abort::AbortHandle;
 pub use atomic_waker::AtomicWaker;
+pub use local::spawn_local;
 
 use std::fmt;
 use std::future::{Future, IntoFuture};
@@ -223,7 +227,16 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let site = Location::caller();
+    spawn_at(future, Location::caller())
+}
+
+/// Spawns a task spawned at `site`. Nothing here needs `Send`: every task of an execution runs
+/// on the OS thread of the execution (see [`spawn_local`]).
+fn spawn_at<F>(future: F, site: &'static Location<'static>) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
     let state = Arc::new(StdMutex::new(TaskState {
         output: None,
         finished: false,
@@ -311,10 +324,7 @@ impl<T> JoinHandle<T> {
     /// a scheduling point, so whether it comes before the task finishes is explored.
     #[track_caller]
     pub fn abort(&self) {
-        self.aborted.decided.store(true, Ordering::SeqCst);
-        self.aborted.requested.store(true, StdOrdering::Relaxed);
-        // Wake it so it notices, wherever it is parked.
-        self.thread.unpark();
+        self.abort_handle().abort();
     }
 
     /// Whether the task has finished (a scheduling point, like `std`'s `is_finished`).

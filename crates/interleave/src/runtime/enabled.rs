@@ -21,7 +21,11 @@ impl Execution {
                 _ => true,
             },
             OpKind::ReadLock => match state() {
-                ObjState::RwLock { writer, .. } => writer.is_none(),
+                ObjState::RwLock { writer, .. } => {
+                    writer.is_none()
+                        && !(slot.read_defers == Some(true)
+                            && self.writer_waits(op.object, t).is_some())
+                }
                 _ => true,
             },
             OpKind::WriteLock => match state() {
@@ -92,6 +96,9 @@ impl Execution {
                 continue;
             }
             let pending = self.threads[t].pending;
+            if pending.kind == OpKind::ReadLock {
+                self.choose_read_preference(t);
+            }
             if !pending.blocking {
                 // `times_out` is read only for blocking operations (see `View::times_out`).
                 self.enabled.push(t);
@@ -112,6 +119,47 @@ impl Execution {
                 }
             }
         }
+    }
+
+    /// std leaves open whether a read request that finds readers holding an `RwLock` and a
+    /// writer waiting for them joins the readers (reader preference) or waits behind the
+    /// writer (writer preference, as Linux's futex-based lock does). The first time that
+    /// question arises for thread `t`'s pending read, the schedule answers it with a recorded
+    /// value (0 joins, 1 waits), so every strategy and the replay token see the choice and the
+    /// exhaustive searches take both outcomes.
+    fn choose_read_preference(&mut self, t: usize) {
+        let slot = &self.threads[t];
+        if slot.read_defers.is_none() && self.read_contested(slot.pending.object, t) {
+            let defers = self.choose_value(2) == 1;
+            self.threads[t].read_defers = Some(defers);
+        }
+    }
+
+    /// Whether `RwLock::try_read` by the running thread on `object` fails because it gives
+    /// way to a waiting writer; the same recorded choice as a blocking read's, drawn when
+    /// readers hold the lock and a writer waits.
+    pub(crate) fn try_read_defers(&mut self, object: ObjIdx) -> bool {
+        self.read_contested(object, self.current) && self.choose_value(2) == 1
+    }
+
+    /// Whether a read request of thread `reader` on `object` meets readers holding the lock
+    /// and another thread waiting to write it.
+    fn read_contested(&self, object: ObjIdx, reader: usize) -> bool {
+        matches!(
+            &self.objects[object as usize].state,
+            ObjState::RwLock { writer: None, readers } if !readers.is_empty()
+        ) && self.writer_waits(object, reader).is_some()
+    }
+
+    /// A thread other than `reader` that waits to take `object` for writing, if any.
+    pub(super) fn writer_waits(&self, object: ObjIdx, reader: usize) -> Option<usize> {
+        (0..self.threads.len()).find(|&u| {
+            let slot = &self.threads[u];
+            u != reader
+                && !slot.finished
+                && slot.pending.kind == OpKind::WriteLock
+                && slot.pending.object == object
+        })
     }
 
     /// Where thread `t` took the lock its pending operation asks for, if it already holds it

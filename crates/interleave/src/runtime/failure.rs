@@ -173,4 +173,7 @@ pub(crate) struct ThreadAtStop {
     pub yields: u32,
     /// What a parked task's future waits for.
     pub awaiting: Vec<Awaited>,
+    /// The thread waiting to write the `RwLock` this thread's pending read waits behind
+    /// (the lock preferred the writer), if any.
+    pub behind_writer: Option<usize>,
 }

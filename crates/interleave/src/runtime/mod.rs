@@ -157,6 +157,11 @@ pub(crate) struct ThreadSlot {
     /// The data address of the waker of the task this thread polls (0 outside `block_on` and
     /// tasks), so firing a timer does not wake the thread that is already awake to poll again.
     pub task_waker: usize,
+    /// Whether the pending `RwLock::read` waits behind a writer that waits (writer preference)
+    /// rather than joining the readers that hold the lock: a recorded choice, drawn the first
+    /// time a writer waits while readers hold the lock (see `choose_read_preference`); `None`
+    /// until then.
+    pub read_defers: Option<bool>,
 }
 
 /// What a pending task's future waits for.
@@ -756,6 +761,10 @@ impl Execution {
                     deadline: slot.deadline,
                     yields: slot.yields,
                     awaiting: slot.awaiting.clone(),
+                    behind_writer: (slot.pending.kind == OpKind::ReadLock
+                        && slot.read_defers == Some(true))
+                    .then(|| self.writer_waits(slot.pending.object, t))
+                    .flatten(),
                 }
             })
             .collect();
@@ -839,6 +848,7 @@ impl Execution {
             deadline: Duration::ZERO,
             timer_deadline: None,
             task_waker: 0,
+            read_defers: None,
         });
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
             thread_main(index, yielder, body)

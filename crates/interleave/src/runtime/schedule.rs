@@ -18,8 +18,9 @@ pub trait Schedule {
     /// The thread to run next; must be one of `view.enabled()`, or [`ABANDON`].
     fn next_thread(&mut self, view: &View<'_>) -> usize;
 
-    /// A value for a nondeterministic choice (`interleave::rand`); the runtime reduces it
-    /// modulo `bound` (`bound == 0` means the full `u64` range).
+    /// A value for a nondeterministic choice (`interleave::rand`, and choices std leaves to
+    /// the implementation: whether a read of an `RwLock` waits behind a waiting writer); the
+    /// runtime reduces it modulo `bound` (`bound == 0` means the full `u64` range).
     fn next_value(&mut self, bound: u64) -> u64;
 
     /// Whether accesses to `object` are scheduling points for this schedule; asked once per

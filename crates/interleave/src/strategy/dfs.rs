@@ -9,11 +9,14 @@
 //!
 //! Choices are of two kinds. A thread choice is among the enabled threads that the yield rule
 //! ([`YieldRule`]) lets run: a thread that yields (`thread::yield_now`, `hint::spin_loop`, a
-//! sleep, a wait that ends by its timeout) waits until every other unfinished thread has taken
-//! a step, as long as one of them can run, so a spin-wait cannot spin for ever while the thread
-//! it waits for is starved, and the search tree of a correct spin-wait is finite. Threads that
-//! are blocked when it yields count too: a thread that times out while holding the lock the
-//! others wait for, and waits again, must let them take it. A value choice is an `interleave::rand` draw: a draw below `n`
+//! sleep, a wait that ends by its timeout) waits until every other thread that could run when
+//! it yielded has taken a step, as long as one of them can run, so a spin-wait cannot spin for
+//! ever while the thread it waits for is starved, and the search tree of a correct spin-wait is
+//! finite. A thread blocked at the yield (in a `join`, on a lock) does not hold the yielder
+//! back: waiting for it too left out schedules the rule promises, such as the yielder going on
+//! once one runnable thread has stepped while another waits in a `join`. A thread that times
+//! out and waits again releases what the others wait for, so they can run at its next yield
+//! and it waits for them then. A value choice is an `interleave::rand` draw: a draw below `n`
 //! has `n` options (a bool two), enumerated like threads; a draw wider than [`VALUE_CAP`] (32)
 //! values offers only its 16 smallest and 16 largest values, and the report then says the
 //! search was not exhaustive and warns. The values are recorded like every draw, so a failure's
@@ -292,7 +295,8 @@ fn draw_value(bound: u64, index: u64) -> u64 {
 /// thread's next step happens after it; [`Steps`] reports which waits each step ended.
 #[derive(Clone, Debug, Default)]
 pub(super) struct YieldRule {
-    /// `waits[t]`: the threads `t` waits for since its latest yield.
+    /// `waits[t]`: the threads that could run at `t`'s latest yield and have not taken a step
+    /// since.
     waits: Vec<Vec<usize>>,
     /// How many threads wait, so a program that does not yield pays one test per step.
     waiting: usize,
@@ -364,9 +368,8 @@ impl YieldRule {
                 self.waiting -= 1;
             }
             waits.clear();
-            waits.extend(
-                (0..view.thread_count()).filter(|&u| u != chosen && view.pending(u).is_some()),
-            );
+            // The threads that could run at the yield; blocked ones do not hold it back.
+            waits.extend(view.enabled().iter().copied().filter(|&u| u != chosen));
             if !waits.is_empty() {
                 self.waiting += 1;
             }

@@ -26,6 +26,7 @@ pub(crate) mod replay;
 mod rpro;
 mod spec;
 mod thread_bound;
+mod time_budget;
 mod value_schedule;
 
 pub use asset_fuzzer::{AssetFuzzer, RuntimeMonitor};
@@ -42,6 +43,7 @@ pub use random::Random;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec};
 pub use thread_bound::ThreadBound;
+pub use time_budget::TimeBudget;
 pub use value_schedule::ValueSchedule;
 
 use std::any::Any;

@@ -233,6 +233,33 @@ macro_rules! atomic_common {
             )
         }
 
+        /// [`fetch_update`](Self::fetch_update) under its newer std name.
+        #[inline]
+        #[track_caller]
+        pub fn try_update<F>(
+            &self,
+            set_order: Ordering,
+            fetch_order: Ordering,
+            f: F,
+        ) -> Result<$t, $t>
+        where
+            F: FnMut($t) -> Option<$t>,
+        {
+            self.fetch_update(set_order, fetch_order, f)
+        }
+
+        /// Stores `f` of the value as one atomic step; returns the previous value.
+        #[inline]
+        #[track_caller]
+        pub fn update<F>(&self, set_order: Ordering, fetch_order: Ordering, mut f: F) -> $t
+        where
+            F: FnMut($t) -> $t,
+        {
+            match self.fetch_update(set_order, fetch_order, |value| Some(f(value))) {
+                Ok(previous) | Err(previous) => previous,
+            }
+        }
+
         /// Stores `new` if the value is `current`; returns the previous value. The deprecated
         /// std method, kept because loom's and older crates' tests still call it.
         #[inline]

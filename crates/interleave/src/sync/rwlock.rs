@@ -1,6 +1,9 @@
-//! `RwLock`: many readers or one writer. Readers are admitted whenever no writer holds the lock
-//! (no writer preference); a thread that takes the lock again while holding it is reported as
-//! a relock failure.
+//! `RwLock`: many readers or one writer. std leaves the priority of readers and writers open, so
+//! a read request that finds readers holding the lock and a writer waiting either joins the
+//! readers or waits behind the writer, as the strategy chooses (see
+//! `Execution::choose_read_preference`); a recursive read can thus deadlock, as it can under
+//! std. A thread that asks for the lock while it holds it for writing, or asks to write while
+//! it reads, is reported as a relock failure.
 
 use std::cell::UnsafeCell;
 use std::fmt;
@@ -102,7 +105,7 @@ impl<T: ?Sized> RwLock<T> {
         let idx =
             runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::TryRwLock, site).index();
         runtime::with(|ex| {
-            let free = can_take(ex, idx, write);
+            let free = can_take(ex, idx, write) && (write || !ex.try_read_defers(idx));
             if free {
                 ex.take_rwlock(idx, write, site);
             }
@@ -110,7 +113,8 @@ impl<T: ?Sized> RwLock<T> {
         })
     }
 
-    /// Takes shared access if no writer holds the lock.
+    /// Takes shared access if no writer holds the lock and, as the strategy chooses, unless a
+    /// writer waits for the readers that hold it.
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
         let site = Location::caller();

@@ -322,6 +322,13 @@ fn atomics_implement_every_operation() {
             Ok(1)
         );
         assert_eq!(a.load(Ordering::SeqCst), 10);
+        assert_eq!(
+            a.try_update(Ordering::SeqCst, Ordering::SeqCst, |v| (v > 10)
+                .then_some(0)),
+            Err(10)
+        );
+        assert_eq!(a.update(Ordering::SeqCst, Ordering::SeqCst, |v| v + 1), 10);
+        assert_eq!(a.load(Ordering::SeqCst), 11);
         let b = AtomicU8::new(0b1100);
         assert_eq!(b.fetch_and(0b0100, Ordering::SeqCst), 0b1100);
         assert_eq!(b.fetch_or(0b0001, Ordering::SeqCst), 0b0100);
@@ -356,5 +363,29 @@ fn thread_locals_are_per_thread() {
         assert_eq!(t.join().unwrap(), 0);
         assert_eq!(DEPTH.with(|d| d.get()), 5);
         assert_eq!(NAME.with(|n| n.borrow().clone()), "x");
+    });
+}
+
+std::thread_local! {
+    /// How often `COUNTED`'s initialiser ran on this OS thread (each execution runs on one).
+    static INITIALISATIONS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+interleave::lazy_static! {
+    static ref COUNTED: u32 = {
+        INITIALISATIONS.with(|n| n.set(n.get() + 1));
+        7
+    };
+}
+
+#[test]
+fn lazy_static_initialize_runs_the_initialiser_once_per_execution() {
+    all_schedules(|| {
+        let before = INITIALISATIONS.with(|n| n.get());
+        interleave::lazy_static::initialize(&COUNTED);
+        assert_eq!(INITIALISATIONS.with(|n| n.get()), before + 1);
+        interleave::lazy_static::initialize(&COUNTED);
+        assert_eq!(*COUNTED, 7);
+        assert_eq!(INITIALISATIONS.with(|n| n.get()), before + 1);
     });
 }

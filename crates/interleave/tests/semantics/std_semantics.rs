@@ -1,5 +1,6 @@
 //! std's guarantees, no more: a panic a `join` observes is the program's business; poisoning of
-//! `Mutex`, `RwLock` and `Once` after a panic; `notify_one` may wake any current waiter. Each
+//! `Mutex`, `RwLock` and `Once` after a panic; `notify_one` may wake any current waiter; an
+//! `RwLock` may prefer readers or a waiting writer. Each
 //! test shows the behaviour std allows is reached and, where it matters, that exhaustive search
 //! reaches every outcome.
 
@@ -158,6 +159,68 @@ fn only_a_writer_poisons_an_rwlock() {
         assert!(lock.is_poisoned());
         assert_eq!(*lock.read().expect_err("poisoned").into_inner(), 6);
     });
+}
+
+/// The main thread reads an `RwLock` while a writer may be waiting for it. With `recursive`,
+/// it reads again while it holds its first read: std leaves open whether that second read
+/// joins the readers or waits behind the waiting writer (Linux's lock prefers writers), and
+/// in the second case the writer waits for the first read and the second read for the writer.
+/// The fixed twin reads once.
+fn read_around_a_writer(recursive: bool) {
+    let lock = Arc::new(RwLock::new(0));
+    let writer = {
+        let lock = lock.clone();
+        thread::spawn(move || *lock.write().unwrap() += 1)
+    };
+    let first = lock.read().unwrap();
+    let seen = if recursive {
+        *lock.read().unwrap()
+    } else {
+        *first
+    };
+    assert!(seen <= 1);
+    drop(first);
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_recursive_read_deadlocks_when_the_lock_prefers_the_waiting_writer() {
+    for spec in ["dfs", "dpor", "random", "pct:d=2"] {
+        let report = explore(spec, 2_000, || read_around_a_writer(true));
+        let failure = report
+            .first_failure()
+            .unwrap_or_else(|| panic!("{spec} reaches the writer-preferring outcome"));
+        assert_eq!(failure.kind, FailureKind::Deadlock, "{spec}: {failure}");
+        let text = failure.to_string();
+        assert!(
+            text.contains("waits behind thread 1, which waits to write it"),
+            "{spec}: {text}"
+        );
+        // The choice is part of the replay token.
+        let replayed = helpers::builder("random")
+            .replay(&failure.token, || read_around_a_writer(true))
+            .expect("the token replays");
+        assert_eq!(
+            replayed.first_failure().map(|f| f.kind),
+            Some(FailureKind::Deadlock),
+            "{spec}"
+        );
+    }
+    // Only that outcome deadlocks: `icb` takes the first answer of every value choice (the
+    // second read joins the readers) and finds nothing in all its schedules.
+    let report = explore("icb:c=3,v=all", 10_000, || read_around_a_writer(true));
+    assert!(report.is_ok(), "{report}");
+    assert!(report.executions < 10_000, "icb finished its search");
+}
+
+#[test]
+fn a_single_read_around_a_writer_never_deadlocks() {
+    for spec in ["dfs", "dpor"] {
+        let report = explore(spec, 10_000, || read_around_a_writer(false));
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert!(report.executions < 10_000, "{spec} finished its search");
+    }
+    helpers::all_schedules(300, || read_around_a_writer(false));
 }
 
 #[test]

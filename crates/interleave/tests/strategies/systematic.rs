@@ -809,6 +809,69 @@ fn dpor_reaches_every_graph_of_dfs_on_spin_waits() {
     }
 }
 
+/// A worker adds 1 under a mutex, takes one more step, then adds 2 if `try_lock` gets the mutex
+/// and 6 if not, then adds 3 under the mutex; another thread doubles the value under the mutex
+/// after a `yield_now`. The value lives in a std mutex, so the yield is the doubler's only
+/// scheduling point between its lock and its unlock. The results: 6, 7, 9 and 12 when the
+/// doubling falls before, between or after the additions with `try_lock` succeeding, 11 and 17
+/// when it holds the mutex at the `try_lock`.
+fn double_between_additions() -> usize {
+    let lock = Arc::new(Mutex::new(()));
+    let step = Arc::new(AtomicBool::new(false));
+    let value = Arc::new(StdMutex::new(0usize));
+    let adder = {
+        let (lock, step, value) = (lock.clone(), step.clone(), value.clone());
+        thread::spawn(move || {
+            {
+                let _held = lock.lock().unwrap();
+                *value.lock().unwrap() += 1;
+            }
+            step.store(true, Ordering::SeqCst);
+            let add = if lock.try_lock().is_ok() { 2 } else { 6 };
+            *value.lock().unwrap() += add;
+            let _held = lock.lock().unwrap();
+            *value.lock().unwrap() += 3;
+        })
+    };
+    let doubler = {
+        let (lock, value) = (lock.clone(), value.clone());
+        thread::spawn(move || {
+            let _held = lock.lock().unwrap();
+            thread::yield_now();
+            *value.lock().unwrap() *= 2;
+        })
+    };
+    adder.join().unwrap();
+    doubler.join().unwrap();
+    let result = *value.lock().unwrap();
+    result
+}
+
+/// The yield rule lets a yielder go on once the threads that could run have stepped, whatever
+/// the threads blocked at the yield (here the main thread, in a `join`) do: `dfs` and `dpor`
+/// reach the 7, which needs the doubler to unlock after the adder's one step and before its
+/// `try_lock`. (The rule used to wait for the blocked main thread too, and both missed it.)
+#[test]
+fn a_thread_blocked_at_a_yield_does_not_hold_the_yielder_back() {
+    for spec in ["dfs", "dpor"] {
+        let seen = StdMutex::new(BTreeSet::new());
+        let report = helpers::builder(spec)
+            .executions(10_000)
+            .explore(|| {
+                let result = double_between_additions();
+                seen.lock().unwrap().insert(result);
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert_eq!(stat(&report, "covered"), "the whole search space", "{spec}");
+        assert_eq!(
+            seen.into_inner().unwrap(),
+            BTreeSet::from([6, 7, 9, 11, 12, 17]),
+            "{spec}"
+        );
+    }
+}
+
 /// A worker adds one to a total, with a racy load and store when `rand` picks slot 2 of 4 and
 /// the draw of a bool says true (with `buggy`), and with `fetch_add` otherwise; the main
 /// thread adds one too.

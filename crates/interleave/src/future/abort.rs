@@ -1,0 +1,53 @@
+//! `AbortHandle`: a handle that can cancel a task without being able to await it, as tokio's
+//! and shuttle's.
+
+use std::fmt;
+use std::panic::Location;
+use std::sync::atomic::Ordering as StdOrdering;
+use std::sync::Arc;
+
+use super::{Abort, JoinHandle};
+use crate::sync::atomic::Ordering;
+use crate::thread::{self, Thread};
+
+/// Cancels a task; cloned freely, it does not detach or await the task.
+#[derive(Clone)]
+pub struct AbortHandle {
+    aborted: Arc<Abort>,
+    thread: Thread,
+}
+
+impl<T> JoinHandle<T> {
+    /// A handle that can cancel this task.
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle {
+            aborted: self.aborted.clone(),
+            thread: self.thread.clone(),
+        }
+    }
+}
+
+impl AbortHandle {
+    /// Cancels the task, as [`JoinHandle::abort`] does.
+    #[track_caller]
+    pub fn abort(&self) {
+        self.aborted.decided.store(true, Ordering::SeqCst);
+        self.aborted.requested.store(true, StdOrdering::Relaxed);
+        self.thread.unpark();
+    }
+
+    /// Whether the task has finished, by completing or by being cancelled (a scheduling
+    /// point).
+    #[track_caller]
+    pub fn is_finished(&self) -> bool {
+        thread::is_finished_inner(&self.thread, Location::caller())
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle")
+            .field("thread", &self.thread)
+            .finish_non_exhaustive()
+    }
+}

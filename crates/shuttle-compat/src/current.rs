@@ -1,0 +1,13 @@
+//! `shuttle::current`: the identity of the running task.
+
+use crate::scheduler::TaskId;
+
+/// The running task.
+pub fn me() -> TaskId {
+    TaskId::from(interleave::thread::current().id().as_usize())
+}
+
+/// The running task (always `Some` inside a test).
+pub fn get_current_task() -> Option<TaskId> {
+    Some(me())
+}

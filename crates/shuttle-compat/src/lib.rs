@@ -1,0 +1,59 @@
+//! shuttle 0.9's public API over interleave's controlled scheduler.
+//!
+//! Depend on this crate under shuttle's name and a crate's existing shuttle tests build
+//! unchanged:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! shuttle = { package = "interleave-shuttle", version = "0.1" }
+//! ```
+//!
+//! Each entry point runs the interleave strategy that matches the shuttle scheduler (see
+//! [`scheduler`]): `check_random` a random walk, `check_pct` PCT, `check_dfs` exhaustive
+//! depth-first search. A failure panics with interleave's report, which names the failing
+//! schedule as a replay token that [`replay`] takes; the panic keeps the key words shuttle's
+//! own panics have (`deadlock`, `exceeded max_steps bound`, `tried to acquire a Mutex it already
+//! holds`, `possible nondeterminism`), so `#[should_panic(expected = ...)]` tests still match.
+//! The `INTERLEAVE_*` environment variables override what the mapping chose.
+//!
+//! ```
+//! use shuttle::sync::{Arc, Mutex};
+//! use shuttle::thread;
+//!
+//! shuttle::check_random(
+//!     || {
+//!         let counter = Arc::new(Mutex::new(0));
+//!         let other = counter.clone();
+//!         let t = thread::spawn(move || *other.lock().unwrap() += 1);
+//!         *counter.lock().unwrap() += 1;
+//!         t.join().unwrap();
+//!         assert_eq!(*counter.lock().unwrap(), 2);
+//!     },
+//!     100,
+//! );
+//! ```
+//!
+//! What has no equivalent is refused, not imitated: a `Scheduler` written by the user does
+//! not compile (interleave's strategies see more of the program than shuttle's trait passes),
+//! and a shuttle schedule string given to `replay` is rejected as a malformed token.
+
+#![warn(missing_docs)]
+
+mod config;
+pub mod current;
+pub mod future;
+pub mod rand;
+mod runner;
+pub mod scheduler;
+pub mod sync;
+pub mod thread;
+
+pub use config::{
+    Config, ContinuationFunctionBehavior, FailurePersistence, MaxSteps, UngracefulShutdownConfig,
+};
+pub use interleave::{hint, lazy_static, thread_local};
+pub use runner::{
+    check, check_dfs, check_pct, check_random, check_random_with_seed,
+    check_uncontrolled_nondeterminism, check_urw, replay, replay_from_file, PortfolioRunner,
+    Runner,
+};

@@ -1,0 +1,312 @@
+//! `Runner`, `PortfolioRunner` and the `check_*` functions: a scheduler's plan and a `Config`
+//! become one `interleave::Builder` run, and its first failure becomes a panic with shuttle's
+//! key words in front of interleave's report.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use interleave::strategy::TimeBudget;
+use interleave::{Failure, FailureKind, Report};
+
+use crate::config::{Config, FailurePersistence, MaxSteps};
+use crate::scheduler::{
+    DfsScheduler, PctScheduler, Plan, RandomScheduler, ReplayScheduler, RoundRobinScheduler,
+    Scheduler, UncontrolledNondeterminismCheckScheduler, UrwRandomScheduler,
+};
+
+/// interleave's smallest stack; shuttle's default (60 KiB) is below what interleave's runtime
+/// needs, so a smaller configured size is raised to it.
+const MIN_STACK_SIZE: usize = 256 * 1024;
+
+/// Steps that stand for "no bound" (shuttle's `MaxSteps::None`).
+const UNBOUNDED_STEPS: u64 = 1 << 40;
+
+/// Runs a test under one scheduler.
+#[derive(Debug)]
+pub struct Runner<S: Scheduler> {
+    scheduler: S,
+    config: Config,
+}
+
+impl<S: Scheduler> Runner<S> {
+    /// A runner of `scheduler` with `config`.
+    pub fn new(scheduler: S, config: Config) -> Runner<S> {
+        Runner { scheduler, config }
+    }
+
+    /// Runs `f` under the scheduler's executions and returns how many ran.
+    ///
+    /// # Panics
+    /// With the report of the first failing execution.
+    #[track_caller]
+    pub fn run<F>(self, f: F) -> usize
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let report = explore(&self.scheduler.plan(), &self.config, &f);
+        if let Some(failure) = first_failure(&report, &self.config) {
+            panic!("{}", describe(failure, &self.config));
+        }
+        report.executions as usize
+    }
+}
+
+/// Runs a test under several schedulers, one after the other.
+#[derive(Debug)]
+pub struct PortfolioRunner {
+    stop_on_first_failure: bool,
+    config: Config,
+    plans: Vec<Plan>,
+}
+
+impl PortfolioRunner {
+    /// An empty portfolio; with `stop_on_first_failure` the first failing scheduler ends the
+    /// run, otherwise every scheduler runs and the first failure is reported at the end.
+    pub fn new(stop_on_first_failure: bool, config: Config) -> PortfolioRunner {
+        PortfolioRunner {
+            stop_on_first_failure,
+            config,
+            plans: Vec::new(),
+        }
+    }
+
+    /// Adds a scheduler.
+    pub fn add(&mut self, scheduler: impl Scheduler + Send + 'static) {
+        self.plans.push(scheduler.plan());
+    }
+
+    /// Runs `f` under every scheduler.
+    ///
+    /// # Panics
+    /// With the report of the first failing execution.
+    #[track_caller]
+    pub fn run<F>(self, f: F)
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        let mut first = None;
+        for plan in &self.plans {
+            let report = explore(plan, &self.config, &f);
+            if let Some(failure) = first_failure(&report, &self.config) {
+                let message = describe(failure, &self.config);
+                if self.stop_on_first_failure {
+                    panic!("{message}");
+                }
+                first.get_or_insert(message);
+            }
+        }
+        if let Some(message) = first {
+            panic!("{message}");
+        }
+    }
+}
+
+/// Runs the exploration `plan` describes under `config`.
+fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
+    let mut builder = interleave::Builder::new()
+        .strategy(plan.strategy.clone())
+        .executions(plan.executions)
+        .check_determinism(plan.check_determinism)
+        .stack_size(config.stack_size.max(MIN_STACK_SIZE));
+    if let Some(seed) = plan.seed {
+        builder = builder.seed(seed);
+    }
+    builder = match config.max_steps {
+        MaxSteps::None => builder.max_steps(UNBOUNDED_STEPS),
+        MaxSteps::FailAfter(steps) => builder.max_steps(steps as u64),
+        // Executions stopped at the bound are not failures: the search goes on past them and
+        // `first_failure` skips them.
+        MaxSteps::ContinueAfter(steps) => {
+            builder.max_steps(steps as u64).stop_on_first_failure(false)
+        }
+    };
+    if let Some(budget) = config.max_time {
+        builder = builder.custom_strategy(TimeBudget::new(plan.strategy.build(), budget));
+    }
+    let outcome = match &plan.replay {
+        Some(token) => builder.replay(token, f),
+        None => builder.explore(f),
+    };
+    match outcome {
+        Ok(report) => report,
+        Err(error) => panic!("interleave-shuttle: {error}"),
+    }
+}
+
+/// The failure to report: the first one, except executions that `MaxSteps::ContinueAfter`
+/// stopped, which pass.
+fn first_failure<'a>(report: &'a Report, config: &Config) -> Option<&'a Failure> {
+    let continue_after = matches!(config.max_steps, MaxSteps::ContinueAfter(_));
+    report
+        .failures
+        .iter()
+        .find(|failure| !(continue_after && failure.kind == FailureKind::StepBound))
+}
+
+/// shuttle's key words for a failure, which `should_panic(expected = ...)` tests match.
+fn key_words(failure: &Failure) -> Option<String> {
+    match failure.kind {
+        FailureKind::Deadlock => Some("deadlock".into()),
+        FailureKind::Relock => {
+            let lock = if failure.message.contains("RwLock") {
+                "RwLock"
+            } else {
+                "Mutex"
+            };
+            Some(format!(
+                "deadlock: tried to acquire a {lock} it already holds"
+            ))
+        }
+        FailureKind::StepBound => Some("exceeded max_steps bound".into()),
+        FailureKind::Nondeterminism => Some("possible nondeterminism".into()),
+        _ => None,
+    }
+}
+
+/// The panic message: shuttle's key words, interleave's report, and the schedule where
+/// `config.failure_persistence` puts it.
+fn describe(failure: &Failure, config: &Config) -> String {
+    let mut message = String::new();
+    if let Some(words) = key_words(failure) {
+        message.push_str(&words);
+        message.push_str("\n\n");
+    }
+    message.push_str(&failure.to_string());
+    match &config.failure_persistence {
+        FailurePersistence::None => {}
+        FailurePersistence::Print => message.push_str(&format!(
+            "\nfailing schedule:\n\"\n{}\n\"\npass that string to `shuttle::replay` to replay \
+             the failure",
+            failure.token
+        )),
+        FailurePersistence::File(directory) => {
+            match persist(&failure.token, directory.as_deref()) {
+                Ok(path) => message.push_str(&format!(
+                    "\nfailing schedule persisted to file: {}\npass that path to \
+                     `shuttle::replay_from_file` to replay the failure",
+                    path.display()
+                )),
+                Err(error) => message.push_str(&format!(
+                    "\nthe failing schedule could not be saved ({error}): {}",
+                    failure.token
+                )),
+            }
+        }
+    }
+    message
+}
+
+/// Saves `token` in a new file of `directory` (the current directory by default).
+fn persist(token: &str, directory: Option<&Path>) -> std::io::Result<PathBuf> {
+    let directory = directory.map_or_else(std::env::current_dir, |dir| Ok(dir.to_path_buf()))?;
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let path = directory.join(format!("schedule{stamp:x}.txt"));
+    std::fs::write(&path, token)?;
+    Ok(path)
+}
+
+/// Runs `f` once, in the first schedule of depth-first search (shuttle: round robin).
+#[track_caller]
+pub fn check<F>(f: F)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Runner::new(RoundRobinScheduler::new(1), Config::new()).run(f);
+}
+
+/// Runs `f` in `iterations` random schedules (see [`UrwRandomScheduler`]).
+#[track_caller]
+pub fn check_urw<F>(f: F, iterations: usize)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Runner::new(UrwRandomScheduler::new(iterations), Config::new()).run(f);
+}
+
+/// Runs `f` in `iterations` random schedules.
+#[track_caller]
+pub fn check_random<F>(f: F, iterations: usize)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Runner::new(RandomScheduler::new(iterations), Config::new()).run(f);
+}
+
+/// Runs `f` in `iterations` random schedules from `seed`.
+#[track_caller]
+pub fn check_random_with_seed<F>(f: F, seed: u64, iterations: usize)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Runner::new(
+        RandomScheduler::new_from_seed(seed, iterations),
+        Config::new(),
+    )
+    .run(f);
+}
+
+/// Runs `f` in `iterations` PCT schedules of bug depth `depth`.
+#[track_caller]
+pub fn check_pct<F>(f: F, iterations: usize, depth: usize)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Runner::new(PctScheduler::new(depth, iterations), Config::new()).run(f);
+}
+
+/// Runs `f` in every schedule, or the first `max_iterations`.
+#[track_caller]
+pub fn check_dfs<F>(f: F, max_iterations: Option<usize>)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Runner::new(DfsScheduler::new(max_iterations, false), Config::new()).run(f);
+}
+
+/// Runs `f` in `max_iterations` random schedules, each re-run to check that it behaves the
+/// same under the same schedule.
+#[track_caller]
+pub fn check_uncontrolled_nondeterminism<F>(f: F, max_iterations: usize)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    let scheduler =
+        UncontrolledNondeterminismCheckScheduler::new(RandomScheduler::new(max_iterations));
+    Runner::new(scheduler, Config::new()).run(f);
+}
+
+/// Replays the execution of an interleave replay token, as printed by a failure.
+#[track_caller]
+pub fn replay<F>(f: F, encoded_schedule: &str)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    Runner::new(
+        ReplayScheduler::new_from_encoded(encoded_schedule),
+        Config::new(),
+    )
+    .run(f);
+}
+
+/// Replays the token saved in the file at `path`.
+///
+/// # Panics
+/// If the file cannot be read, or with the report of the replayed failure.
+#[track_caller]
+pub fn replay_from_file<F, P>(f: F, path: P)
+where
+    F: Fn() + Send + Sync + 'static,
+    P: AsRef<Path>,
+{
+    let path = path.as_ref();
+    let scheduler = match ReplayScheduler::new_from_file(path) {
+        Ok(scheduler) => scheduler,
+        Err(error) => panic!(
+            "could not read the schedule file {}: {error}",
+            path.display()
+        ),
+    };
+    Runner::new(scheduler, Config::new()).run(f);
+}

@@ -1,0 +1,154 @@
+//! interleave-shuttle finds bugs with shuttle's entry points, passes correct programs, and keeps
+//! the key words of shuttle's panics.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
+use shuttle::sync::atomic::{AtomicUsize, Ordering};
+use shuttle::sync::{Arc, Mutex};
+use shuttle::{thread, Config, MaxSteps, PortfolioRunner, Runner};
+
+fn panic_message<R: std::fmt::Debug>(f: impl FnOnce() -> R) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the run should fail");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+fn lost_update() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let other = hits.clone();
+    let t = thread::spawn(move || {
+        let seen = other.load(Ordering::SeqCst);
+        other.store(seen + 1, Ordering::SeqCst);
+    });
+    let seen = hits.load(Ordering::SeqCst);
+    hits.store(seen + 1, Ordering::SeqCst);
+    t.join().unwrap();
+    assert_eq!(hits.load(Ordering::SeqCst), 2, "an increment was lost");
+}
+
+fn lock_order_inversion() {
+    let a = Arc::new(Mutex::new(()));
+    let b = Arc::new(Mutex::new(()));
+    let (a2, b2) = (a.clone(), b.clone());
+    let t = thread::spawn(move || {
+        let _b = b2.lock().unwrap();
+        let _a = a2.lock().unwrap();
+    });
+    {
+        let _a = a.lock().unwrap();
+        let _b = b.lock().unwrap();
+    }
+    t.join().unwrap();
+}
+
+#[test]
+fn check_random_and_check_pct_find_a_lost_update() {
+    let message = panic_message(|| shuttle::check_random(lost_update, 1000));
+    assert!(message.contains("an increment was lost"), "{message}");
+    let message = panic_message(|| shuttle::check_pct(lost_update, 1000, 2));
+    assert!(message.contains("an increment was lost"), "{message}");
+}
+
+#[test]
+fn check_dfs_reports_a_deadlock_in_shuttle_words() {
+    let message = panic_message(|| shuttle::check_dfs(lock_order_inversion, None));
+    assert!(message.starts_with("deadlock"), "{message}");
+}
+
+#[test]
+fn a_relock_keeps_shuttle_words() {
+    let message = panic_message(|| {
+        shuttle::check_random(
+            || {
+                let lock = Mutex::new(());
+                let _first = lock.lock().unwrap();
+                let _second = lock.lock().unwrap();
+            },
+            1,
+        )
+    });
+    assert!(
+        message.contains("tried to acquire a Mutex it already holds"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_correct_program_passes_every_schedule() {
+    shuttle::check_dfs(
+        || {
+            let total = Arc::new(Mutex::new(0));
+            let other = total.clone();
+            let t = thread::spawn(move || *other.lock().unwrap() += 1);
+            *total.lock().unwrap() += 1;
+            t.join().unwrap();
+            assert_eq!(*total.lock().unwrap(), 2);
+        },
+        None,
+    );
+}
+
+fn spin_forever() {
+    loop {
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn max_steps_fail_after_and_continue_after() {
+    let mut config = Config::new();
+    config.max_steps = MaxSteps::FailAfter(50);
+    let message = panic_message(|| Runner::new(RandomScheduler::new(1), config).run(spin_forever));
+    assert!(message.contains("exceeded max_steps bound"), "{message}");
+
+    let mut config = Config::new();
+    config.max_steps = MaxSteps::ContinueAfter(50);
+    let executions = Runner::new(RandomScheduler::new(3), config).run(spin_forever);
+    assert_eq!(executions, 3);
+}
+
+#[test]
+fn the_printed_schedule_replays_the_failure() {
+    let message = panic_message(|| shuttle::check_random(lost_update, 1000));
+    let token = message
+        .lines()
+        .skip_while(|line| *line != "failing schedule:")
+        .nth(2)
+        .expect("the schedule is printed")
+        .to_owned();
+    let replayed = panic_message(|| {
+        Runner::new(ReplayScheduler::new_from_encoded(&token), Config::new()).run(lost_update)
+    });
+    assert!(replayed.contains("an increment was lost"), "{replayed}");
+}
+
+#[test]
+fn a_portfolio_reports_the_failure_of_any_scheduler() {
+    let mut portfolio = PortfolioRunner::new(true, Config::new());
+    portfolio.add(RandomScheduler::new(500));
+    portfolio.add(PctScheduler::new(2, 500));
+    let message = panic_message(|| portfolio.run(lost_update));
+    assert!(message.contains("an increment was lost"), "{message}");
+}
+
+#[test]
+#[should_panic(expected = "possible nondeterminism")]
+fn uncontrolled_nondeterminism_keeps_shuttle_words() {
+    // A std counter outside the scheduler's control: every other run spawns a thread.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    shuttle::check_uncontrolled_nondeterminism(
+        move || {
+            if runs
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                .is_multiple_of(2)
+            {
+                thread::spawn(|| {}).join().unwrap();
+            }
+        },
+        10,
+    );
+}
