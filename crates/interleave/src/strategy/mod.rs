@@ -41,7 +41,7 @@ pub use priority::Events;
 pub use race_fuzzer::RaceFuzzer;
 pub use random::Random;
 pub use rpro::RPro;
-pub use spec::{SpecError, StrategySpec};
+pub use spec::{SpecError, StrategySpec, STRATEGY_NAMES};
 pub use thread_bound::ThreadBound;
 pub use time_budget::TimeBudget;
 pub use value_schedule::ValueSchedule;
