@@ -96,13 +96,15 @@ impl Execution {
                 continue;
             }
             let pending = self.threads[t].pending;
-            if pending.kind == OpKind::ReadLock {
-                self.choose_read_preference(t);
-            }
             if !pending.blocking {
                 // `times_out` is read only for blocking operations (see `View::times_out`).
                 self.enabled.push(t);
-            } else if self.op_enabled(t, true) {
+                continue;
+            }
+            if pending.kind == OpKind::ReadLock {
+                self.choose_read_preference(t);
+            }
+            if self.op_enabled(t, true) {
                 self.enabled.push(t);
                 // Only waits can end by themselves; a lock, a join or a send cannot, and their
                 // flag stays false: it is cleared whenever the thread takes a step, and only
