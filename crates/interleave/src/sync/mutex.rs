@@ -5,7 +5,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
-use std::panic::Location;
+use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime;
@@ -22,6 +22,9 @@ pub struct Mutex<T: ?Sized> {
 // mutex serialises it.
 unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+// As std's: poisoning tells a thread that a panic may have left the data half-updated.
+impl<T: ?Sized> UnwindSafe for Mutex<T> {}
+impl<T: ?Sized> RefUnwindSafe for Mutex<T> {}
 
 /// Proof of holding a [`Mutex`]; unlocks when dropped.
 #[must_use = "if unused the Mutex will immediately unlock"]

@@ -5,7 +5,7 @@
 
 use std::cell::UnsafeCell;
 use std::fmt;
-use std::panic::Location;
+use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use crate::runtime;
 use crate::runtime::object::{Holder, ObjState, ObjectHandle};
@@ -166,6 +166,8 @@ pub struct OnceLock<T> {
 // observe completion; afterwards it is only read (or accessed through `&mut self`).
 unsafe impl<T: Send + Sync> Sync for OnceLock<T> {}
 unsafe impl<T: Send> Send for OnceLock<T> {}
+impl<T: UnwindSafe> UnwindSafe for OnceLock<T> {}
+impl<T: RefUnwindSafe + UnwindSafe> RefUnwindSafe for OnceLock<T> {}
 
 impl<T> OnceLock<T> {
     /// An empty cell.

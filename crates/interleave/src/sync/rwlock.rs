@@ -9,7 +9,7 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
-use std::panic::Location;
+use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime::object::{ObjState, ObjectHandle};
@@ -25,6 +25,9 @@ pub struct RwLock<T: ?Sized> {
 // SAFETY: access is serialised by the runtime's reader/writer state, as in std.
 unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
 unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
+// As std's: poisoning tells a thread that a panic may have left the data half-updated.
+impl<T: ?Sized> UnwindSafe for RwLock<T> {}
+impl<T: ?Sized> RefUnwindSafe for RwLock<T> {}
 
 /// Shared access to an [`RwLock`]; releases when dropped.
 #[must_use = "if unused the RwLock will immediately unlock"]

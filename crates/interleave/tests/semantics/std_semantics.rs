@@ -403,3 +403,35 @@ fn abort_races_with_the_task_finishing() {
         );
     }
 }
+
+/// Like std's, the locks are unwind-safe whatever they hold (poisoning reports a panic that may
+/// have left the data half-updated), so `catch_unwind` accepts closures that use them.
+#[test]
+fn locks_are_unwind_safe_like_std() {
+    use std::cell::RefCell;
+    use std::panic::{RefUnwindSafe, UnwindSafe};
+    fn unwind_safe<T: UnwindSafe + RefUnwindSafe>() {}
+    // `RefCell` is neither, and std's locks are both around it.
+    unwind_safe::<std::sync::Mutex<RefCell<i32>>>();
+    unwind_safe::<Mutex<RefCell<i32>>>();
+    unwind_safe::<RwLock<RefCell<i32>>>();
+    unwind_safe::<Arc<Mutex<RefCell<i32>>>>();
+    unwind_safe::<Condvar>();
+    unwind_safe::<Once>();
+    unwind_safe::<OnceLock<i32>>();
+    unwind_safe::<interleave::sync::Barrier>();
+    unwind_safe::<interleave::sync::atomic::AtomicUsize>();
+    let report = helpers::builder("dfs")
+        .explore(|| {
+            let lock = Mutex::new(RefCell::new(0));
+            let caught = std::panic::catch_unwind(|| {
+                let guard = lock.lock().unwrap();
+                *guard.borrow_mut() += 1;
+                panic!("inside, holding the lock");
+            });
+            assert!(caught.is_err());
+            assert!(lock.is_poisoned());
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+}
