@@ -111,6 +111,17 @@ pub fn current() -> Thread {
     runtime::with(|ex| thread_handle(ex, ex.me()))
 }
 
+/// The number of scheduling points the running execution has passed so far: each was a
+/// possible context switch, whether or not another thread ran. It grows with every visible
+/// operation of any thread, so it orders the operations of one execution (a timestamp), and
+/// the same schedule gives the same numbers.
+///
+/// # Panics
+/// Outside an interleave execution.
+pub fn context_switches() -> usize {
+    runtime::with(|ex| ex.steps() as usize)
+}
+
 /// Lets the scheduler run another thread. Strategies lower the priority of a thread that
 /// yields repeatedly, so call this in every loop that waits for another thread.
 #[inline]

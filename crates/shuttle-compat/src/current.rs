@@ -11,3 +11,9 @@ pub fn me() -> TaskId {
 pub fn get_current_task() -> Option<TaskId> {
     Some(me())
 }
+
+/// The number of possible context switches so far in this execution (interleave's scheduling
+/// points, `interleave::thread::context_switches`).
+pub fn context_switches() -> usize {
+    interleave::thread::context_switches()
+}

@@ -435,3 +435,31 @@ fn locks_are_unwind_safe_like_std() {
         .unwrap();
     assert!(report.is_ok(), "{report}");
 }
+
+/// `thread::context_switches` counts the scheduling points passed so far: it grows with every
+/// visible operation of any thread and repeats under the same schedule.
+#[test]
+fn context_switches_count_the_scheduling_points() {
+    use interleave::sync::atomic::{AtomicUsize, Ordering};
+    let report = helpers::builder("dfs")
+        .explore(|| {
+            let start = thread::context_switches();
+            let counter = Arc::new(AtomicUsize::new(0));
+            let child = {
+                let counter = counter.clone();
+                thread::spawn(move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            let before = thread::context_switches();
+            counter.fetch_add(1, Ordering::SeqCst);
+            let after = thread::context_switches();
+            assert!(before > start, "the spawn is a scheduling point");
+            assert!(after > before, "the fetch_add is a scheduling point");
+            child.join().unwrap();
+            assert!(thread::context_switches() > after);
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert!(report.executions > 1, "dfs explored the interleavings");
+}
