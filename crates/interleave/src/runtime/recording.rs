@@ -169,8 +169,8 @@ impl Recording {
     }
 }
 
-/// One step of an execution with its object and argument resolved (see
-/// [`Recording::trace_events`]).
+/// One step of a finished execution with its object and argument resolved, as strategies that
+/// analyse whole executions receive it (`strategy::Outcome::trace`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceEvent {
     /// The thread that took the step (0 is the main thread; spawned threads are numbered in
