@@ -2,7 +2,7 @@
 //!
 //! # What it measures
 //!
-//! Three small workloads are written once, in the [`workloads!`] macro, and instantiated three
+//! Three small workloads are written once, in the `workloads!` macro, and instantiated three
 //! times against `interleave`, `shuttle` and `loom`, so all three tools run the same source code:
 //!
 //! - **(a) mutex**: 2 threads each do 50 increments of an `Arc<Mutex<u64>>`; asserts 100.
