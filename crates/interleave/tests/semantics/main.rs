@@ -10,6 +10,7 @@ mod connection_pool;
 mod example_service;
 mod future;
 mod future_sync;
+mod loom_shuttle_primitives;
 mod primitives;
 mod std_programs;
 mod std_semantics;
