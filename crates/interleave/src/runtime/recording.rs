@@ -60,8 +60,11 @@ pub(crate) struct Recording {
     pub objects: Vec<ObjectRecord>,
     /// Every thread the execution created, by index (0 is the main thread).
     pub threads: Vec<ThreadRecord>,
-    /// The values returned by `interleave::rand`, in order.
+    /// The values returned by `interleave::rand` (and the other recorded choices), in order.
     pub values: Vec<u64>,
+    /// How many steps had been taken when each value was drawn: where the choices fall among
+    /// the steps, which the determinism check compares.
+    pub value_steps: Vec<u64>,
     /// Steps that acquired a lock (see `OpKind::is_lock_acquisition`), counted as they are
     /// recorded, for strategies that count only acquisitions.
     pub lock_acquisitions: u64,
@@ -92,6 +95,7 @@ impl Recording {
             objects: Vec::new(),
             threads: Vec::new(),
             values: Vec::new(),
+            value_steps: Vec::new(),
             lock_acquisitions: 0,
             failure: None,
             abandoned: false,
@@ -110,6 +114,7 @@ impl Recording {
         self.objects.clear();
         self.threads.clear();
         self.values.clear();
+        self.value_steps.clear();
         self.lock_acquisitions = 0;
         self.failure = None;
         self.abandoned = false;

@@ -313,6 +313,8 @@ impl Execution {
         let value = self.schedule.next_value(bound);
         let value = if bound == 0 { value } else { value % bound };
         self.recording.values.push(value);
+        let steps = self.steps();
+        self.recording.value_steps.push(steps);
         value
     }
 }

@@ -228,6 +228,29 @@ fn hash_map_iteration_order_is_flagged_as_nondeterminism() {
     assert!(failure.message.contains("HashMap"), "{}", failure.message);
 }
 
+/// The order of std `HashSet` iteration decides where a program draws its random values among
+/// its steps: the steps alone repeat, the positions of the draws do not.
+#[test]
+fn random_draws_that_move_among_the_steps_are_flagged_as_nondeterminism() {
+    let report = explore("dfs", 0, 1, || {
+        let set: std::collections::HashSet<u64> = (0..10).collect();
+        for element in set {
+            if element % 2 == 0 {
+                interleave::rand::random_bool();
+            } else {
+                thread::spawn(|| {}).join().unwrap();
+            }
+        }
+    });
+    let failure = report.first_failure().expect("nondeterminism flagged");
+    assert_eq!(failure.kind, FailureKind::Nondeterminism);
+    assert!(
+        failure.message.contains("drew its random value"),
+        "{}",
+        failure.message
+    );
+}
+
 #[test]
 fn state_leaking_between_executions_is_flagged() {
     static RUNS: StdAtomicUsize = StdAtomicUsize::new(0);
