@@ -34,6 +34,7 @@
 
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod cell;
 pub mod future;
 pub mod hint;

@@ -49,7 +49,7 @@ impl<T: ?Sized> Arc<T> {
     #[track_caller]
     pub fn from_std(inner: std::sync::Arc<T>) -> Arc<T> {
         if std::sync::Arc::strong_count(&inner) == 1 {
-            leak::allocated(address_of(&inner), Location::caller());
+            leak::allocated(address_of(&inner), "Arc", Location::caller());
         }
         Arc { inner }
     }
