@@ -38,29 +38,22 @@ pub(super) fn rerun_difference(run: &Run<'_>, first: &Recording) -> Option<Strin
             second.events.len()
         )),
         None if first.value_steps != second.value_steps => {
-            let (index, (a, b)) = first
-                .value_steps
-                .iter()
-                .zip(&second.value_steps)
-                .enumerate()
-                .find(|(_, (a, b))| a != b)
-                .map_or_else(
-                    || {
-                        let index = first.value_steps.len().min(second.value_steps.len());
-                        (index, (None, None))
-                    },
-                    |(index, (a, b))| (index, (Some(*a), Some(*b))),
-                );
-            let when = |step: Option<u64>| {
-                step.map_or("never".to_string(), |step| format!("after step {step}"))
+            let longer = first.value_steps.len().max(second.value_steps.len());
+            let index = (0..longer)
+                .find(|&i| first.value_steps.get(i) != second.value_steps.get(i))
+                .unwrap_or_default();
+            let when = |steps: &[u64]| {
+                steps
+                    .get(index)
+                    .map_or("never".to_string(), |step| format!("after step {step}"))
             };
             Some(format!(
                 "the first run drew its random value #{} {} and the second {} (interleave::rand \
                  and the choices the runtime records are made at the same points of a \
                  deterministic program)",
                 index + 1,
-                when(a),
-                when(b),
+                when(&first.value_steps),
+                when(&second.value_steps),
             ))
         }
         None if kind(first) != kind(&second) => Some(format!(

@@ -532,11 +532,11 @@ impl Execution {
                 pending_site: slot.pending_site,
             }));
         recording.feedback = self.schedule.feedback();
-        if !recording.annotations.owners.is_empty() {
-            for (record, entry) in recording.objects.iter_mut().zip(&self.objects) {
-                record.address = entry.address;
-            }
-        }
+    }
+
+    /// The identity of the object with index `object`.
+    pub fn object_id(&self, object: ObjIdx) -> ObjectId {
+        self.recording.objects[object as usize].id
     }
 
     /// The index of `handle`'s object, registering it if this is its first use here.
@@ -545,7 +545,8 @@ impl Execution {
         match handle.index_in(self.tag) {
             Some(idx) => {
                 // A value can move between uses; its atomic set follows where it is now.
-                self.objects[idx as usize].address = handle as *const ObjectHandle as usize;
+                self.recording.objects[idx as usize].address =
+                    handle as *const ObjectHandle as usize;
                 idx
             }
             None => self.register(handle, kind),
@@ -579,13 +580,11 @@ impl Execution {
             address: handle as *const ObjectHandle as usize,
         });
         self.objects.push(ObjectEntry {
-            id,
             state: ObjState::fresh(kind),
             clock: VectorClock::default(),
             // A shared object fails the execution at its next step, which the fast path of
             // untracked objects would skip.
             untracked: claimed.is_ok() && !self.schedule.tracks(id),
-            address: handle as *const ObjectHandle as usize,
             poisoned: false,
         });
         if let Err(owner) = claimed {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::clock::VectorClock;
 use super::condvar_queue::CondvarQueue;
-use super::op::{ObjIdx, ObjectId, ObjectKind, Site};
+use super::op::{ObjIdx, ObjectKind, Site};
 
 /// Bits of a handle's slot that hold the object index; the rest hold the execution tag.
 const INDEX_BITS: u32 = 24;
@@ -167,18 +167,15 @@ impl ObjState {
     }
 }
 
-/// One row of the object table.
+/// One row of the object table: what the engine needs while the execution runs. The object's
+/// identity and address are in the recording (`Recording::objects`, same index).
 #[derive(Debug)]
 pub(crate) struct ObjectEntry {
-    pub id: ObjectId,
     pub state: ObjState,
     /// The clock released into this object (lock release, atomic store, send, notify).
     pub clock: VectorClock,
     /// The schedule does not track this object (see `Schedule::tracks`).
     pub untracked: bool,
-    /// Where its handle was at its latest use, for atomic sets declared by an owner value
-    /// that contains it (`crate::atomic_set`).
-    pub address: usize,
     /// A lock released (or a `Once` left) by a panicking thread (see `sync::poison`).
     pub poisoned: bool,
 }

@@ -48,7 +48,7 @@ pub(crate) struct ThreadRecord {
 pub(crate) struct ObjectRecord {
     pub id: ObjectId,
     /// Where its handle was at its latest use, for atomic sets declared by an owner value that
-    /// contains it (`crate::atomic_set`); kept up to date only when owners were declared.
+    /// contains it (`crate::atomic_set`).
     pub address: usize,
 }
 

@@ -195,7 +195,7 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
     let chosen = {
         let view = View {
             threads: &ex.threads,
-            objects: &ex.objects,
+            objects: &ex.recording.objects,
             enabled: &ex.enabled,
             step: ex.recording.events.len() as u64,
             last: ex.recording.events.last().map(|e| e.thread as usize),

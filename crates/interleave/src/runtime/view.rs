@@ -1,9 +1,8 @@
 //! The read-only view a strategy receives at each decision: every thread's state and pending
 //! operation. Building it costs nothing: it borrows the runtime's tables.
 
-use super::object::ObjectEntry;
 use super::op::{Access, ObjectId, OpKind, Site, NO_OBJECT};
-use super::ThreadSlot;
+use super::{ObjectRecord, ThreadSlot};
 
 /// What a thread is doing at a decision point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +36,7 @@ impl PendingOp {
 /// A read-only view of the execution at a scheduling decision.
 pub struct View<'a> {
     pub(super) threads: &'a [ThreadSlot],
-    pub(super) objects: &'a [ObjectEntry],
+    pub(super) objects: &'a [ObjectRecord],
     pub(super) enabled: &'a [usize],
     pub(super) step: u64,
     pub(super) last: Option<usize>,

@@ -265,16 +265,9 @@ macro_rules! atomic_common {
         #[inline]
         #[track_caller]
         pub fn compare_and_swap(&self, current: $t, new: $t, order: Ordering) -> $t {
-            let _ = order;
-            atomic_op(
-                &self.handle,
-                OpKind::AtomicRmw,
-                Location::caller(),
-                || self.logged(),
-                || match self.inner.compare_exchange(current, new, SC, SC) {
-                    Ok(previous) | Err(previous) => previous,
-                },
-            )
+            match self.compare_exchange(current, new, order, order) {
+                Ok(previous) | Err(previous) => previous,
+            }
         }
 
         /// Reads the value as plain memory, as loom's `unsync_load`: a scheduling point that

@@ -18,25 +18,17 @@ use interleave::sync::mpsc;
 use interleave::sync::{Arc, Barrier, Condvar, Mutex, Once, OnceLock, RwLock};
 use interleave::{hint, thread, Builder, Report};
 
-/// Every strategy, with its default parameters, plus PCT at the depths people use.
-const STRATEGIES: &[&str] = &[
-    "random",
-    "pct:d=1",
-    "pct:d=2",
-    "pct:d=3",
-    "rpro",
-    "pctvb",
-    "tb",
-    "icb",
-    "dfs",
-    "dpor",
-    "vs",
-    "deadlock-fuzzer",
-    "rm",
-    "assetfuzzer",
-    "racefuzzer",
-    "atomfuzzer",
-];
+/// Every strategy, with its default parameters, and PCT at the depths people use.
+fn strategies() -> Vec<String> {
+    interleave::strategy::STRATEGY_NAMES
+        .iter()
+        .flat_map(|&name| match name {
+            "pct" => vec!["pct:d=1", "pct:d=2", "pct:d=3"],
+            name => vec![name],
+        })
+        .map(String::from)
+        .collect()
+}
 
 fn budget() -> u64 {
     std::env::var("INTERLEAVE_STD_PROGRAMS_EXECUTIONS")
@@ -686,7 +678,7 @@ fn no_strategy_reports_anything_on_correct_programs() {
         .iter()
         .filter(|(name, _)| !only.split(',').any(|s| s == *name))
     {
-        for spec in STRATEGIES {
+        for spec in &strategies() {
             let report = explore(spec, executions, *program);
             if let Some(failure) = report.first_failure() {
                 let text = failure.to_string();
@@ -718,7 +710,7 @@ fn statics_shared_by_parallel_tests_report_nothing() {
         let explorers: Vec<_> = (0..3)
             .map(|_| {
                 scope.spawn(move || {
-                    STRATEGIES
+                    strategies()
                         .iter()
                         .filter_map(|spec| {
                             let report = explore(spec, executions, lazy_static_counter);
@@ -930,7 +922,7 @@ fn spurious_wakeups_find_a_wait_without_a_loop_and_nothing_else() {
     ];
     let mut false_reports = Vec::new();
     for (name, program) in waiting {
-        for spec in STRATEGIES {
+        for spec in &strategies() {
             let report = spurious(Some(spec), budget().min(300), *program);
             if let Some(failure) = report.first_failure() {
                 false_reports.push(format!("{name} under {spec}: {failure}"));

@@ -70,7 +70,7 @@ pub(crate) fn describe(
     };
     format!(
         "data race on {}: {} {} at {} and {} {} at {} are not ordered by happens-before",
-        ex.objects[object as usize].id,
+        ex.object_id(object),
         thread_label(ex, race.earlier.thread),
         kind(race.earlier.write),
         ShortSite(race.earlier.site),
