@@ -47,11 +47,13 @@ pub const ENV_STACK_SIZE: &str = "INTERLEAVE_STACK_SIZE";
 pub const ENV_WATCHDOG: &str = "INTERLEAVE_WATCHDOG";
 /// Overrides [`Config::spurious_wakeups`]: `on`, `true`, `1` or `off`, `false`, `0`.
 pub const ENV_SPURIOUS_WAKEUPS: &str = "INTERLEAVE_SPURIOUS_WAKEUPS";
+/// Overrides [`Config::memory`]: `weak` or `sc`.
+pub const ENV_MEMORY: &str = "INTERLEAVE_MEMORY";
 /// Set by continuous integration services; when it is set (to anything but empty, `0` or
 /// `false`) and [`ENV_PERSIST`] is not, failures are not saved ([`Persistence::save`]).
 const ENV_CI: &str = "CI";
 
-pub use crate::runtime::RaceMode;
+pub use crate::runtime::{MemoryModel, RaceMode};
 
 /// Exploration settings.
 #[derive(Clone, Debug)]
@@ -88,6 +90,11 @@ pub struct Config {
     /// its condition in a loop is caught. Off by default because every waiting thread then
     /// stays runnable, which enlarges the search. Environment: `INTERLEAVE_SPURIOUS_WAKEUPS`.
     pub spurious_wakeups: bool,
+    /// How atomics behave: [`MemoryModel::Weak`] explores the stores each load may read under
+    /// the Rust (C++20) memory model, so a missing `Acquire`/`Release` is found;
+    /// [`MemoryModel::SequentiallyConsistent`] runs every atomic operation as `SeqCst`.
+    /// Default: `Weak`. Environment: `INTERLEAVE_MEMORY` (`weak` or `sc`).
+    pub memory: MemoryModel,
     /// Replay this token instead of exploring. Default: none. Environment: `INTERLEAVE_REPLAY`.
     pub replay: Option<String>,
     /// Re-run executions 0, 1, 2, 4, 8, ... and every failing one under the same schedule, and
@@ -126,6 +133,7 @@ impl Default for Config {
             stack_size: 256 * 1024,
             watchdog: Some(Duration::from_secs(10)),
             spurious_wakeups: false,
+            memory: MemoryModel::Weak,
             replay: None,
             check_determinism: true,
             count_states: false,
@@ -220,6 +228,14 @@ impl Config {
                     })
                 }
             };
+        }
+        if let Some(value) = var(ENV_MEMORY) {
+            self.memory =
+                MemoryModel::from_name(value.trim()).ok_or_else(|| Error::Environment {
+                    name: ENV_MEMORY,
+                    value: value.clone(),
+                    reason: format!("expected one of {}", MemoryModel::NAMES.join(", ")),
+                })?;
         }
         self.apply_persistence_vars(&var);
         self.validate()

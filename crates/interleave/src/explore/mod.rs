@@ -178,6 +178,13 @@ impl Builder {
         self
     }
 
+    /// Sets how atomics behave: the weak memory model (the default) or sequential consistency
+    /// (see [`Config::memory`]).
+    pub fn memory(mut self, model: crate::MemoryModel) -> Builder {
+        self.config.memory = model;
+        self
+    }
+
     /// Counts the distinct states reached (see [`Config::count_states`]).
     pub fn count_states(mut self, count: bool) -> Builder {
         self.config.count_states = count;

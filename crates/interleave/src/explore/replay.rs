@@ -148,6 +148,7 @@ pub(super) fn token_limits(config: &Config, token: &Token) -> Limits {
         max_steps: token.max_steps,
         races: token.races,
         spurious_wakeups: token.spurious_wakeups,
+        memory: token.memory,
         ..limits(config)
     }
 }

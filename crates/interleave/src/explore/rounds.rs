@@ -43,6 +43,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         log_values: false,
         watchdog: config.watchdog,
         spurious_wakeups: config.spurious_wakeups,
+        memory: config.memory,
     }
 }
 

@@ -2,11 +2,13 @@
 //!
 //! Long executions are shortened to what usually matters: the last [`MAX_ROWS`] rows, with long
 //! runs of one thread collapsed to their first and last steps. A row marks each move of the
-//! virtual clock, before the step that came next.
+//! virtual clock, before the step that came next. Loads that read a stale value under the weak
+//! memory model are listed after the table with the store they read and the one they missed.
 
 use std::fmt::Write;
 
 use crate::analysis::thread_label;
+use crate::runtime::memory::INITIAL_VALUE;
 use crate::runtime::op::{ShortSite, NO_OBJECT};
 use crate::runtime::Recording;
 
@@ -164,6 +166,39 @@ pub(crate) fn render(ex: &Recording) -> String {
         }
         out.truncate(out.trim_end().len());
         out.push('\n');
+    }
+    if !ex.stale_reads.is_empty() {
+        out.push_str("stale reads (weak memory: loads that did not see the latest store):\n");
+    }
+    for stale in &ex.stale_reads {
+        let load = &events[stale.load as usize];
+        let object = ex.objects[load.object as usize].id;
+        let store = |step: u64| {
+            if step == INITIAL_VALUE {
+                "the initial value".to_string()
+            } else {
+                let e = &events[step as usize];
+                format!(
+                    "the store of step {} (T{} @{})",
+                    step + 1,
+                    e.thread,
+                    ShortSite(e.site)
+                )
+            }
+        };
+        let name = labels
+            .iter()
+            .find(|(o, _)| *o == load.object)
+            .map_or_else(|| object.to_string(), |(_, l)| l.clone());
+        let _ = writeln!(
+            out,
+            "  step {}: T{} loaded {name} @{} and read a stale value: {}, not {}",
+            stale.load + 1,
+            load.thread,
+            ShortSite(load.site),
+            store(stale.read),
+            store(stale.latest),
+        );
     }
     out
 }

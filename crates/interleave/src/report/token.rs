@@ -16,8 +16,8 @@ use thiserror::Error;
 
 use super::FailureKind;
 use crate::runtime::op::Site;
-use crate::runtime::RaceMode;
 use crate::runtime::{Event, Recording};
+use crate::runtime::{MemoryModel, RaceMode};
 use crate::strategy::replay::runs;
 
 const PREFIX: &str = "il";
@@ -62,6 +62,10 @@ pub(crate) struct Token {
     /// run, so a replay needs it. Stored in the race-mode byte's second bit, which tokens
     /// written before the setting existed leave clear.
     pub spurious_wakeups: bool,
+    /// The memory model atomics ran under: the weak model reads stores that the
+    /// sequentially consistent one never does. Stored in the third bit of the race-mode byte,
+    /// set for the weak model, which tokens written before the weak model existed leave clear.
+    pub memory: MemoryModel,
     pub max_steps: u64,
     pub failure: Option<FailureKind>,
     pub fingerprint: u64,
@@ -75,6 +79,7 @@ impl Token {
             values: ex.values.clone(),
             races: ex.limits.races,
             spurious_wakeups: ex.limits.spurious_wakeups,
+            memory: ex.limits.memory,
             max_steps: ex.limits.max_steps,
             failure,
             fingerprint: fingerprint(ex),
@@ -97,7 +102,8 @@ impl Token {
             RaceMode::Fail => 0,
             RaceMode::Warn => 1,
         };
-        out.push(races | u8::from(self.spurious_wakeups) << 1);
+        let weak = self.memory == MemoryModel::Weak;
+        out.push(races | u8::from(self.spurious_wakeups) << 1 | u8::from(weak) << 2);
         put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
         out.extend_from_slice(&self.fingerprint.to_le_bytes());
@@ -164,12 +170,17 @@ impl Token {
             values.push(reader.varint()?);
         }
         let settings = reader.byte()?;
-        let races = match settings & !2 {
+        let races = match settings & !6 {
             0 => RaceMode::Fail,
             1 => RaceMode::Warn,
             _ => return Err(TokenError::Malformed("unknown race mode")),
         };
         let spurious_wakeups = settings & 2 != 0;
+        let memory = if settings & 4 != 0 {
+            MemoryModel::Weak
+        } else {
+            MemoryModel::SequentiallyConsistent
+        };
         let max_steps = reader.varint()?;
         let failure = match reader.byte()? {
             0 => None,
@@ -194,6 +205,7 @@ impl Token {
             values,
             races,
             spurious_wakeups,
+            memory,
             max_steps,
             failure,
             fingerprint,
@@ -312,6 +324,7 @@ mod tests {
             values: vec![7, 1 << 40],
             races: RaceMode::Warn,
             spurious_wakeups: true,
+            memory: MemoryModel::Weak,
             max_steps: 12_345,
             failure: Some(FailureKind::Deadlock),
             fingerprint: 0x1234_5678_9abc_def0,

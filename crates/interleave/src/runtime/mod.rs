@@ -31,6 +31,7 @@
 //! after a failure.
 
 pub(crate) mod annotations;
+mod atomics;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
 mod enabled;
@@ -39,6 +40,7 @@ pub(crate) mod foreign;
 mod guard;
 mod lazy_values;
 mod live;
+pub(crate) mod memory;
 pub(crate) mod object;
 pub mod op;
 mod panics;
@@ -70,13 +72,14 @@ use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
+pub use memory::MemoryModel;
 pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, ThreadRecord};
 pub use recording::{TraceEvent, TraceTarget};
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
 use switching::{decide, suspend, Decision};
-pub(crate) use switching::{stop_if_failed, switch, switch_on};
+pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
 pub(crate) use timers::{Timer, TimerKey};
 
@@ -210,6 +213,8 @@ pub(crate) struct Limits {
     pub watchdog: Option<Duration>,
     /// Waits (`Condvar::wait`, `park`) may end without a notification (`Config::spurious_wakeups`).
     pub spurious_wakeups: bool,
+    /// How atomics behave (`Config::memory`).
+    pub memory: MemoryModel,
 }
 
 /// The state of one execution.
@@ -248,6 +253,8 @@ pub(crate) struct Execution {
     next_timer: u64,
     spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
     schedule: Box<dyn Schedule + Send>,
+    /// The weak memory model's state (used when `Limits::memory` is `Weak`).
+    memory: memory::WeakMemory,
 }
 
 static EXECUTION_TAGS: AtomicU64 = AtomicU64::new(1);
@@ -466,6 +473,7 @@ impl Execution {
             spare.timers.clear();
             spare.next_timer = 0;
             spare.schedule = schedule;
+            spare.memory.clear();
             return spare;
         }
         Box::new(Execution {
@@ -487,6 +495,7 @@ impl Execution {
             next_timer: 0,
             spawned: Vec::new(),
             schedule,
+            memory: memory::WeakMemory::default(),
         })
     }
 

@@ -290,6 +290,21 @@ impl fmt::Display for ShortSite {
     }
 }
 
+/// The argument of an atomic access or fence with ordering `order` (`Op::arg`).
+pub(crate) const fn ordering_code(order: std::sync::atomic::Ordering) -> u32 {
+    use std::sync::atomic::Ordering::*;
+    match order {
+        Relaxed => 0,
+        Release => 1,
+        Acquire => 2,
+        AcqRel => 3,
+        _ => ORDERING_SEQ_CST,
+    }
+}
+
+/// The argument of a `SeqCst` atomic access or fence.
+pub(crate) const ORDERING_SEQ_CST: u32 = 4;
+
 /// Index of an object in the execution's object table.
 pub(crate) type ObjIdx = u32;
 
@@ -301,7 +316,8 @@ pub(crate) const NO_OBJECT: ObjIdx = u32::MAX;
 pub(crate) struct Op {
     pub kind: OpKind,
     pub object: ObjIdx,
-    /// Kind-specific argument: the target thread for `Join` and `Unpark`, the mutex for `Wake`.
+    /// Kind-specific argument: the target thread for `Join` and `Unpark`, the mutex for `Wake`,
+    /// the ordering for atomic accesses and fences ([`ordering_code`]).
     pub arg: u32,
     /// The operation has a deadline (the thread slot's `deadline`): once the virtual clock
     /// reaches it, the operation may complete without its wake-up condition (a timeout).

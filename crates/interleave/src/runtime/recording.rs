@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use super::annotations::Annotations;
 use super::failure::FailureInfo;
-use super::op::{ObjectId, Op, OpKind, Site};
+use super::memory::StaleRead;
+use super::op::{ObjectId, Op, OpKind, Site, ORDERING_SEQ_CST};
 use super::{Execution, Limits};
 
 /// One step of an execution: which thread performed which operation on which object, where.
@@ -82,6 +83,8 @@ pub(crate) struct Recording {
     pub annotations: Annotations,
     /// Where the virtual clock moved: the index of the step that came next, and the new time.
     pub clock_advances: Vec<(usize, Duration)>,
+    /// The atomic loads that read a store older than the latest one (weak memory model).
+    pub stale_reads: Vec<StaleRead>,
     /// What the schedule learnt (`Schedule::feedback`).
     pub feedback: Option<Box<dyn Any + Send>>,
     /// The settings the execution ran under.
@@ -103,6 +106,7 @@ impl Recording {
             warnings: Vec::new(),
             annotations: Annotations::default(),
             clock_advances: Vec::new(),
+            stale_reads: Vec::new(),
             feedback: None,
             limits,
         }
@@ -122,6 +126,7 @@ impl Recording {
         self.warnings.clear();
         self.annotations.clear();
         self.clock_advances.clear();
+        self.stale_reads.clear();
         self.feedback = None;
         self.limits = limits;
     }
@@ -169,6 +174,10 @@ impl Recording {
                     _ => None,
                 },
                 site: e.site,
+                seq_cst: matches!(
+                    e.kind,
+                    OpKind::AtomicLoad | OpKind::AtomicStore | OpKind::AtomicRmw | OpKind::Fence
+                ) && e.arg == ORDERING_SEQ_CST,
             })
             .collect()
     }
@@ -190,6 +199,10 @@ pub struct TraceEvent {
     pub target: Option<TraceTarget>,
     /// Where in the program the step was taken.
     pub site: Site,
+    /// The step is a `SeqCst` atomic access or fence. Under the weak memory model a `SeqCst`
+    /// fence is ordered against every other `SeqCst` step (see `runtime/memory.rs`), so such
+    /// steps are dependent even on different objects.
+    pub seq_cst: bool,
 }
 
 /// What a step's argument refers to.

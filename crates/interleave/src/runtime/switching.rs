@@ -48,16 +48,24 @@ impl<F: FnOnce(ObjIdx) -> Op> OpOn for F {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Switched(u32);
 
-// Every object index fits below the flag bit.
-const _: () = assert!(MAX_OBJECTS < 1 << 31);
+// Every object index fits below the flag bits.
+const _: () = assert!(MAX_OBJECTS < 1 << 30);
 
 impl Switched {
     const LOGS_VALUES: u32 = 1 << 31;
+    const WEAK_MEMORY: u32 = 1 << 30;
 
     /// The object's index in this execution.
     #[inline(always)]
     pub(crate) fn index(self) -> ObjIdx {
-        self.0 & !Self::LOGS_VALUES
+        self.0 & !(Self::LOGS_VALUES | Self::WEAK_MEMORY)
+    }
+
+    /// Whether atomics run under the weak memory model in this execution (`Limits::memory`):
+    /// the access then goes through `Execution::atomic_load` and its siblings.
+    #[inline(always)]
+    pub(crate) fn weak_memory(self) -> bool {
+        self.0 & Self::WEAK_MEMORY != 0
     }
 
     /// Whether atomics log their values around each access in this execution.
@@ -78,13 +86,18 @@ pub(crate) fn switch_on(
 ) -> Switched {
     let (switched, decision) = with(|ex| {
         let idx = ex.object(handle, object);
-        // `object` is a constant at every (inlined) call site, so only atomics read the flag.
-        let logs = if object == ObjectKind::Atomic && ex.recording.limits.log_values {
-            Switched::LOGS_VALUES
-        } else {
-            0
-        };
-        (Switched(idx | logs), ex.announce(op.on(idx), site))
+        // `object` is a constant at every (inlined) call site, so only atomics read the flags.
+        let mut flags = 0;
+        if object == ObjectKind::Atomic {
+            let limits = &ex.recording.limits;
+            if limits.log_values {
+                flags |= Switched::LOGS_VALUES;
+            }
+            if limits.memory == MemoryModel::Weak {
+                flags |= Switched::WEAK_MEMORY;
+            }
+        }
+        (Switched(idx | flags), ex.announce(op.on(idx), site))
     });
     suspend(decision);
     switched
@@ -268,7 +281,8 @@ impl Execution {
         let site = slot.pending_site;
         // A sleep or a timeout counts as a yield: a loop that waits by sleeping or by timing
         // out lets the others run under the strategies' yield rule, as a spin loop does.
-        if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
+        let yields = kind == OpKind::Yield || kind == OpKind::Sleep || timed_out;
+        if yields {
             slot.yields += 1;
         }
         self.recording.events.push(Event {
@@ -280,10 +294,16 @@ impl Execution {
         });
         self.current = chosen;
         self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
+        if yields {
+            self.memory.flush(chosen);
+        }
+        // Under the weak memory model the atomic access applies its effect itself, once it
+        // knows the value it stores and, for a load, which store it reads.
+        let sequentially_consistent = self.recording.limits.memory != MemoryModel::Weak;
         match kind {
-            OpKind::AtomicLoad => self.acquire(object),
-            OpKind::AtomicStore => self.release(object),
-            OpKind::AtomicRmw => {
+            OpKind::AtomicLoad if sequentially_consistent => self.acquire(object),
+            OpKind::AtomicStore if sequentially_consistent => self.release(object),
+            OpKind::AtomicRmw if sequentially_consistent => {
                 self.acquire(object);
                 self.release(object);
             }
@@ -310,11 +330,20 @@ impl Execution {
 
     /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
     pub fn choose_value(&mut self, bound: u64) -> u64 {
-        let value = self.schedule.next_value(bound);
-        let value = if bound == 0 { value } else { value % bound };
-        self.recording.values.push(value);
-        let steps = self.steps();
-        self.recording.value_steps.push(steps);
-        value
+        draw_value(&mut *self.schedule, &mut self.recording, bound)
     }
+}
+
+/// Asks `schedule` for a value below `bound` (`0`: any `u64`) and records it.
+pub(super) fn draw_value(
+    schedule: &mut dyn Schedule,
+    recording: &mut Recording,
+    bound: u64,
+) -> u64 {
+    let value = schedule.next_value(bound);
+    let value = if bound == 0 { value } else { value % bound };
+    recording.values.push(value);
+    let steps = recording.steps();
+    recording.value_steps.push(steps);
+    value
 }

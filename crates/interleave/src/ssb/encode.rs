@@ -709,6 +709,7 @@ mod tests {
                 let limits = Limits {
                     races: crate::RaceMode::Warn,
                     log_values: true,
+                    memory: crate::MemoryModel::SequentiallyConsistent,
                     ..limits(&Config::default())
                 };
                 let ex = runtime::run(&program, std::panic::Location::caller(), schedule, limits);

@@ -167,6 +167,8 @@ impl Analysis {
             max_steps: self.max_steps,
             races: RaceMode::Warn,
             log_values: true,
+            // TAME's encoding orders the trace's events sequentially consistently.
+            memory: crate::MemoryModel::SequentiallyConsistent,
             ..limits(&Config::default())
         };
         let schedule = Random

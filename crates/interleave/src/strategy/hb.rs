@@ -26,6 +26,10 @@ use super::{splitmix64, Access, ObjectId, OpKind, TraceEvent, TraceTarget};
 pub(super) enum Conflict {
     Object(ObjectId),
     Threads,
+    /// The order of `SeqCst` operations under the weak memory model: `SeqCst` fences write it
+    /// and `SeqCst` atomic accesses read it, so a fence is dependent on every other `SeqCst`
+    /// step while two `SeqCst` accesses to different objects stay independent.
+    SeqCst,
 }
 
 /// What `event` conflicts on: its object; for a woken `Condvar` waiter also the mutex it takes
@@ -44,6 +48,14 @@ pub(super) fn conflicts(event: &TraceEvent) -> [Option<Conflict>; 2] {
         }
         (None, _) => [None, None],
     }
+}
+
+/// Whether `event` takes part in the order of `SeqCst` operations ([`Conflict::SeqCst`]), and
+/// if so whether it writes it (a fence) rather than reads it (an atomic access).
+pub(super) fn seq_cst_conflict(event: &TraceEvent) -> Option<(Conflict, bool)> {
+    event
+        .seq_cst
+        .then_some((Conflict::SeqCst, event.kind == OpKind::Fence))
 }
 
 /// The running fingerprint of an execution prefix.
@@ -73,8 +85,15 @@ impl HbFingerprint {
             0,
             0,
         ];
-        for (slot, conflict) in conflicts(event).into_iter().enumerate() {
-            let Some(conflict) = conflict else { continue };
+        let writes = event.kind.access() != Access::Read;
+        let object_conflicts = conflicts(event).map(|c| c.map(|c| (c, writes)));
+        let all = object_conflicts
+            .into_iter()
+            .chain([seq_cst_conflict(event)]);
+        for (slot, conflict) in all.enumerate() {
+            let Some((conflict, writes)) = conflict else {
+                continue;
+            };
             let mut word = match conflict {
                 Conflict::Object(object) => {
                     (object.site as *const _ as usize as u64)
@@ -82,12 +101,13 @@ impl HbFingerprint {
                         ^ u64::from(object.instance).rotate_left(32)
                 }
                 Conflict::Threads => u64::MAX,
+                Conflict::SeqCst => u64::MAX - 1,
             };
             if let Some((thread, at)) = self.last_write.get(&conflict) {
                 word ^= mix(&[u64::from(*thread), u64::from(*at)]) as u64;
             }
             words[4 + slot] = word;
-            if event.kind.access() != Access::Read {
+            if writes {
                 self.last_write
                     .insert(conflict, (event.thread as u32, position));
             }
@@ -125,6 +145,7 @@ mod tests {
             object,
             target: None,
             site: Location::caller(),
+            seq_cst: false,
         }
     }
 

@@ -1,7 +1,14 @@
 //! Atomics under the controlled scheduler, shaped like `std::sync::atomic`: every operation is
-//! a scheduling point. The memory model is sequential consistency: whatever `Ordering` is
-//! passed, operations behave as `SeqCst`; for happens-before, every store releases and every
-//! load acquires. `compare_exchange_weak` never fails spuriously.
+//! a scheduling point.
+//!
+//! Under the weak memory model (`MemoryModel::Weak`, the default; see `runtime/memory.rs`) the
+//! ordering counts: a load may read an older store that no happens-before edge hides, and only
+//! release/acquire pairs, fences and `SeqCst` synchronise. The atomic itself always holds the
+//! latest store's value, so read-modify-writes and `get_mut` see it; a load asks the model which
+//! value it reads. Under `MemoryModel::SequentiallyConsistent` every operation behaves as
+//! `SeqCst` and, for happens-before, every store releases and every load acquires.
+//! `compare_exchange_weak` never fails spuriously. Orderings std rejects (a release load, an
+//! acquire store, a relaxed fence, a release failure ordering) panic as under std.
 
 use std::panic::Location;
 use std::sync::atomic as std_atomic;
@@ -10,25 +17,34 @@ pub use std::sync::atomic::Ordering;
 
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
-use crate::runtime::op::{ObjectKind, OpKind, Site};
-use crate::runtime::FailureKind;
+use crate::runtime::op::{ordering_code, ObjectKind, Op, OpKind, Site, NO_OBJECT};
+use crate::runtime::{FailureKind, MemoryModel};
 
 /// The ordering used for the underlying operation: everything runs on one OS thread, so any
-/// ordering is correct; `SeqCst` documents the model.
+/// ordering is correct.
 const SC: Ordering = Ordering::SeqCst;
 
-/// Schedules an atomic operation of `kind` on `handle`, then performs `op`. The runtime applies
-/// the happens-before effect when it records the step. When the execution logs values, the
-/// value before and after `op` (read by `value`) is recorded with the step.
+/// Announces an atomic access of `kind` with `order` on `handle` and waits for its turn.
 #[inline(always)]
-fn atomic_op<R>(
-    handle: &ObjectHandle,
-    kind: OpKind,
-    site: Site,
+fn announce(handle: &ObjectHandle, kind: OpKind, order: Ordering, site: Site) -> runtime::Switched {
+    runtime::switch_on(
+        handle,
+        ObjectKind::Atomic,
+        move |object| Op::with(kind, object, ordering_code(order), false),
+        site,
+    )
+}
+
+/// Performs `op` after its step was announced under sequential consistency, where the runtime
+/// applied the happens-before effect when it recorded the step. When the execution logs
+/// values, the value before and after `op` (read by `value`) is recorded with the step.
+#[inline(always)]
+fn sequentially_consistent<R>(
+    switched: runtime::Switched,
     value: impl Fn() -> u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    if !runtime::switch_on(handle, ObjectKind::Atomic, kind, site).logs_values() {
+    if !switched.logs_values() {
         return op();
     }
     let before = value();
@@ -38,9 +54,82 @@ fn atomic_op<R>(
     result
 }
 
+/// A read-modify-write with `order` on `handle`: performs `op` on the atomic (which holds the
+/// latest store, the one every read-modify-write reads); under the weak memory model then
+/// tells the model what it read and, when `outcome` says it wrote, what it wrote, with the
+/// ordering `outcome` gives (a failed `compare_exchange` is a load with its failure ordering).
+#[inline(always)]
+fn read_modify_write<R>(
+    handle: &ObjectHandle,
+    order: Ordering,
+    site: Site,
+    value: impl Fn() -> u64,
+    op: impl FnOnce() -> R,
+    outcome: impl FnOnce(&R) -> (bool, Ordering),
+) -> R {
+    let switched = announce(handle, OpKind::AtomicRmw, order, site);
+    if !switched.weak_memory() {
+        return sequentially_consistent(switched, value, op);
+    }
+    let previous = value();
+    let result = op();
+    let after = value();
+    let (wrote, order) = outcome(&result);
+    runtime::with(|ex| {
+        ex.atomic_read_modify_write(switched.index(), order, previous, wrote.then_some(after));
+        if switched.logs_values() {
+            ex.record_value(previous, after);
+        }
+    });
+    result
+}
+
+/// The ordering a compare-exchange announces: `SeqCst` if either of its orderings is (its
+/// step is then ordered against `SeqCst` fences), its success ordering otherwise.
+fn announced(success: Ordering, failure: Ordering) -> Ordering {
+    if failure == SC {
+        SC
+    } else {
+        success
+    }
+}
+
+/// Panics as std does for an ordering a load cannot have.
+#[track_caller]
+fn check_load(order: Ordering) {
+    match order {
+        Ordering::Release => panic!("there is no such thing as a release load"),
+        Ordering::AcqRel => panic!("there is no such thing as an acquire-release load"),
+        _ => {}
+    }
+}
+
+/// Panics as std does for an ordering a store cannot have.
+#[track_caller]
+fn check_store(order: Ordering) {
+    match order {
+        Ordering::Acquire => panic!("there is no such thing as an acquire store"),
+        Ordering::AcqRel => panic!("there is no such thing as an acquire-release store"),
+        _ => {}
+    }
+}
+
+/// Panics as std does for a compare-exchange failure ordering it rejects.
+#[track_caller]
+fn check_failure(order: Ordering) {
+    match order {
+        Ordering::Release => panic!("there is no such thing as a release failure ordering"),
+        Ordering::AcqRel => {
+            panic!("there is no such thing as an acquire-release failure ordering")
+        }
+        _ => {}
+    }
+}
+
 /// Schedules a plain read of the atomic `handle` and fails the execution with a data race when
-/// a store to it does not happen before the read (the atomic's released clock is not below the
-/// reader's). The read is announced as a plain `Read`, so it acquires nothing.
+/// a store to it does not happen before the read (the atomic's clock, which holds the epochs
+/// of its stores, is not below the reader's). The read is announced as a plain `Read`, so it
+/// acquires nothing.
 #[track_caller]
 fn unsync_read(handle: &ObjectHandle, site: Site) {
     let idx = runtime::switch_on(handle, ObjectKind::Atomic, OpKind::Read, site).index();
@@ -63,14 +152,27 @@ fn unsync_read(handle: &ObjectHandle, site: Site) {
     }
 }
 
-/// A memory fence: a scheduling point (fences add nothing under sequential consistency).
+/// A memory fence: a scheduling point. Under the weak memory model an acquire fence makes the
+/// thread acquire what its earlier relaxed loads read, a release fence makes its later relaxed
+/// stores release, and `SeqCst` fences are ordered with every `SeqCst` operation; under
+/// sequential consistency a fence adds nothing.
+///
+/// # Panics
+/// On `Ordering::Relaxed`, as std does.
 #[track_caller]
 pub fn fence(order: Ordering) {
-    let _ = order;
+    if order == Ordering::Relaxed {
+        panic!("there is no such thing as a relaxed fence");
+    }
     runtime::switch(
-        runtime::op::Op::new(OpKind::Fence, runtime::op::NO_OBJECT),
+        Op::with(OpKind::Fence, NO_OBJECT, ordering_code(order), false),
         Location::caller(),
     );
+    runtime::with(|ex| {
+        if ex.limits().memory == MemoryModel::Weak {
+            ex.atomic_fence(order);
+        }
+    });
 }
 
 /// A compiler fence: not a scheduling point (it orders nothing between threads).
@@ -78,36 +180,55 @@ pub fn compiler_fence(order: Ordering) {
     std_atomic::compiler_fence(order);
 }
 
-/// How an atomic's value is logged for the schedule-sensitive-branch analysis, which only
-/// compares logged values for equality.
-trait Logged {
-    fn logged(self) -> u64;
+/// How an atomic's value is kept by the memory model and logged for the
+/// schedule-sensitive-branch analysis: as the bits of a `u64`, and back.
+trait Bits: Sized {
+    fn to_bits(self) -> u64;
+    fn from_bits(bits: u64) -> Self;
 }
 
-macro_rules! logged_as_cast {
+macro_rules! bits_as_cast {
     ($($t:ty)*) => {$(
-        impl Logged for $t {
-            fn logged(self) -> u64 {
+        impl Bits for $t {
+            fn to_bits(self) -> u64 {
                 self as u64
+            }
+
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
             }
         }
     )*};
 }
 
-logged_as_cast!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize bool);
+bits_as_cast!(i8 i16 i32 i64 isize u8 u16 u32 u64 usize);
 
-impl<T> Logged for *mut T {
-    fn logged(self) -> u64 {
-        self as usize as u64
+impl Bits for bool {
+    fn to_bits(self) -> u64 {
+        u64::from(self)
+    }
+
+    fn from_bits(bits: u64) -> Self {
+        bits != 0
+    }
+}
+
+impl<T> Bits for *mut T {
+    fn to_bits(self) -> u64 {
+        self.expose_provenance() as u64
+    }
+
+    fn from_bits(bits: u64) -> Self {
+        std::ptr::with_exposed_provenance_mut(bits as usize)
     }
 }
 
 /// Methods shared by every atomic type.
 macro_rules! atomic_common {
     ($atomic:ident, $t:ty) => {
-        /// The current value as the value log records it.
-        fn logged(&self) -> u64 {
-            Logged::logged(self.inner.load(SC))
+        /// The current value as the memory model and the value log keep it.
+        fn bits(&self) -> u64 {
+            Bits::to_bits(self.inner.load(SC))
         }
 
         /// A new atomic holding `value`.
@@ -119,50 +240,75 @@ macro_rules! atomic_common {
             }
         }
 
-        /// Loads the value.
+        /// Loads the value: under the weak memory model, the value of a store the ordering
+        /// and the happens-before edges to it let this load read, chosen by the schedule.
+        ///
+        /// # Panics
+        /// On `Release` and `AcqRel`, as std does.
         #[inline]
         #[track_caller]
         pub fn load(&self, order: Ordering) -> $t {
-            let _ = order;
-            atomic_op(
-                &self.handle,
-                OpKind::AtomicLoad,
-                Location::caller(),
-                || self.logged(),
-                || self.inner.load(SC),
-            )
+            check_load(order);
+            let switched = announce(&self.handle, OpKind::AtomicLoad, order, Location::caller());
+            if !switched.weak_memory() {
+                return sequentially_consistent(switched, || self.bits(), || self.inner.load(SC));
+            }
+            let current = self.bits();
+            let read = runtime::with(|ex| {
+                let read = ex.atomic_load(switched.index(), order, current);
+                if switched.logs_values() {
+                    ex.record_value(read, read);
+                }
+                read
+            });
+            Bits::from_bits(read)
         }
 
         /// Stores `value`.
+        ///
+        /// # Panics
+        /// On `Acquire` and `AcqRel`, as std does.
         #[inline]
         #[track_caller]
         pub fn store(&self, value: $t, order: Ordering) {
-            let _ = order;
-            atomic_op(
-                &self.handle,
-                OpKind::AtomicStore,
-                Location::caller(),
-                || self.logged(),
-                || self.inner.store(value, SC),
-            )
+            check_store(order);
+            let switched = announce(&self.handle, OpKind::AtomicStore, order, Location::caller());
+            if !switched.weak_memory() {
+                return sequentially_consistent(
+                    switched,
+                    || self.bits(),
+                    || self.inner.store(value, SC),
+                );
+            }
+            let previous = Bits::to_bits(self.inner.swap(value, SC));
+            let stored = Bits::to_bits(value);
+            runtime::with(|ex| {
+                ex.atomic_store(switched.index(), order, previous, stored);
+                if switched.logs_values() {
+                    ex.record_value(previous, stored);
+                }
+            });
         }
 
         /// Stores `value` and returns the previous value.
         #[inline]
         #[track_caller]
         pub fn swap(&self, value: $t, order: Ordering) -> $t {
-            let _ = order;
-            atomic_op(
+            read_modify_write(
                 &self.handle,
-                OpKind::AtomicRmw,
+                order,
                 Location::caller(),
-                || self.logged(),
+                || self.bits(),
                 || self.inner.swap(value, SC),
+                |_| (true, order),
             )
         }
 
         /// Stores `new` if the value is `current`; returns the previous value, `Ok` if it
-        /// matched.
+        /// matched. A failure is a load of the latest value with the `failure` ordering.
+        ///
+        /// # Panics
+        /// On a `failure` ordering of `Release` or `AcqRel`, as std does.
         #[inline]
         #[track_caller]
         pub fn compare_exchange(
@@ -172,13 +318,17 @@ macro_rules! atomic_common {
             success: Ordering,
             failure: Ordering,
         ) -> Result<$t, $t> {
-            let _ = (success, failure);
-            atomic_op(
+            check_failure(failure);
+            read_modify_write(
                 &self.handle,
-                OpKind::AtomicRmw,
+                announced(success, failure),
                 Location::caller(),
-                || self.logged(),
+                || self.bits(),
                 || self.inner.compare_exchange(current, new, SC, SC),
+                |result| match result {
+                    Ok(_) => (true, success),
+                    Err(_) => (false, failure),
+                },
             )
         }
 
@@ -192,17 +342,28 @@ macro_rules! atomic_common {
             success: Ordering,
             failure: Ordering,
         ) -> Result<$t, $t> {
-            let _ = (success, failure);
-            atomic_op(
+            check_failure(failure);
+            read_modify_write(
                 &self.handle,
-                OpKind::AtomicRmw,
+                announced(success, failure),
                 Location::caller(),
-                || self.logged(),
+                || self.bits(),
+                // `compare_exchange` proper: a spurious failure is never needed to find a bug
+                // that a real failure does not also show.
                 || self.inner.compare_exchange(current, new, SC, SC),
+                |result| match result {
+                    Ok(_) => (true, success),
+                    Err(_) => (false, failure),
+                },
             )
         }
 
-        /// Applies `f` to the value as one atomic step; stores `Some` results.
+        /// Applies `f` to the value as one atomic step; stores `Some` results. Unlike std's,
+        /// which loads with `fetch_order` and then loops over weak compare-exchanges, it reads
+        /// the latest value, so `f` runs once.
+        ///
+        /// # Panics
+        /// On a `fetch_order` of `Release` or `AcqRel`, as std does.
         #[inline]
         #[track_caller]
         pub fn fetch_update<F>(
@@ -214,12 +375,12 @@ macro_rules! atomic_common {
         where
             F: FnMut($t) -> Option<$t>,
         {
-            let _ = (set_order, fetch_order);
-            atomic_op(
+            check_load(fetch_order);
+            read_modify_write(
                 &self.handle,
-                OpKind::AtomicRmw,
+                announced(set_order, fetch_order),
                 Location::caller(),
-                || self.logged(),
+                || self.bits(),
                 || {
                     let previous = self.inner.load(SC);
                     match f(previous) {
@@ -229,6 +390,10 @@ macro_rules! atomic_common {
                         }
                         None => Err(previous),
                     }
+                },
+                |result| match result {
+                    Ok(_) => (true, set_order),
+                    Err(_) => (false, fetch_order),
                 },
             )
         }
@@ -313,10 +478,14 @@ macro_rules! atomic_rmw {
         #[inline]
         #[track_caller]
         pub fn $name(&self, value: $arg, order: Ordering) -> $t {
-            let _ = order;
-            atomic_op(&self.handle, OpKind::AtomicRmw, Location::caller(), || self.logged(), || {
-                self.inner.$name(value, SC)
-            })
+            read_modify_write(
+                &self.handle,
+                order,
+                Location::caller(),
+                || self.bits(),
+                || self.inner.$name(value, SC),
+                |_| (true, order),
+            )
         }
     };
 }
@@ -422,13 +591,13 @@ impl AtomicBool {
     /// Logical not; returns the previous value.
     #[track_caller]
     pub fn fetch_not(&self, order: Ordering) -> bool {
-        let _ = order;
-        atomic_op(
+        read_modify_write(
             &self.handle,
-            OpKind::AtomicRmw,
+            order,
             Location::caller(),
-            || self.logged(),
+            || self.bits(),
             || self.inner.fetch_not(SC),
+            |_| (true, order),
         )
     }
 }

@@ -170,9 +170,9 @@ fn a_deadlock_report() {
                 next | lock Mutex2 @reports/report_snapshots.rs:29:20 | lock Mutex1 @reports/report_snapshots.rs:25:21
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AgADAQIAAKCNBgKleaIwY9IEOQEEOTpHfTI
+                INTERLEAVE_REPLAY=il1-AgADAQIABKCNBgKleaIwY9IEOQEEOT5mcjg
             or replace the call with
-                interleave::replay("il1-AgADAQIAAKCNBgKleaIwY9IEOQEEOTpHfTI", || ...)"#]],
+                interleave::replay("il1-AgADAQIABKCNBgKleaIwY9IEOQEEOT5mcjg", || ...)"#]],
     );
 }
 
@@ -198,9 +198,9 @@ fn a_data_race_report() {
                 next | join @reports/report_snapshots.rs:42:12       | write Var1 @reports/report_snapshots.rs:39:38
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AgADAQIAAKCNBgVJaUMvVpAa9AEa9FbPUiU
+                INTERLEAVE_REPLAY=il1-AgADAQIABKCNBgVJaUMvVpAa9AEa9Hpywoc
             or replace the call with
-                interleave::replay("il1-AgADAQIAAKCNBgVJaUMvVpAa9AEa9FbPUiU", || ...)"#]],
+                interleave::replay("il1-AgADAQIABKCNBgVJaUMvVpAa9AEa9Hpywoc", || ...)"#]],
     );
 }
 
@@ -224,9 +224,9 @@ fn a_divergence_report() {
                 next | lock Mutex1 @reports/report_snapshots.rs:49:8
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AQADAACgjQYGqU1MgpAEatkBatlncIRD
+                INTERLEAVE_REPLAY=il1-AQADAASgjQYGqU1MgpAEatkBatkj8J8-
             or replace the call with
-                interleave::replay("il1-AQADAACgjQYGqU1MgpAEatkBatlncIRD", || ...)"#]],
+                interleave::replay("il1-AQADAASgjQYGqU1MgpAEatkBatkj8J8-", || ...)"#]],
     );
 }
 
@@ -249,9 +249,9 @@ fn a_nondeterminism_report() {
                    3 | unlock Mutex1 @reports/report_snapshots.rs:61:
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AQADAACgjQYHWfb6cexmbCQBbCS0P2ga
+                INTERLEAVE_REPLAY=il1-AQADAASgjQYHWfb6cexmbCQBbCRQSkYL
             or replace the call with
-                interleave::replay("il1-AQADAACgjQYHWfb6cexmbCQBbCS0P2ga", || ...)"#]],
+                interleave::replay("il1-AQADAASgjQYHWfb6cexmbCQBbCRQSkYL", || ...)"#]],
     );
 }
 
@@ -294,5 +294,5 @@ fn an_atomicity_violation_report() {
               16 | join @reports/report_snapshots.rs:106:15       |
 
         To reproduce this execution, run the same test (monitored: strategy `rm` or `assetfuzzer`, or Builder::monitor_atomic_sets) with
-            INTERLEAVE_REPLAY=il1-AwAFAQcABAAAoI0GAGLizTO_IPZ1AfZ17CVYRA"#]].assert_eq(&violation.to_string());
+            INTERLEAVE_REPLAY=il1-AwAFAQcABAAEoI0GAGLizTO_IPZ1AfZ1kMBCPQ"#]].assert_eq(&violation.to_string());
 }

@@ -11,6 +11,7 @@ mod example_service;
 mod future;
 mod future_sync;
 mod loom_shuttle_primitives;
+mod memory_model;
 mod primitives;
 mod std_programs;
 mod std_semantics;

@@ -365,6 +365,7 @@ mod tests {
                 object,
                 target,
                 site: Location::caller(),
+                seq_cst: false,
             });
             self
         }

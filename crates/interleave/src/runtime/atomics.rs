@@ -1,0 +1,92 @@
+//! The engine's side of atomic accesses under the weak memory model: the facade
+//! (`sync::atomic`) calls these right after its step was recorded, before any other thread
+//! runs, with the values it read and wrote; the model (`memory.rs`) decides which store a load
+//! reads and moves the thread's clock. Under sequential consistency none of this runs: the
+//! step's effect is applied when it is recorded (`Execution::record`).
+
+use std::sync::atomic::Ordering;
+
+use super::op::ObjIdx;
+use super::switching::draw_value;
+use super::Execution;
+
+impl Execution {
+    /// The running thread loads `object` with `order`; the atomic holds `current`. Returns the
+    /// value read, which the schedule chooses among the stores coherence allows.
+    pub(crate) fn atomic_load(&mut self, object: ObjIdx, order: Ordering, current: u64) -> u64 {
+        let thread = self.current;
+        let step = self.steps() - 1;
+        let Execution {
+            memory,
+            threads,
+            schedule,
+            recording,
+            ..
+        } = self;
+        let read = memory.load(
+            object,
+            thread,
+            &mut threads[thread].clock,
+            order,
+            current,
+            step,
+            |options| draw_value(&mut **schedule, recording, options),
+        );
+        if let Some(stale) = read.stale {
+            recording.stale_reads.push(stale);
+        }
+        read.bits
+    }
+
+    /// The running thread stores `bits` to `object` with `order`; the atomic held `previous`.
+    pub(crate) fn atomic_store(
+        &mut self,
+        object: ObjIdx,
+        order: Ordering,
+        previous: u64,
+        bits: u64,
+    ) {
+        let thread = self.current;
+        let step = self.steps() - 1;
+        self.note_writer(object);
+        let clock = &mut self.threads[thread].clock;
+        self.memory
+            .store(object, thread, clock, order, previous, bits, step);
+    }
+
+    /// The running thread read-modify-writes `object` with `order`: it read `previous`, the
+    /// latest value, and wrote `written`, or nothing when it failed (a failed
+    /// `compare_exchange`, with its failure ordering).
+    pub(crate) fn atomic_read_modify_write(
+        &mut self,
+        object: ObjIdx,
+        order: Ordering,
+        previous: u64,
+        written: Option<u64>,
+    ) {
+        let thread = self.current;
+        let step = self.steps() - 1;
+        if written.is_some() {
+            self.note_writer(object);
+        }
+        let clock = &mut self.threads[thread].clock;
+        self.memory
+            .read_modify_write(object, thread, clock, order, previous, written, step);
+    }
+
+    /// The running thread fences with `order` (not `Relaxed`).
+    pub(crate) fn atomic_fence(&mut self, order: Ordering) {
+        let thread = self.current;
+        let clock = &mut self.threads[thread].clock;
+        self.memory.fence(thread, clock, order);
+    }
+
+    /// Marks in `object`'s clock the running thread's epoch at a store, so a plain read
+    /// (`unsync_load`) checks that every store happens before it, as under sequential
+    /// consistency, where the clock is the stores' released clocks.
+    fn note_writer(&mut self, object: ObjIdx) {
+        let thread = self.current;
+        let epoch = self.threads[thread].clock.get(thread);
+        self.objects[object as usize].clock.set(thread, epoch);
+    }
+}

@@ -1,0 +1,461 @@
+//! The weak memory model of atomics: which store an atomic load may read, and which
+//! happens-before edges each atomic access and fence creates, under the memory model of C++20
+//! and Rust as RC11 formalises it (Lahav, Vafeiadis, Kang, Hur, Dreyer, "Repairing Sequential
+//! Consistency in C/C++11", PLDI 2017), explored by a tester that runs one thread at a time.
+//!
+//! ## The model
+//!
+//! - **Modification order.** Every atomic location keeps the stores made to it, in the order
+//!   they ran: that order is the location's modification order. The value the atomic itself
+//!   holds is always the latest store's.
+//! - **Which store a load reads.** A load may read any store that coherence allows: none older
+//!   than a store that happens before the load (write-read coherence), than a store that a read
+//!   happening before the load read (read-read coherence, for reads of the loading thread and
+//!   of threads it synchronised with), or, for a `SeqCst` load, than any store a `SeqCst` access
+//!   to the location wrote or read before it. When several stores qualify, the schedule chooses
+//!   one ([`Schedule::next_value`](super::Schedule::next_value), option 0 being the latest), so
+//!   every strategy explores the choice, the replay token records it, and the systematic
+//!   searches try every option.
+//! - **Happens-before.** A `Release` (or stronger) store carries its thread's clock; an
+//!   `Acquire` (or stronger) load that reads it joins that clock. A `Relaxed` store carries the
+//!   clock of its thread's last release fence, and a `Relaxed` load keeps what it read for the
+//!   thread's next acquire fence. A read-modify-write continues the release sequence of the
+//!   store it read (C++20: only read-modify-writes continue one), so its store carries the
+//!   clock of the store it read as well as its own.
+//! - **Sequential consistency.** `SeqCst` operations take effect in the order they run, which
+//!   is the single total order C++20 requires: each `SeqCst` fence happens after every earlier
+//!   `SeqCst` fence and `SeqCst` access, and each `SeqCst` access after every earlier `SeqCst`
+//!   fence. With coherence this gives the four conditions of C++20 [atomics.order] p4 (so
+//!   store buffering with `SeqCst` accesses or with `SeqCst` fences, and IRIW with `SeqCst`
+//!   loads, cannot show their weak outcomes), without ordering two `SeqCst` accesses to
+//!   different locations by happens-before, so data races between them are still reported.
+//!
+//! ## Where the model is stronger than RC11
+//!
+//! Every outcome the model produces is allowed by RC11, so a report it leads to is real. It
+//! gives up these outcomes to stay a stateless tester that runs one thread at a time:
+//!
+//! - stores join the modification order where they run, so outcomes that need a store to be
+//!   ordered before one that ran earlier (2+2W's) never happen;
+//! - every read-modify-write reads the latest store, also a failed `compare_exchange` (whose
+//!   load could read an older one) and `fetch_update`, which std implements as a load and a
+//!   loop of weak compare-exchanges;
+//! - a load reads one of the last [`STORE_HISTORY`] stores of its location (loom keeps seven);
+//! - once a thread yields (`yield_now`, `spin_loop`, a sleep, a wait that times out), its loads
+//!   read no store older than the latest one made before the yield: stores become visible in
+//!   finite time ([intro.progress]), and this makes the search tree of a spin loop finite;
+//! - `SeqCst` fences (and each `SeqCst` access after a `SeqCst` fence) happen after the
+//!   `SeqCst` operations before them, which RC11 does not say, so a data race ordered only by
+//!   `SeqCst` fences goes unreported;
+//! - loads never read values that no store wrote (no out-of-thin-air, as RC11 requires too).
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+
+use super::clock::VectorClock;
+use super::op::ObjIdx;
+
+/// How many stores of a location a load may choose among: the latest and the ones just before
+/// it. Older stores are forgotten.
+pub const STORE_HISTORY: usize = 8;
+
+/// How the runtime treats atomic operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MemoryModel {
+    /// Orderings count: a load may read an older store when no happens-before edge forbids it,
+    /// and only `Release`/`Acquire` (or stronger) pairs, fences and `SeqCst` synchronise (see
+    /// the module documentation of `runtime::memory`).
+    #[default]
+    Weak,
+    /// Every atomic operation behaves as `SeqCst` and every load reads the latest store,
+    /// whatever ordering the program passes; every store releases and every load acquires.
+    SequentiallyConsistent,
+}
+
+impl MemoryModel {
+    /// The spec names, as `INTERLEAVE_MEMORY` and the CLI's `--memory` accept them.
+    pub const NAMES: [&'static str; 2] = ["weak", "sc"];
+
+    /// The spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryModel::Weak => "weak",
+            MemoryModel::SequentiallyConsistent => "sc",
+        }
+    }
+
+    /// The model named `name` (`weak` or `sc`), if any.
+    pub fn from_name(name: &str) -> Option<MemoryModel> {
+        match name {
+            "weak" => Some(MemoryModel::Weak),
+            "sc" | "seqcst" => Some(MemoryModel::SequentiallyConsistent),
+            _ => None,
+        }
+    }
+}
+
+/// Whether an access with `order` acquires.
+fn acquires(order: Ordering) -> bool {
+    matches!(
+        order,
+        Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst
+    )
+}
+
+/// Whether an access with `order` releases.
+fn releases(order: Ordering) -> bool {
+    matches!(
+        order,
+        Ordering::Release | Ordering::AcqRel | Ordering::SeqCst
+    )
+}
+
+/// The step index recorded for a location's initial value, which no step stored.
+pub(crate) const INITIAL_VALUE: u64 = u64::MAX;
+
+/// One store in a location's modification order.
+#[derive(Debug, Default)]
+struct Store {
+    /// The value, as [`Bits`](crate::sync::atomic) of the atomic's type.
+    bits: u64,
+    /// How many stores the execution had made when this one was made (1 for the first); the
+    /// initial value has 0.
+    seq: u64,
+    /// The step that made the store, or [`INITIAL_VALUE`].
+    step: u64,
+    /// What an acquire that reads this store joins: the clock its release sequence carries.
+    sync: VectorClock,
+    /// For each thread, one more than its epoch when it first wrote or read this store; 0 if it
+    /// never did. A load must not read an older store than one seen by a thread whose epoch
+    /// at that point happens before the load.
+    seen: VectorClock,
+}
+
+/// One atomic location.
+#[derive(Debug, Default)]
+struct Location {
+    /// The last [`STORE_HISTORY`] stores, oldest first.
+    stores: VecDeque<Store>,
+    /// How many older stores were forgotten: the modification-order index of `stores[0]`.
+    forgotten: u64,
+    /// The highest modification-order index a `SeqCst` access wrote or read.
+    sc_floor: u64,
+}
+
+impl Location {
+    /// The position in `stores` of modification-order index `index`, or the oldest kept.
+    fn position(&self, index: u64) -> usize {
+        index.saturating_sub(self.forgotten) as usize
+    }
+}
+
+/// What the model keeps of one thread besides its happens-before clock.
+#[derive(Debug, Default)]
+struct ThreadMemory {
+    /// The thread's clock at its last release fence: what its `Relaxed` stores carry.
+    fence_release: VectorClock,
+    /// What its `Relaxed` reads read since its last acquire fence, for the next one.
+    pending_acquire: VectorClock,
+    /// How many stores the execution had made at the thread's last yield.
+    flushed: u64,
+}
+
+/// The result of a load: the value, and when it was not the latest, which store it was.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Read {
+    pub bits: u64,
+    /// The store read, when it was not the latest: its step and the latest store's step.
+    pub stale: Option<StaleRead>,
+}
+
+/// A load that read a store older than the latest one (for reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StaleRead {
+    /// The step of the load.
+    pub load: u64,
+    /// The step of the store it read, or [`INITIAL_VALUE`].
+    pub read: u64,
+    /// The step of the latest store, which it did not see.
+    pub latest: u64,
+}
+
+/// The state of the weak memory model in one execution.
+#[derive(Debug, Default)]
+pub(crate) struct WeakMemory {
+    /// By object index; entries of objects that are not atomics stay empty.
+    locations: Vec<Location>,
+    threads: Vec<ThreadMemory>,
+    /// The clocks of every `SeqCst` fence so far, joined.
+    sc_fences: VectorClock,
+    /// The clocks of every `SeqCst` access so far, joined.
+    sc_accesses: VectorClock,
+    /// How many stores the execution made.
+    stores: u64,
+}
+
+impl WeakMemory {
+    /// Forgets the last execution, keeping the buffers.
+    pub fn clear(&mut self) {
+        for location in &mut self.locations {
+            location.stores.clear();
+            location.forgotten = 0;
+            location.sc_floor = 0;
+        }
+        self.threads.clear();
+        self.sc_fences = VectorClock::default();
+        self.sc_accesses = VectorClock::default();
+        self.stores = 0;
+    }
+
+    fn thread(&mut self, thread: usize) -> &mut ThreadMemory {
+        if self.threads.len() <= thread {
+            self.threads.resize_with(thread + 1, ThreadMemory::default);
+        }
+        &mut self.threads[thread]
+    }
+
+    /// The location of object `object`, whose atomic now holds `current`. A location is
+    /// created holding its current value as its initial store; a value that differs from the
+    /// latest store's was written without an atomic operation (`get_mut`, `as_ptr`), which
+    /// needs exclusive access or a happens-before edge, so it starts the history afresh.
+    fn location(&mut self, object: ObjIdx, current: u64) -> &mut Location {
+        let index = object as usize;
+        if self.locations.len() <= index {
+            self.locations.resize_with(index + 1, Location::default);
+        }
+        let location = &mut self.locations[index];
+        if location.stores.back().is_some_and(|s| s.bits != current) {
+            location.forgotten += location.stores.len() as u64;
+            location.sc_floor = location.forgotten;
+            location.stores.clear();
+        }
+        if location.stores.is_empty() {
+            location.stores.push_back(Store {
+                bits: current,
+                step: INITIAL_VALUE,
+                ..Store::default()
+            });
+        }
+        location
+    }
+
+    /// A load of `object` with `order` by thread `thread` (clock `clock`), at step `step`; the
+    /// atomic holds `current`. `choose` picks one of `n > 1` readable stores (0 is the latest).
+    #[allow(clippy::too_many_arguments)]
+    pub fn load(
+        &mut self,
+        object: ObjIdx,
+        thread: usize,
+        clock: &mut VectorClock,
+        order: Ordering,
+        current: u64,
+        step: u64,
+        choose: impl FnOnce(u64) -> u64,
+    ) -> Read {
+        let sc = order == Ordering::SeqCst;
+        if sc {
+            clock.join(&self.sc_fences);
+        }
+        let flushed = self.thread(thread).flushed;
+        let location = self.location(object, current);
+        let latest = location.stores.len() - 1;
+        let mut floor = latest;
+        while floor > 0 {
+            let store = &location.stores[floor];
+            if store.seq <= flushed || store.seen.marks_any_within(clock) {
+                break;
+            }
+            floor -= 1;
+        }
+        if sc {
+            floor = floor.max(location.position(location.sc_floor)).min(latest);
+        }
+        let position = if floor < latest {
+            latest - (choose((latest - floor + 1) as u64) as usize).min(latest - floor)
+        } else {
+            latest
+        };
+        let stale = (position != latest).then(|| StaleRead {
+            load: step,
+            read: location.stores[position].step,
+            latest: location.stores[latest].step,
+        });
+        let store = &mut self.locations[object as usize].stores[position];
+        if store.seen.get(thread) == 0 {
+            store.seen.set(thread, clock.get(thread) + 1);
+        }
+        let bits = store.bits;
+        if acquires(order) {
+            clock.join(&store.sync);
+        } else {
+            self.threads[thread].pending_acquire.join(&store.sync);
+        }
+        if sc {
+            let location = &mut self.locations[object as usize];
+            location.sc_floor = location.sc_floor.max(location.forgotten + position as u64);
+            self.sc_access(thread, clock);
+        }
+        Read { bits, stale }
+    }
+
+    /// A store of `bits` to `object` with `order` by thread `thread` at step `step`; the atomic
+    /// held `previous` before it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn store(
+        &mut self,
+        object: ObjIdx,
+        thread: usize,
+        clock: &mut VectorClock,
+        order: Ordering,
+        previous: u64,
+        bits: u64,
+        step: u64,
+    ) {
+        let sc = order == Ordering::SeqCst;
+        if sc {
+            clock.join(&self.sc_fences);
+        }
+        self.thread(thread);
+        self.location(object, previous);
+        self.append(object, thread, clock, order, bits, step, None);
+        self.after_write(object, thread, clock, order);
+    }
+
+    /// A read-modify-write of `object` with `order` by thread `thread` at step `step`: it read
+    /// the latest store, `previous`, and stored `written` unless it failed (a failed
+    /// `compare_exchange`, whose `order` is then the failure ordering, is a load of the latest
+    /// store).
+    #[allow(clippy::too_many_arguments)]
+    pub fn read_modify_write(
+        &mut self,
+        object: ObjIdx,
+        thread: usize,
+        clock: &mut VectorClock,
+        order: Ordering,
+        previous: u64,
+        written: Option<u64>,
+        step: u64,
+    ) {
+        let sc = order == Ordering::SeqCst;
+        if sc {
+            clock.join(&self.sc_fences);
+        }
+        self.thread(thread);
+        let latest = self.location(object, previous).stores.len() - 1;
+        let read = &mut self.locations[object as usize].stores[latest];
+        if read.seen.get(thread) == 0 {
+            read.seen.set(thread, clock.get(thread) + 1);
+        }
+        if acquires(order) {
+            clock.join(&read.sync);
+        } else {
+            self.threads[thread].pending_acquire.join(&read.sync);
+        }
+        match written {
+            Some(bits) => {
+                self.append(object, thread, clock, order, bits, step, Some(latest));
+                self.after_write(object, thread, clock, order);
+            }
+            None if sc => {
+                let location = &mut self.locations[object as usize];
+                location.sc_floor = location.forgotten + latest as u64;
+                self.sc_access(thread, clock);
+            }
+            None => {}
+        }
+    }
+
+    /// Appends a store to `object`'s modification order, forgetting the oldest one beyond
+    /// [`STORE_HISTORY`]; a read-modify-write passes the position of the store it read, whose
+    /// release sequence it continues.
+    #[allow(clippy::too_many_arguments)]
+    fn append(
+        &mut self,
+        object: ObjIdx,
+        thread: usize,
+        clock: &VectorClock,
+        order: Ordering,
+        bits: u64,
+        step: u64,
+        continues: Option<usize>,
+    ) {
+        self.stores += 1;
+        let seq = self.stores;
+        let mut sync = VectorClock::default();
+        if let Some(read) = continues {
+            sync.copy_from(&self.locations[object as usize].stores[read].sync);
+        }
+        sync.join(if releases(order) {
+            clock
+        } else {
+            &self.threads[thread].fence_release
+        });
+        let location = &mut self.locations[object as usize];
+        let mut store = if location.stores.len() == STORE_HISTORY {
+            location.forgotten += 1;
+            location.stores.pop_front().unwrap_or_default()
+        } else {
+            Store::default()
+        };
+        store.bits = bits;
+        store.seq = seq;
+        store.step = step;
+        store.sync = sync;
+        store.seen = VectorClock::default();
+        store.seen.set(thread, clock.get(thread) + 1);
+        location.stores.push_back(store);
+    }
+
+    /// What a store or a successful read-modify-write does after joining the modification
+    /// order: a `SeqCst` one raises the location's floor for `SeqCst` loads and joins the
+    /// `SeqCst` order; a releasing one ends its thread's epoch.
+    fn after_write(
+        &mut self,
+        object: ObjIdx,
+        thread: usize,
+        clock: &mut VectorClock,
+        order: Ordering,
+    ) {
+        if order == Ordering::SeqCst {
+            let location = &mut self.locations[object as usize];
+            location.sc_floor = location.forgotten + location.stores.len() as u64 - 1;
+            self.sc_access(thread, clock);
+        } else if releases(order) {
+            clock.tick(thread);
+        }
+    }
+
+    /// A `SeqCst` access joins the order of `SeqCst` operations: later `SeqCst` fences happen
+    /// after it. Its thread's epoch ends, so the fences do not order what the thread does
+    /// next.
+    fn sc_access(&mut self, thread: usize, clock: &mut VectorClock) {
+        self.sc_accesses.join(clock);
+        clock.tick(thread);
+    }
+
+    /// A fence with `order` (not `Relaxed`) by thread `thread`.
+    pub fn fence(&mut self, thread: usize, clock: &mut VectorClock, order: Ordering) {
+        self.thread(thread);
+        if acquires(order) {
+            let pending = std::mem::take(&mut self.threads[thread].pending_acquire);
+            clock.join(&pending);
+        }
+        if order == Ordering::SeqCst {
+            clock.join(&self.sc_fences);
+            clock.join(&self.sc_accesses);
+            self.sc_fences.join(clock);
+        }
+        if releases(order) {
+            self.threads[thread].fence_release.copy_from(clock);
+            clock.tick(thread);
+        }
+    }
+
+    /// Thread `thread` yielded: from now on it reads no store older than the latest one of
+    /// its location made so far.
+    #[inline]
+    pub fn flush(&mut self, thread: usize) {
+        let stores = self.stores;
+        self.thread(thread).flushed = stores;
+    }
+}

@@ -1,0 +1,332 @@
+//! The weak memory model against the classic litmus tests: each test's outcomes are collected
+//! over an exhaustive search (`dfs`, which tries every store each load may read) and the weak
+//! outcome is asserted reachable or unreachable as the Rust (C++20) memory model says, or, for
+//! 2+2W, as the model's documented restriction says. Then data races through relaxed
+//! publication, the sequentially consistent model, std's ordering panics, and the report of a
+//! stale read.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex as StdMutex;
+
+use interleave::cell::UnsafeCell;
+use interleave::sync::atomic::{fence, AtomicUsize, Ordering};
+use interleave::sync::Arc;
+use interleave::{thread, FailureKind, MemoryModel};
+
+use super::helpers::builder;
+
+use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+
+/// Every outcome `f` returns over the whole search tree of `dfs` under `memory`; the search
+/// must finish and no execution may fail.
+fn outcomes_under<T: Ord + Send>(memory: MemoryModel, f: impl Fn() -> T + Sync) -> BTreeSet<T> {
+    const BUDGET: u64 = 200_000;
+    let seen = StdMutex::new(BTreeSet::new());
+    let report = builder("dfs")
+        .memory(memory)
+        .executions(BUDGET)
+        .explore(|| {
+            let outcome = f();
+            seen.lock().unwrap().insert(outcome);
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert!(
+        report.executions < BUDGET,
+        "the search did not finish in {BUDGET} executions"
+    );
+    seen.into_inner().unwrap()
+}
+
+/// [`outcomes_under`] the weak model, the default.
+fn outcomes<T: Ord + Send>(f: impl Fn() -> T + Sync) -> BTreeSet<T> {
+    outcomes_under(MemoryModel::Weak, f)
+}
+
+/// Two locations, shared by the threads of a litmus test.
+#[derive(Default)]
+struct Pair {
+    x: AtomicUsize,
+    y: AtomicUsize,
+}
+
+/// Store buffering: each thread stores to one location and loads the other.
+fn store_buffering(store: Ordering, load: Ordering, fenced: bool) -> (usize, usize) {
+    let pair = Arc::new(Pair::default());
+    let other = Arc::clone(&pair);
+    let handle = thread::spawn(move || {
+        other.y.store(1, store);
+        if fenced {
+            fence(SeqCst);
+        }
+        other.x.load(load)
+    });
+    pair.x.store(1, store);
+    if fenced {
+        fence(SeqCst);
+    }
+    let seen_y = pair.y.load(load);
+    (seen_y, handle.join().unwrap())
+}
+
+#[test]
+fn store_buffering_shows_both_stale_reads_only_without_seq_cst() {
+    assert!(outcomes(|| store_buffering(Relaxed, Relaxed, false)).contains(&(0, 0)));
+    assert!(outcomes(|| store_buffering(Release, Acquire, false)).contains(&(0, 0)));
+    let seq_cst = outcomes(|| store_buffering(SeqCst, SeqCst, false));
+    assert_eq!(seq_cst, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
+    let fenced = outcomes(|| store_buffering(Relaxed, Relaxed, true));
+    assert_eq!(fenced, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
+}
+
+#[test]
+fn the_sequentially_consistent_model_never_reads_a_stale_store() {
+    let outcomes = outcomes_under(MemoryModel::SequentiallyConsistent, || {
+        store_buffering(Relaxed, Relaxed, false)
+    });
+    assert!(!outcomes.contains(&(0, 0)), "{outcomes:?}");
+}
+
+/// Message passing: data then a flag; the reader reads the flag then the data.
+fn message_passing(publish: Ordering, observe: Ordering, fences: bool) -> (usize, usize) {
+    let pair = Arc::new(Pair::default());
+    let writer = Arc::clone(&pair);
+    let handle = thread::spawn(move || {
+        writer.x.store(1, Relaxed);
+        if fences {
+            fence(Release);
+        }
+        writer.y.store(1, publish);
+    });
+    let flag = pair.y.load(observe);
+    if fences {
+        fence(Acquire);
+    }
+    let data = pair.x.load(Relaxed);
+    handle.join().unwrap();
+    (flag, data)
+}
+
+#[test]
+fn message_passing_needs_release_and_acquire() {
+    assert!(outcomes(|| message_passing(Relaxed, Relaxed, false)).contains(&(1, 0)));
+    assert!(outcomes(|| message_passing(Release, Relaxed, false)).contains(&(1, 0)));
+    assert!(outcomes(|| message_passing(Relaxed, Acquire, false)).contains(&(1, 0)));
+    let synchronised = outcomes(|| message_passing(Release, Acquire, false));
+    assert_eq!(synchronised, BTreeSet::from([(0, 0), (0, 1), (1, 1)]));
+    let fenced = outcomes(|| message_passing(Relaxed, Relaxed, true));
+    assert_eq!(fenced, BTreeSet::from([(0, 0), (0, 1), (1, 1)]));
+}
+
+#[test]
+fn load_buffering_never_reads_from_the_future() {
+    let outcomes = outcomes(|| {
+        let pair = Arc::new(Pair::default());
+        let other = Arc::clone(&pair);
+        let handle = thread::spawn(move || {
+            let seen = other.y.load(Relaxed);
+            other.x.store(1, Relaxed);
+            seen
+        });
+        let seen = pair.x.load(Relaxed);
+        pair.y.store(1, Relaxed);
+        (seen, handle.join().unwrap())
+    });
+    assert!(!outcomes.contains(&(1, 1)), "{outcomes:?}");
+    assert!(outcomes.contains(&(0, 0)));
+}
+
+/// IRIW: two writers, two readers that read the locations in opposite orders.
+fn independent_reads_of_independent_writes(order: Ordering) -> [usize; 4] {
+    let pair = Arc::new(Pair::default());
+    let writers = [0, 1].map(|which| {
+        let pair = Arc::clone(&pair);
+        thread::spawn(move || {
+            let location = if which == 0 { &pair.x } else { &pair.y };
+            location.store(1, if order == SeqCst { SeqCst } else { Release });
+        })
+    });
+    let reader = {
+        let pair = Arc::clone(&pair);
+        thread::spawn(move || [pair.y.load(order), pair.x.load(order)])
+    };
+    let [x_first, y_second] = [pair.x.load(order), pair.y.load(order)];
+    let [y_first, x_second] = reader.join().unwrap();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    [x_first, y_second, y_first, x_second]
+}
+
+#[test]
+fn iriw_readers_disagree_on_the_order_of_the_writes_only_without_seq_cst() {
+    let acquire = outcomes(|| independent_reads_of_independent_writes(Acquire));
+    assert!(acquire.contains(&[1, 0, 1, 0]));
+    let seq_cst = outcomes(|| independent_reads_of_independent_writes(SeqCst));
+    assert!(!seq_cst.contains(&[1, 0, 1, 0]), "{seq_cst:?}");
+}
+
+#[test]
+fn reads_of_one_location_respect_its_modification_order() {
+    // CoRR: two reads in one thread never see the stores in the opposite order.
+    let read_read = outcomes(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let writer = Arc::clone(&x);
+        let handle = thread::spawn(move || {
+            writer.store(1, Relaxed);
+            writer.store(2, Relaxed);
+        });
+        let seen = (x.load(Relaxed), x.load(Relaxed));
+        handle.join().unwrap();
+        seen
+    });
+    assert!(read_read.contains(&(0, 2)) && read_read.contains(&(1, 1)));
+    assert!(
+        read_read.iter().all(|&(first, second)| first <= second),
+        "{read_read:?}"
+    );
+
+    // CoWR: a thread reads its own store or a later one, never the value before it.
+    let write_read = outcomes(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let writer = Arc::clone(&x);
+        let handle = thread::spawn(move || writer.store(2, Relaxed));
+        x.store(1, Relaxed);
+        let seen = x.load(Relaxed);
+        handle.join().unwrap();
+        seen
+    });
+    assert_eq!(write_read, BTreeSet::from([1, 2]));
+}
+
+#[test]
+fn two_plus_two_writes_keeps_the_modification_order_of_execution() {
+    // RC11 allows x == 1 && y == 1 at the end for relaxed stores; the model adds stores to the
+    // modification order where they run, which never orders them that way (a documented
+    // restriction of runtime/memory.rs).
+    let outcomes = outcomes(|| {
+        let pair = Arc::new(Pair::default());
+        let other = Arc::clone(&pair);
+        let handle = thread::spawn(move || {
+            other.x.store(1, Relaxed);
+            other.y.store(2, Relaxed);
+        });
+        pair.y.store(1, Relaxed);
+        pair.x.store(2, Relaxed);
+        handle.join().unwrap();
+        (pair.x.load(Relaxed), pair.y.load(Relaxed))
+    });
+    assert!(!outcomes.contains(&(1, 1)), "{outcomes:?}");
+    assert!(outcomes.contains(&(2, 2)));
+}
+
+/// A release store to `x`, then another thread's relaxed `continuation` to `x`; a reader that
+/// acquires `x == 2` checks whether the data written before the release store is visible.
+fn release_sequence(read_modify_write: bool) -> BTreeSet<(usize, usize)> {
+    outcomes(move || {
+        let pair = Arc::new(Pair::default());
+        let releaser = {
+            let pair = Arc::clone(&pair);
+            thread::spawn(move || {
+                pair.y.store(1, Relaxed);
+                pair.x.store(1, Release);
+            })
+        };
+        let continuer = {
+            let pair = Arc::clone(&pair);
+            thread::spawn(move || {
+                if read_modify_write {
+                    pair.x.fetch_add(1, Relaxed);
+                } else if pair.x.load(Relaxed) == 1 {
+                    pair.x.store(2, Relaxed);
+                }
+            })
+        };
+        let seen = pair.x.load(Acquire);
+        let data = pair.y.load(Relaxed);
+        releaser.join().unwrap();
+        continuer.join().unwrap();
+        (seen, data)
+    })
+}
+
+#[test]
+fn a_read_modify_write_continues_a_release_sequence_and_a_store_does_not() {
+    let through_rmw = release_sequence(true);
+    assert!(through_rmw.contains(&(2, 1)));
+    assert!(!through_rmw.contains(&(2, 0)), "{through_rmw:?}");
+    // A plain store ends the sequence (C++20), so reading it synchronises with nothing.
+    assert!(release_sequence(false).contains(&(2, 0)));
+}
+
+#[test]
+fn data_published_with_a_relaxed_flag_is_a_data_race() {
+    let publish = |order: Ordering, observe: Ordering| {
+        builder("dfs").executions(100_000).explore(move || {
+            let data = Arc::new((UnsafeCell::new(0usize), AtomicUsize::new(0)));
+            let writer = Arc::clone(&data);
+            let handle = thread::spawn(move || {
+                writer.0.with_mut(|value| unsafe { *value = 7 });
+                writer.1.store(1, order);
+            });
+            if data.1.load(observe) == 1 {
+                assert_eq!(data.0.with(|value| unsafe { *value }), 7);
+            }
+            handle.join().unwrap();
+        })
+    };
+    let relaxed = publish(Relaxed, Relaxed).unwrap();
+    let failure = relaxed.first_failure().expect("the race is found");
+    assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+    let released = publish(Release, Acquire).unwrap();
+    assert!(released.is_ok(), "{released}");
+}
+
+#[test]
+fn orderings_std_rejects_panic_as_under_std() {
+    let cases: [(&str, fn()); 4] = [
+        ("there is no such thing as a release load", || {
+            AtomicUsize::new(0).load(Release);
+        }),
+        ("there is no such thing as an acquire store", || {
+            AtomicUsize::new(0).store(1, Acquire)
+        }),
+        ("there is no such thing as a relaxed fence", || {
+            fence(Relaxed)
+        }),
+        (
+            "there is no such thing as an acquire-release failure ordering",
+            || {
+                let _ = AtomicUsize::new(0).compare_exchange(0, 1, SeqCst, AcqRel);
+            },
+        ),
+    ];
+    for (message, case) in cases {
+        let report = builder("random").executions(1).explore(case).unwrap();
+        let failure = report.first_failure().expect("the ordering panics");
+        assert!(failure.message.contains(message), "{failure}");
+    }
+}
+
+#[test]
+fn a_stale_read_is_reported_with_the_store_it_read_and_the_one_it_missed() {
+    let report = builder("random")
+        .executions(1_000)
+        .explore(|| {
+            let pair = Arc::new(Pair::default());
+            let writer = Arc::clone(&pair);
+            let handle = thread::spawn(move || {
+                writer.x.store(1, Relaxed);
+                writer.y.store(1, Relaxed);
+            });
+            if pair.y.load(Relaxed) == 1 {
+                assert_eq!(pair.x.load(Relaxed), 1, "the flag was set before the data");
+            }
+            handle.join().unwrap();
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("the reordering is found");
+    let text = failure.to_string();
+    assert!(text.contains("the flag was set before the data"), "{text}");
+    assert!(text.contains("read a stale value"), "{text}");
+}
