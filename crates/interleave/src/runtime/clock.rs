@@ -82,20 +82,6 @@ impl VectorClock {
         (0..longest).all(|t| self.get(t) <= other.get(t))
     }
 
-    /// Whether some entry of this clock, read as a mark "one more than an epoch" (0: no mark),
-    /// marks an epoch that happens before `other`: `0 < self[u] <= other[u] + 1` for some `u`.
-    /// The weak memory model marks with it which threads saw a store, and when.
-    pub fn marks_any_within(&self, other: &VectorClock) -> bool {
-        let inline = (0..INLINE_THREADS)
-            .any(|u| self.inline[u] != 0 && self.inline[u] <= other.inline[u] + 1);
-        inline
-            || self
-                .spill
-                .iter()
-                .enumerate()
-                .any(|(i, &mark)| mark != 0 && mark <= other.get(i + INLINE_THREADS) + 1)
-    }
-
     /// Replaces the contents with a copy of `other`, reusing the allocation.
     #[inline]
     pub fn copy_from(&mut self, other: &VectorClock) {

@@ -49,7 +49,6 @@
 //!   `SeqCst` fences goes unreported;
 //! - loads never read values that no store wrote (no out-of-thin-air, as RC11 requires too).
 
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
 use super::clock::VectorClock;
@@ -116,7 +115,7 @@ pub(crate) const INITIAL_VALUE: u64 = u64::MAX;
 /// One store in a location's modification order.
 #[derive(Debug, Default)]
 struct Store {
-    /// The value, as [`Bits`](crate::sync::atomic) of the atomic's type.
+    /// The value, as the bits of a `u64` (`sync::atomic`'s `Bits`).
     bits: u64,
     /// How many stores the execution had made when this one was made (1 for the first); the
     /// initial value has 0.
@@ -125,27 +124,118 @@ struct Store {
     step: u64,
     /// What an acquire that reads this store joins: the clock its release sequence carries.
     sync: VectorClock,
-    /// For each thread, one more than its epoch when it first wrote or read this store; 0 if it
-    /// never did. A load must not read an older store than one seen by a thread whose epoch
-    /// at that point happens before the load.
-    seen: VectorClock,
+    /// The thread that made the store (0 for the initial value, whose mark is 0).
+    writer: u32,
+    /// One more than the writer's epoch at the store; 0 for the initial value.
+    writer_mark: u32,
+    /// The other threads that read the store, each with one more than its epoch when it first
+    /// did. A load must not read an older store than one a thread saw at an epoch that happens
+    /// before the load.
+    readers: Vec<(u32, u32)>,
 }
 
-/// One atomic location.
+impl Store {
+    /// Makes this the store of `bits` by `thread` (clock `clock`), the execution's `seq`-th
+    /// store, at step `step`; its `sync` is set by the caller.
+    #[inline]
+    fn set(&mut self, bits: u64, seq: u64, step: u64, thread: usize, clock: &VectorClock) {
+        self.bits = bits;
+        self.seq = seq;
+        self.step = step;
+        self.writer = thread as u32;
+        self.writer_mark = clock.get(thread) + 1;
+        self.readers.clear();
+    }
+
+    /// Whether a thread whose clock is `clock` must not read a store older than this one: a
+    /// thread wrote or read it at an epoch that happens before `clock`.
+    #[inline]
+    fn seen_within(&self, clock: &VectorClock) -> bool {
+        let within = |thread: u32, mark: u32| mark != 0 && mark <= clock.get(thread as usize) + 1;
+        within(self.writer, self.writer_mark)
+            || self.readers.iter().any(|&(thread, mark)| within(thread, mark))
+    }
+
+    /// Notes that `thread`, at the epoch `clock` gives it, read this store.
+    #[inline]
+    fn read_by(&mut self, thread: usize, clock: &VectorClock) {
+        let thread = thread as u32;
+        if thread != self.writer && !self.readers.iter().any(|&(t, _)| t == thread) {
+            self.readers.push((thread, clock.get(thread as usize) + 1));
+        }
+    }
+}
+
+/// One atomic location: its last [`STORE_HISTORY`] stores, in a ring whose slots (and their
+/// buffers) are reused from store to store and from execution to execution.
 #[derive(Debug, Default)]
 struct Location {
-    /// The last [`STORE_HISTORY`] stores, oldest first.
-    stores: VecDeque<Store>,
-    /// How many older stores were forgotten: the modification-order index of `stores[0]`.
+    /// [`STORE_HISTORY`] slots once the location is first used; `ring[oldest]` holds the
+    /// oldest store kept, the next `len - 1` slots (cyclically) the later ones.
+    ring: Vec<Store>,
+    oldest: usize,
+    len: usize,
+    /// How many older stores were forgotten: the modification-order index of the oldest kept.
     forgotten: u64,
     /// The highest modification-order index a `SeqCst` access wrote or read.
     sc_floor: u64,
 }
 
 impl Location {
-    /// The position in `stores` of modification-order index `index`, or the oldest kept.
+    /// The store at `position` (0 is the oldest kept).
+    #[inline]
+    fn at(&self, position: usize) -> &Store {
+        &self.ring[(self.oldest + position) % STORE_HISTORY]
+    }
+
+    #[inline]
+    fn at_mut(&mut self, position: usize) -> &mut Store {
+        &mut self.ring[(self.oldest + position) % STORE_HISTORY]
+    }
+
+    /// The position of modification-order index `index`, or 0 for a forgotten one.
     fn position(&self, index: u64) -> usize {
         index.saturating_sub(self.forgotten) as usize
+    }
+
+    /// Forgets every store, keeping the slots.
+    fn clear(&mut self) {
+        self.oldest = 0;
+        self.len = 0;
+        self.forgotten = 0;
+        self.sc_floor = 0;
+    }
+
+    /// Starts the modification order afresh with one store of `bits` that every thread sees.
+    #[cold]
+    fn restart(&mut self, bits: u64) {
+        if self.ring.is_empty() {
+            self.ring.resize_with(STORE_HISTORY, Store::default);
+        }
+        self.forgotten += self.len as u64;
+        self.sc_floor = self.forgotten;
+        self.oldest = 0;
+        self.len = 1;
+        let store = &mut self.ring[0];
+        store.bits = bits;
+        store.seq = 0;
+        store.step = INITIAL_VALUE;
+        store.sync = VectorClock::default();
+        store.writer = 0;
+        store.writer_mark = 0;
+        store.readers.clear();
+    }
+
+    /// The slot for a new latest store: a free one, or the oldest store's, which is forgotten.
+    #[inline]
+    fn push(&mut self) -> &mut Store {
+        if self.len < STORE_HISTORY {
+            self.len += 1;
+        } else {
+            self.oldest = (self.oldest + 1) % STORE_HISTORY;
+            self.forgotten += 1;
+        }
+        self.at_mut(self.len - 1)
     }
 }
 
@@ -164,7 +254,6 @@ struct ThreadMemory {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Read {
     pub bits: u64,
-    /// The store read, when it was not the latest: its step and the latest store's step.
     pub stale: Option<StaleRead>,
 }
 
@@ -197,9 +286,7 @@ impl WeakMemory {
     /// Forgets the last execution, keeping the buffers.
     pub fn clear(&mut self) {
         for location in &mut self.locations {
-            location.stores.clear();
-            location.forgotten = 0;
-            location.sc_floor = 0;
+            location.clear();
         }
         self.threads.clear();
         self.sc_fences = VectorClock::default();
@@ -207,36 +294,23 @@ impl WeakMemory {
         self.stores = 0;
     }
 
-    fn thread(&mut self, thread: usize) -> &mut ThreadMemory {
+    /// Makes room for thread `thread` and object `object`, whose atomic now holds `current`.
+    /// A location starts with its current value as its initial store; a value that differs
+    /// from the latest store's was written without an atomic operation (`get_mut`, `as_ptr`),
+    /// which needs exclusive access or a happens-before edge, so it starts the history afresh.
+    #[inline]
+    fn prepare(&mut self, object: ObjIdx, thread: usize, current: u64) {
         if self.threads.len() <= thread {
             self.threads.resize_with(thread + 1, ThreadMemory::default);
         }
-        &mut self.threads[thread]
-    }
-
-    /// The location of object `object`, whose atomic now holds `current`. A location is
-    /// created holding its current value as its initial store; a value that differs from the
-    /// latest store's was written without an atomic operation (`get_mut`, `as_ptr`), which
-    /// needs exclusive access or a happens-before edge, so it starts the history afresh.
-    fn location(&mut self, object: ObjIdx, current: u64) -> &mut Location {
         let index = object as usize;
         if self.locations.len() <= index {
             self.locations.resize_with(index + 1, Location::default);
         }
         let location = &mut self.locations[index];
-        if location.stores.back().is_some_and(|s| s.bits != current) {
-            location.forgotten += location.stores.len() as u64;
-            location.sc_floor = location.forgotten;
-            location.stores.clear();
+        if location.len == 0 || location.at(location.len - 1).bits != current {
+            location.restart(current);
         }
-        if location.stores.is_empty() {
-            location.stores.push_back(Store {
-                bits: current,
-                step: INITIAL_VALUE,
-                ..Store::default()
-            });
-        }
-        location
     }
 
     /// A load of `object` with `order` by thread `thread` (clock `clock`), at step `step`; the
@@ -256,13 +330,14 @@ impl WeakMemory {
         if sc {
             clock.join(&self.sc_fences);
         }
-        let flushed = self.thread(thread).flushed;
-        let location = self.location(object, current);
-        let latest = location.stores.len() - 1;
+        self.prepare(object, thread, current);
+        let flushed = self.threads[thread].flushed;
+        let location = &mut self.locations[object as usize];
+        let latest = location.len - 1;
         let mut floor = latest;
         while floor > 0 {
-            let store = &location.stores[floor];
-            if store.seq <= flushed || store.seen.marks_any_within(clock) {
+            let store = location.at(floor);
+            if store.seq <= flushed || store.seen_within(clock) {
                 break;
             }
             floor -= 1;
@@ -277,22 +352,21 @@ impl WeakMemory {
         };
         let stale = (position != latest).then(|| StaleRead {
             load: step,
-            read: location.stores[position].step,
-            latest: location.stores[latest].step,
+            read: location.at(position).step,
+            latest: location.at(latest).step,
         });
-        let store = &mut self.locations[object as usize].stores[position];
-        if store.seen.get(thread) == 0 {
-            store.seen.set(thread, clock.get(thread) + 1);
+        if sc {
+            location.sc_floor = location.sc_floor.max(location.forgotten + position as u64);
         }
-        let bits = store.bits;
+        let store = location.at_mut(position);
+        store.read_by(thread, clock);
         if acquires(order) {
             clock.join(&store.sync);
         } else {
             self.threads[thread].pending_acquire.join(&store.sync);
         }
+        let bits = store.bits;
         if sc {
-            let location = &mut self.locations[object as usize];
-            location.sc_floor = location.sc_floor.max(location.forgotten + position as u64);
             self.sc_access(thread, clock);
         }
         Read { bits, stale }
@@ -311,13 +385,19 @@ impl WeakMemory {
         bits: u64,
         step: u64,
     ) {
-        let sc = order == Ordering::SeqCst;
-        if sc {
+        if order == Ordering::SeqCst {
             clock.join(&self.sc_fences);
         }
-        self.thread(thread);
-        self.location(object, previous);
-        self.append(object, thread, clock, order, bits, step, None);
+        self.prepare(object, thread, previous);
+        let released = if releases(order) {
+            &*clock
+        } else {
+            &self.threads[thread].fence_release
+        };
+        self.stores += 1;
+        let store = self.locations[object as usize].push();
+        store.sync.copy_from(released);
+        store.set(bits, self.stores, step, thread, clock);
         self.after_write(object, thread, clock, order);
     }
 
@@ -340,70 +420,42 @@ impl WeakMemory {
         if sc {
             clock.join(&self.sc_fences);
         }
-        self.thread(thread);
-        let latest = self.location(object, previous).stores.len() - 1;
-        let read = &mut self.locations[object as usize].stores[latest];
-        if read.seen.get(thread) == 0 {
-            read.seen.set(thread, clock.get(thread) + 1);
-        }
+        self.prepare(object, thread, previous);
+        let location = &mut self.locations[object as usize];
+        let latest = location.len - 1;
+        let read = location.at_mut(latest);
+        read.read_by(thread, clock);
         if acquires(order) {
             clock.join(&read.sync);
         } else {
             self.threads[thread].pending_acquire.join(&read.sync);
         }
-        match written {
-            Some(bits) => {
-                self.append(object, thread, clock, order, bits, step, Some(latest));
-                self.after_write(object, thread, clock, order);
-            }
-            None if sc => {
-                let location = &mut self.locations[object as usize];
+        let Some(bits) = written else {
+            if sc {
                 location.sc_floor = location.forgotten + latest as u64;
                 self.sc_access(thread, clock);
             }
-            None => {}
-        }
-    }
-
-    /// Appends a store to `object`'s modification order, forgetting the oldest one beyond
-    /// [`STORE_HISTORY`]; a read-modify-write passes the position of the store it read, whose
-    /// release sequence it continues.
-    #[allow(clippy::too_many_arguments)]
-    fn append(
-        &mut self,
-        object: ObjIdx,
-        thread: usize,
-        clock: &VectorClock,
-        order: Ordering,
-        bits: u64,
-        step: u64,
-        continues: Option<usize>,
-    ) {
-        self.stores += 1;
-        let seq = self.stores;
-        let mut sync = VectorClock::default();
-        if let Some(read) = continues {
-            sync.copy_from(&self.locations[object as usize].stores[read].sync);
-        }
-        sync.join(if releases(order) {
-            clock
+            return;
+        };
+        // The store continues the release sequence of the store it read; an acquiring and
+        // releasing one has already joined that into its clock.
+        let released = if releases(order) {
+            &*clock
         } else {
             &self.threads[thread].fence_release
-        });
-        let location = &mut self.locations[object as usize];
-        let mut store = if location.stores.len() == STORE_HISTORY {
-            location.forgotten += 1;
-            location.stores.pop_front().unwrap_or_default()
-        } else {
-            Store::default()
         };
-        store.bits = bits;
-        store.seq = seq;
-        store.step = step;
+        let mut sync = std::mem::take(&mut location.at_mut(latest + 1).sync);
+        if acquires(order) && releases(order) {
+            sync.copy_from(clock);
+        } else {
+            sync.copy_from(&location.at(latest).sync);
+            sync.join(released);
+        }
+        self.stores += 1;
+        let store = location.push();
         store.sync = sync;
-        store.seen = VectorClock::default();
-        store.seen.set(thread, clock.get(thread) + 1);
-        location.stores.push_back(store);
+        store.set(bits, self.stores, step, thread, clock);
+        self.after_write(object, thread, clock, order);
     }
 
     /// What a store or a successful read-modify-write does after joining the modification
@@ -418,7 +470,7 @@ impl WeakMemory {
     ) {
         if order == Ordering::SeqCst {
             let location = &mut self.locations[object as usize];
-            location.sc_floor = location.forgotten + location.stores.len() as u64 - 1;
+            location.sc_floor = location.forgotten + location.len as u64 - 1;
             self.sc_access(thread, clock);
         } else if releases(order) {
             clock.tick(thread);
@@ -435,7 +487,9 @@ impl WeakMemory {
 
     /// A fence with `order` (not `Relaxed`) by thread `thread`.
     pub fn fence(&mut self, thread: usize, clock: &mut VectorClock, order: Ordering) {
-        self.thread(thread);
+        if self.threads.len() <= thread {
+            self.threads.resize_with(thread + 1, ThreadMemory::default);
+        }
         if acquires(order) {
             let pending = std::mem::take(&mut self.threads[thread].pending_acquire);
             clock.join(&pending);
@@ -455,7 +509,9 @@ impl WeakMemory {
     /// its location made so far.
     #[inline]
     pub fn flush(&mut self, thread: usize) {
-        let stores = self.stores;
-        self.thread(thread).flushed = stores;
+        if self.threads.len() <= thread {
+            self.threads.resize_with(thread + 1, ThreadMemory::default);
+        }
+        self.threads[thread].flushed = self.stores;
     }
 }
