@@ -139,8 +139,14 @@ pub fn list() {
         } else {
             ""
         };
+        // Says why interleave's columns do not find these bugs yet.
+        let weak = if program.needs_weak_memory {
+            " (needs a weak memory model: issue 20)"
+        } else {
+            ""
+        };
         println!(
-            "{:<32} {:<26} {:<46} {}{long}",
+            "{:<32} {:<26} {:<46} {}{long}{weak}",
             program.name,
             program.bug.to_string(),
             program.origin,

@@ -104,3 +104,39 @@ fn loom_refuses_long_programs_up_front() {
         );
     }
 }
+
+/// The memory-ordering programs' bugs need a weak memory model: loom, which models one, finds
+/// each buggy version, and covers its bounded search of each fixed twin without a failure;
+/// shuttle, which runs every atomic operation as `SeqCst`, finds none of the bugs.
+#[test]
+fn only_loom_finds_the_memory_ordering_bugs() {
+    let mut client = client();
+    let loom = PeerSpec::Loom {
+        preemption_bound: 2,
+    };
+    let programs: Vec<_> = interleave_programs::default_suite()
+        .filter(|p| p.needs_weak_memory)
+        .collect();
+    assert!(!programs.is_empty(), "no program needs a weak memory model");
+    for program in programs {
+        let name = program.name;
+        let run = client
+            .run(&job(loom, name, Variant::Buggy, 10_000))
+            .unwrap();
+        let failure = run
+            .failure
+            .unwrap_or_else(|| panic!("loom finds no bug in {name} ({} run)", run.executions));
+        assert_eq!(failure.kind, PeerFailureKind::Panic, "{name}: {failure:?}");
+        let run = client
+            .run(&job(loom, name, Variant::Fixed, 10_000))
+            .unwrap();
+        assert!(
+            run.failure.is_none() && run.exhausted,
+            "{name} (fixed) under loom: {run:?}"
+        );
+        let run = client
+            .run(&job(PeerSpec::ShuttleRandom, name, Variant::Buggy, 1_000))
+            .unwrap();
+        assert!(run.failure.is_none(), "{name} under shuttle: {run:?}");
+    }
+}

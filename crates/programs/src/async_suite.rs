@@ -181,6 +181,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: lost_wakeup,
     },
     Program {
@@ -193,6 +194,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: check_then_act,
     },
     Program {
@@ -205,6 +207,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: deadline_race,
     },
     Program {
@@ -217,6 +220,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: permit_leak,
     },
 ];

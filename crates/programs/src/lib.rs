@@ -29,6 +29,11 @@
 //! | [`suite::seed002_apps`] | the same thesis, Table 3.2 | the real and benchmark programs (alarmclock ... account-subtype; daisy omitted) |
 //! | [`seed003`] | Lai, Cheung, Chan: atomic-set serializability | `Account`, StringBuffer append/getChars, Jigsaw raw/rlen |
 //! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash`, a precision program (`local-branches`) and a long-running one (`long-run`, Table 2 analogue) |
+//! | [`suite::memory_order`] | issue 20: memory-ordering bugs | a flag-published buffer, an SPSC ring buffer, Peterson's lock, double-checked initialisation |
+//!
+//! The [`suite::memory_order`] programs are not from a paper: their bugs are atomic orderings too
+//! weak for what they publish, found only under a weak memory model
+//! ([`Program::needs_weak_memory`]).
 //!
 //! Every program terminates under every schedule: loops are bounded and waiting is done with
 //! blocking primitives (`join`, `Condvar`), never with unbounded spinning. Bugs surface as a
@@ -160,6 +165,15 @@ pub struct Program {
     /// programs (see [`default_suite`]); a run that names one gets the step bound
     /// [`LONG_MAX_STEPS`] (see [`Program::max_steps`]).
     pub long: bool,
+    /// Whether the buggy version's bug needs a weak memory model: it gives an atomic access an
+    /// ordering too weak for what it publishes, and is correct under sequential consistency, so
+    /// no schedule exposes it where every atomic operation runs as `SeqCst`. interleave does that
+    /// until its weak memory model lands (issue 20), and shuttle always does; loom finds these
+    /// bugs. Until then `tests/seed_examples.rs` checks that the buggy version passes every
+    /// schedule under sequential consistency instead of checking `found_by` (which says what
+    /// the model is meant to achieve). The fixed twins are correct under both models. `false`
+    /// for every program outside [`suite::memory_order`].
+    pub needs_weak_memory: bool,
     /// The test body; runs inside one execution of the runtime it was compiled against.
     pub run: fn(Variant),
 }
@@ -182,6 +196,7 @@ impl fmt::Debug for Program {
             .field("summary", &self.summary)
             .field("found_by", &self.found_by)
             .field("long", &self.long)
+            .field("needs_weak_memory", &self.needs_weak_memory)
             .finish_non_exhaustive()
     }
 }
@@ -213,8 +228,8 @@ pub const BRANCH_ANNOTATED: [&str; 9] = [
     "seed002-account-race",
 ];
 
-/// Every program, in a stable order (by seed, then by figure), then the async ports; the long
-/// programs included.
+/// Every program, in a stable order (by seed, then by figure, then the memory-ordering
+/// programs), then the async ports; the long programs included.
 pub fn all() -> &'static [Program] {
     static ALL: OnceLock<Vec<Program>> = OnceLock::new();
     ALL.get_or_init(|| [suite::programs(), async_suite::PROGRAMS.to_vec()].concat())

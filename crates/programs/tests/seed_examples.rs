@@ -7,6 +7,9 @@
 //!   finds a failure, of the kind the program declares (assertion/panic -> `Panic`, deadlock ->
 //!   `Deadlock`), and replaying the failure's token reproduces the same failure (kind and message). Buggy programs
 //!   run with `RaceMode::Warn`: several race on purpose, but their bug is the assertion.
+//!   The memory-ordering programs (`Program::needs_weak_memory`) skip this check until
+//!   interleave models weak memory (issue 20); instead, `dpor` covers the whole search space of
+//!   their buggy versions under sequential consistency without a failure.
 //! - **fixed**: the fixed twin reports nothing, and no race warning, over 10,000 random
 //!   executions and 10,000 `pct:d=3` executions, with `RaceMode::Fail`.
 //!
@@ -143,6 +146,36 @@ fn check_fixed(p: &'static Program, executions: u64) -> u64 {
     steps
 }
 
+/// Executions within which `dpor` covers the whole search space of a memory-ordering program
+/// (the ring buffer, the largest, takes 767).
+const SC_SEARCH_WITHIN: u64 = 10_000;
+
+/// The buggy version of a program whose bug needs a weak memory model passes every schedule
+/// under interleave's sequential consistency: `dpor` covers its whole search space (it stops
+/// before the budget) without a failure. Issue 20: once interleave models weak memory, this
+/// check belongs to its sequentially consistent mode, and `check` to the weak model.
+fn check_correct_under_sc(p: &'static Program) {
+    let name = p.name;
+    let report = builder_for(p)
+        .strategy(spec("dpor"))
+        .executions(SC_SEARCH_WITHIN)
+        .workers(1)
+        .data_races(RaceMode::Fail)
+        .explore(move || (p.run)(Variant::Buggy))
+        .unwrap_or_else(|e| panic!("{name} (buggy) dpor: explore failed: {e}"));
+    if let Some(f) = report.failures.first() {
+        panic!("{name} (buggy) fails under sequential consistency:\n{f}");
+    }
+    assert!(
+        report.executions < SC_SEARCH_WITHIN,
+        "{name} (buggy): dpor did not cover the search space in {SC_SEARCH_WITHIN} executions"
+    );
+    println!(
+        "{name:28} buggy, sequential consistency: dpor covered every schedule in {} executions",
+        report.executions
+    );
+}
+
 fn check(p: &'static Program) {
     let mut firsts = check_buggy(p);
     firsts.sort_unstable();
@@ -165,7 +198,15 @@ fn check_all(prefix: &str) {
         .collect();
     assert!(!programs.is_empty(), "no program starts with {prefix}");
     for p in programs {
-        check(p);
+        // Issue 20: interleave runs every atomic operation as `SeqCst` until its weak memory
+        // model lands, and these bugs need weaker orderings, so no budget finds them yet; what
+        // can be checked is that they are invisible under sequential consistency. Their fixed
+        // twins are checked like every other.
+        if p.needs_weak_memory {
+            check_correct_under_sc(p);
+        } else {
+            check(p);
+        }
         check_fixed(p, FIXED_EXECUTIONS);
     }
 }
@@ -220,6 +261,11 @@ fn seed004() {
 }
 
 #[test]
+fn memory_order() {
+    check_all("ordering-");
+}
+
+#[test]
 fn async_ports() {
     check_all("async-");
 }
@@ -229,9 +275,17 @@ fn async_ports() {
 fn every_program_is_covered() {
     for p in all() {
         assert!(
-            ["seed000-", "seed001-", "seed002-", "seed003-", "seed004-", "async-"]
-                .iter()
-                .any(|prefix| p.name.starts_with(prefix)),
+            [
+                "seed000-",
+                "seed001-",
+                "seed002-",
+                "seed003-",
+                "seed004-",
+                "ordering-",
+                "async-"
+            ]
+            .iter()
+            .any(|prefix| p.name.starts_with(prefix)),
             "{} is not covered by a per-seed test",
             p.name
         );

@@ -12,7 +12,8 @@
 //!
 //! - only these runtime items: `sync::{Arc, Mutex, RwLock, Condvar}` (`lock`, `read`, `write`,
 //!   `wait`, `notify_one`, `notify_all`), `sync::atomic::*` with `SeqCst` (or acquire/release)
-//!   for values the program's logic reads, `sync::mpsc::channel` with every message received,
+//!   for values the program's logic reads (the [`memory_order`] programs use weaker orderings
+//!   on purpose: they are their bugs), `sync::mpsc::channel` with every message received,
 //!   `thread::{spawn, yield_now}` and `JoinHandle::join`, `cell::Var`, and the function forms
 //!   of `atomic_set` (`unit_of_work`, `unit_of_work_on`, `declare`; the peers' versions only run
 //!   the closure), and `branch(condition)` (the peers' version only returns the condition);
@@ -20,6 +21,7 @@
 
 use super::{rt, BugKind, Finding, Program, Variant};
 
+pub mod memory_order;
 pub mod seed000;
 pub mod seed000_contest;
 pub mod seed001;
@@ -30,7 +32,7 @@ pub mod seed003;
 pub mod seed004;
 mod util;
 
-/// Every program, by seed and then in the order of its paper.
+/// Every program, by seed and then in the order of its paper, then the memory-ordering programs.
 pub fn programs() -> Vec<Program> {
     [
         seed000::PROGRAMS,
@@ -41,6 +43,7 @@ pub fn programs() -> Vec<Program> {
         seed002_apps::PROGRAMS,
         seed003::PROGRAMS,
         seed004::PROGRAMS,
+        memory_order::PROGRAMS,
     ]
     .concat()
 }

@@ -340,6 +340,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig1,
     },
     Program {
@@ -352,6 +353,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig2,
     },
     Program {
@@ -364,6 +366,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig3,
     },
     Program {
@@ -376,6 +379,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig4,
     },
     Program {
@@ -388,6 +392,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig8,
     },
     Program {
@@ -400,6 +405,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig9,
     },
     Program {
@@ -412,6 +418,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig10,
     },
 ];

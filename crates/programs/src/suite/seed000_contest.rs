@@ -1385,6 +1385,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: merge_sort,
     },
     Program {
@@ -1397,6 +1398,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 20,
         },
         long: false,
+        needs_weak_memory: false,
         run: producer_consumer,
     },
     Program {
@@ -1409,6 +1411,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: linked_list,
     },
     Program {
@@ -1421,6 +1424,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 20,
         },
         long: false,
+        needs_weak_memory: false,
         run: bubble_sort,
     },
     Program {
@@ -1433,6 +1437,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: piper,
     },
     Program {
@@ -1445,6 +1450,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: allocation_vector,
     },
     Program {
@@ -1457,6 +1463,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: allocation_vector_c2,
     },
     Program {
@@ -1469,6 +1476,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 20,
         },
         long: false,
+        needs_weak_memory: false,
         run: buf_writer,
     },
     Program {
@@ -1481,6 +1489,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: ping_pong,
     },
     Program {
@@ -1493,6 +1502,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: manager,
     },
     Program {
@@ -1505,6 +1515,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: account,
     },
     Program {
@@ -1517,6 +1528,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 20,
         },
         long: false,
+        needs_weak_memory: false,
         run: airline_tickets,
     },
 ];

@@ -704,6 +704,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: d1,
     },
     Program {
@@ -716,6 +717,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 5_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: d2,
     },
     Program {
@@ -728,6 +730,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: hawknl,
     },
     Program {
@@ -740,6 +743,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: sqlite,
     },
     Program {
@@ -752,6 +756,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 5_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: mysql,
     },
     Program {
@@ -764,6 +769,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 5_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: dining_philosophers,
     },
 ];

@@ -205,6 +205,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig1_1,
     },
     Program {
@@ -217,6 +218,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig5_1,
     },
 ];

@@ -1452,6 +1452,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: alarmclock,
     },
     Program {
@@ -1464,6 +1465,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: raxextend,
     },
     Program {
@@ -1476,6 +1478,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 10_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: rw_deadlock,
     },
     Program {
@@ -1488,6 +1491,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: rw_exception,
     },
     Program {
@@ -1500,6 +1504,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: replicatedworker,
     },
     Program {
@@ -1512,6 +1517,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: boundedbuffer,
     },
     Program {
@@ -1524,6 +1530,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: linkedlist,
     },
     Program {
@@ -1536,6 +1543,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: piper,
     },
     Program {
@@ -1548,6 +1556,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: account_race,
     },
     Program {
@@ -1560,6 +1569,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: account_deadlock,
     },
     Program {
@@ -1572,6 +1582,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: account_subtype,
     },
 ];

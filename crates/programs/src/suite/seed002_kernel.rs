@@ -1040,6 +1040,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: twostage,
     },
     Program {
@@ -1052,6 +1053,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: wronglock,
     },
     Program {
@@ -1064,6 +1066,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: producerconsumer,
     },
     Program {
@@ -1076,6 +1079,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 20,
         },
         long: false,
+        needs_weak_memory: false,
         run: blockbarrier,
     },
     Program {
@@ -1088,6 +1092,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: reorder,
     },
     Program {
@@ -1100,6 +1105,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: deadlock_d1,
     },
     Program {
@@ -1112,6 +1118,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: deadlock_d2,
     },
     Program {
@@ -1124,6 +1131,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: diningphilosopher,
     },
     Program {
@@ -1136,6 +1144,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 50,
         },
         long: false,
+        needs_weak_memory: false,
         run: losenotify,
     },
     Program {
@@ -1148,6 +1157,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 50,
         },
         long: false,
+        needs_weak_memory: false,
         run: clean,
     },
     Program {
@@ -1160,6 +1170,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 20,
         },
         long: false,
+        needs_weak_memory: false,
         run: nestedmonitor,
     },
 ];

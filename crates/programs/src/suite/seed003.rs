@@ -617,6 +617,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 1_000,
         },
         long: false,
+        needs_weak_memory: false,
         run: account,
     },
     Program {
@@ -629,6 +630,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: string_buffer,
     },
     Program {
@@ -641,6 +643,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: jigsaw,
     },
 ];

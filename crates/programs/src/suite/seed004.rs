@@ -817,6 +817,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 500,
         },
         long: false,
+        needs_weak_memory: false,
         run: derby,
     },
     Program {
@@ -829,6 +830,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 100,
         },
         long: false,
+        needs_weak_memory: false,
         run: fig1,
     },
     Program {
@@ -841,6 +843,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 200,
         },
         long: false,
+        needs_weak_memory: false,
         run: check_hash,
     },
     Program {
@@ -853,6 +856,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 20,
         },
         long: false,
+        needs_weak_memory: false,
         run: local_branches,
     },
     Program {
@@ -865,6 +869,7 @@ pub static PROGRAMS: &[Program] = &[
             within: 50,
         },
         long: true,
+        needs_weak_memory: false,
         run: long_run,
     },
 ];
