@@ -109,7 +109,7 @@ fn loom_refuses_long_programs_up_front() {
 /// each buggy version, and covers its bounded search of each fixed twin without a failure;
 /// shuttle, which runs every atomic operation as `SeqCst`, finds none of the bugs.
 #[test]
-fn only_loom_finds_the_memory_ordering_bugs() {
+fn loom_finds_the_memory_ordering_bugs_and_shuttle_does_not() {
     let mut client = client();
     let loom = PeerSpec::Loom {
         preemption_bound: 2,

@@ -7,9 +7,10 @@
 //!   finds a failure, of the kind the program declares (assertion/panic -> `Panic`, deadlock ->
 //!   `Deadlock`), and replaying the failure's token reproduces the same failure (kind and message). Buggy programs
 //!   run with `RaceMode::Warn`: several race on purpose, but their bug is the assertion.
-//!   The memory-ordering programs (`Program::needs_weak_memory`) skip this check until
-//!   interleave models weak memory (issue 20); instead, `dpor` covers the whole search space of
-//!   their buggy versions under sequential consistency without a failure.
+//!   The memory-ordering programs (`Program::needs_weak_memory`) are found this way under the
+//!   weak memory model, the default; under `MemoryModel::SequentiallyConsistent`, `dpor` also
+//!   covers the whole search space of their buggy versions without a failure (their bugs need
+//!   the weak model).
 //! - **fixed**: the fixed twin reports nothing, and no race warning, over 10,000 random
 //!   executions and 10,000 `pct:d=3` executions, with `RaceMode::Fail`.
 //!
@@ -21,7 +22,7 @@
 //!
 //! Run with `--nocapture` to see executions-to-first-bug per seed (min / median / max).
 
-use interleave::{Builder, FailureKind, RaceMode, Report, StrategySpec};
+use interleave::{Builder, FailureKind, MemoryModel, RaceMode, Report, StrategySpec};
 use interleave_programs::{all, default_suite, Program, Surface, Variant};
 
 /// Seeds every buggy program is explored with.
@@ -152,11 +153,11 @@ const SC_SEARCH_WITHIN: u64 = 10_000;
 
 /// The buggy version of a program whose bug needs a weak memory model passes every schedule
 /// under interleave's sequential consistency: `dpor` covers its whole search space (it stops
-/// before the budget) without a failure. Issue 20: once interleave models weak memory, this
-/// check belongs to its sequentially consistent mode, and `check` to the weak model.
+/// before the budget) without a failure.
 fn check_correct_under_sc(p: &'static Program) {
     let name = p.name;
     let report = builder_for(p)
+        .memory(MemoryModel::SequentiallyConsistent)
         .strategy(spec("dpor"))
         .executions(SC_SEARCH_WITHIN)
         .workers(1)
@@ -198,15 +199,12 @@ fn check_all(prefix: &str) {
         .collect();
     assert!(!programs.is_empty(), "no program starts with {prefix}");
     for p in programs {
-        // Issue 20: interleave runs every atomic operation as `SeqCst` until its weak memory
-        // model lands, and these bugs need weaker orderings, so no budget finds them yet; what
-        // can be checked is that they are invisible under sequential consistency. Their fixed
-        // twins are checked like every other.
+        // The memory-ordering bugs are found under the weak model and invisible under
+        // sequential consistency.
         if p.needs_weak_memory {
             check_correct_under_sc(p);
-        } else {
-            check(p);
         }
+        check(p);
         check_fixed(p, FIXED_EXECUTIONS);
     }
 }

@@ -153,7 +153,10 @@ impl Store {
     fn seen_within(&self, clock: &VectorClock) -> bool {
         let within = |thread: u32, mark: u32| mark != 0 && mark <= clock.get(thread as usize) + 1;
         within(self.writer, self.writer_mark)
-            || self.readers.iter().any(|&(thread, mark)| within(thread, mark))
+            || self
+                .readers
+                .iter()
+                .any(|&(thread, mark)| within(thread, mark))
     }
 
     /// Notes that `thread`, at the epoch `clock` gives it, read this store.
