@@ -229,6 +229,21 @@ impl Location {
         store.readers.clear();
     }
 
+    /// The store at `position` and the slot the next [`push`](Self::push) fills, which is
+    /// another one (the ring has more than one slot).
+    #[inline]
+    fn read_and_next(&mut self, position: usize) -> (&Store, &mut Store) {
+        let read = (self.oldest + position) % STORE_HISTORY;
+        let next = (self.oldest + self.len) % STORE_HISTORY;
+        if read < next {
+            let (low, high) = self.ring.split_at_mut(next);
+            (&low[read], &mut high[0])
+        } else {
+            let (low, high) = self.ring.split_at_mut(read);
+            (&high[0], &mut low[next])
+        }
+    }
+
     /// The slot for a new latest store: a free one, or the oldest store's, which is forgotten.
     #[inline]
     fn push(&mut self) -> &mut Store {
@@ -447,16 +462,15 @@ impl WeakMemory {
         } else {
             &self.threads[thread].fence_release
         };
-        let mut sync = std::mem::take(&mut location.at_mut(latest + 1).sync);
+        let (read, slot) = location.read_and_next(latest);
         if acquires(order) && releases(order) {
-            sync.copy_from(clock);
+            slot.sync.copy_from(clock);
         } else {
-            sync.copy_from(&location.at(latest).sync);
-            sync.join(released);
+            slot.sync.copy_from(&read.sync);
+            slot.sync.join(released);
         }
         self.stores += 1;
         let store = location.push();
-        store.sync = sync;
         store.set(bits, self.stores, step, thread, clock);
         self.after_write(object, thread, clock, order);
     }
@@ -464,6 +478,7 @@ impl WeakMemory {
     /// What a store or a successful read-modify-write does after joining the modification
     /// order: a `SeqCst` one raises the location's floor for `SeqCst` loads and joins the
     /// `SeqCst` order; a releasing one ends its thread's epoch.
+    #[inline]
     fn after_write(
         &mut self,
         object: ObjIdx,
@@ -483,6 +498,7 @@ impl WeakMemory {
     /// A `SeqCst` access joins the order of `SeqCst` operations: later `SeqCst` fences happen
     /// after it. Its thread's epoch ends, so the fences do not order what the thread does
     /// next.
+    #[inline]
     fn sc_access(&mut self, thread: usize, clock: &mut VectorClock) {
         self.sc_accesses.join(clock);
         clock.tick(thread);
