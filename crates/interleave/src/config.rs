@@ -303,8 +303,10 @@ mod tests {
                 (ENV_SEED, "5"),
                 (ENV_STRATEGY, "pct:d=2"),
                 (ENV_REPLAY, "il1-abc"),
+                (ENV_MEMORY, "sc"),
             ]))
             .unwrap();
+        assert_eq!(config.memory, MemoryModel::SequentiallyConsistent);
         assert_eq!(config.executions, 77);
         assert_eq!(config.seed, 5);
         assert_eq!(config.strategy, StrategySpec::pct(2));
@@ -381,6 +383,17 @@ mod tests {
             .apply_vars(env(&[(ENV_PERSIST, "/tmp/regressions")]))
             .unwrap();
         assert_eq!(config.persistence, None);
+    }
+
+    #[test]
+    fn an_unknown_memory_model_is_a_clear_error() {
+        assert_eq!(Config::default().memory, MemoryModel::Weak);
+        let error = Config::default()
+            .apply_vars(env(&[(ENV_MEMORY, "tso")]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("INTERLEAVE_MEMORY"), "{error}");
+        assert!(error.contains("expected one of weak, sc"), "{error}");
     }
 
     #[test]
