@@ -41,12 +41,22 @@ pub(super) fn conflicts(event: &TraceEvent) -> [Option<Conflict>; 2] {
         Some(TraceTarget::Object(object)) => Some(Conflict::Object(object)),
         _ => None,
     };
-    match (event.object, event.kind) {
-        (Some(object), _) => [Some(Conflict::Object(object)), second],
+    match primary_conflict(event.kind, event.object) {
+        Some(first @ Conflict::Object(_)) => [Some(first), second],
+        first => [first, None],
+    }
+}
+
+/// What an operation of kind `kind` on `object` conflicts on, leaving out the mutex a woken
+/// waiter takes back: all a pending operation shows (`View::pending`), so what the samplers
+/// that reprioritise racing operations compare.
+pub(super) fn primary_conflict(kind: OpKind, object: Option<ObjectId>) -> Option<Conflict> {
+    match (object, kind) {
+        (Some(object), _) => Some(Conflict::Object(object)),
         (None, OpKind::Spawn | OpKind::Park | OpKind::Unpark | OpKind::Sleep) => {
-            [Some(Conflict::Threads), None]
+            Some(Conflict::Threads)
         }
-        (None, _) => [None, None],
+        (None, _) => None,
     }
 }
 

@@ -52,11 +52,11 @@
 //! The report names the `(c, v, t)` at which a bug was found, or states what was covered.
 
 use std::any::Any;
-use std::collections::VecDeque;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::hb::{mix, HbFingerprint};
+use super::levels::Levels;
 use super::pctvb::VariableProfiles;
 use super::priority::{Priorities, DEFAULT_YIELD_LIMIT};
 use super::thread_bound::{lemma_4_1, EPSILON};
@@ -158,10 +158,6 @@ struct Found {
     execution: u64,
 }
 
-/// The most schedules one preemption bound may queue; beyond it the search says it is no
-/// longer exhaustive.
-const MAX_FRONTIER: usize = 1 << 22;
-
 /// The strategy (spec `icb:c=2,v=2`).
 #[derive(Clone, Debug)]
 pub struct Icb {
@@ -172,18 +168,13 @@ pub struct Icb {
     prune: bool,
     yield_limit: u32,
 
-    // Where the enumeration is.
+    // Where the enumeration is: `levels` by preemption bound within the thread bound.
     thread_bound: usize,
-    bound: usize,
-    queue: VecDeque<Item>,
-    next_level: Vec<Item>,
-    in_flight: FxHashMap<u64, Item>,
+    levels: Levels<Item>,
     seen: FxHashSet<u128>,
     finished: bool,
-    truncated: bool,
 
-    /// The threads seen using each variable (by site and instance), as a bit set (threads
-    /// Which variables are known-shared.
+    /// Which variables are known-shared (used by two threads in an earlier execution).
     profiles: VariableProfiles,
     threads_seen: usize,
 
@@ -204,13 +195,9 @@ impl Icb {
             prune: true,
             yield_limit: DEFAULT_YIELD_LIMIT,
             thread_bound: 2,
-            bound: 0,
-            queue: VecDeque::new(),
-            next_level: Vec::new(),
-            in_flight: FxHashMap::default(),
+            levels: Levels::new(Vec::new()),
             seen: FxHashSet::default(),
             finished: false,
-            truncated: false,
             profiles: VariableProfiles::default(),
             threads_seen: 0,
             executions: 0,
@@ -253,14 +240,16 @@ impl Icb {
                 .map(|i| Order::Random((t as u64) << 32 | i))
                 .collect()
         };
-        self.queue = orders
-            .into_iter()
-            .map(|order| Item {
-                order,
-                preemptions: Vec::new(),
-                variables: Vec::new(),
-            })
-            .collect();
+        self.levels.restart(
+            orders
+                .into_iter()
+                .map(|order| Item {
+                    order,
+                    preemptions: Vec::new(),
+                    variables: Vec::new(),
+                })
+                .collect(),
+        );
     }
 
     /// The variables whose accesses are scheduling points in `item`'s execution: all of them
@@ -280,38 +269,21 @@ impl Icb {
 
     /// Moves to the next preemption bound or thread bound, or finishes.
     fn advance(&mut self) {
-        if self.bound < self.max_preemptions && !self.next_level.is_empty() {
-            self.bound += 1;
-            let mut level = std::mem::take(&mut self.next_level);
-            if self.max_variables.is_some() {
-                self.order_by_subset(&mut level);
+        let profiles = self.max_variables.is_some().then_some(&self.profiles);
+        let next = self.levels.next_bound(self.max_preemptions, |level| {
+            if let Some(profiles) = profiles {
+                order_by_subset(profiles, level);
             }
-            self.queue = level.into();
-        } else if self.thread_bound < self.max_threads {
+        });
+        if next {
+            return;
+        }
+        if self.thread_bound < self.max_threads {
             self.thread_bound += 1;
-            self.bound = 0;
-            self.next_level.clear();
             self.queue_roots();
         } else {
             self.finished = true;
         }
-    }
-
-    /// Orders one bound's schedules by variable subset (plain preemption bounding, `v=all`,
-    /// keeps the order of generation): smaller subsets first, then subsets with fewer variables
-    /// not known to be shared, then subsets of lower instance (loop-iteration) numbers; the
-    /// order of generation (the order of the preemption points along the executions) among
-    /// the rest.
-    fn order_by_subset(&self, level: &mut [Item]) {
-        level.sort_by_cached_key(|item| {
-            let unshared = item
-                .variables
-                .iter()
-                .filter(|&&v| !self.profiles.is_shared(v))
-                .count();
-            let instance = item.variables.iter().map(|v| v.instance).max();
-            (item.variables.len(), unshared, instance)
-        });
     }
 
     /// Queues the children of `item` found in its execution.
@@ -357,17 +329,16 @@ impl Icb {
                     continue;
                 }
             }
-            if self.next_level.len() >= MAX_FRONTIER {
-                self.truncated = true;
-                return;
-            }
             let mut preemptions = item.preemptions.clone();
             preemptions.push(candidate.step);
-            self.next_level.push(Item {
+            let child = Item {
                 order: item.order,
                 preemptions,
                 variables,
-            });
+            };
+            if !self.levels.push_next(child) {
+                return;
+            }
         }
     }
 
@@ -389,17 +360,31 @@ impl Icb {
             "schedules with c <= {} preemptions at accesses of {variables}",
             self.max_preemptions
         );
-        if self.truncated {
-            format!("not exhaustive: a preemption bound had more than {MAX_FRONTIER} {scope}")
-        } else if self.finished {
-            format!("all {scope}, {orders}")
+        let stopped = format!("c = {} (t = {})", self.levels.bound(), self.thread_bound);
+        let coverage = self.levels.coverage(self.finished, &scope, &stopped);
+        if self.finished && !self.levels.truncated() {
+            format!("{coverage}, {orders}")
         } else {
-            format!(
-                "stopped by the execution budget at c = {} (t = {}): not all {scope} have run",
-                self.bound, self.thread_bound
-            )
+            coverage
         }
     }
+}
+
+/// Orders one bound's schedules by variable subset (plain preemption bounding, `v=all`, keeps
+/// the order of generation): smaller subsets first, then subsets with fewer variables not known
+/// to be shared (by `profiles`), then subsets of lower instance (loop-iteration) numbers; the
+/// order of generation (the order of the preemption points along the executions) among the
+/// rest.
+fn order_by_subset(profiles: &VariableProfiles, level: &mut [Item]) {
+    level.sort_by_cached_key(|item| {
+        let unshared = item
+            .variables
+            .iter()
+            .filter(|&&v| !profiles.is_shared(v))
+            .count();
+        let instance = item.variables.iter().map(|v| v.instance).max();
+        (item.variables.len(), unshared, instance)
+    });
 }
 
 /// An identity hash of a variable, stable within the process.
@@ -441,8 +426,8 @@ impl Strategy for Icb {
     }
 
     fn plan(&mut self, execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {
-        let item = self.queue.pop_front()?;
-        let schedule = IcbSchedule {
+        let item = self.levels.plan(execution)?.clone();
+        Some(Box::new(IcbSchedule {
             order: item.order,
             record_from: item.preemptions.last().map_or(0, |&s| s + 1),
             record: item.preemptions.len() < self.max_preemptions,
@@ -452,25 +437,22 @@ impl Strategy for Icb {
             preempted: 0,
             decided: None,
             candidates: Vec::new(),
-        };
-        self.in_flight.insert(execution, item);
-        Some(Box::new(schedule))
+        }))
     }
 
     fn wants_trace(&self, execution: u64) -> bool {
         // Schedules at the bound have no children: neither pruning nor profiling needs them.
-        self.in_flight
-            .get(&execution)
+        self.levels
+            .in_flight(execution)
             .is_some_and(|item| item.preemptions.len() < self.max_preemptions)
     }
 
     fn round_size(&self) -> usize {
-        // Only what is queued: the next bound needs this one's outcomes.
-        self.queue.len().clamp(1, 64)
+        self.levels.round_size()
     }
 
     fn observe(&mut self, execution: u64, outcome: &Outcome) {
-        let Some(item) = self.in_flight.remove(&execution) else {
+        let Some(item) = self.levels.observed(execution) else {
             return;
         };
         self.executions += 1;
@@ -489,7 +471,7 @@ impl Strategy for Icb {
         if item.preemptions.len() < self.max_preemptions {
             self.expand(&item, outcome);
         }
-        while self.queue.is_empty() && self.in_flight.is_empty() && !self.finished {
+        while self.levels.drained() && !self.finished {
             self.advance();
         }
     }

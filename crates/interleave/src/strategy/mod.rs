@@ -7,18 +7,21 @@
 //! one planning round are independent, so they can run on several worker threads, and the
 //! results do not depend on how many workers there are.
 //!
-//! Built-in strategies are named by a spec string (`"random"`, `"pct:d=3"`), parsed into a
+//! Built-in strategies are named by a spec string (`"random"`, `"pct:d=3"`, `"pos"`), parsed into a
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
 mod asset_fuzzer;
 mod atom_fuzzer;
 mod deadlock_fuzzer;
+mod delay;
 mod dfs;
 mod dpor;
 pub(crate) mod hb;
 mod icb;
+mod levels;
 mod pct;
 mod pctvb;
+mod pos;
 mod priority;
 mod race_fuzzer;
 pub(crate) mod random;
@@ -32,11 +35,13 @@ mod value_schedule;
 pub use asset_fuzzer::{AssetFuzzer, RuntimeMonitor};
 pub use atom_fuzzer::AtomFuzzer;
 pub use deadlock_fuzzer::DeadlockFuzzer;
+pub use delay::DelayBound;
 pub use dfs::Dfs;
 pub use dpor::Dpor;
 pub use icb::Icb;
 pub use pct::Pct;
 pub use pctvb::PctVb;
+pub use pos::Pos;
 pub use priority::Events;
 pub use race_fuzzer::RaceFuzzer;
 pub use random::Random;

@@ -229,8 +229,13 @@ impl Priorities {
 
     /// The enabled thread of highest priority (the lowest-numbered among equals).
     pub(super) fn highest(&self, view: &View<'_>) -> usize {
-        let mut best = view.enabled()[0];
-        for &t in &view.enabled()[1..] {
+        self.highest_of(view.enabled())
+    }
+
+    /// The thread of highest priority among `threads` (not empty; the first among equals).
+    pub(super) fn highest_of(&self, threads: &[usize]) -> usize {
+        let mut best = threads[0];
+        for &t in &threads[1..] {
             if self.values[t] > self.values[best] {
                 best = t;
             }

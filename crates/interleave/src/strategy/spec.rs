@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    AssetFuzzer, AtomFuzzer, DeadlockFuzzer, Dfs, Dpor, Events, Icb, Pct, PctVb, RPro, RaceFuzzer,
-    Random, RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
+    AssetFuzzer, AtomFuzzer, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb, Pos,
+    RPro, RaceFuzzer, Random, RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -82,6 +82,15 @@ pub enum StrategySpec {
         /// Yields after which a thread loses its priority.
         yields: u32,
     },
+    /// Partial-order sampling (`pos`): random priorities per pending operation, redrawn for
+    /// the operations that race with each step.
+    Pos,
+    /// Iterative delay bounding (`delay:d=2`): every schedule of the round-robin scheduler with
+    /// at most `d` delays, in increasing order of delays.
+    Delay {
+        /// The delay bound `d`.
+        delays: usize,
+    },
     /// Exhaustive depth-first search over every schedule (`dfs`).
     Dfs,
     /// Depth-first search with dynamic partial-order reduction (`dpor`).
@@ -132,11 +141,13 @@ pub enum StrategySpec {
 /// Names of the built-in strategies, for error messages and help.
 pub const STRATEGY_NAMES: &[&str] = &[
     "random",
+    "pos",
     "pct",
     "rpro",
     "pctvb",
     "tb",
     "icb",
+    "delay",
     "dfs",
     "dpor",
     "vs",
@@ -208,7 +219,10 @@ impl StrategySpec {
     pub fn is_deterministic(&self) -> bool {
         matches!(
             self,
-            StrategySpec::Icb { .. } | StrategySpec::Dfs | StrategySpec::Dpor
+            StrategySpec::Icb { .. }
+                | StrategySpec::Delay { .. }
+                | StrategySpec::Dfs
+                | StrategySpec::Dpor
         )
     }
 
@@ -270,6 +284,8 @@ impl StrategySpec {
                     .with_pruning(prune)
                     .with_yield_limit(yields),
             ),
+            StrategySpec::Pos => Box::new(Pos::new()),
+            StrategySpec::Delay { delays } => Box::new(DelayBound::new(delays)),
             StrategySpec::Dfs => Box::new(Dfs::new()),
             StrategySpec::Dpor => Box::new(Dpor::new()),
             StrategySpec::ValueSchedule { profile } => {
@@ -420,11 +436,13 @@ impl FromStr for StrategySpec {
         let (strategy, known) = match name.as_str() {
             "" => return Err(SpecError::Empty),
             "random" => ("random", "no parameters"),
+            "pos" => ("pos", "no parameters"),
             "pct" => ("pct", "d, k, yields, locks"),
             "rpro" => ("rpro", "d, r, k, yields, locks"),
             "pctvb" => ("pctvb", "d, v, profile, yields"),
             "tb" => ("tb", "t, c, yields"),
             "icb" => ("icb", "c, v, t, prune, yields"),
+            "delay" => ("delay", "d"),
             "dfs" => ("dfs", "no parameters"),
             "dpor" => ("dpor", "no parameters"),
             "vs" => ("vs", "profile"),
@@ -443,6 +461,10 @@ impl FromStr for StrategySpec {
         let yield_limit = super::priority::DEFAULT_YIELD_LIMIT;
         let spec = match strategy {
             "random" => StrategySpec::Random,
+            "pos" => StrategySpec::Pos,
+            "delay" => StrategySpec::Delay {
+                delays: p.number(&["d", "delays"], super::delay::DEFAULT_DELAYS, 0)?,
+            },
             "dfs" => StrategySpec::Dfs,
             "dpor" => StrategySpec::Dpor,
             "rm" => StrategySpec::RuntimeMonitor,
@@ -620,6 +642,49 @@ mod tests {
         }
         let message = "atom".parse::<StrategySpec>().unwrap_err().to_string();
         assert!(message.contains("atomfuzzer"), "{message}");
+    }
+
+    #[test]
+    fn parses_pos_and_delay_bounding() {
+        assert_eq!("pos".parse::<StrategySpec>(), Ok(StrategySpec::Pos));
+        assert_eq!(" POS ".parse::<StrategySpec>().unwrap().to_string(), "pos");
+        assert_eq!(
+            "delay".parse::<StrategySpec>(),
+            Ok(StrategySpec::Delay { delays: 2 })
+        );
+        assert_eq!(
+            "delay".parse::<StrategySpec>().unwrap().to_string(),
+            "delay:d=2"
+        );
+        for spec in ["delay:d=0", "delay:d=5"] {
+            assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
+        }
+        assert!("delay:d=3"
+            .parse::<StrategySpec>()
+            .unwrap()
+            .is_deterministic());
+        assert!(!"pos".parse::<StrategySpec>().unwrap().is_deterministic());
+        for (bad, expected) in [
+            (
+                "delay:d=-1",
+                "invalid value \"-1\" for d: expected a whole number",
+            ),
+            (
+                "delay:c=2",
+                "strategy delay has no parameter \"c\" (it takes: d)",
+            ),
+            (
+                "pos:d=2",
+                "strategy pos has no parameter \"d\" (it takes: no parameters)",
+            ),
+            (
+                "delay:d",
+                "malformed parameter \"d\" in strategy spec: expected key=value",
+            ),
+        ] {
+            let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
+            assert_eq!(message, expected, "{bad}");
+        }
     }
 
     #[test]

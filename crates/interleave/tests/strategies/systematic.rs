@@ -1,7 +1,8 @@
 //! Systematic strategies against a brute-force enumeration. Iterative context bounding with
 //! variable and thread bounding (seed 000, Algorithm 1) finds bugs at the `(c, v, t)` they need,
 //! runs exactly the schedules its rules allow, and its happens-before pruning loses no graph;
-//! `dfs` runs every schedule; `dpor` reaches every happens-before graph with fewer.
+//! `dfs` runs every schedule; `dpor` reaches every happens-before graph with fewer; delay
+//! bounding runs each schedule with at most `d` delays once.
 
 use crate::helpers;
 
@@ -465,6 +466,66 @@ fn dfs_runs_every_schedule() {
     let ran: BTreeSet<Vec<usize>> = traces.iter().map(|t| threads_of(t)).collect();
     assert_eq!(ran, all);
     assert_eq!(report.executions as usize, all.len(), "each schedule once");
+}
+
+/// The delays the round-robin scheduler of `delay` needs to produce `run`, computed from the
+/// definition: at each step, the enabled threads it passes over on its way, cyclically in
+/// creation order, from the thread that ran last (or the first enabled one after it, when that
+/// one cannot run) to the one chosen. The program must not yield.
+fn delays(run: &Run) -> usize {
+    let mut total = 0;
+    let mut last = 0;
+    for (enabled, &choice) in run.enabled.iter().zip(&run.choices) {
+        let start = enabled.iter().position(|&t| t >= last).unwrap_or(0);
+        total += (choice + enabled.len() - start) % enabled.len();
+        last = enabled[choice];
+    }
+    total
+}
+
+#[test]
+fn delay_bounding_runs_exactly_the_schedules_with_at_most_d_delays() {
+    for body in [three_variables as fn(), locked_and_unlocked_counters] {
+        let all = exhaustive_runs(body);
+        for d in 0..=4 {
+            let expected: BTreeSet<Vec<usize>> = all
+                .iter()
+                .filter(|run| delays(run) <= d)
+                .map(|run| threads_of(&run.trace))
+                .collect();
+            let (traces, report) = traces(&format!("delay:d={d}"), body);
+            let ran: BTreeSet<Vec<usize>> = traces.iter().map(|t| threads_of(t)).collect();
+            println!("d={d}: {} of {} schedules", ran.len(), all.len());
+            assert_eq!(ran, expected, "d={d}");
+            assert_eq!(report.executions as usize, ran.len(), "each schedule once");
+        }
+        // Enough delays reach every schedule, each once.
+        let (traces, _) = traces("delay:d=1000", body);
+        let ran: BTreeSet<Vec<usize>> = traces.iter().map(|t| threads_of(t)).collect();
+        let every: BTreeSet<Vec<usize>> = all.iter().map(|run| threads_of(&run.trace)).collect();
+        assert_eq!(ran, every);
+        assert_eq!(traces.len(), all.len());
+    }
+}
+
+#[test]
+fn delay_bounding_finds_the_corner_variable_bug_with_one_delay_and_covers_the_fixed_twin() {
+    let report = explore("delay:d=2", || corner_variable(20, false));
+    let failure = report.first_failure().expect("the bug is found");
+    assert!(failure.message.contains("the two reads of a must agree"));
+    assert_eq!(stat(&report, "bug found with delays"), "1");
+    println!(
+        "found in schedule {}",
+        stat(&report, "schedules explored until the bug")
+    );
+
+    let report = explore("delay:d=2", || corner_variable(20, true));
+    assert!(report.first_failure().is_none());
+    assert_eq!(
+        stat(&report, "covered"),
+        "all schedules with at most 2 delays (under the yield rule, every draw 0)"
+    );
+    println!("fixed twin: {} schedules", report.executions);
 }
 
 #[test]
