@@ -159,12 +159,25 @@ impl Store {
                 .any(|&(thread, mark)| within(thread, mark))
     }
 
-    /// Notes that `thread`, at the epoch `clock` gives it, read this store.
+    /// Thread `thread` (clock `clock`) reads this store with `order`: the store is seen at the
+    /// thread's epoch, and an acquire joins what the store's release sequence carries, while a
+    /// relaxed read keeps it for the thread's next acquire fence (`pending_acquire`).
     #[inline]
-    fn read_by(&mut self, thread: usize, clock: &VectorClock) {
-        let thread = thread as u32;
-        if thread != self.writer && !self.readers.iter().any(|&(t, _)| t == thread) {
-            self.readers.push((thread, clock.get(thread as usize) + 1));
+    fn observe(
+        &mut self,
+        thread: usize,
+        clock: &mut VectorClock,
+        order: Ordering,
+        pending_acquire: &mut VectorClock,
+    ) {
+        let reader = thread as u32;
+        if reader != self.writer && !self.readers.iter().any(|&(t, _)| t == reader) {
+            self.readers.push((reader, clock.get(thread) + 1));
+        }
+        if acquires(order) {
+            clock.join(&self.sync);
+        } else {
+            pending_acquire.join(&self.sync);
         }
     }
 }
@@ -377,12 +390,12 @@ impl WeakMemory {
             location.sc_floor = location.sc_floor.max(location.forgotten + position as u64);
         }
         let store = location.at_mut(position);
-        store.read_by(thread, clock);
-        if acquires(order) {
-            clock.join(&store.sync);
-        } else {
-            self.threads[thread].pending_acquire.join(&store.sync);
-        }
+        store.observe(
+            thread,
+            clock,
+            order,
+            &mut self.threads[thread].pending_acquire,
+        );
         let bits = store.bits;
         if sc {
             self.sc_access(thread, clock);
@@ -442,12 +455,12 @@ impl WeakMemory {
         let location = &mut self.locations[object as usize];
         let latest = location.len - 1;
         let read = location.at_mut(latest);
-        read.read_by(thread, clock);
-        if acquires(order) {
-            clock.join(&read.sync);
-        } else {
-            self.threads[thread].pending_acquire.join(&read.sync);
-        }
+        read.observe(
+            thread,
+            clock,
+            order,
+            &mut self.threads[thread].pending_acquire,
+        );
         let Some(bits) = written else {
             if sc {
                 location.sc_floor = location.forgotten + latest as u64;
