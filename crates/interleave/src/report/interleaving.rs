@@ -94,11 +94,12 @@ pub(crate) fn render(ex: &Recording) -> String {
             }
         }
     }
+    // An object without a label (one only the elided rows show) goes by its identity.
     let label = |object: u32| {
-        labels
-            .iter()
-            .find(|(o, _)| *o == object)
-            .map_or("?", |(_, l)| l.as_str())
+        labels.iter().find(|(o, _)| *o == object).map_or_else(
+            || ex.objects[object as usize].id.to_string(),
+            |(_, l)| l.clone(),
+        )
     };
     let threads = ex.threads.len();
     let describe = |kind: crate::runtime::op::OpKind, object: u32, site| {
@@ -172,7 +173,6 @@ pub(crate) fn render(ex: &Recording) -> String {
     }
     for stale in &ex.stale_reads {
         let load = &events[stale.load as usize];
-        let object = ex.objects[load.object as usize].id;
         let store = |step: u64| {
             if step == INITIAL_VALUE {
                 "the initial value".to_string()
@@ -186,15 +186,12 @@ pub(crate) fn render(ex: &Recording) -> String {
                 )
             }
         };
-        let name = labels
-            .iter()
-            .find(|(o, _)| *o == load.object)
-            .map_or_else(|| object.to_string(), |(_, l)| l.clone());
         let _ = writeln!(
             out,
-            "  step {}: T{} loaded {name} @{} and read a stale value: {}, not {}",
+            "  step {}: T{} loaded {} @{} and read a stale value: {}, not {}",
             stale.load + 1,
             load.thread,
+            label(load.object),
             ShortSite(load.site),
             store(stale.read),
             store(stale.latest),

@@ -72,22 +72,14 @@ pub enum MemoryModel {
 }
 
 impl MemoryModel {
-    /// The spec names, as `INTERLEAVE_MEMORY` and the CLI's `--memory` accept them.
+    /// The names `INTERLEAVE_MEMORY` accepts.
     pub const NAMES: [&'static str; 2] = ["weak", "sc"];
-
-    /// The spec name.
-    pub fn name(self) -> &'static str {
-        match self {
-            MemoryModel::Weak => "weak",
-            MemoryModel::SequentiallyConsistent => "sc",
-        }
-    }
 
     /// The model named `name` (`weak` or `sc`), if any.
     pub fn from_name(name: &str) -> Option<MemoryModel> {
         match name {
             "weak" => Some(MemoryModel::Weak),
-            "sc" | "seqcst" => Some(MemoryModel::SequentiallyConsistent),
+            "sc" => Some(MemoryModel::SequentiallyConsistent),
             _ => None,
         }
     }
@@ -162,7 +154,7 @@ impl Store {
     /// Thread `thread` (clock `clock`) reads this store with `order`: the store is seen at the
     /// thread's epoch, and an acquire joins what the store's release sequence carries, while a
     /// relaxed read keeps it for the thread's next acquire fence (`pending_acquire`).
-    #[inline]
+    #[inline(always)]
     fn observe(
         &mut self,
         thread: usize,
@@ -325,15 +317,33 @@ impl WeakMemory {
         self.stores = 0;
     }
 
-    /// Makes room for thread `thread` and object `object`, whose atomic now holds `current`.
-    /// A location starts with its current value as its initial store; a value that differs
-    /// from the latest store's was written without an atomic operation (`get_mut`, `as_ptr`),
-    /// which needs exclusive access or a happens-before edge, so it starts the history afresh.
+    /// Makes room for thread `thread` in the thread table.
     #[inline]
-    fn prepare(&mut self, object: ObjIdx, thread: usize, current: u64) {
+    fn make_room_for(&mut self, thread: usize) {
         if self.threads.len() <= thread {
             self.threads.resize_with(thread + 1, ThreadMemory::default);
         }
+    }
+
+    /// Starts an access of thread `thread` (clock `clock`) with `order` to `object`, whose
+    /// atomic now holds `current`: a `SeqCst` access happens after every earlier `SeqCst`
+    /// fence, and the tables make room. A location starts with its current value as its
+    /// initial store; a value that differs from the latest store's was written without an
+    /// atomic operation (`get_mut`, `as_ptr`), which needs exclusive access or a happens-before
+    /// edge, so it starts the history afresh.
+    #[inline(always)]
+    fn begin(
+        &mut self,
+        object: ObjIdx,
+        thread: usize,
+        clock: &mut VectorClock,
+        order: Ordering,
+        current: u64,
+    ) {
+        if order == Ordering::SeqCst {
+            clock.join(&self.sc_fences);
+        }
+        self.make_room_for(thread);
         let index = object as usize;
         if self.locations.len() <= index {
             self.locations.resize_with(index + 1, Location::default);
@@ -342,6 +352,32 @@ impl WeakMemory {
         if location.len == 0 || location.at(location.len - 1).bits != current {
             location.restart(current);
         }
+    }
+
+    /// Thread `thread` (clock `clock`) reads the store at `position` of `object` with `order`
+    /// (see [`Store::observe`]); a `SeqCst` read raises the floor of later `SeqCst` loads to
+    /// it. Returns the value.
+    #[inline(always)]
+    fn read(
+        &mut self,
+        object: ObjIdx,
+        position: usize,
+        thread: usize,
+        clock: &mut VectorClock,
+        order: Ordering,
+    ) -> u64 {
+        let location = &mut self.locations[object as usize];
+        if order == Ordering::SeqCst {
+            location.sc_floor = location.sc_floor.max(location.forgotten + position as u64);
+        }
+        let store = location.at_mut(position);
+        store.observe(
+            thread,
+            clock,
+            order,
+            &mut self.threads[thread].pending_acquire,
+        );
+        store.bits
     }
 
     /// A load of `object` with `order` by thread `thread` (clock `clock`), at step `step`; the
@@ -358,10 +394,7 @@ impl WeakMemory {
         choose: impl FnOnce(u64) -> u64,
     ) -> Read {
         let sc = order == Ordering::SeqCst;
-        if sc {
-            clock.join(&self.sc_fences);
-        }
-        self.prepare(object, thread, current);
+        self.begin(object, thread, clock, order, current);
         let flushed = self.threads[thread].flushed;
         let location = &mut self.locations[object as usize];
         let latest = location.len - 1;
@@ -386,17 +419,7 @@ impl WeakMemory {
             read: location.at(position).step,
             latest: location.at(latest).step,
         });
-        if sc {
-            location.sc_floor = location.sc_floor.max(location.forgotten + position as u64);
-        }
-        let store = location.at_mut(position);
-        store.observe(
-            thread,
-            clock,
-            order,
-            &mut self.threads[thread].pending_acquire,
-        );
-        let bits = store.bits;
+        let bits = self.read(object, position, thread, clock, order);
         if sc {
             self.sc_access(thread, clock);
         }
@@ -416,10 +439,7 @@ impl WeakMemory {
         bits: u64,
         step: u64,
     ) {
-        if order == Ordering::SeqCst {
-            clock.join(&self.sc_fences);
-        }
-        self.prepare(object, thread, previous);
+        self.begin(object, thread, clock, order, previous);
         let released = if releases(order) {
             &*clock
         } else {
@@ -447,27 +467,16 @@ impl WeakMemory {
         written: Option<u64>,
         step: u64,
     ) {
-        let sc = order == Ordering::SeqCst;
-        if sc {
-            clock.join(&self.sc_fences);
-        }
-        self.prepare(object, thread, previous);
-        let location = &mut self.locations[object as usize];
-        let latest = location.len - 1;
-        let read = location.at_mut(latest);
-        read.observe(
-            thread,
-            clock,
-            order,
-            &mut self.threads[thread].pending_acquire,
-        );
+        self.begin(object, thread, clock, order, previous);
+        let latest = self.locations[object as usize].len - 1;
+        self.read(object, latest, thread, clock, order);
         let Some(bits) = written else {
-            if sc {
-                location.sc_floor = location.forgotten + latest as u64;
+            if order == Ordering::SeqCst {
                 self.sc_access(thread, clock);
             }
             return;
         };
+        let location = &mut self.locations[object as usize];
         // The store continues the release sequence of the store it read; an acquiring and
         // releasing one has already joined that into its clock.
         let released = if releases(order) {
@@ -519,9 +528,7 @@ impl WeakMemory {
 
     /// A fence with `order` (not `Relaxed`) by thread `thread`.
     pub fn fence(&mut self, thread: usize, clock: &mut VectorClock, order: Ordering) {
-        if self.threads.len() <= thread {
-            self.threads.resize_with(thread + 1, ThreadMemory::default);
-        }
+        self.make_room_for(thread);
         if acquires(order) {
             let pending = std::mem::take(&mut self.threads[thread].pending_acquire);
             clock.join(&pending);
@@ -541,9 +548,7 @@ impl WeakMemory {
     /// its location made so far.
     #[inline]
     pub fn flush(&mut self, thread: usize) {
-        if self.threads.len() <= thread {
-            self.threads.resize_with(thread + 1, ThreadMemory::default);
-        }
+        self.make_room_for(thread);
         self.threads[thread].flushed = self.stores;
     }
 }

@@ -280,10 +280,11 @@ impl Execution {
         } = slot.pending;
         let site = slot.pending_site;
         // A sleep or a timeout counts as a yield: a loop that waits by sleeping or by timing
-        // out lets the others run under the strategies' yield rule, as a spin loop does.
-        let yields = kind == OpKind::Yield || kind == OpKind::Sleep || timed_out;
-        if yields {
+        // out lets the others run under the strategies' yield rule, as a spin loop does, and
+        // sees the stores made before it under the weak memory model.
+        if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
             slot.yields += 1;
+            self.memory.flush(chosen);
         }
         self.recording.events.push(Event {
             thread: chosen as u32,
@@ -294,16 +295,12 @@ impl Execution {
         });
         self.current = chosen;
         self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
-        if yields {
-            self.memory.flush(chosen);
-        }
         // Under the weak memory model the atomic access applies its effect itself, once it
         // knows the value it stores and, for a load, which store it reads.
-        let sequentially_consistent = self.recording.limits.memory != MemoryModel::Weak;
         match kind {
-            OpKind::AtomicLoad if sequentially_consistent => self.acquire(object),
-            OpKind::AtomicStore if sequentially_consistent => self.release(object),
-            OpKind::AtomicRmw if sequentially_consistent => {
+            OpKind::AtomicLoad if self.sequentially_consistent() => self.acquire(object),
+            OpKind::AtomicStore if self.sequentially_consistent() => self.release(object),
+            OpKind::AtomicRmw if self.sequentially_consistent() => {
                 self.acquire(object);
                 self.release(object);
             }
@@ -326,6 +323,12 @@ impl Execution {
             OpKind::RwUnlock => self.give_rwlock(object),
             _ => {}
         }
+    }
+
+    /// Whether atomics run sequentially consistent in this execution (`Limits::memory`).
+    #[inline(always)]
+    fn sequentially_consistent(&self) -> bool {
+        self.recording.limits.memory == MemoryModel::SequentiallyConsistent
     }
 
     /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).

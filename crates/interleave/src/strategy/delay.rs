@@ -33,7 +33,7 @@
 
 use std::any::Any;
 
-use super::dfs::YieldRule;
+use super::dfs::YieldGate;
 use super::levels::Levels;
 use super::{Outcome, Schedule, Strategy, View};
 
@@ -104,9 +104,7 @@ impl Strategy for DelayBound {
             record,
             delays: delays.clone(),
             applied: 0,
-            rule: YieldRule::default(),
-            allowed: Vec::new(),
-            ended: Vec::new(),
+            gate: YieldGate::default(),
             candidates: Vec::new(),
         }))
     }
@@ -164,19 +162,13 @@ struct DelaySchedule {
     record_from: u64,
     /// Whether to record candidates at all (not for schedules at the delay bound).
     record: bool,
-    rule: YieldRule,
-    /// Scratch buffers for the yield rule, kept to save an allocation per step.
-    allowed: Vec<usize>,
-    ended: Vec<usize>,
+    gate: YieldGate,
     candidates: Vec<u64>,
 }
 
 impl Schedule for DelaySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        self.allowed.clear();
-        self.ended.clear();
-        self.rule.allowed(view, &mut self.allowed, &mut self.ended);
-        let allowed = &self.allowed;
+        let allowed = self.gate.allowed(view);
         // The round-robin scheduler's choice: the thread that ran last while it may go on,
         // otherwise the first allowed thread after it in creation order, cyclically.
         let first = view.last_thread().map_or(0, |last| {
@@ -199,7 +191,7 @@ impl Schedule for DelaySchedule {
         // A schedule that no longer fits the program (it diverged) passes over as many threads
         // as it can; the runtime's nondeterminism check reports the divergence.
         let chosen = allowed[(first + skips.min(options - 1)) % options];
-        self.rule.ran(view, chosen, &mut self.ended);
+        self.gate.ran(view, chosen);
         chosen
     }
 

@@ -377,6 +377,31 @@ impl YieldRule {
     }
 }
 
+/// The yield rule for a schedule that needs only the threads it lets run, not which waits
+/// ended (the samplers): the rule and its scratch buffers, kept to save an allocation per step.
+#[derive(Clone, Debug, Default)]
+pub(super) struct YieldGate {
+    rule: YieldRule,
+    allowed: Vec<usize>,
+    ended: Vec<usize>,
+}
+
+impl YieldGate {
+    /// The enabled threads the rule lets run, in increasing order (never empty).
+    pub(super) fn allowed(&mut self, view: &View<'_>) -> &[usize] {
+        self.allowed.clear();
+        self.ended.clear();
+        self.rule.allowed(view, &mut self.allowed, &mut self.ended);
+        &self.allowed
+    }
+
+    /// Notes that `chosen` takes the next step.
+    pub(super) fn ran(&mut self, view: &View<'_>, chosen: usize) {
+        self.ended.clear();
+        self.rule.ran(view, chosen, &mut self.ended);
+    }
+}
+
 /// Whether the pending operation of `thread` is a yield for the yield rules of the strategies
 /// (a `yield_now`, a `spin_loop` hint, a sleep, or a wait that would end by its timeout, as
 /// `View::yields` counts them).

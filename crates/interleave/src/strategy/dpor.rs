@@ -31,7 +31,7 @@
 use rustc_hash::FxHashMap;
 
 use super::dfs::{Steps, Tree};
-use super::hb::{conflicts, seq_cst_conflict, Conflict};
+use super::hb::{conflicts, Conflict};
 use super::{Access, OpKind, Outcome, Schedule, Strategy, TraceTarget};
 
 /// Dynamic partial-order reduction (spec `dpor`).
@@ -92,12 +92,10 @@ impl Dpor {
             let read = event.kind.access() == Access::Read
                 || matches!(event.kind, OpKind::Unlock | OpKind::RwUnlock);
             dependences.clear();
-            let object_conflicts = conflicts(event).into_iter().flatten().map(|c| (c, !read));
-            for (conflict, writes) in object_conflicts.chain(seq_cst_conflict(event)) {
-                let read = !writes;
+            for (conflict, writes) in conflicts(event, !read).into_iter().flatten() {
                 let (last_write, reads) = accesses.entry(conflict).or_default();
                 dependences.extend(last_write.iter().copied());
-                if read {
+                if !writes {
                     reads.push(i);
                 } else {
                     dependences.append(reads);

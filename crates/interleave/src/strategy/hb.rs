@@ -32,18 +32,24 @@ pub(super) enum Conflict {
     SeqCst,
 }
 
-/// What `event` conflicts on: its object; for a woken `Condvar` waiter also the mutex it takes
-/// back; for spawning, parking and sleeping (a sleeper waits for the clock, which every
-/// thread's blocking moves) the thread-management pseudo-object. Two steps of different threads
-/// are dependent when they share a conflict and are not both reads.
-pub(super) fn conflicts(event: &TraceEvent) -> [Option<Conflict>; 2] {
+/// What `event` conflicts on, each with whether the event writes it: its object; for a woken
+/// `Condvar` waiter also the mutex it takes back; for spawning, parking and sleeping (a sleeper
+/// waits for the clock, which every thread's blocking moves) the thread-management
+/// pseudo-object; these it writes exactly when the caller says it `writes` (what counts as a
+/// read is the caller's). A `SeqCst` step also conflicts on [`Conflict::SeqCst`], which a fence
+/// writes and an atomic access reads. Two steps of different threads are dependent when they
+/// share a conflict that one of them writes.
+pub(super) fn conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, bool)>; 3] {
     let second = match event.target {
-        Some(TraceTarget::Object(object)) => Some(Conflict::Object(object)),
+        Some(TraceTarget::Object(object)) => Some((Conflict::Object(object), writes)),
         _ => None,
     };
+    let seq_cst = event
+        .seq_cst
+        .then_some((Conflict::SeqCst, event.kind == OpKind::Fence));
     match primary_conflict(event.kind, event.object) {
-        Some(first @ Conflict::Object(_)) => [Some(first), second],
-        first => [first, None],
+        Some(first @ Conflict::Object(_)) => [Some((first, writes)), second, seq_cst],
+        first => [first.map(|c| (c, writes)), None, seq_cst],
     }
 }
 
@@ -58,14 +64,6 @@ pub(super) fn primary_conflict(kind: OpKind, object: Option<ObjectId>) -> Option
         }
         (None, _) => None,
     }
-}
-
-/// Whether `event` takes part in the order of `SeqCst` operations ([`Conflict::SeqCst`]), and
-/// if so whether it writes it (a fence) rather than reads it (an atomic access).
-pub(super) fn seq_cst_conflict(event: &TraceEvent) -> Option<(Conflict, bool)> {
-    event
-        .seq_cst
-        .then_some((Conflict::SeqCst, event.kind == OpKind::Fence))
 }
 
 /// The running fingerprint of an execution prefix.
@@ -96,11 +94,7 @@ impl HbFingerprint {
             0,
         ];
         let writes = event.kind.access() != Access::Read;
-        let object_conflicts = conflicts(event).map(|c| c.map(|c| (c, writes)));
-        let all = object_conflicts
-            .into_iter()
-            .chain([seq_cst_conflict(event)]);
-        for (slot, conflict) in all.enumerate() {
+        for (slot, conflict) in conflicts(event, writes).into_iter().enumerate() {
             let Some((conflict, writes)) = conflict else {
                 continue;
             };

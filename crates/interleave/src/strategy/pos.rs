@@ -44,7 +44,7 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::dfs::YieldRule;
+use super::dfs::YieldGate;
 use super::hb::primary_conflict;
 use super::priority::{Priorities, DEFAULT_YIELD_LIMIT};
 use super::{Access, PendingOp, Schedule, Strategy, View};
@@ -70,9 +70,7 @@ impl Strategy for Pos {
             rng: Pcg64Mcg::seed_from_u64(seed),
             // The yield limit is unused: POS never demotes, the yield rule holds yielders back.
             priorities: Priorities::new(DEFAULT_YIELD_LIMIT),
-            rule: YieldRule::default(),
-            allowed: Vec::new(),
-            ended: Vec::new(),
+            gate: YieldGate::default(),
         }))
     }
 }
@@ -82,10 +80,7 @@ struct PosSchedule {
     rng: Pcg64Mcg,
     /// The priority of each thread's pending operation.
     priorities: Priorities,
-    rule: YieldRule,
-    /// Scratch buffers for the yield rule, kept to save an allocation per step.
-    allowed: Vec<usize>,
-    ended: Vec<usize>,
+    gate: YieldGate,
 }
 
 /// A fresh priority: 63 random bits, so two draws tie with negligible probability (a tie goes
@@ -108,11 +103,8 @@ impl Schedule for PosSchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
         let rng = &mut self.rng;
         self.priorities.admit(view, |_| draw(rng));
-        self.allowed.clear();
-        self.ended.clear();
-        self.rule.allowed(view, &mut self.allowed, &mut self.ended);
-        let chosen = self.priorities.highest_of(&self.allowed);
-        self.rule.ran(view, chosen, &mut self.ended);
+        let chosen = self.priorities.highest_of(self.gate.allowed(view));
+        self.gate.ran(view, chosen);
         // The other threads' pending operations stay what they are until this step has run,
         // so the races it will take part in are known now.
         if let Some(op) = view.pending(chosen) {

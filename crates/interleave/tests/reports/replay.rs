@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize as StdAtomicUsize;
 
 use crate::helpers;
+use crate::report_snapshots::lock_order_inversion;
 use interleave::sync::atomic::{AtomicUsize, Ordering};
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, Builder, Error, FailureKind, Report, TokenError};
@@ -116,22 +117,6 @@ fn stale_tokens_report_divergence_and_where() {
     );
 }
 
-/// Two threads take two locks in opposite orders: a lock-order deadlock.
-fn lock_order_deadlock() {
-    let a = Arc::new(Mutex::new(0));
-    let b = Arc::new(Mutex::new(0));
-    let (a2, b2) = (a.clone(), b.clone());
-    let other = thread::spawn(move || {
-        let _b = b2.lock().unwrap();
-        let _a = a2.lock().unwrap();
-    });
-    {
-        let _a = a.lock().unwrap();
-        let _b = b.lock().unwrap();
-    }
-    other.join().unwrap();
-}
-
 /// Everything a report says that could depend on how executions were spread over workers.
 fn report_text(report: &Report) -> String {
     let failures: Vec<String> = report
@@ -154,7 +139,7 @@ fn report_text(report: &Report) -> String {
 fn every_strategy_reports_the_same_whatever_the_worker_count() {
     let programs: [(&str, fn()); 2] = [
         ("lost update", lost_update),
-        ("lock-order deadlock", lock_order_deadlock),
+        ("lock-order deadlock", lock_order_inversion),
     ];
     let (mut runs, mut failing_runs) = (0, 0);
     for name in interleave::strategy::STRATEGY_NAMES {

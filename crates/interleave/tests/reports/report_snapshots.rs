@@ -16,7 +16,7 @@ use interleave::sync::{Arc, Mutex};
 use interleave::{thread, unit_of_work, Builder, Report};
 
 /// Two threads take two locks in opposite orders.
-fn lock_order_inversion() {
+pub(crate) fn lock_order_inversion() {
     let a = Arc::new(Mutex::new(0));
     let b = Arc::new(Mutex::new(0));
     let (a2, b2) = (a.clone(), b.clone());
