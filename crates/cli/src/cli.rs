@@ -104,8 +104,8 @@ struct BenchArgs {
     #[arg(long = "program", short = 'p', value_delimiter = ',')]
     programs: Vec<String>,
     /// Strategy specs (repeatable or comma-separated): interleave strategies such as `random`,
-    /// `pct:d=3`, and peers `shuttle-random`, `shuttle-pct:d=3`, `loom:b=2`. Default: random,
-    /// pct:d=3 and the four peer columns. A comma followed by `key=value` continues the
+    /// `pct:d=3`, and peers `shuttle-random`, `shuttle-pct:d=3`, `loom:b=2`. Default: auto,
+    /// random, pct:d=3 and the four peer columns. A comma followed by `key=value` continues the
     /// previous spec: `-s random,rpro:d=3,r=20` is two strategies.
     #[arg(long = "strategy", short = 's')]
     strategies: Vec<String>,
@@ -348,7 +348,7 @@ fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
     let defaults = args.strategies.is_empty() && args.sweeps.is_empty();
     let peers = args.peers || defaults;
     let explicit = if defaults {
-        vec!["random".to_string(), "pct:d=3".to_string()]
+        ["auto", "random", "pct:d=3"].map(String::from).to_vec()
     } else {
         args.strategies
     };
@@ -430,6 +430,7 @@ mod tests {
         assert_eq!(
             plan.config.strategies,
             [
+                "auto",
                 "random",
                 "pct:d=3",
                 "shuttle-random",

@@ -192,7 +192,12 @@
 //! A strategy is chosen by value ([`StrategySpec`]) or by spec string, the same strings the CLI
 //! and `INTERLEAVE_STRATEGY` take:
 //!
+//! - `auto` (the default): a portfolio that interleaves the strongest samplers (POS, PCT,
+//!   PCTVB) in a fixed cycle of executions; a failure names the member that found it;
 //! - `random`: a random walk over the enabled threads;
+//! - `pos`: partial-order sampling, the strongest single sampler on the benchmark suite;
+//! - `dpor`: exhaustive search with partial-order reduction, for small tests that should be
+//!   checked completely;
 //! - `pct:d=3`: PCT, which finds a bug of depth `d` with probability at least `1/(n·k^(d-1))`
 //!   per execution (`n` threads, `k` steps).
 //!

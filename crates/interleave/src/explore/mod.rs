@@ -303,8 +303,9 @@ impl Builder {
     }
 }
 
-/// Explores `f` with the default settings (1,000 random executions, overridable by the
-/// `INTERLEAVE_*` environment variables) and panics with a report on the first failure.
+/// Explores `f` with the default settings (10,000 executions of the `auto` portfolio,
+/// overridable by the `INTERLEAVE_*` environment variables) and panics with a report on the
+/// first failure.
 #[track_caller]
 pub fn check<F: Fn() + Sync>(f: F) {
     Builder::new().check(f);

@@ -110,7 +110,10 @@ pub(super) fn explore_with(
                     report.warnings.push(warning);
                 }
             }
-            if let Some(failure) = summary.failure {
+            if let Some(mut failure) = summary.failure {
+                if let Some(member) = strategy.member(summary.index) {
+                    failure.strategy = format!("{}, member {member}", failure.strategy);
+                }
                 report.failures.push(failure);
                 if config.stop_on_first_failure {
                     break 'rounds;

@@ -94,6 +94,14 @@ impl fmt::Display for Persisted {
     }
 }
 
+impl Failure {
+    /// The strategy that found the failure: its spec, and for a portfolio (`auto`) the member
+    /// that planned the failing execution (`"auto, member pct:d=3"`).
+    pub fn found_by(&self) -> &str {
+        &self.strategy
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind.to_string();

@@ -11,6 +11,7 @@
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
 mod asset_fuzzer;
+mod auto;
 mod atom_fuzzer;
 mod deadlock_fuzzer;
 mod delay;
@@ -34,6 +35,7 @@ mod value_schedule;
 
 pub use asset_fuzzer::{AssetFuzzer, RuntimeMonitor};
 pub use atom_fuzzer::AtomFuzzer;
+pub use auto::Auto;
 pub use deadlock_fuzzer::DeadlockFuzzer;
 pub use delay::DelayBound;
 pub use dfs::Dfs;
@@ -122,6 +124,13 @@ pub trait Strategy: Send {
     /// Parameters, estimates and guarantees, for the report.
     fn stats(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+
+    /// For a portfolio, the spec of the member that planned execution `execution`, which a
+    /// failure in it names.
+    fn member(&self, execution: u64) -> Option<String> {
+        let _ = execution;
+        None
     }
 
     /// Whether every execution is checked for atomic-set serializability violations

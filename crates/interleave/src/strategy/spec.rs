@@ -7,7 +7,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    AssetFuzzer, AtomFuzzer, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb, Pos,
+    AssetFuzzer, Auto, AtomFuzzer, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb, Pos,
     RPro, RaceFuzzer, Random, RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
 };
 
@@ -15,8 +15,11 @@ use super::{
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StrategySpec {
-    /// Random walk (`random`).
+    /// The portfolio of the strongest samplers (`auto`, the default): POS, PCT at depths 2
+    /// and 3 and PCTVB, interleaved in a fixed cycle of executions.
     #[default]
+    Auto,
+    /// Random walk (`random`).
     Random,
     /// PCT with bug depth `depth` (`pct:d=3`); `steps` fixes `k` instead of estimating it
     /// (`pct:d=3,k=500`); `yields` sets the yield limit of the spin-loop rule.
@@ -140,6 +143,7 @@ pub enum StrategySpec {
 
 /// Names of the built-in strategies, for error messages and help.
 pub const STRATEGY_NAMES: &[&str] = &[
+    "auto",
     "random",
     "pos",
     "pct",
@@ -203,6 +207,16 @@ impl StrategySpec {
         }
     }
 
+    /// PCTVB with depth `depth`, `variables` variables per execution and default settings.
+    pub fn pctvb(depth: usize, variables: usize) -> StrategySpec {
+        StrategySpec::PctVb {
+            depth,
+            variables,
+            profile: super::pctvb::DEFAULT_PROFILE,
+            yields: super::priority::DEFAULT_YIELD_LIMIT,
+        }
+    }
+
     /// RPro with depth `depth`, radius `radius` and default settings (deadlock optimisation on).
     pub fn rpro(depth: usize, radius: u64) -> StrategySpec {
         StrategySpec::RPro {
@@ -229,6 +243,7 @@ impl StrategySpec {
     /// A fresh strategy object for this spec.
     pub fn build(&self) -> Box<dyn Strategy> {
         match *self {
+            StrategySpec::Auto => Box::new(Auto::new()),
             StrategySpec::Random => Box::new(Random),
             StrategySpec::Pct {
                 depth,
@@ -435,6 +450,7 @@ impl FromStr for StrategySpec {
         let name = name.trim().to_ascii_lowercase();
         let (strategy, known) = match name.as_str() {
             "" => return Err(SpecError::Empty),
+            "auto" => ("auto", "no parameters"),
             "random" => ("random", "no parameters"),
             "pos" => ("pos", "no parameters"),
             "pct" => ("pct", "d, k, yields, locks"),
@@ -460,6 +476,7 @@ impl FromStr for StrategySpec {
         };
         let yield_limit = super::priority::DEFAULT_YIELD_LIMIT;
         let spec = match strategy {
+            "auto" => StrategySpec::Auto,
             "random" => StrategySpec::Random,
             "pos" => StrategySpec::Pos,
             "delay" => StrategySpec::Delay {
