@@ -7,6 +7,7 @@ mod atom_fuzzer;
 mod atomic_sets;
 mod deadlock_prediction;
 mod partial_order_sampling;
+mod portfolio;
 mod race_fuzzer;
 mod spin_waits;
 mod ssb;
