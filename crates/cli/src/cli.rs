@@ -49,8 +49,8 @@ enum CliCommand {
         /// The replay token from a failure report.
         token: String,
         /// Which version of the program to run.
-        #[arg(long, value_enum, default_value_t = VariantArg::Buggy)]
-        variant: VariantArg,
+        #[arg(long, value_enum, default_value_t = OneVariantArg::Buggy)]
+        variant: OneVariantArg,
     },
     /// Find the schedule-sensitive branches of a program (TAME): run it once, predict by
     /// constraint solving which reorderings flip a `branch!`, and confirm each by running it.
@@ -73,8 +73,8 @@ struct SsbArgs {
     #[arg(long = "program", short = 'p')]
     program: String,
     /// Which version of the program to run.
-    #[arg(long, value_enum, default_value_t = VariantArg::Buggy)]
-    variant: VariantArg,
+    #[arg(long, value_enum, default_value_t = OneVariantArg::Buggy)]
+    variant: OneVariantArg,
     /// The seed of the observed execution.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -239,13 +239,18 @@ pub struct SsbPlan {
     pub json: Option<PathBuf>,
 }
 
-impl VariantArg {
-    /// The one variant a command that runs one program version was given.
-    fn one(self, command: &str) -> anyhow::Result<Variant> {
-        match self {
-            VariantArg::Both => bail!("{command} one variant: choose buggy or fixed"),
-            VariantArg::Buggy => Ok(Variant::Buggy),
-            VariantArg::Fixed => Ok(Variant::Fixed),
+/// The version of a program for a command that runs one (`replay`, `ssb`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OneVariantArg {
+    Buggy,
+    Fixed,
+}
+
+impl From<OneVariantArg> for Variant {
+    fn from(variant: OneVariantArg) -> Variant {
+        match variant {
+            OneVariantArg::Buggy => Variant::Buggy,
+            OneVariantArg::Fixed => Variant::Fixed,
         }
     }
 }
@@ -270,7 +275,7 @@ impl Cli {
                 token,
                 variant,
             } => {
-                let variant = variant.one("replay runs")?;
+                let variant = Variant::from(variant);
                 Ok(Command::Replay {
                     program: plan::program(&program)?,
                     variant,
@@ -278,7 +283,7 @@ impl Cli {
                 })
             }
             CliCommand::Ssb(args) => {
-                let variant = args.variant.one("ssb analyses")?;
+                let variant = Variant::from(args.variant);
                 if args.window == 0 {
                     bail!("--window must be at least 1");
                 }
@@ -495,6 +500,7 @@ mod tests {
             assert_eq!(message.lines().count(), 1, "{args:?}: {message}");
         }
         assert!(error(&["bench", "-n", "0"]).contains("at least 1"));
-        assert!(error(&["replay", "seed001-d1", "x", "--variant", "both"]).contains("one variant"));
+        let both = error(&["replay", "seed001-d1", "x", "--variant", "both"]);
+        assert!(both.contains("possible values: buggy, fixed"), "{both}");
     }
 }

@@ -37,7 +37,8 @@ pub const ENV_WORKERS: &str = "INTERLEAVE_WORKERS";
 /// Sets [`Config::replay`]: replay this token instead of exploring.
 pub const ENV_REPLAY: &str = "INTERLEAVE_REPLAY";
 /// Overrides [`Config::persistence`]: `off` turns regression files off (no replaying, no
-/// saving), `on` saves new failures even when `CI` is set, and any other value is the directory
+/// saving; also `false`, `0`, `no`), `on` saves new failures even when `CI` is set (also `true`,
+/// `1`, `yes`), and any other value is the directory
 /// of regression files (and saves too). It changes nothing for an exploration without a
 /// [`Persistence`], because there is no test name to name the file after.
 pub const ENV_PERSIST: &str = "INTERLEAVE_PERSIST";
@@ -173,11 +174,22 @@ impl Config {
     /// assert!(!config.persistence.unwrap().save, "nothing is saved in CI");
     /// ```
     pub fn apply_vars(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
-        fn number<T: std::str::FromStr>(name: &'static str, value: &str) -> Result<T, Error> {
-            value.trim().parse().map_err(|_| Error::Environment {
-                name,
-                value: value.to_string(),
-                reason: "expected a whole number".to_string(),
+        fn number<T>(name: &'static str, value: &str) -> Result<T, Error>
+        where
+            T: std::str::FromStr<Err = std::num::ParseIntError> + Bounded + std::fmt::Display,
+        {
+            value.trim().parse().map_err(|error: std::num::ParseIntError| {
+                let reason = match error.kind() {
+                    std::num::IntErrorKind::PosOverflow => {
+                        format!("too large: at most {}", T::MAX)
+                    }
+                    _ => "expected a whole number".to_string(),
+                };
+                Error::Environment {
+                    name,
+                    value: value.to_string(),
+                    reason,
+                }
             })
         }
         fn seconds(name: &'static str, value: &str) -> Result<Option<Duration>, Error> {
@@ -223,10 +235,10 @@ impl Config {
             self.watchdog = seconds(ENV_WATCHDOG, &value)?;
         }
         if let Some(value) = var(ENV_SPURIOUS_WAKEUPS) {
-            self.spurious_wakeups = match value.trim().to_ascii_lowercase().as_str() {
-                "on" | "true" | "1" | "yes" => true,
-                "off" | "false" | "0" | "no" | "" => false,
-                _ => {
+            self.spurious_wakeups = match switch(&value) {
+                Some(on) => on,
+                None if value.trim().is_empty() => false,
+                None => {
                     return Err(Error::Environment {
                         name: ENV_SPURIOUS_WAKEUPS,
                         value,
@@ -252,7 +264,7 @@ impl Config {
         let Some(persistence) = &mut self.persistence else {
             return;
         };
-        match requested.as_deref().map(str::trim) {
+        match requested.as_deref().map(|value| (value.trim(), switch(value))) {
             None => {
                 let in_ci = var(ENV_CI).is_some_and(|value| {
                     let value = value.trim();
@@ -262,9 +274,9 @@ impl Config {
                     persistence.save = false;
                 }
             }
-            Some(off) if off.eq_ignore_ascii_case("off") => self.persistence = None,
-            Some(on) if on.eq_ignore_ascii_case("on") => persistence.save = true,
-            Some(directory) => {
+            Some((_, Some(false))) => self.persistence = None,
+            Some((_, Some(true))) => persistence.save = true,
+            Some((directory, None)) => {
                 persistence.directory = PathBuf::from(directory);
                 persistence.save = true;
             }
@@ -274,6 +286,9 @@ impl Config {
     /// Rejects impossible settings with a message that says which one.
     pub fn validate(&self) -> Result<(), Error> {
         let invalid = |what: &str| Err(Error::Config(what.to_string()));
+        if self.executions == 0 {
+            return invalid("executions must be at least 1 (zero executions would test nothing)");
+        }
         if self.workers == 0 {
             return invalid("workers must be at least 1");
         }
@@ -285,6 +300,29 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// An on/off value of an environment variable: `on`, `true`, `1`, `yes` or `off`, `false`, `0`,
+/// `no`, in any case; `None` for anything else.
+fn switch(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Some(true),
+        "off" | "false" | "0" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// The largest value of a numeric setting's type, for the message that rejects a larger one.
+trait Bounded: Sized {
+    const MAX: Self;
+}
+
+impl Bounded for u64 {
+    const MAX: u64 = u64::MAX;
+}
+
+impl Bounded for usize {
+    const MAX: usize = usize::MAX;
 }
 
 #[cfg(test)]
@@ -352,6 +390,25 @@ mod tests {
     }
 
     #[test]
+    fn zero_and_oversized_numbers_are_rejected_with_the_reason() {
+        let message = |pairs| {
+            Config::default()
+                .apply_vars(env(pairs))
+                .unwrap_err()
+                .to_string()
+        };
+        let zero = message(&[(ENV_EXECUTIONS, "0")]);
+        assert!(zero.contains("executions must be at least 1"), "{zero}");
+        let huge = message(&[(ENV_EXECUTIONS, "99999999999999999999")]);
+        assert!(
+            huge.contains("too large: at most 18446744073709551615"),
+            "{huge}"
+        );
+        let word = message(&[(ENV_SEED, "many")]);
+        assert!(word.contains("expected a whole number"), "{word}");
+    }
+
+    #[test]
     fn failures_are_saved_except_in_ci() {
         let saves = |pairs| persistence_under(pairs).is_some_and(|p| p.save);
         assert!(saves(&[]));
@@ -369,6 +426,15 @@ mod tests {
     #[test]
     fn the_persist_variable_turns_regression_files_off_or_moves_them() {
         assert_eq!(persistence_under(&[(ENV_PERSIST, "off")]), None);
+        assert_eq!(persistence_under(&[(ENV_PERSIST, "false")]), None);
+        assert_eq!(persistence_under(&[(ENV_PERSIST, "No")]), None);
+        let on = persistence_under(&[(ENV_PERSIST, "true"), (ENV_CI, "true")]).expect("on");
+        assert!(on.save);
+        assert_eq!(
+            on.directory,
+            PathBuf::from("crate/interleave-regressions"),
+            "true is a switch, not a directory"
+        );
         assert_eq!(
             persistence_under(&[(ENV_PERSIST, "OFF"), (ENV_CI, "true")]),
             None
