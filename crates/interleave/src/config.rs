@@ -10,7 +10,7 @@
 //! | `INTERLEAVE_STRATEGY` | [`Config::strategy`] | `INTERLEAVE_STRATEGY=pct:d=3` |
 //! | `INTERLEAVE_MAX_STEPS` | [`Config::max_steps`] | `INTERLEAVE_MAX_STEPS=1000000` |
 //! | `INTERLEAVE_WORKERS` | [`Config::workers`] | `INTERLEAVE_WORKERS=4` |
-//! | `INTERLEAVE_REPLAY` | [`Config::replay`] | `INTERLEAVE_REPLAY=il1-...` |
+//! | `INTERLEAVE_REPLAY` | [`Config::replay`] | `INTERLEAVE_REPLAY=il2-...` |
 //! | `INTERLEAVE_PERSIST` | [`Config::persistence`] | `INTERLEAVE_PERSIST=off` |
 //! | `INTERLEAVE_STACK_SIZE` | [`Config::stack_size`] | `INTERLEAVE_STACK_SIZE=8388608` |
 //! | `INTERLEAVE_WATCHDOG` | [`Config::watchdog`] (seconds, 0 for off) | `INTERLEAVE_WATCHDOG=60` |
@@ -34,7 +34,8 @@ pub const ENV_STRATEGY: &str = "INTERLEAVE_STRATEGY";
 pub const ENV_MAX_STEPS: &str = "INTERLEAVE_MAX_STEPS";
 /// Overrides [`Config::workers`].
 pub const ENV_WORKERS: &str = "INTERLEAVE_WORKERS";
-/// Sets [`Config::replay`]: replay this token instead of exploring.
+/// Sets [`Config::replay`]: replay this token instead of exploring, in the test that recorded it
+/// (a token names its test; other tests explore as usual, with a note).
 pub const ENV_REPLAY: &str = "INTERLEAVE_REPLAY";
 /// Overrides [`Config::persistence`]: `off` turns regression files off (no replaying, no
 /// saving; also `false`, `0`, `no`), `on` saves new failures even when `CI` is set (also `true`,
@@ -346,7 +347,7 @@ mod tests {
                 (ENV_EXECUTIONS, "77"),
                 (ENV_SEED, "5"),
                 (ENV_STRATEGY, "pct:d=2"),
-                (ENV_REPLAY, "il1-abc"),
+                (ENV_REPLAY, "il2-abc"),
                 (ENV_MEMORY, "sc"),
             ]))
             .unwrap();
@@ -354,7 +355,7 @@ mod tests {
         assert_eq!(config.executions, 77);
         assert_eq!(config.seed, 5);
         assert_eq!(config.strategy, StrategySpec::pct(2));
-        assert_eq!(config.replay.as_deref(), Some("il1-abc"));
+        assert_eq!(config.replay.as_deref(), Some("il2-abc"));
     }
 
     fn persisted() -> Config {

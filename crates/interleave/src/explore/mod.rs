@@ -23,7 +23,7 @@ use crate::analysis::online::serializability::{self, set_accesses};
 use crate::analysis::stops::failure_text;
 use crate::analysis::thread_label;
 use crate::atomic_set::Declarations;
-use crate::config::Config;
+use crate::config::{Config, ENV_REPLAY};
 use crate::persistence::Persistence;
 use crate::regressions::{self, SavedLine};
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
@@ -253,26 +253,35 @@ impl Builder {
         let site = Location::caller();
         let (config, mut strategy) = self.resolve()?;
         let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
-        if let Some(token) = config.replay.clone() {
-            return replay_with(&config, monitor, &token, &f, site);
-        }
-        let Some(persistence) = &config.persistence else {
-            return Ok(explore_with(&config, strategy.as_mut(), &f, site));
-        };
         let mut notes = Vec::new();
-        if let Some(report) = replay_saved(&config, persistence, monitor, &f, site, &mut notes) {
-            return Ok(report);
+        if let Some(token) = config.replay.clone() {
+            match recorded_by_another_test(&token) {
+                None => return replay_with(&config, monitor, &token, &f, site),
+                Some(note) => notes.push(note),
+            }
         }
-        let mut report = explore_with(&config, strategy.as_mut(), &f, site);
-        save_failures(persistence, &mut report.failures);
+        let mut report = match &config.persistence {
+            None => explore_with(&config, strategy.as_mut(), &f, site),
+            Some(persistence) => {
+                if let Some(report) =
+                    replay_saved(&config, persistence, monitor, &f, site, &mut notes)
+                {
+                    return Ok(report);
+                }
+                let mut report = explore_with(&config, strategy.as_mut(), &f, site);
+                save_failures(persistence, &mut report.failures);
+                report
+            }
+        };
         notes.append(&mut report.notes);
         report.notes = notes;
         Ok(report)
     }
 
     /// Explores `f` and panics with the report of the first failure. When nothing fails,
-    /// the report's notes (skipped lines of the regression file) go to standard error, which
-    /// the test harness shows only on request (`--nocapture`).
+    /// the report's notes (skipped lines of the regression file, such as a saved token that no
+    /// longer replays) are written straight to the process's standard error, past the test
+    /// harness's capture, so they are seen without `--nocapture`; each note once per process.
     #[track_caller]
     pub fn check<F: Fn() + Sync>(self, f: F) {
         match self.explore(f) {
@@ -287,7 +296,7 @@ impl Builder {
                     panic!("{failure}{notes}");
                 }
                 for note in &report.notes {
-                    eprintln!("interleave: note: {note}");
+                    show_once(note);
                 }
             }
         }
@@ -329,3 +338,18 @@ pub fn replay<F: Fn() + Sync>(token: &str, f: F) {
 /// order. With `stop_early`, executions after a failing one may be skipped.
 /// An execution index, its schedule, and whether to keep its trace.
 type Plan = (u64, Box<dyn Schedule + Send>, bool);
+
+/// Writes `note` to the process's standard error unless it was written before. The test
+/// harness captures only what the print macros write, so a note written through the stream
+/// itself shows in the output of `cargo test` without `--nocapture`.
+fn show_once(note: &str) {
+    use std::io::Write;
+    static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut shown = SHOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if shown.iter().any(|earlier| earlier == note) {
+        return;
+    }
+    shown.push(note.to_string());
+    // A closed standard error leaves nowhere to say it; the test still passes.
+    let _ = writeln!(std::io::stderr().lock(), "interleave: note: {note}");
+}

@@ -127,6 +127,21 @@ pub(super) fn replay_with(
     Ok(report)
 }
 
+/// When `text` is a token that another test recorded, the note that says this test explored
+/// as usual instead of replaying it. `INTERLEAVE_REPLAY` reaches every test of a run, and the
+/// token fits only the one that recorded it. Tokens recorded outside a test, unreadable ones
+/// (whose error the replay reports) and runs outside a test replay as before.
+pub(super) fn recorded_by_another_test(text: &str) -> Option<String> {
+    let recorded = Token::decode(text).ok()?.test?;
+    let current = current_test()?;
+    (recorded != current).then(|| {
+        format!(
+            "{ENV_REPLAY} holds a token recorded by the test `{recorded}`, so this test \
+             (`{current}`) ignored it and explored as usual; run only that test to replay it"
+        )
+    })
+}
+
 /// How a replay treats a program that no longer performs the operations it recorded.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum ReplayMode {
@@ -134,9 +149,8 @@ pub(super) enum ReplayMode {
     /// to see the recorded execution again.
     Exact,
     /// A failure counts even when the operations differ (tokens of a regression file): it is a
-    /// failure of the program as it is now, and its report carries a token of its own. Source
-    /// locations are part of the recorded operations, so otherwise any edit that moves the
-    /// test's code would make every saved token useless.
+    /// failure of the program as it is now, and its report carries a token of its own, so an
+    /// edit that changes the operations before the failure keeps a saved token useful.
     Regression,
 }
 
@@ -181,6 +195,7 @@ pub(super) fn replay_token(
         check_determinism: false,
         count_states: false,
         monitor_atomic_sets,
+        test: token.test.clone(),
     };
     let ex = run_token(config, token, f, site);
     let mut report = Report::new(run.spec.clone(), config.seed);
@@ -272,7 +287,7 @@ pub(super) fn locate_divergence(ex: &Recording, token: &Token, impossible: Optio
         "the replayed execution's operations first differed from the recording {}{precision}",
         steps_text(range)
     );
-    match impossible {
+    let account = match impossible {
         Some(impossible) => format!("{differed}; then {impossible}"),
         None => format!(
             "{differed}: the recording has {} steps, this run {}. The program changed since the \
@@ -280,5 +295,23 @@ pub(super) fn locate_divergence(ex: &Recording, token: &Token, impossible: Optio
             token.steps(),
             ex.events.len()
         ),
+    };
+    format!("{account}{}", recorded_failure(token))
+}
+
+/// What the recorded execution found, for a divergence report: the failure is what the user
+/// was looking for, and the replay no longer shows it.
+fn recorded_failure(token: &Token) -> String {
+    let Some(kind) = token.failure else {
+        return String::new();
+    };
+    let test = token
+        .test
+        .as_deref()
+        .map(|test| format!(" in the test `{test}`"))
+        .unwrap_or_default();
+    match &token.message {
+        Some(message) => format!("\nThe recorded execution{test} failed ({kind}): {message}"),
+        None => format!("\nThe recorded execution{test} failed ({kind})"),
     }
 }

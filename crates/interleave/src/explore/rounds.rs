@@ -14,6 +14,8 @@ pub(super) struct Run<'a> {
     pub(super) check_determinism: bool,
     pub(super) count_states: bool,
     pub(super) monitor_atomic_sets: bool,
+    /// The test the exploration runs in, which its failures' tokens name.
+    pub(super) test: Option<String>,
 }
 
 /// The result of one execution as the driver keeps it.
@@ -62,6 +64,7 @@ pub(super) fn explore_with(
         check_determinism: config.check_determinism,
         count_states: config.count_states,
         monitor_atomic_sets: config.monitor_atomic_sets || strategy.monitors_atomic_sets(),
+        test: current_test(),
     };
     let mut report = Report::new(run.spec.clone(), config.seed);
     let mut seen_warnings = HashSet::new();
@@ -280,22 +283,27 @@ pub(super) fn prefix_fingerprints(events: &[TraceEvent]) -> Vec<u128> {
 }
 
 pub(super) fn failure_of(run: &Run<'_>, index: u64, ex: &Recording, info: &FailureInfo) -> Failure {
-    describe_failure(&run.spec, run.seed, index, ex, info)
+    describe_failure(&run.spec, run.seed, index, ex, info, run.test.as_deref())
 }
 
-/// The report of execution `index`'s failure `info`, found by the strategy `spec` with `seed`.
+/// The report of execution `index`'s failure `info`, found by the strategy `spec` with `seed`
+/// in the test `test`.
 pub(crate) fn describe_failure(
     spec: &str,
     seed: u64,
     index: u64,
     ex: &Recording,
     info: &FailureInfo,
+    test: Option<&str>,
 ) -> Failure {
+    let message = failure_text(ex, info);
     Failure {
         execution: index,
         kind: info.kind,
-        message: failure_text(ex, info),
-        token: Token::from_run(ex, Some(info.kind)).encode(),
+        token: Token::from_run(ex, Some(info.kind))
+            .labelled(test, &message)
+            .encode(),
+        message,
         steps: ex.steps(),
         thread: info.thread.map(|t| thread_label(ex, t)),
         site: info.site.clone(),
@@ -304,4 +312,13 @@ pub(crate) fn describe_failure(
         strategy: spec.to_string(),
         seed,
     }
+}
+
+/// The name of the test this thread runs, as the test harness names its threads; `None` outside
+/// a test (the main thread, or a thread without a name).
+pub(crate) fn current_test() -> Option<String> {
+    std::thread::current()
+        .name()
+        .filter(|name| *name != "main")
+        .map(str::to_string)
 }

@@ -2,26 +2,37 @@
 //!
 //! A token holds the thread chosen at every step (run-length encoded), the values returned by
 //! `interleave::rand`, the settings that change what an execution does (the race mode and the
-//! step bound), the kind of failure it reproduces, and fingerprints of the operations the
-//! program performed: one over the whole execution and one per block of [`BLOCK`] steps, so a
-//! replay that diverges can say where. A checksum catches truncated or mangled tokens.
+//! step bound), the kind of failure it reproduces, fingerprints of the operations the program
+//! performed (one over the whole execution and one per block of [`BLOCK`] steps, so a replay
+//! that diverges can say where), the test that recorded it (so `INTERLEAVE_REPLAY` replays it
+//! only there) and the first line of the failure's message (so a divergence can still say what
+//! the recorded execution found). A checksum catches truncated or mangled tokens.
 //!
-//! Layout: `il1-` followed by URL-safe base64 (no padding) of
+//! The fingerprints cover what the program did, not where its source sits: each step's thread,
+//! operation, and the kind and creation index of its object. An edit that adds a line, a log
+//! statement or a comment above the failing code, or moves the test, leaves a token valid; one
+//! that changes the sequence of operations (a new lock, one more atomic access) does not.
+//!
+//! Layout: `il2-` followed by URL-safe base64 (no padding) of
 //! `varint(runs) (varint(thread) varint(length))* varint(values) varint(value)* u8(race mode)
-//! varint(step bound) u8(failure) u64(fingerprint) varint(blocks) u16(block)* u32(checksum)`.
+//! varint(step bound) u8(failure) u64(fingerprint) varint(blocks) u16(block)* varint(test
+//! length) test varint(message length) message u32(checksum)`, the texts in UTF-8 and empty when
+//! absent.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use thiserror::Error;
 
 use super::FailureKind;
-use crate::runtime::op::Site;
 use crate::runtime::{Event, Recording};
 use crate::runtime::{MemoryModel, RaceMode};
 use crate::strategy::replay::runs;
 
 const PREFIX: &str = "il";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+
+/// The longest message prefix a token keeps, in bytes.
+const MESSAGE_BYTES: usize = 80;
 
 /// Steps per block fingerprint.
 pub(crate) const BLOCK: usize = 64;
@@ -30,7 +41,7 @@ pub(crate) const BLOCK: usize = 64;
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum TokenError {
     /// The text does not start with `il<version>-`.
-    #[error("not an interleave replay token: it should start with \"il1-\" (got {0:?})")]
+    #[error("not an interleave replay token: it should start with \"il{VERSION}-\" (got {0:?})")]
     NotAToken(String),
     /// The token was made by a different version of the format.
     #[error(
@@ -70,6 +81,11 @@ pub(crate) struct Token {
     pub failure: Option<FailureKind>,
     pub fingerprint: u64,
     pub blocks: Vec<u16>,
+    /// The name of the test whose exploration recorded the token (the test harness's thread
+    /// name), when it ran in one.
+    pub test: Option<String>,
+    /// The first line of the recorded failure's message, at most [`MESSAGE_BYTES`] long.
+    pub message: Option<String>,
 }
 
 impl Token {
@@ -84,7 +100,22 @@ impl Token {
             failure,
             fingerprint: fingerprint(ex),
             blocks: block_fingerprints(ex),
+            test: None,
+            message: None,
         }
+    }
+
+    /// The token with the test that recorded it and the failure's message, cut to its first
+    /// line and at most [`MESSAGE_BYTES`] bytes.
+    pub fn labelled(mut self, test: Option<&str>, message: &str) -> Token {
+        self.test = test.map(str::to_string);
+        let line = message.lines().next().unwrap_or_default().trim();
+        let mut end = line.len().min(MESSAGE_BYTES);
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.message = (!line.is_empty()).then(|| line[..end].to_string());
+        self
     }
 
     pub fn encode(&self) -> String {
@@ -110,6 +141,11 @@ impl Token {
         put_varint(&mut out, self.blocks.len() as u64);
         for block in &self.blocks {
             out.extend_from_slice(&block.to_le_bytes());
+        }
+        for text in [&self.test, &self.message] {
+            let text = text.as_deref().unwrap_or_default();
+            put_varint(&mut out, text.len() as u64);
+            out.extend_from_slice(text.as_bytes());
         }
         let checksum = fnv1a(&out) as u32;
         out.extend_from_slice(&checksum.to_le_bytes());
@@ -197,6 +233,8 @@ impl Token {
                 reader.take(2)?.try_into().expect("2 bytes"),
             ));
         }
+        let test = reader.text()?;
+        let message = reader.text()?;
         if !reader.bytes.is_empty() {
             return Err(TokenError::Malformed("it has trailing bytes"));
         }
@@ -210,6 +248,8 @@ impl Token {
             failure,
             fingerprint,
             blocks,
+            test,
+            message,
         })
     }
 }
@@ -246,6 +286,15 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A length-prefixed UTF-8 text; empty is absent.
+    fn text(&mut self) -> Result<Option<String>, TokenError> {
+        let length = self.count(1, "it claims a text longer than it has bytes for")?;
+        let bytes = self.take(length)?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| TokenError::Malformed("a text is not UTF-8"))?;
+        Ok((!text.is_empty()).then(|| text.to_string()))
+    }
+
     fn byte(&mut self) -> Result<u8, TokenError> {
         Ok(self.take(1)?[0])
     }
@@ -272,25 +321,16 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
-fn put_site(bytes: &mut Vec<u8>, site: Site) {
-    bytes.extend_from_slice(site.file().as_bytes());
-    bytes.extend_from_slice(&site.line().to_le_bytes());
-    bytes.extend_from_slice(&site.column().to_le_bytes());
-}
-
-/// A hash of one step's identity ([`Recording::step_identity`]) that does not depend on
-/// addresses, so it is stable across builds.
+/// A hash of one step: its thread, operation, and its object's kind and index in the order the
+/// execution created objects. Sites are left out on purpose, so that edits which move code
+/// without changing what it does keep a token valid.
 fn event_hash(ex: &Recording, event: &Event) -> u64 {
-    let (thread, kind, site, object) = ex.step_identity(event);
-    let mut bytes = Vec::with_capacity(96);
-    bytes.extend_from_slice(&thread.to_le_bytes());
-    bytes.extend_from_slice(kind.name().as_bytes());
-    if let Some(site) = site {
-        put_site(&mut bytes, site);
-    }
-    if let Some(object) = object {
-        put_site(&mut bytes, object.site);
-        bytes.extend_from_slice(&object.instance.to_le_bytes());
+    let mut bytes = Vec::with_capacity(32);
+    bytes.extend_from_slice(&event.thread.to_le_bytes());
+    bytes.extend_from_slice(event.kind.name().as_bytes());
+    if let Some(object) = ex.object(event.object) {
+        bytes.extend_from_slice(object.kind.name().as_bytes());
+        bytes.extend_from_slice(&event.object.to_le_bytes());
     }
     fnv1a(&bytes)
 }
@@ -329,6 +369,8 @@ mod tests {
             failure: Some(FailureKind::Deadlock),
             fingerprint: 0x1234_5678_9abc_def0,
             blocks: vec![1, 65535, 3],
+            test: Some("bank::tests::transfer".to_string()),
+            message: Some("assertion `left == right` failed: ünïcode".to_string()),
         }
     }
 
@@ -336,7 +378,7 @@ mod tests {
     fn round_trips() {
         let token = token(130);
         let text = token.encode();
-        assert!(text.starts_with("il1-"));
+        assert!(text.starts_with("il2-"));
         assert_eq!(Token::decode(&text), Ok(token));
     }
 
@@ -348,11 +390,11 @@ mod tests {
             Err(TokenError::NotAToken(_))
         ));
         assert_eq!(
-            Token::decode(&good.replacen("il1-", "il9-", 1)),
+            Token::decode(&good.replacen("il2-", "il9-", 1)),
             Err(TokenError::UnsupportedVersion(9))
         );
         assert!(matches!(
-            Token::decode("il1-@@@"),
+            Token::decode("il2-@@@"),
             Err(TokenError::Encoding(_))
         ));
         let mut flipped = good.clone().into_bytes();
@@ -365,14 +407,14 @@ mod tests {
         assert!(Token::decode(&good[..good.len() - 6]).is_err());
     }
 
-    /// Only `il1-` names version 1: leading zeros, signs and other spellings that `u32`'s parser
+    /// Only `il2-` names version 2: leading zeros, signs and other spellings that `u32`'s parser
     /// accepts are not a version.
     #[test]
     fn the_version_is_spelled_exactly() {
         let good = token(2).encode();
-        let body = good.strip_prefix("il1-").unwrap();
+        let body = good.strip_prefix("il2-").unwrap();
         for prefix in [
-            "il01-", "il0001-", "il+1-", "il-1-", "il 1-", "il1 -", "il-", "ilx-",
+            "il02-", "il0002-", "il+2-", "il-2-", "il 2-", "il2 -", "il-", "ilx-",
         ] {
             assert!(
                 matches!(
@@ -383,8 +425,8 @@ mod tests {
             );
         }
         assert_eq!(
-            Token::decode(&format!("il2-{body}")),
-            Err(TokenError::UnsupportedVersion(2))
+            Token::decode(&format!("il3-{body}")),
+            Err(TokenError::UnsupportedVersion(3))
         );
     }
 
@@ -394,18 +436,37 @@ mod tests {
         let mut bytes = payload.to_vec();
         let checksum = fnv1a(&bytes) as u32;
         bytes.extend_from_slice(&checksum.to_le_bytes());
-        format!("il1-{}", URL_SAFE_NO_PAD.encode(bytes))
+        format!("il2-{}", URL_SAFE_NO_PAD.encode(bytes))
     }
 
     /// The fields after the schedule and the values: race mode, step bound, failure,
-    /// fingerprint, no blocks.
+    /// fingerprint, no blocks, no test, no message.
     fn tail() -> Vec<u8> {
         let mut out = vec![0];
         put_varint(&mut out, 1000);
         out.push(0);
         out.extend_from_slice(&[0; 8]);
         put_varint(&mut out, 0);
+        put_varint(&mut out, 0);
+        put_varint(&mut out, 0);
         out
+    }
+
+    #[test]
+    fn a_label_keeps_the_first_line_of_the_message_cut_at_a_character() {
+        let long = format!("{}é and more\nsecond line", "x".repeat(MESSAGE_BYTES - 1));
+        let token = token(1).labelled(Some("t"), &long);
+        assert_eq!(token.message.as_deref(), Some("x".repeat(MESSAGE_BYTES - 1).as_str()));
+        let token = token.labelled(None, "  \n");
+        assert_eq!((token.test, token.message), (None, None));
+        let mut text = vec![0, 0];
+        text.extend(tail());
+        let length = text.len() - 2;
+        text[length] = 9;
+        match Token::decode(&forge(&text)) {
+            Err(TokenError::Malformed(why)) => assert!(why.contains("a text longer"), "{why}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// Every count read from a token is checked against the bytes that follow it, so no

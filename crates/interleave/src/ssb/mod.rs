@@ -518,6 +518,7 @@ impl Session<'_> {
                     index,
                     &ex,
                     &info,
+                    None,
                 ));
             }
         }

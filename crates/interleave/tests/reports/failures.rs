@@ -48,8 +48,8 @@ fn deadlock_report_names_threads_holders_and_cycle() {
         "held by thread 0 since",
         "wait-for cycle: thread",
         "failures.rs:",
-        "INTERLEAVE_REPLAY=il1-",
-        "interleave::replay(\"il1-",
+        "INTERLEAVE_REPLAY=il2-",
+        "interleave::replay(\"il2-",
         "next |",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");

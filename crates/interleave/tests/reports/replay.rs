@@ -115,6 +115,94 @@ fn stale_tokens_report_divergence_and_where() {
         "{}",
         failure.message
     );
+    assert!(
+        failure.message.contains(
+            "The recorded execution in the test \
+             `replay::stale_tokens_report_divergence_and_where` failed (panic)"
+        ) && failure.message.contains("an increment was lost"),
+        "a divergence still says what the recording found:\n{}",
+        failure.message
+    );
+}
+
+/// `lost_update` after edits that do not change what it does: a log line, a blank line, a
+/// comment, and the code in another place.
+fn lost_update_edited() {
+    eprint!("");
+    let counter = Arc::new(AtomicUsize::new(0));
+
+    // Three threads increment without a lock.
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let counter = counter.clone();
+            thread::spawn(move || {
+                let seen = counter.load(Ordering::SeqCst);
+
+                counter.store(seen + 1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(counter.load(Ordering::SeqCst), 3, "an increment was lost");
+}
+
+#[test]
+fn a_token_replays_across_edits_that_keep_the_operations() {
+    for seed in 0..5 {
+        let report = explore("pct:d=3", seed, 1, lost_update);
+        let failure = report.first_failure().expect("lost update found");
+        let replayed = Builder::new()
+            .ignore_environment()
+            .replay(&failure.token, lost_update_edited)
+            .unwrap();
+        let again = replayed
+            .first_failure()
+            .expect("the edited program fails again");
+        assert_eq!(again.kind, FailureKind::Panic, "{again}");
+        assert_eq!(again.steps, failure.steps);
+        assert!(again.message.contains("an increment was lost"), "{again}");
+    }
+}
+
+#[test]
+fn the_replay_variable_replays_only_in_the_test_that_recorded_the_token() {
+    let token = explore("pct:d=2", 0, 1, lost_update)
+        .first_failure()
+        .expect("lost update found")
+        .token
+        .clone();
+    let under_replay_variable = |token: &str, f: fn()| {
+        let mut config = interleave::Config::default();
+        config
+            .apply_vars(|name| (name == "INTERLEAVE_REPLAY").then(|| token.to_string()))
+            .unwrap();
+        Builder::from_config(config)
+            .ignore_environment()
+            .executions(50)
+            .explore(f)
+            .unwrap()
+    };
+    let here = under_replay_variable(&token, lost_update);
+    assert_eq!(here.executions, 1, "the recording test replays the token");
+    assert!(here.first_failure().is_some());
+
+    let elsewhere = std::thread::Builder::new()
+        .name("replay::some_other_test".to_string())
+        .spawn(move || under_replay_variable(&token, lost_update_edited))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(elsewhere.executions > 1, "another test explores as usual");
+    assert!(
+        elsewhere.notes.iter().any(|note| note.contains(
+            "recorded by the test `replay::the_replay_variable_replays_only_in_the_test_that_\
+             recorded_the_token`, so this test (`replay::some_other_test`) ignored it"
+        )),
+        "{:?}",
+        elsewhere.notes
+    );
 }
 
 /// Everything a report says that could depend on how executions were spread over workers.

@@ -170,9 +170,9 @@ fn a_deadlock_report() {
                 next | lock Mutex2 @reports/report_snapshots.rs:29:20 | lock Mutex1 @reports/report_snapshots.rs:25:21
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AgADAQIABKCNBgKleaIwY9IEOQEEOT5mcjg
+                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW5lNZtr
             or replace the call with
-                interleave::replay("il1-AgADAQIABKCNBgKleaIwY9IEOQEEOT5mcjg", || ...)"#]],
+                interleave::replay("il2-AgADAQIABKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW5lNZtr", || ...)"#]],
     );
 }
 
@@ -198,9 +198,9 @@ fn a_data_race_report() {
                 next | join @reports/report_snapshots.rs:42:12       | write Var1 @reports/report_snapshots.rs:39:38
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AgADAQIABKCNBgVJaUMvVpAa9AEa9Hpywoc
+                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhciMwIChyZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6MzYpOiB0aHJlYWQgMCAobWFpbikgd3JpdGUgYXQgcmXmAqlG
             or replace the call with
-                interleave::replay("il1-AgADAQIABKCNBgVJaUMvVpAa9AEa9Hpywoc", || ...)"#]],
+                interleave::replay("il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhciMwIChyZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6MzYpOiB0aHJlYWQgMCAobWFpbikgd3JpdGUgYXQgcmXmAqlG", || ...)"#]],
     );
 }
 
@@ -213,6 +213,7 @@ fn a_divergence_report() {
             interleave found a replay divergence in execution 0 (strategy replay, seed 0):
 
               the replayed execution's operations first differed from the recording between steps 1 and 4 (a token keeps one fingerprint per 64 steps, so it tells no closer); then the schedule became impossible at step 4: it runs thread 1 next, but thread 1 does not exist (the program created 1 thread by then). The program no longer performs the operations recorded in the schedule (it changed, or it depends on something the scheduler does not control: std::sync primitives, HashMap iteration order, the clock, real I/O)
+              The recorded execution in the test `report_snapshots::a_divergence_report` failed (deadlock): deadlock: no thread can run
 
             interleaving (3 steps):
               T0 = thread 0 (main)
@@ -224,9 +225,9 @@ fn a_divergence_report() {
                 next | lock Mutex1 @reports/report_snapshots.rs:49:8
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AQADAASgjQYGqU1MgpAEatkBatkj8J8-
+                INTERLEAVE_REPLAY=il2-AQADAASgjQYG8eXv3-fmRxcBRxclcmVwb3J0X3NuYXBzaG90czo6YV9kaXZlcmdlbmNlX3JlcG9ydFB0aGUgcmVwbGF5ZWQgZXhlY3V0aW9uJ3Mgb3BlcmF0aW9ucyBmaXJzdCBkaWZmZXJlZCBmcm9tIHRoZSByZWNvcmRpbmcgYmV0d2VlbiBzdM8SLWA
             or replace the call with
-                interleave::replay("il1-AQADAASgjQYGqU1MgpAEatkBatkj8J8-", || ...)"#]],
+                interleave::replay("il2-AQADAASgjQYG8eXv3-fmRxcBRxclcmVwb3J0X3NuYXBzaG90czo6YV9kaXZlcmdlbmNlX3JlcG9ydFB0aGUgcmVwbGF5ZWQgZXhlY3V0aW9uJ3Mgb3BlcmF0aW9ucyBmaXJzdCBkaWZmZXJlZCBmcm9tIHRoZSByZWNvcmRpbmcgYmV0d2VlbiBzdM8SLWA", || ...)"#]],
     );
 }
 
@@ -249,9 +250,9 @@ fn a_nondeterminism_report() {
                    3 | unlock Mutex1 @reports/report_snapshots.rs:61:
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il1-AQADAASgjQYHWfb6cexmbCQBbCRQSkYL
+                INTERLEAVE_REPLAY=il2-AQADAASgjQYH8eXv3-fmRxcBRxcpcmVwb3J0X3NuYXBzaG90czo6YV9ub25kZXRlcm1pbmlzbV9yZXBvcnRQdGhlIHByb2dyYW0gYmVoYXZlZCBkaWZmZXJlbnRseSB3aGVuIHJlLXJ1biB1bmRlciB0aGUgc2FtZSBzY2hlZHVsZTogdGhlIGZpcnN0IHL3txZp
             or replace the call with
-                interleave::replay("il1-AQADAASgjQYHWfb6cexmbCQBbCRQSkYL", || ...)"#]],
+                interleave::replay("il2-AQADAASgjQYH8eXv3-fmRxcBRxcpcmVwb3J0X3NuYXBzaG90czo6YV9ub25kZXRlcm1pbmlzbV9yZXBvcnRQdGhlIHByb2dyYW0gYmVoYXZlZCBkaWZmZXJlbnRseSB3aGVuIHJlLXJ1biB1bmRlciB0aGUgc2FtZSBzY2hlZHVsZTogdGhlIGZpcnN0IHL3txZp", || ...)"#]],
     );
 }
 
@@ -294,5 +295,5 @@ fn an_atomicity_violation_report() {
               16 | join @reports/report_snapshots.rs:106:15       |
 
         To reproduce this execution, run the same test (monitored: strategy `rm` or `assetfuzzer`, or Builder::monitor_atomic_sets) with
-            INTERLEAVE_REPLAY=il1-AwAFAQcABAAEoI0GAGLizTO_IPZ1AfZ1kMBCPQ"#]].assert_eq(&violation.to_string());
+            INTERLEAVE_REPLAY=il2-AwAFAQcABAAEoI0GAJgcTyq9xrexAbexAADdRX-3"#]].assert_eq(&violation.to_string());
 }

@@ -50,7 +50,8 @@ fn forge(prefix: &str, payload: &[u8]) -> String {
 }
 
 /// The payload of a schedule of the given runs (thread, length), without values, and the
-/// fields that follow: races fail, a step bound of 1000, no failure, fingerprint 0, no blocks.
+/// fields that follow: races fail, a step bound of 1000, no failure, fingerprint 0, no blocks,
+/// no test, no message.
 fn schedule(runs: &[(u64, u64)]) -> Vec<u8> {
     let mut out = Vec::new();
     put_varint(&mut out, runs.len() as u64);
@@ -63,6 +64,8 @@ fn schedule(runs: &[(u64, u64)]) -> Vec<u8> {
     put_varint(&mut out, 1000);
     out.push(0);
     out.extend_from_slice(&[0; 8]);
+    put_varint(&mut out, 0);
+    put_varint(&mut out, 0);
     put_varint(&mut out, 0);
     out
 }
@@ -86,7 +89,7 @@ fn a_token_cannot_size_an_allocation() {
     let probe = Probe::new(module_path!(), "a_token_cannot_size_an_allocation");
     if let Some(outcome) = probe.run(|| {
         let before = peak_memory();
-        let token = forge("il1-", &schedule(&[(0, (1 << 28) - 1)]));
+        let token = forge("il2-", &schedule(&[(0, (1 << 28) - 1)]));
         let report = replay(&token).expect("a well-formed token");
         let failure = report
             .first_failure()
@@ -101,7 +104,7 @@ fn a_token_cannot_size_an_allocation() {
             );
         }
         // A schedule longer than any memory is fine too: it is never expanded.
-        let endless = forge("il1-", &schedule(&[(1, 1 << 40), (0, 1 << 40)]));
+        let endless = forge("il2-", &schedule(&[(1, 1 << 40), (0, 1 << 40)]));
         let report = replay(&endless).expect("a well-formed token");
         let failure = report.first_failure().expect("thread 1 does not exist");
         assert!(
@@ -130,20 +133,20 @@ fn hostile_tokens_are_typed_errors() {
     let mut trailing = valid.clone();
     trailing.push(0);
     let cases: Vec<(String, &str)> = vec![
-        (forge("il1-", &huge_runs), "runs"),
-        (forge("il1-", &huge_values), "values"),
-        (forge("il1-", &huge_thread), "thread index"),
+        (forge("il2-", &huge_runs), "runs"),
+        (forge("il2-", &huge_values), "values"),
+        (forge("il2-", &huge_thread), "thread index"),
         (
-            forge("il1-", &schedule(&[(0, u64::MAX), (0, u64::MAX)])),
+            forge("il2-", &schedule(&[(0, u64::MAX), (0, u64::MAX)])),
             "more steps than can be counted",
         ),
-        (forge("il1-", &long_varint), "too long"),
-        (forge("il1-", &trailing), "trailing"),
-        (forge("il1-", &[]), "ends early"),
-        (forge("il01-", &valid), "should start with"),
-        (forge("il0001-", &valid), "should start with"),
-        (forge("il+1-", &valid), "should start with"),
-        (forge("il1-", &valid).replace("il1-", "il1--"), "corrupted"),
+        (forge("il2-", &long_varint), "too long"),
+        (forge("il2-", &trailing), "trailing"),
+        (forge("il2-", &[]), "ends early"),
+        (forge("il02-", &valid), "should start with"),
+        (forge("il0002-", &valid), "should start with"),
+        (forge("il+2-", &valid), "should start with"),
+        (forge("il2-", &valid).replace("il2-", "il2--"), "corrupted"),
     ];
     for (token, expected) in cases {
         let error = replay(&token).expect_err(&token);
@@ -152,9 +155,9 @@ fn hostile_tokens_are_typed_errors() {
         assert!(message.contains(expected), "{token}: {message}");
         assert_eq!(message.lines().count(), 1, "{message}");
     }
-    assert!(replay(&forge("il1-", &valid)).is_ok());
+    assert!(replay(&forge("il2-", &valid)).is_ok());
     assert!(matches!(
-        replay(&forge("il2-", &valid)),
-        Err(Error::Token(TokenError::UnsupportedVersion(2)))
+        replay(&forge("il1-", &valid)),
+        Err(Error::Token(TokenError::UnsupportedVersion(1)))
     ));
 }
