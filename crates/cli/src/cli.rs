@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use interleave::ssb::Partition;
-use interleave_peers::suite_runs::PeerSpec;
 use interleave_programs::{Program, Variant};
 
 use crate::output;
@@ -56,6 +55,7 @@ enum CliCommand {
     /// constraint solving which reorderings flip a `branch!`, and confirm each by running it.
     Ssb(SsbArgs),
     /// Serve peer jobs on stdin/stdout (used by `bench` itself).
+    #[cfg(feature = "peers")]
     #[command(name = "peer-worker", hide = true)]
     PeerWorker,
 }
@@ -104,13 +104,14 @@ struct BenchArgs {
     #[arg(long = "program", short = 'p', value_delimiter = ',')]
     programs: Vec<String>,
     /// Strategy specs (repeatable or comma-separated): interleave strategies such as `random`,
-    /// `pct:d=3`, and peers `shuttle-random`, `shuttle-pct:d=3`, `loom:b=2`. Default: auto,
-    /// random, pct:d=3 and the four peer columns. A comma followed by `key=value` continues the
-    /// previous spec: `-s random,rpro:d=3,r=20` is two strategies.
+    /// `pct:d=3`, and peers `shuttle-random`, `shuttle-pct:d=3`, `loom:b=2` (in a build with the
+    /// `peers` feature). Default: auto, random and pct:d=3. A comma followed by `key=value`
+    /// continues the previous spec: `-s random,rpro:d=3,r=20` is two strategies.
     #[arg(long = "strategy", short = 's')]
     strategies: Vec<String>,
     /// Add the peer columns (shuttle-random, shuttle-pct:d=3, loom:b=2, loom:b=3) to the
-    /// strategies given with --strategy.
+    /// strategies: needs a build with them (`cargo run --release -p interleave-cli --features
+    /// peers -- bench --peers`).
     #[arg(long)]
     peers: bool,
     /// A parameter sweep, e.g. `pct:d=1..5` or `pct:d=3,steps=10..100/10`: one strategy per value
@@ -228,6 +229,7 @@ pub enum Command {
         token: String,
     },
     Ssb(SsbPlan),
+    #[cfg(feature = "peers")]
     PeerWorker,
 }
 
@@ -264,6 +266,7 @@ impl Cli {
     pub fn into_command(self) -> anyhow::Result<Command> {
         match self.command {
             CliCommand::List => Ok(Command::List),
+            #[cfg(feature = "peers")]
             CliCommand::PeerWorker => Ok(Command::PeerWorker),
             CliCommand::Merge { inputs, outputs } => {
                 let outputs = Outputs::from(outputs);
@@ -351,7 +354,6 @@ fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
     };
     let mut strategies: Vec<String> = Vec::new();
     let defaults = args.strategies.is_empty() && args.sweeps.is_empty();
-    let peers = args.peers || defaults;
     let explicit = if defaults {
         ["auto", "random", "pct:d=3"].map(String::from).to_vec()
     } else {
@@ -361,8 +363,11 @@ fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
         let column = Column::parse(spec).with_context(|| format!("in --strategy {spec:?}"))?;
         strategies.push(column.to_string());
     }
-    if peers {
-        strategies.extend(PeerSpec::DEFAULTS.iter().map(|p| p.to_string()));
+    if args.peers {
+        #[cfg(feature = "peers")]
+        strategies.extend(crate::peers::PeerSpec::DEFAULTS.iter().map(|p| p.to_string()));
+        #[cfg(not(feature = "peers"))]
+        bail!("--peers: {}", crate::peers::NOT_BUILT);
     }
     for sweep in &args.sweeps {
         strategies.extend(
@@ -428,25 +433,46 @@ mod tests {
     }
 
     #[test]
-    fn defaults_include_the_peers_and_both_variants() {
+    fn defaults_are_interleave_strategies_on_both_variants() {
         let Command::Bench(plan) = parse(&["bench"]).unwrap() else {
+            panic!("not a bench")
+        };
+        assert_eq!(plan.config.strategies, ["auto", "random", "pct:d=3"]);
+        assert_eq!(plan.config.variants, ["buggy", "fixed"]);
+        assert_eq!(plan.config.seeds, 10);
+        assert_eq!(plan.shard, Shard::WHOLE);
+    }
+
+    #[cfg(feature = "peers")]
+    #[test]
+    fn the_peers_flag_adds_the_four_peer_columns() {
+        let Command::Bench(plan) = parse(&["bench", "-s", "auto", "--peers"]).unwrap() else {
             panic!("not a bench")
         };
         assert_eq!(
             plan.config.strategies,
             [
                 "auto",
-                "random",
-                "pct:d=3",
                 "shuttle-random",
                 "shuttle-pct:d=3",
                 "loom:b=2",
                 "loom:b=3"
             ]
         );
-        assert_eq!(plan.config.variants, ["buggy", "fixed"]);
-        assert_eq!(plan.config.seeds, 10);
-        assert_eq!(plan.shard, Shard::WHOLE);
+        assert!(error(&["bench", "-s", "loom:b=x"]).contains("peer specs:"));
+    }
+
+    #[cfg(not(feature = "peers"))]
+    #[test]
+    fn a_build_without_the_peers_says_how_to_get_them() {
+        for args in [&["bench", "--peers"][..], &["bench", "-s", "loom:b=2"]] {
+            let message = error(args);
+            assert!(
+                message.contains("--features peers -- bench --peers"),
+                "{args:?}: {message}"
+            );
+            assert_eq!(message.lines().count(), 1, "{args:?}: {message}");
+        }
     }
 
     #[test]
@@ -486,11 +512,10 @@ mod tests {
 
     #[test]
     fn malformed_options_are_one_line_errors_with_the_choices() {
-        let cases: [(&[&str], &str); 6] = [
+        let cases: [(&[&str], &str); 5] = [
             (&["bench", "-p", "nope"], "the programs are: seed000-fig1"),
             (&["bench", "-s", "quantum"], "expected one of"),
             (&["bench", "-s", "pct:d=0"], "at least 1"),
-            (&["bench", "-s", "loom:b=x"], "peer specs:"),
             (&["bench", "--shard", "3/2"], "expected i/n"),
             (&["bench", "--sweep", "pct:d=3"], "exactly one parameter"),
         ];

@@ -15,6 +15,7 @@ mod bench;
 mod chart;
 mod cli;
 mod output;
+mod peers;
 mod plan;
 mod results;
 mod runner;
@@ -58,8 +59,9 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             token,
         } => Ok(bench::replay(program, variant, &token)?.into()),
         cli::Command::Ssb(plan) => ssb::ssb(&plan).map(|()| ExitCode::SUCCESS),
+        #[cfg(feature = "peers")]
         cli::Command::PeerWorker => {
-            interleave_peers::worker::serve()?;
+            peers::worker::serve()?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -6,7 +6,8 @@
 
 use anyhow::{anyhow, bail, Context};
 use interleave::StrategySpec;
-use interleave_peers::suite_runs::{PeerSpec, PEER_NAMES};
+#[cfg(feature = "peers")]
+use crate::peers::{PeerSpec, PEER_NAMES};
 use interleave_programs::{Program, Variant};
 
 use crate::results::Config;
@@ -17,6 +18,7 @@ pub enum Column {
     /// An interleave strategy.
     Interleave(StrategySpec),
     /// Shuttle or loom.
+    #[cfg(feature = "peers")]
     Peer(PeerSpec),
 }
 
@@ -24,19 +26,28 @@ impl Column {
     /// Parses a strategy spec (`pct:d=3`) or a peer spec (`shuttle-pct:d=3`, `loom:b=2`).
     pub fn parse(spec: &str) -> anyhow::Result<Column> {
         let spec = spec.trim();
-        if PeerSpec::is_peer_spec(spec) {
+        if crate::peers::is_peer_spec(spec) {
+            #[cfg(feature = "peers")]
             return Ok(Column::Peer(spec.parse()?));
+            #[cfg(not(feature = "peers"))]
+            bail!("{spec}: {}", crate::peers::NOT_BUILT);
         }
+        #[cfg(feature = "peers")]
+        let or_peers = format!(" (or a peer: {PEER_NAMES})");
+        #[cfg(not(feature = "peers"))]
+        let or_peers = "";
         spec.parse::<StrategySpec>()
             .map(Column::Interleave)
-            .map_err(|e| anyhow!("{e} (or a peer: {PEER_NAMES})"))
+            .map_err(|e| anyhow!("{e}{or_peers}"))
     }
 
     /// `interleave`, `shuttle` or `loom`.
     pub fn tool(&self) -> &'static str {
         match self {
             Column::Interleave(_) => "interleave",
+            #[cfg(feature = "peers")]
             Column::Peer(PeerSpec::Loom { .. }) => "loom",
+            #[cfg(feature = "peers")]
             Column::Peer(_) => "shuttle",
         }
     }
@@ -45,6 +56,7 @@ impl Column {
     pub fn is_deterministic(&self) -> bool {
         match self {
             Column::Interleave(spec) => spec.is_deterministic(),
+            #[cfg(feature = "peers")]
             Column::Peer(peer) => peer.is_deterministic(),
         }
     }
@@ -54,6 +66,7 @@ impl std::fmt::Display for Column {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Column::Interleave(spec) => spec.fmt(f),
+            #[cfg(feature = "peers")]
             Column::Peer(peer) => peer.fmt(f),
         }
     }
@@ -103,6 +116,7 @@ impl Sweep {
                 let spec = format!("{name}:{}", params.join(","));
                 match Column::parse(&spec)? {
                     Column::Interleave(parsed) => Ok((value, parsed.to_string())),
+                    #[cfg(feature = "peers")]
                     Column::Peer(_) => Err(bad("sweeps are for interleave strategies")),
                 }
             })
@@ -303,13 +317,14 @@ mod tests {
     #[test]
     fn columns_parse_strategies_and_peers() {
         assert_eq!(Column::parse("pct:d=3").unwrap().tool(), "interleave");
-        assert_eq!(Column::parse("shuttle-random").unwrap().tool(), "shuttle");
-        assert_eq!(Column::parse("loom:b=2").unwrap().tool(), "loom");
         let err = Column::parse("quantum").unwrap_err().to_string();
-        assert!(
-            err.contains("random") && err.contains("loom:b=N"),
-            "names the valid choices: {err}"
-        );
+        assert!(err.contains("random"), "names the valid choices: {err}");
+        #[cfg(feature = "peers")]
+        {
+            assert_eq!(Column::parse("shuttle-random").unwrap().tool(), "shuttle");
+            assert_eq!(Column::parse("loom:b=2").unwrap().tool(), "loom");
+            assert!(err.contains("loom:b=N"), "names the peers too: {err}");
+        }
     }
 
     #[test]
@@ -334,7 +349,7 @@ mod tests {
     fn config(seeds: u64) -> Config {
         Config {
             programs: vec!["seed001-d1".into(), "seed001-d2".into()],
-            strategies: vec!["random".into(), "loom:b=2".into()],
+            strategies: vec!["random".into(), "dfs".into()],
             sweeps: vec![],
             variants: vec!["buggy".into(), "fixed".into()],
             executions: 10,
@@ -345,13 +360,13 @@ mod tests {
     }
 
     #[test]
-    fn loom_runs_once_per_program_and_variant() {
+    fn a_deterministic_column_runs_once_per_program_and_variant() {
         let plan = JobPlan::new(&config(3)).unwrap();
         let jobs: Vec<Job> = plan.iter().collect();
         assert_eq!(jobs.len() as u64, plan.len());
         assert_eq!(jobs.len(), 2 * 2 * (3 + 1));
         assert_eq!(jobs[0].seed, 5);
-        assert_eq!(jobs[3].column.to_string(), "loom:b=2");
+        assert_eq!(jobs[3].column.to_string(), "dfs");
         assert_eq!(jobs[3].seed, 5);
         assert_eq!(jobs[4].variant, Variant::Fixed);
         assert_eq!(jobs[8].program.name, "seed001-d2");
@@ -362,7 +377,7 @@ mod tests {
                 Some(index as u64)
             );
         }
-        assert_eq!(plan.index_of("seed001-d1", false, "loom:b=2", 6), None);
+        assert_eq!(plan.index_of("seed001-d1", false, "dfs", 6), None);
         assert_eq!(plan.index_of("seed001-d1", false, "random", 8), None);
         assert_eq!(plan.index_of("seed001-d1", false, "random", 4), None);
         assert!(plan.get(plan.len()).is_none());

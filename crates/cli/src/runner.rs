@@ -1,28 +1,28 @@
 //! Runs jobs on worker threads and turns each into a [`Record`].
 //!
 //! Interleave jobs run in-process, one exploration per job on one worker (the exploration's own
-//! result does not depend on threads). Peer jobs go to a per-thread worker process (see
-//! `interleave_peers::worker`). Jobs are handed out in order from a shared counter and their
+//! result does not depend on threads). Peer jobs (in a build with the `peers` feature) go to a
+//! per-thread worker process (see `interleave_peers::worker`). Jobs are handed out in order from a shared counter and their
 //! records are put back in job order, so the output does not depend on `--jobs`. Jobs are made
 //! from the plan as they are handed out, and records are kept only for jobs that ran, so memory
 //! follows the work done, not the size of the run. Setting the stop flag (Ctrl-C) ends the
 //! hand-out; the jobs already running finish.
 
-use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use interleave::{Builder, Failure, FailureKind, RaceMode};
-use interleave_peers::suite_runs::PeerSpec;
-use interleave_peers::worker::{self, Client};
+#[cfg(feature = "peers")]
+use crate::peers::{worker, PeerSpec};
 use interleave_programs::{Program, Surface, Variant};
 
 use crate::plan::{Column, Job, JobPlan};
 use crate::results::{Record, Shard};
 
 /// The hidden subcommand that makes this binary a peer worker.
+#[cfg(feature = "peers")]
 pub const PEER_WORKER_COMMAND: &str = "peer-worker";
 
 /// The failure kind that exposes `program`'s declared bug, by name.
@@ -103,7 +103,8 @@ fn run_interleave(job: &Job, spec: &interleave::StrategySpec, executions: u64) -
     record
 }
 
-fn run_peer(job: &Job, peer: PeerSpec, executions: u64, client: &mut Client) -> Record {
+#[cfg(feature = "peers")]
+fn run_peer(job: &Job, peer: PeerSpec, executions: u64, client: &mut worker::Client) -> Record {
     let started = Instant::now();
     let result = client.run(&worker::Job {
         peer,
@@ -166,9 +167,10 @@ fn empty_record(job: &Job) -> Record {
     }
 }
 
-fn peer_client() -> Client {
+#[cfg(feature = "peers")]
+fn peer_client() -> worker::Client {
     let exe = std::env::current_exe().unwrap_or_else(|_| "interleave".into());
-    Client::new(exe, vec![OsString::from(PEER_WORKER_COMMAND)])
+    worker::Client::new(exe, vec![std::ffi::OsString::from(PEER_WORKER_COMMAND)])
 }
 
 /// The records of a run, in job order, and whether every job of the shard ran.
@@ -205,7 +207,8 @@ pub fn run(
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
-                let mut client: Option<Client> = None;
+                #[cfg(feature = "peers")]
+                let mut client: Option<worker::Client> = None;
                 loop {
                     if stop.load(Ordering::SeqCst) {
                         break;
@@ -223,6 +226,7 @@ pub fn run(
                     ));
                     let record = match &job.column {
                         Column::Interleave(spec) => run_interleave(&job, spec, executions),
+                        #[cfg(feature = "peers")]
                         Column::Peer(peer) => run_peer(
                             &job,
                             *peer,

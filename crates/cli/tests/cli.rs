@@ -34,12 +34,18 @@ fn records(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The strategies of the run: a peer column too when the build has them.
+#[cfg(feature = "peers")]
+const STRATEGIES: &str = "random,pct:d=2,loom:b=2";
+#[cfg(not(feature = "peers"))]
+const STRATEGIES: &str = "random,pct:d=2";
+
 const RUN: [&str; 12] = [
     "bench",
     "-p",
     "seed001-d1,seed000-fig1",
     "-s",
-    "random,pct:d=2,loom:b=2",
+    STRATEGIES,
     "--sweep",
     "pct:d=1..3",
     "-n",
@@ -153,7 +159,10 @@ fn malformed_input_is_refused_in_one_line() {
             ],
             "different configuration",
         ),
+        #[cfg(feature = "peers")]
         (vec!["bench", "-s", "shuttle-pct:d=0"], "at least 1"),
+        #[cfg(not(feature = "peers"))]
+        (vec!["bench", "-s", "shuttle-pct:d=3"], "--features peers"),
     ];
     for (args, expected) in cases {
         let out = interleave(&args);
