@@ -128,11 +128,24 @@ fn report(results: &Results, outputs: &Outputs) -> anyhow::Result<usize> {
 }
 
 pub fn list() {
+    // Columns as wide as their widest entry, and the summary on a line of its own under them,
+    // so that no long origin pushes the next column out of line.
+    let programs = interleave_programs::all();
+    let width = |text: &dyn Fn(&Program) -> String, title: &str| {
+        programs
+            .iter()
+            .map(|p| text(p).chars().count())
+            .chain([title.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let name_width = width(&|p| p.name.to_string(), "program");
+    let kind_width = width(&|p| p.bug.to_string(), "bug kind");
     println!(
-        "{:<32} {:<26} {:<46} summary",
-        "program", "bug kind", "origin"
+        "{:<name_width$} {:<kind_width$} origin\n    summary",
+        "program", "bug kind"
     );
-    for program in interleave_programs::all() {
+    for program in programs {
         // Long programs are left out of default bench runs; the mark says why one is missing.
         let long = if program.long {
             " (long: runs only when named)"
@@ -141,12 +154,12 @@ pub fn list() {
         };
         // Says why interleave's columns do not find these bugs yet.
         let weak = if program.needs_weak_memory {
-            " (needs a weak memory model: issue 20)"
+            " (needs a weak memory model)"
         } else {
             ""
         };
         println!(
-            "{:<32} {:<26} {:<46} {}{long}{weak}",
+            "\n{:<name_width$} {:<kind_width$} {}\n    {}{long}{weak}",
             program.name,
             program.bug.to_string(),
             program.origin,

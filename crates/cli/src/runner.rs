@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
-use interleave::{Builder, Failure, FailureKind, RaceMode};
 #[cfg(feature = "peers")]
 use crate::peers::{worker, PeerSpec};
+use indicatif::{ProgressBar, ProgressStyle};
+use interleave::{Builder, Failure, FailureKind, RaceMode};
 use interleave_programs::{Program, Surface, Variant};
 
 use crate::plan::{Column, Job, JobPlan};
@@ -173,6 +173,47 @@ fn peer_client() -> worker::Client {
     worker::Client::new(exe, vec![std::ffi::OsString::from(PEER_WORKER_COMMAND)])
 }
 
+/// Progress as plain lines, for a standard error that is not a terminal (a CI log, a pipe),
+/// where the progress bar draws nothing: a line at every tenth of the runs and at least every
+/// 30 seconds, so a long run is never silent.
+struct PlainProgress {
+    enabled: bool,
+    total: u64,
+    done: u64,
+    started: Instant,
+    last_line: Instant,
+}
+
+impl PlainProgress {
+    fn new(total: u64) -> PlainProgress {
+        use std::io::IsTerminal;
+        PlainProgress {
+            enabled: !std::io::stderr().is_terminal(),
+            total,
+            done: 0,
+            started: Instant::now(),
+            last_line: Instant::now(),
+        }
+    }
+
+    /// Counts one finished run and returns the line to print, if one is due.
+    fn tick(&mut self) -> Option<String> {
+        self.done += 1;
+        let tenth = |done: u64| done * 10 / self.total.max(1);
+        let new_tenth = tenth(self.done) != tenth(self.done - 1);
+        if !self.enabled || !(new_tenth || self.last_line.elapsed() >= Duration::from_secs(30)) {
+            return None;
+        }
+        self.last_line = Instant::now();
+        Some(format!(
+            "progress: {}/{} runs after {:.0}s",
+            self.done,
+            self.total,
+            self.started.elapsed().as_secs_f64()
+        ))
+    }
+}
+
 /// The records of a run, in job order, and whether every job of the shard ran.
 pub struct Finished {
     pub records: Vec<Record>,
@@ -199,6 +240,7 @@ pub fn run(
         .progress_chars("=> "),
     );
     progress.enable_steady_tick(Duration::from_millis(250));
+    let plain_progress = Mutex::new(PlainProgress::new(total));
     let next = AtomicU64::new(0);
     let records: Mutex<Vec<(u64, Record)>> = Mutex::new(Vec::new());
     let workers = u64::try_from(threads)
@@ -248,6 +290,9 @@ pub fn run(
                             .push((n, record));
                     }
                     progress.inc(1);
+                    if let Some(line) = plain_progress.lock().expect("no panics").tick() {
+                        eprintln!("{line}");
+                    }
                 }
             });
         }

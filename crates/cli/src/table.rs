@@ -131,16 +131,30 @@ fn notes(cell: &Cell<'_>) -> String {
     notes.join("; ")
 }
 
+/// What the buggy table's columns mean, printed under it.
+const LEGEND: &str = "
+A run is one program under one strategy with one random seed. exposed: the share of all the
+runs' executions that exposed the bug (a peer stops at its first failure, so it has none);
+mean, median, min..max: over the runs that found the bug, the execution (from 1) that first
+exposed it; found: the runs that found it, of those that ran; time: wall time of all the runs.
+";
+
 /// Renders the whole report.
 pub fn render(results: &Results) -> (String, usize) {
     let config = &results.config;
     let mut out = String::new();
+    let has_loom = config.strategies.iter().any(|s| s.starts_with("loom"));
     let _ = writeln!(
         out,
-        "{} executions per run, seeds {}..={} (loom is deterministic: one run), {} strategies, {} programs",
+        "{} executions per run, random seeds {}..={}{}, {} strategies, {} programs",
         config.executions,
         config.first_seed,
         config.first_seed + config.seeds.saturating_sub(1),
+        if has_loom {
+            " (loom is deterministic: one run)"
+        } else {
+            ""
+        },
         config.strategies.len(),
         config.programs.len()
     );
@@ -162,7 +176,7 @@ pub fn render(results: &Results) -> (String, usize) {
         let _ = writeln!(
             out,
             "{:<30} {:<16} {:>9} {:>9} {:>8} {:>13} {:>6} {:>8}",
-            "", "", "(of execs)", "", "", "", "(seeds)", ""
+            "", "", "(of execs)", "", "", "", "(runs)", ""
         );
         let mut last_program = "";
         for ((program, _, strategy), cell) in &buggy {
@@ -201,6 +215,7 @@ pub fn render(results: &Results) -> (String, usize) {
                 notes(cell)
             );
         }
+        out.push_str(LEGEND);
         out.push_str(&summary(&buggy));
     }
     for sweep in &config.sweeps {

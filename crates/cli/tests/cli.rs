@@ -72,6 +72,15 @@ fn shards_merge_into_the_whole_run() {
         table.contains("seed001-d1") && table.contains("fixed twins: no failures"),
         "{table}"
     );
+    assert!(
+        table.contains("exposed: the share of all the"),
+        "the table has a legend: {table}"
+    );
+    let log = String::from_utf8_lossy(&whole.stderr);
+    assert!(
+        log.contains("progress: ") && log.contains(" runs after "),
+        "a piped run prints progress lines: {log}"
+    );
     for shard in ["1/2", "2/2"] {
         let name = format!("shard{}.json", &shard[..1]);
         let out = interleave(&[&RUN[..], &["--shard", shard, "--json", &path(&name)]].concat());

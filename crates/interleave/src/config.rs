@@ -179,19 +179,22 @@ impl Config {
         where
             T: std::str::FromStr<Err = std::num::ParseIntError> + Bounded + std::fmt::Display,
         {
-            value.trim().parse().map_err(|error: std::num::ParseIntError| {
-                let reason = match error.kind() {
-                    std::num::IntErrorKind::PosOverflow => {
-                        format!("too large: at most {}", T::MAX)
+            value
+                .trim()
+                .parse()
+                .map_err(|error: std::num::ParseIntError| {
+                    let reason = match error.kind() {
+                        std::num::IntErrorKind::PosOverflow => {
+                            format!("too large: at most {}", T::MAX)
+                        }
+                        _ => "expected a whole number".to_string(),
+                    };
+                    Error::Environment {
+                        name,
+                        value: value.to_string(),
+                        reason,
                     }
-                    _ => "expected a whole number".to_string(),
-                };
-                Error::Environment {
-                    name,
-                    value: value.to_string(),
-                    reason,
-                }
-            })
+                })
         }
         fn seconds(name: &'static str, value: &str) -> Result<Option<Duration>, Error> {
             let invalid = || Error::Environment {
@@ -265,7 +268,10 @@ impl Config {
         let Some(persistence) = &mut self.persistence else {
             return;
         };
-        match requested.as_deref().map(|value| (value.trim(), switch(value))) {
+        match requested
+            .as_deref()
+            .map(|value| (value.trim(), switch(value)))
+        {
             None => {
                 let in_ci = var(ENV_CI).is_some_and(|value| {
                     let value = value.trim();

@@ -173,7 +173,7 @@ pub fn permit_leak(variant: Variant) {
 pub static PROGRAMS: &[Program] = &[
     Program {
         name: "async-lost-wakeup",
-        origin: "issue 9, port of seed 002 losenotify to interleave::future (Notify)",
+        origin: "async port of seed 002 losenotify (Notify)",
         bug: BugKind::Deadlock,
         summary: "notify_waiters between the consumer's flag check and its wait is lost; the consumer waits for ever",
         found_by: Finding {
@@ -186,7 +186,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         name: "async-check-then-act",
-        origin: "issue 9, port of the check-then-act of seed 003 to an async Mutex",
+        origin: "async port of seed 003 check-then-act (Mutex)",
         bug: BugKind::Assertion,
         summary: "two withdrawals read the balance under one guard and write it under another; one is lost",
         found_by: Finding {
@@ -199,7 +199,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         name: "async-deadline-race",
-        origin: "issue 9, a select between a deadline and a message (interleave::time)",
+        origin: "async: a select between a deadline and a message",
         bug: BugKind::Assertion,
         summary: "the message and the deadline are due at the same virtual instant; when the deadline wins, a finished job is recorded as timed out",
         found_by: Finding {
@@ -212,7 +212,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         name: "async-permit-leak",
-        origin: "issue 9, a semaphore permit leaked on an early-return path",
+        origin: "async: a semaphore permit leaked on early return",
         bug: BugKind::Deadlock,
         summary: "a cancelled worker forgets its permit; the next acquire waits for ever",
         found_by: Finding {

@@ -397,7 +397,7 @@ const WEAK_MODEL_TARGET: Finding = Finding {
 pub static PROGRAMS: &[Program] = &[
     Program {
         name: "ordering-flag-buffer",
-        origin: "memory ordering (issue 20): message passing",
+        origin: "memory ordering: message passing",
         bug: BugKind::Assertion,
         summary: "a reader sees the relaxed `ready` flag set but not the buffer written before it",
         found_by: WEAK_MODEL_TARGET,
@@ -407,7 +407,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         name: "ordering-spsc-ring",
-        origin: "memory ordering (issue 20): SPSC ring buffer",
+        origin: "memory ordering: SPSC ring buffer",
         bug: BugKind::Assertion,
         summary:
             "the producer stores `tail` relaxed, so the consumer may pop a slot before its value",
@@ -418,7 +418,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         name: "ordering-peterson",
-        origin: "memory ordering (issue 20): Peterson's lock",
+        origin: "memory ordering: Peterson's lock",
         bug: BugKind::Assertion,
         summary: "with release/acquire flags each thread may miss the other's flag, and both enter",
         found_by: WEAK_MODEL_TARGET,
@@ -428,7 +428,7 @@ pub static PROGRAMS: &[Program] = &[
     },
     Program {
         name: "ordering-double-checked-init",
-        origin: "memory ordering (issue 20): Once-style init",
+        origin: "memory ordering: Once-style init",
         bug: BugKind::Assertion,
         summary:
             "the lock-free check loads the flag relaxed, so it may see the flag before the value",
