@@ -228,25 +228,76 @@
 //! ## Testing the same code against std
 //!
 //! Route the imports of the code under test through one module, in the pattern of tokio's
-//! `src/loom/mod.rs`, and build with `RUSTFLAGS="--cfg interleave"` to test it:
+//! `src/loom/mod.rs`, and build with `RUSTFLAGS="--cfg interleave"` to test it. Three pieces:
 //!
-//! ```ignore
-//! // src/sync.rs of the crate under test
-//! #[cfg(interleave)]
-//! pub(crate) use interleave::{sync::*, thread};
-//! #[cfg(not(interleave))]
-//! pub(crate) use std::{sync::*, thread};
-//! ```
+//! 1. `Cargo.toml` of the crate under test: interleave only in that build, and the cfg
+//!    declared so that rustc does not warn about it:
 //!
-//! (Declare the cfg in `Cargo.toml` with `[lints.rust] unexpected_cfgs = { level = "warn",
-//! check-cfg = ['cfg(interleave)'] }`.) The types in [`sync`] and [`thread`] have std's
-//! signatures, so the same source compiles both ways. [`cell::Var`] and [`rand`] have no std
-//! counterpart; outside tests, use a `Mutex` or plain field and your own randomness.
+//!    ```toml
+//!    [target.'cfg(interleave)'.dev-dependencies]
+//!    interleave = "0.1"
+//!
+//!    [lints.rust]
+//!    unexpected_cfgs = { level = "warn", check-cfg = ['cfg(interleave)'] }
+//!    ```
+//!
+//!    (A `[dependencies]` entry under the same `target` table instead, when the library's own
+//!    code, not only its tests, must use interleave's types in that build.)
+//!
+//! 2. One module the code imports its primitives from; std's `UnsafeCell` has no `with`/
+//!    `with_mut`, so the std side gets a small wrapper with interleave's (and loom's) shape:
+//!
+//!    ```ignore
+//!    // src/sync.rs of the crate under test
+//!    #[cfg(interleave)]
+//!    pub(crate) use interleave::{cell::UnsafeCell, sync::*, thread};
+//!    #[cfg(not(interleave))]
+//!    pub(crate) use std::{sync::*, thread};
+//!
+//!    #[cfg(not(interleave))]
+//!    #[derive(Debug)]
+//!    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+//!
+//!    #[cfg(not(interleave))]
+//!    impl<T> UnsafeCell<T> {
+//!        pub(crate) const fn new(value: T) -> Self {
+//!            UnsafeCell(std::cell::UnsafeCell::new(value))
+//!        }
+//!        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+//!            f(self.0.get())
+//!        }
+//!        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+//!            f(self.0.get())
+//!        }
+//!    }
+//!    ```
+//!
+//! 3. Tests that exist only in that build, and the command that builds it:
+//!
+//!    ```ignore
+//!    #[cfg(interleave)]
+//!    #[test]
+//!    fn the_queue_is_linearizable() {
+//!        interleave::check(|| { /* threads using crate::sync */ });
+//!    }
+//!    ```
+//!
+//!    ```sh
+//!    RUSTFLAGS="--cfg interleave" cargo test --release
+//!    ```
+//!
+//! Forgetting `RUSTFLAGS` builds the std side, where the `#[cfg(interleave)]` tests do not
+//! exist: the run says "running 0 tests". Setting `RUSTFLAGS` rebuilds every dependency; a
+//! separate target directory (`CARGO_TARGET_DIR=target/interleave`) keeps the normal build's
+//! artifacts. The types in [`sync`] and [`thread`] have std's signatures, so the same source
+//! compiles both ways. [`cell::Var`] and [`rand`] have no std counterpart; outside tests, use a
+//! `Mutex` or plain field and your own randomness.
 //!
 //! ## Limits
 //!
-//! - Sequential consistency: every atomic behaves as `SeqCst`, whatever ordering is passed.
-//!   Bugs that need weak memory behaviour are not found.
+//! - Atomics follow a weak memory model ([`Config::memory`]): a load may read a store that is
+//!   not the latest when the orderings allow it. The model is an operational approximation of
+//!   C++20's, not all of it; `INTERLEAVE_MEMORY=sc` runs every atomic as `SeqCst`.
 //! - Only operations on this crate's types are scheduling points. Code that synchronises
 //!   through `std::sync`, real I/O or the clock is not controlled. A thread that blocks or
 //!   spins on such code stops the whole execution; after [`Config::watchdog`] (10 s) without
