@@ -95,7 +95,7 @@ impl AtomicityViolation {
                     "{} {} {} at {}",
                     unit_name(a.unit),
                     if a.write { "writes" } else { "reads" },
-                    a.object,
+                    ex.object_name(ex.events[a.step].object),
                     ShortSite(trace[a.step].site)
                 )
             })
@@ -109,7 +109,10 @@ impl AtomicityViolation {
                     owner.instance
                 )
             }
-            SetId::Single(object) => format!("{{{object}}}"),
+            SetId::Single(object) => match ex.objects.iter().position(|o| o.id == object) {
+                Some(index) => format!("{{{}}}", ex.object_name(index as u32)),
+                None => format!("{{{object}}}"),
+            },
         };
         let key = format!(
             "{} {} {} {:?}",

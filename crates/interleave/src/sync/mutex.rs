@@ -50,6 +50,16 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// A new unlocked mutex that keeps the state of the primitive `name` built on it (the
+    /// async primitives): reports show its steps as that primitive's operations.
+    #[track_caller]
+    pub(crate) const fn state_of(name: &'static str, value: T) -> Mutex<T> {
+        Mutex {
+            handle: ObjectHandle::internal(Location::caller(), name),
+            data: UnsafeCell::new(value),
+        }
+    }
+
     /// Consumes the mutex and returns the value; `Err` if the mutex is poisoned.
     pub fn into_inner(self) -> LockResult<T> {
         let poisoned = poison::handle_poisoned(&self.handle);

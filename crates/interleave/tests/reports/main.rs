@@ -8,3 +8,4 @@ mod persistence;
 mod replay;
 mod report_snapshots;
 mod test_attribute;
+mod scratch;

@@ -23,6 +23,8 @@ pub(crate) struct Race {
 /// Checks an access of the running thread to variable `object` and records it.
 pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site) -> Option<Race> {
     let me = ex.me();
+    // The access is the step just recorded.
+    let step = ex.steps().saturating_sub(1);
     let (threads, objects) = (&ex.threads, &mut ex.objects);
     let clock = &threads[me].clock;
     let ObjState::Var { last_write, reads } = &mut objects[object as usize].state else {
@@ -43,6 +45,7 @@ pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site
         epoch: clock.get(me),
         site,
         write,
+        step,
     };
     if write {
         *last_write = Some(this);
@@ -70,7 +73,7 @@ pub(crate) fn describe(
     };
     format!(
         "data race on {}: {} {} at {} and {} {} at {} are not ordered by happens-before",
-        ex.object_id(object),
+        ex.object_name(object),
         thread_label(ex, race.earlier.thread),
         kind(race.earlier.write),
         ShortSite(race.earlier.site),

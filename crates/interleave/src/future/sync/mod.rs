@@ -61,9 +61,17 @@ fn state<T>(lock: &StateLock<T>) -> crate::sync::MutexGuard<'_, T> {
     lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Locks a primitive's state, the step recorded at `site` (the user's call of the primitive).
-fn state_at<T>(lock: &StateLock<T>, site: Site) -> crate::sync::MutexGuard<'_, T> {
-    lock.lock_at(site)
+/// Locks a primitive's state, the step recorded at `site` (the user's call of the primitive)
+/// and shown in reports as the user's `operation` (`lock`, `notify_one`): the lock is the
+/// primitive's implementation, the operation is what the user's code did.
+fn state_at<'a, T>(
+    lock: &'a StateLock<T>,
+    site: Site,
+    operation: &'static str,
+) -> crate::sync::MutexGuard<'a, T> {
+    let guard = lock.lock_at(site);
+    crate::runtime::with(|ex| ex.show_last_step_as(operation));
+    guard
 }
 
 /// One waiting future's place in a [`WaitQueue`].

@@ -159,7 +159,7 @@ impl<T> Chan<T> {
 
 #[track_caller]
 fn shared<T>(capacity: Option<usize>) -> Shared<T> {
-    Arc::new(StateLock::new(Chan {
+    Arc::new(StateLock::state_of("AsyncChannel", Chan {
         queue: VecDeque::new(),
         capacity,
         free: capacity.unwrap_or(0),

@@ -64,7 +64,7 @@ struct WatchState {
 pub fn channel<T>(initial: T) -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
         value: ValueLock::new(initial),
-        state: StateLock::new(WatchState {
+        state: StateLock::state_of("Watch", WatchState {
             version: 0,
             sender_gone: false,
             receivers: 1,
