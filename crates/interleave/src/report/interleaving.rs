@@ -47,9 +47,16 @@ enum Row {
 }
 
 pub(crate) fn render(ex: &Recording) -> String {
+    render_keeping(ex, &[])
+}
+
+/// [`render`], never leaving out the steps `also_kept` (the accesses of an atomicity
+/// violation).
+pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     let events = &ex.events;
     let full = ex.limits.full_interleaving;
-    let kept = kept_steps(ex);
+    let mut kept = kept_steps(ex);
+    kept.extend(also_kept.iter().copied());
     let shown: Vec<usize> = (0..events.len())
         .filter(|&step| !is_folded(ex, step))
         .collect();

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::interleaving::render;
+use super::interleaving::render_keeping;
 use super::token::Token;
 use super::ENV_REPLAY;
 use crate::analysis::online::serializability::{UnitKey, Violation, PATTERNS};
@@ -135,7 +135,14 @@ impl AtomicityViolation {
             interleaver: unit_label(violation.interleaver),
             accesses,
             token: Token::from_run(ex, None).encode(),
-            interleaving: render(ex),
+            interleaving: render_keeping(
+                ex,
+                &violation
+                    .accesses
+                    .iter()
+                    .map(|a| a.step)
+                    .collect::<Vec<_>>(),
+            ),
             key,
         }
     }

@@ -777,24 +777,45 @@ impl Execution {
     }
 
     /// The label of the running thread's latest step, created (as `poll`) if it has none, if
-    /// that step is on a primitive's internal state lock.
+    /// that step is on a primitive's internal state lock. The release of the state lock does
+    /// not count: the primitive may have released it already, and reports show the release
+    /// as part of the step that took it.
     fn last_step_label(&mut self) -> Option<&mut StepLabel> {
-        let me = self.current as u32;
-        let recording = &mut self.recording;
-        let step = recording.events.iter().rposition(|event| event.thread == me)?;
-        let object = recording.events[step].object as usize;
-        if !recording.objects.get(object).is_some_and(|o| o.internal) {
+        // Destructors that run while the execution is torn down take no steps.
+        if self.teardown {
             return None;
         }
-        let labels = &mut recording.step_labels;
-        if labels.last().is_none_or(|last| last.step != step as u64) {
-            labels.push(StepLabel {
-                step: step as u64,
-                operation: "poll",
-                waits: false,
-            });
+        let me = self.current as u32;
+        let recording = &mut self.recording;
+        let internal = |object: ObjIdx| {
+            recording
+                .objects
+                .get(object as usize)
+                .is_some_and(|o| o.internal)
+        };
+        let step = recording.events.iter().rposition(|event| {
+            event.thread == me && !(event.kind == OpKind::Unlock && internal(event.object))
+        })?;
+        if !internal(recording.events[step].object) {
+            return None;
         }
-        labels.last_mut()
+        // Labels stay sorted by step: the thread's latest step is the latest step of all.
+        let labels = &mut recording.step_labels;
+        let index = match labels.binary_search_by_key(&(step as u64), |label| label.step) {
+            Ok(index) => index,
+            Err(index) => {
+                labels.insert(
+                    index,
+                    StepLabel {
+                        step: step as u64,
+                        operation: "poll",
+                        waits: false,
+                    },
+                );
+                index
+            }
+        };
+        labels.get_mut(index)
     }
 
     /// The one name reports give the object with index `object` (`Recording::object_name`).

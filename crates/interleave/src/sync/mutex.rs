@@ -78,6 +78,11 @@ impl<T: ?Sized> Mutex<T> {
         poison::result(poison::is_poisoned(idx), self.guard(idx, site))
     }
 
+    /// Where the mutex was created.
+    pub(crate) fn site(&self) -> Site {
+        self.handle.site()
+    }
+
     /// [`lock`](Mutex::lock) recorded at `site`: for primitives built on this one, which
     /// report their caller's line.
     pub(crate) fn lock_at(&self, site: Site) -> MutexGuard<'_, T> {

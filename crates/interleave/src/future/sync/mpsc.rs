@@ -214,7 +214,7 @@ impl<T> Sender<T> {
     /// Puts `value` in a free slot if there is one and no sender waits ahead.
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         let receiver = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "try_send");
             if chan.closed {
                 return Err(TrySendError::Closed(value));
             }
@@ -236,17 +236,17 @@ impl<T> Sender<T> {
 
     /// Whether the receiver was closed or dropped.
     pub fn is_closed(&self) -> bool {
-        state(&self.chan).closed
+        state(&self.chan, "is_closed").closed
     }
 
     /// The free slots now.
     pub fn capacity(&self) -> usize {
-        state(&self.chan).free
+        state(&self.chan, "capacity").free
     }
 
     /// The capacity the channel was made with.
     pub fn max_capacity(&self) -> usize {
-        state(&self.chan).capacity.unwrap_or(usize::MAX)
+        state(&self.chan, "max_capacity").capacity.unwrap_or(usize::MAX)
     }
 
     /// Whether `other` sends into the same channel.
@@ -257,7 +257,7 @@ impl<T> Sender<T> {
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Sender<T> {
-        state(&self.chan).senders += 1;
+        state(&self.chan, "clone sender").senders += 1;
         Sender {
             chan: self.chan.clone(),
         }
@@ -279,7 +279,7 @@ impl<T> fmt::Debug for Sender<T> {
 /// Counts a sender out; the last one wakes the receiver, which now sees the end.
 fn drop_sender<T>(chan: &StateLock<Chan<T>>) {
     let receiver = {
-        let mut chan = state(chan);
+        let mut chan = state(chan, "drop sender");
         chan.senders -= 1;
         if chan.senders == 0 {
             chan.receiver.take()
@@ -309,7 +309,7 @@ impl<T> Future for Sending<'_, T> {
         let Some(value) = this.value.take() else {
             panic!("a send future polled after it completed");
         };
-        let mut chan = state(this.chan);
+        let mut chan = state(this.chan, "send");
         if chan.closed {
             if let Some(ticket) = this.ticket.take() {
                 chan.send_waiters.withdraw(ticket);
@@ -351,7 +351,7 @@ impl<T> Drop for Sending<'_, T> {
             return;
         };
         let woken = {
-            let mut chan = state(self.chan);
+            let mut chan = state(self.chan, "cancel send");
             if chan.send_waiters.withdraw(ticket) == Standing::Granted {
                 chan.free += 1;
             }
@@ -371,7 +371,7 @@ impl<T> UnboundedSender<T> {
     /// closed or dropped.
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         let receiver = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "send");
             if chan.closed {
                 return Err(SendError(value));
             }
@@ -383,7 +383,7 @@ impl<T> UnboundedSender<T> {
 
     /// Whether the receiver was closed or dropped.
     pub fn is_closed(&self) -> bool {
-        state(&self.chan).closed
+        state(&self.chan, "is_closed").closed
     }
 
     /// Whether `other` sends into the same channel.
@@ -394,7 +394,7 @@ impl<T> UnboundedSender<T> {
 
 impl<T> Clone for UnboundedSender<T> {
     fn clone(&self) -> UnboundedSender<T> {
-        state(&self.chan).senders += 1;
+        state(&self.chan, "clone sender").senders += 1;
         UnboundedSender {
             chan: self.chan.clone(),
         }
@@ -421,7 +421,7 @@ struct Rx<T> {
 impl<T> Rx<T> {
     fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
         std::future::poll_fn(move |context| {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "recv");
             if let Some((value, senders)) = chan.pop() {
                 drop(chan);
                 wake_all(senders);
@@ -437,7 +437,7 @@ impl<T> Rx<T> {
     }
 
     fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        let mut chan = state(&self.chan);
+        let mut chan = state(&self.chan, "try_recv");
         if let Some((value, senders)) = chan.pop() {
             drop(chan);
             wake_all(senders);
@@ -454,7 +454,7 @@ impl<T> Rx<T> {
     /// back; the values already queued can still be received.
     fn close(&mut self) {
         let senders = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "close");
             chan.closed = true;
             chan.send_waiters.release_all()
         };
@@ -462,14 +462,14 @@ impl<T> Rx<T> {
     }
 
     fn len(&self) -> usize {
-        state(&self.chan).queue.len()
+        state(&self.chan, "len").queue.len()
     }
 }
 
 impl<T> Drop for Rx<T> {
     fn drop(&mut self) {
         let (values, senders) = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "drop receiver");
             chan.closed = true;
             (
                 std::mem::take(&mut chan.queue),

@@ -130,7 +130,7 @@ impl<T> Sender<T> {
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         let mut slot = write(&self.shared.value);
         let woken = {
-            let mut state = state(&self.shared.state);
+            let mut state = state(&self.shared.state, "send");
             if state.receivers == 0 {
                 return Err(SendError(value));
             }
@@ -180,7 +180,7 @@ impl<T> Sender<T> {
     /// Counts a change of the value, which the caller holds for writing, and lets every
     /// waiting receiver go; returns their wakers.
     fn new_version(&self) -> Vec<Waker> {
-        let mut state = state(&self.shared.state);
+        let mut state = state(&self.shared.state, "send");
         state.version += 1;
         state.waiters.release_all()
     }
@@ -196,7 +196,7 @@ impl<T> Sender<T> {
     /// A new receiver that has seen the current value.
     pub fn subscribe(&self) -> Receiver<T> {
         let seen = {
-            let mut state = state(&self.shared.state);
+            let mut state = state(&self.shared.state, "subscribe");
             state.receivers += 1;
             state.version
         };
@@ -208,7 +208,7 @@ impl<T> Sender<T> {
 
     /// How many receivers there are.
     pub fn receiver_count(&self) -> usize {
-        state(&self.shared.state).receivers
+        state(&self.shared.state, "receiver_count").receivers
     }
 
     /// Whether every receiver is gone.
@@ -220,7 +220,7 @@ impl<T> Sender<T> {
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let woken = {
-            let mut state = state(&self.shared.state);
+            let mut state = state(&self.shared.state, "drop sender");
             state.sender_gone = true;
             state.waiters.release_all()
         };
@@ -246,7 +246,7 @@ impl<T> Receiver<T> {
     /// still reports it if it was unseen.
     pub fn borrow(&self) -> Ref<'_, T> {
         let guard = read(&self.shared.value);
-        let version = state(&self.shared.state).version;
+        let version = state(&self.shared.state, "borrow").version;
         Ref {
             guard,
             has_changed: version != self.seen,
@@ -258,7 +258,7 @@ impl<T> Receiver<T> {
         let guard = read(&self.shared.value);
         // The version is read under the value's read lock, which every change holds for
         // writing while it bumps the version: it is the version of exactly this value.
-        let version = state(&self.shared.state).version;
+        let version = state(&self.shared.state, "borrow_and_update").version;
         let has_changed = version != self.seen;
         self.seen = version;
         Ref { guard, has_changed }
@@ -276,7 +276,7 @@ impl<T> Receiver<T> {
 
     /// Whether there is a version this receiver has not seen; fails if the sender is gone.
     pub fn has_changed(&self) -> Result<bool, RecvError> {
-        let state = state(&self.shared.state);
+        let state = state(&self.shared.state, "has_changed");
         if state.sender_gone {
             return Err(RecvError(()));
         }
@@ -291,7 +291,7 @@ impl<T> Receiver<T> {
 
 impl<T> Clone for Receiver<T> {
     fn clone(&self) -> Receiver<T> {
-        state(&self.shared.state).receivers += 1;
+        state(&self.shared.state, "clone receiver").receivers += 1;
         Receiver {
             shared: self.shared.clone(),
             seen: self.seen,
@@ -301,7 +301,7 @@ impl<T> Clone for Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        state(&self.shared.state).receivers -= 1;
+        state(&self.shared.state, "drop receiver").receivers -= 1;
     }
 }
 
@@ -325,7 +325,7 @@ impl<T> Future for Changed<'_, T> {
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let receiver = &mut *this.receiver;
-        let mut state = state(&receiver.shared.state);
+        let mut state = state(&receiver.shared.state, "changed");
         if let Some(ticket) = this.ticket.take() {
             // Still queued means nothing changed since the last poll; any other standing
             // means a change or the sender's drop let it go, which the checks below see.
@@ -351,7 +351,7 @@ impl<T> Future for Changed<'_, T> {
 impl<T> Drop for Changed<'_, T> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
-            state(&self.receiver.shared.state).waiters.withdraw(ticket);
+            state(&self.receiver.shared.state, "cancel changed").waiters.withdraw(ticket);
         }
     }
 }
