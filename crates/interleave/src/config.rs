@@ -189,19 +189,22 @@ impl Config {
         where
             T: std::str::FromStr<Err = std::num::ParseIntError> + Bounded + std::fmt::Display,
         {
-            value.trim().parse().map_err(|error: std::num::ParseIntError| {
-                let reason = match error.kind() {
-                    std::num::IntErrorKind::PosOverflow => {
-                        format!("too large: at most {}", T::MAX)
+            value
+                .trim()
+                .parse()
+                .map_err(|error: std::num::ParseIntError| {
+                    let reason = match error.kind() {
+                        std::num::IntErrorKind::PosOverflow => {
+                            format!("too large: at most {}", T::MAX)
+                        }
+                        _ => "expected a whole number".to_string(),
+                    };
+                    Error::Environment {
+                        name,
+                        value: value.to_string(),
+                        reason,
                     }
-                    _ => "expected a whole number".to_string(),
-                };
-                Error::Environment {
-                    name,
-                    value: value.to_string(),
-                    reason,
-                }
-            })
+                })
         }
         fn seconds(name: &'static str, value: &str) -> Result<Option<Duration>, Error> {
             let invalid = || Error::Environment {
@@ -288,7 +291,10 @@ impl Config {
         let Some(persistence) = &mut self.persistence else {
             return;
         };
-        match requested.as_deref().map(|value| (value.trim(), switch(value))) {
+        match requested
+            .as_deref()
+            .map(|value| (value.trim(), switch(value)))
+        {
             None => {
                 let in_ci = var(ENV_CI).is_some_and(|value| {
                     let value = value.trim();
@@ -379,6 +385,21 @@ mod tests {
         assert_eq!(config.seed, 5);
         assert_eq!(config.strategy, StrategySpec::pct(2));
         assert_eq!(config.replay.as_deref(), Some("il2-abc"));
+    }
+
+    #[test]
+    fn environment_asks_for_the_full_interleaving() {
+        let mut config = Config::default();
+        assert!(!config.full_interleaving);
+        config.apply_vars(env(&[(ENV_FULL_REPORT, "1")])).unwrap();
+        assert!(config.full_interleaving);
+        config.apply_vars(env(&[(ENV_FULL_REPORT, "off")])).unwrap();
+        assert!(!config.full_interleaving);
+        let error = config
+            .apply_vars(env(&[(ENV_FULL_REPORT, "everything")]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(ENV_FULL_REPORT), "{error}");
     }
 
     fn persisted() -> Config {

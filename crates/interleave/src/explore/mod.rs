@@ -352,7 +352,9 @@ type Plan = (u64, Box<dyn Schedule + Send>, bool);
 fn show_once(note: &str) {
     use std::io::Write;
     static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut shown = SHOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut shown = SHOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if shown.iter().any(|earlier| earlier == note) {
         return;
     }

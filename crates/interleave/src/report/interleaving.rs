@@ -39,9 +39,14 @@ enum Row {
     /// The virtual clock moved to this time before the next step.
     Clock(std::time::Duration),
     /// Steps of one thread's run left out of the middle of the run.
-    Elided { thread: usize, count: usize },
+    Elided {
+        thread: usize,
+        count: usize,
+    },
     /// Steps of every thread left out before the rows that follow.
-    Omitted { steps: usize },
+    Omitted {
+        steps: usize,
+    },
     /// What every unfinished thread was about to do when the execution stopped.
     Pending,
 }
@@ -211,7 +216,12 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
                 continue;
             }
             Row::Omitted { steps } => {
-                let _ = writeln!(out, "  {:>6} | ... {} of every thread", "", plural(*steps, "step"));
+                let _ = writeln!(
+                    out,
+                    "  {:>6} | ... {} of every thread",
+                    "",
+                    plural(*steps, "step")
+                );
                 continue;
             }
             Row::Step(i) => {

@@ -97,8 +97,14 @@ fn each_primitive_shows_its_own_type_name() {
         writer.join().unwrap();
     }));
     assert!(text.contains("data race on UnsafeCell1"), "{text}");
-    assert!(text.contains("UnsafeCell1 = UnsafeCell created at"), "{text}");
-    assert!(text.contains("AtomicBool1 = AtomicBool created at"), "{text}");
+    assert!(
+        text.contains("UnsafeCell1 = UnsafeCell created at"),
+        "{text}"
+    );
+    assert!(
+        text.contains("AtomicBool1 = AtomicBool created at"),
+        "{text}"
+    );
     assert!(!text.contains("Var"), "{text}");
 
     let text = failure_text(&explore("dfs", 100, || {
@@ -115,7 +121,10 @@ fn each_primitive_shows_its_own_type_name() {
     assert!(text.contains("Notify1 = Notify created at"), "{text}");
     assert!(text.contains("notified (waits) Notify1 @"), "{text}");
     assert!(!text.contains("poll Notify1"), "{text}");
-    assert!(!text.contains("Mutex"), "Notify's own lock stays inside:\n{text}");
+    assert!(
+        !text.contains("Mutex"),
+        "Notify's own lock stays inside:\n{text}"
+    );
 }
 
 /// Two tasks increment a counter behind an async mutex in two critical sections each: the
@@ -192,7 +201,9 @@ fn sites(text: &str) -> Vec<String> {
     for (at, _) in text.match_indices(".rs:") {
         let start = text[..at]
             .rfind(|c: char| c.is_whitespace() || c == '@' || c == '(' || c == '…')
-            .map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
+            .map_or(0, |i| {
+                i + text[i..].chars().next().map_or(1, char::len_utf8)
+            });
         sites.push(text[start..at + 3].to_string());
     }
     sites
@@ -208,7 +219,10 @@ fn no_site_of_an_async_report_points_into_interleave() {
         "{deadlock}"
     );
     let deadlock = failure_text(&deadlock);
-    assert!(deadlock.contains("acquire (waits) Semaphore1 @"), "{deadlock}");
+    assert!(
+        deadlock.contains("acquire (waits) Semaphore1 @"),
+        "{deadlock}"
+    );
     assert!(deadlock.contains("recv (waits) Oneshot1 @"), "{deadlock}");
     for text in [lost_update, deadlock] {
         let sites = sites(&text);
@@ -266,7 +280,10 @@ fn the_racing_steps_are_never_elided_and_every_step_can_be_shown() {
         })
         .and_then(|row| row.trim_start().split(' ').next()?.parse::<u64>().ok())
         .expect("the early write's step");
-    assert!(early + 60 < failure.steps, "the early write is early:\n{text}");
+    assert!(
+        early + 60 < failure.steps,
+        "the early write is early:\n{text}"
+    );
     for access in [line_of("the early write"), line_of("the late write")] {
         let access = format!("write Var1 @reports/readable.rs:{access}:");
         assert!(table.contains(&access), "{access} is shown:\n{text}");

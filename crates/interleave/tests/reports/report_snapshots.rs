@@ -322,7 +322,9 @@ fn an_atomicity_violation_report() {
 
 #[test]
 fn an_async_report() {
-    first_failure(&explore("dfs", async_lost_update), expect![[r#"
+    first_failure(
+        &explore("dfs", async_lost_update),
+        expect![[r#"
         interleave found a panic in execution 63 (strategy dfs, seed 0):
 
           thread 0 (main) panicked at crates/interleave/tests/reports/report_snapshots.rs:125:9:
@@ -354,5 +356,6 @@ fn an_async_report() {
         To reproduce this execution exactly, run the same test with
             INTERLEAVE_REPLAY=il2-AwAGAQoACQAEoI0GAZJikNdlwYvRAYvRIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZOTKdhI
         or replace the call with
-            interleave::replay("il2-AwAGAQoACQAEoI0GAZJikNdlwYvRAYvRIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZOTKdhI", || ...)"#]]);
+            interleave::replay("il2-AwAGAQoACQAEoI0GAZJikNdlwYvRAYvRIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZOTKdhI", || ...)"#]],
+    );
 }

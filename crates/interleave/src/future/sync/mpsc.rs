@@ -159,15 +159,18 @@ impl<T> Chan<T> {
 
 #[track_caller]
 fn shared<T>(capacity: Option<usize>) -> Shared<T> {
-    Arc::new(StateLock::state_of("AsyncChannel", Chan {
-        queue: VecDeque::new(),
-        capacity,
-        free: capacity.unwrap_or(0),
-        senders: 1,
-        closed: false,
-        send_waiters: WaitQueue::new(),
-        receiver: None,
-    }))
+    Arc::new(StateLock::state_of(
+        "AsyncChannel",
+        Chan {
+            queue: VecDeque::new(),
+            capacity,
+            free: capacity.unwrap_or(0),
+            senders: 1,
+            closed: false,
+            send_waiters: WaitQueue::new(),
+            receiver: None,
+        },
+    ))
 }
 
 /// A bounded channel with room for `capacity` values.
@@ -246,7 +249,9 @@ impl<T> Sender<T> {
 
     /// The capacity the channel was made with.
     pub fn max_capacity(&self) -> usize {
-        state(&self.chan, "max_capacity").capacity.unwrap_or(usize::MAX)
+        state(&self.chan, "max_capacity")
+            .capacity
+            .unwrap_or(usize::MAX)
     }
 
     /// Whether `other` sends into the same channel.

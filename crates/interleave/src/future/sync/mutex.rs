@@ -44,10 +44,13 @@ impl<T> Mutex<T> {
     #[track_caller]
     pub fn new(value: T) -> Mutex<T> {
         Mutex {
-            state: StateLock::state_of("AsyncMutex", MutexState {
-                locked: false,
-                waiters: WaitQueue::new(),
-            }),
+            state: StateLock::state_of(
+                "AsyncMutex",
+                MutexState {
+                    locked: false,
+                    waiters: WaitQueue::new(),
+                },
+            ),
             value: UnsafeCell::new(value),
         }
     }

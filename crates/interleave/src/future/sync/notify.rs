@@ -31,13 +31,16 @@ impl Notify {
     #[track_caller]
     pub fn new() -> Notify {
         Notify {
-            state: StateLock::state_of("Notify", NotifyState {
-                permit: false,
-                generation: 0,
-                next_waiter: 0,
-                waiters: VecDeque::new(),
-                notified: Vec::new(),
-            }),
+            state: StateLock::state_of(
+                "Notify",
+                NotifyState {
+                    permit: false,
+                    generation: 0,
+                    next_waiter: 0,
+                    waiters: VecDeque::new(),
+                    notified: Vec::new(),
+                },
+            ),
         }
     }
 

@@ -67,12 +67,15 @@ impl std::error::Error for TryRecvError {}
 /// A new channel.
 #[track_caller]
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
-    let shared = Arc::new(StateLock::state_of("Oneshot", Shared {
-        value: None,
-        sender_gone: false,
-        receiver_gone: false,
-        receiver: None,
-    }));
+    let shared = Arc::new(StateLock::state_of(
+        "Oneshot",
+        Shared {
+            value: None,
+            sender_gone: false,
+            receiver_gone: false,
+            receiver: None,
+        },
+    ));
     let site = Location::caller();
     (
         Sender {

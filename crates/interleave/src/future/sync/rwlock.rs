@@ -86,11 +86,14 @@ impl<T> RwLock<T> {
     #[track_caller]
     pub fn new(value: T) -> RwLock<T> {
         RwLock {
-            state: StateLock::state_of("AsyncRwLock", RwLockState {
-                readers: 0,
-                writer: false,
-                waiters: WaitQueue::new(),
-            }),
+            state: StateLock::state_of(
+                "AsyncRwLock",
+                RwLockState {
+                    readers: 0,
+                    writer: false,
+                    waiters: WaitQueue::new(),
+                },
+            ),
             value: UnsafeCell::new(value),
         }
     }

@@ -54,11 +54,14 @@ impl Semaphore {
     #[track_caller]
     pub fn new(permits: usize) -> Semaphore {
         Semaphore {
-            state: StateLock::state_of("Semaphore", SemaphoreState {
-                permits,
-                closed: false,
-                waiters: WaitQueue::new(),
-            }),
+            state: StateLock::state_of(
+                "Semaphore",
+                SemaphoreState {
+                    permits,
+                    closed: false,
+                    waiters: WaitQueue::new(),
+                },
+            ),
         }
     }
 

@@ -64,12 +64,15 @@ struct WatchState {
 pub fn channel<T>(initial: T) -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
         value: ValueLock::new(initial),
-        state: StateLock::state_of("Watch", WatchState {
-            version: 0,
-            sender_gone: false,
-            receivers: 1,
-            waiters: WaitQueue::new(),
-        }),
+        state: StateLock::state_of(
+            "Watch",
+            WatchState {
+                version: 0,
+                sender_gone: false,
+                receivers: 1,
+                waiters: WaitQueue::new(),
+            },
+        ),
     });
     (
         Sender {
@@ -351,7 +354,9 @@ impl<T> Future for Changed<'_, T> {
 impl<T> Drop for Changed<'_, T> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
-            state(&self.receiver.shared.state, "cancel changed").waiters.withdraw(ticket);
+            state(&self.receiver.shared.state, "cancel changed")
+                .waiters
+                .withdraw(ticket);
         }
     }
 }
