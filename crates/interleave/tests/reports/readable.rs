@@ -332,3 +332,33 @@ fn a_long_token_is_printed_once() {
     assert_eq!(text.matches(&failure.token).count(), 1, "{text}");
     assert!(text.contains("interleave::replay(TOKEN, || ...)"), "{text}");
 }
+
+/// A thread publishes a variable through a flag stored with `ordering`; the main thread reads
+/// the variable once it sees the flag.
+fn publish_with(ordering: Ordering) -> impl Fn() + Sync {
+    move || {
+        let data = Arc::new(Var::new(0));
+        let ready = Arc::new(AtomicBool::new(false));
+        let publisher = {
+            let (data, ready) = (data.clone(), ready.clone());
+            thread::spawn(move || {
+                data.set(1);
+                ready.store(true, ordering);
+            })
+        };
+        if ready.load(Ordering::Acquire) {
+            assert_eq!(data.get(), 1);
+        }
+        publisher.join().unwrap();
+    }
+}
+
+#[test]
+fn a_relaxed_flag_publishes_nothing_and_the_race_says_so() {
+    let relaxed = explore("dfs", 1000, publish_with(Ordering::Relaxed));
+    let failure = relaxed.first_failure().expect("the relaxed hand-over races");
+    assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+    assert!(failure.message.contains("data race on Var1"), "{failure}");
+    assert!(explore("dfs", 1000, publish_with(Ordering::Release)).is_ok());
+}
+

@@ -3,12 +3,13 @@
 //! each thread since, tagged with the accessing thread's epoch.
 //!
 //! Precision: happens-before is built from spawn/join, lock release/acquire, condition
-//! variables, channels, barriers, once, park/unpark and atomics (treated as sequentially
-//! consistent: every store releases, every load acquires). Under that model a report is a pair
-//! of conflicting accesses with no happens-before between them in the explored execution: no
-//! false positives under sequential consistency. Races on variables only reached through
-//! `Relaxed` atomics in real code may be missed, because our atomics synchronise more than
-//! std's.
+//! variables, channels, barriers, once, park/unpark and atomics. Under the weak memory model
+//! (`MemoryModel::Weak`, the default) an atomic synchronises as its ordering says (a `Relaxed`
+//! store publishes nothing, a `Release` store read by an `Acquire` load does), so data handed
+//! over through a relaxed flag races; under `MemoryModel::SequentiallyConsistent` every store
+//! releases and every load acquires, and such a race is missed. A report is a pair of
+//! conflicting accesses with no happens-before between them in the explored execution: no
+//! false positives.
 
 use crate::analysis::label;
 use crate::runtime::object::{Access, ObjState};
