@@ -7,7 +7,9 @@ use std::sync::Arc as StdArc;
 use crate::helpers;
 use interleave::cell::{UnsafeCell, Var};
 use interleave::future;
-use interleave::future::sync::{oneshot, Mutex as AsyncMutex, Notify, RwLock, Semaphore};
+use interleave::future::sync::{
+    mpsc, oneshot, watch, Mutex as AsyncMutex, Notify, RwLock, Semaphore,
+};
 use interleave::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, Builder, FailureKind, Report};
@@ -195,6 +197,24 @@ fn async_lost_notification() {
     })
 }
 
+/// A task sends on a bounded channel and a watch channel; the main task's check of what it
+/// received is wrong, so every execution fails after using both.
+fn async_channels() {
+    future::block_on(async {
+        let (sender, mut receiver) = mpsc::channel::<u32>(1);
+        let (watch_sender, mut watch_receiver) = watch::channel(0);
+        let task = future::spawn(async move {
+            sender.send(1).await.unwrap();
+            watch_sender.send(1).unwrap();
+        });
+        let received = receiver.recv().await.expect("a message");
+        watch_receiver.changed().await.expect("a change");
+        let watched = *watch_receiver.borrow_and_update();
+        task.await.unwrap();
+        assert_eq!(watched, received + 1, "the check is wrong");
+    })
+}
+
 /// Every `file:line` in `text` with the file's path as the report shows it.
 fn sites(text: &str) -> Vec<String> {
     let mut sites = Vec::new();
@@ -224,7 +244,16 @@ fn no_site_of_an_async_report_points_into_interleave() {
         "{deadlock}"
     );
     assert!(deadlock.contains("recv (waits) Oneshot1 @"), "{deadlock}");
-    for text in [lost_update, deadlock] {
+    let channels = helpers::builder("dfs")
+        .executions(100)
+        .full_interleaving(true)
+        .explore(async_channels)
+        .expect("a valid configuration");
+    let channels = failure_text(&channels);
+    for operation in ["send AsyncChannel1", "recv", "changed", "send Watch1"] {
+        assert!(channels.contains(operation), "{operation}:\n{channels}");
+    }
+    for text in [lost_update, deadlock, channels] {
         let sites = sites(&text);
         assert!(!sites.is_empty(), "{text}");
         for site in sites {

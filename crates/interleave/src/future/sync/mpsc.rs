@@ -8,11 +8,13 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use super::{state, state_at, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use crate::runtime::op::Site;
 
 /// The errors of the channels, as in `tokio::sync::mpsc::error`.
 pub mod error {
@@ -206,15 +208,18 @@ pub struct Sender<T> {
 impl<T> Sender<T> {
     /// Waits for a free slot and puts `value` in it, or gives `value` back if the receiver
     /// is closed or dropped (also while waiting).
+    #[track_caller]
     pub fn send(&self, value: T) -> impl Future<Output = Result<(), SendError<T>>> + '_ {
         Sending {
             chan: &self.chan,
             value: Some(value),
             ticket: None,
+            site: Location::caller(),
         }
     }
 
     /// Puts `value` in a free slot if there is one and no sender waits ahead.
+    #[track_caller]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         let receiver = {
             let mut chan = state(&self.chan, "try_send");
@@ -238,16 +243,19 @@ impl<T> Sender<T> {
     }
 
     /// Whether the receiver was closed or dropped.
+    #[track_caller]
     pub fn is_closed(&self) -> bool {
         state(&self.chan, "is_closed").closed
     }
 
     /// The free slots now.
+    #[track_caller]
     pub fn capacity(&self) -> usize {
         state(&self.chan, "capacity").free
     }
 
     /// The capacity the channel was made with.
+    #[track_caller]
     pub fn max_capacity(&self) -> usize {
         state(&self.chan, "max_capacity")
             .capacity
@@ -261,6 +269,7 @@ impl<T> Sender<T> {
 }
 
 impl<T> Clone for Sender<T> {
+    #[track_caller]
     fn clone(&self) -> Sender<T> {
         state(&self.chan, "clone sender").senders += 1;
         Sender {
@@ -301,6 +310,8 @@ struct Sending<'a, T> {
     /// The value, until it is sent or given back.
     value: Option<T>,
     ticket: Option<Ticket>,
+    /// Where `send` was called: every poll and a cancellation are recorded there.
+    site: Site,
 }
 
 // The value is only ever moved, never pinned.
@@ -314,7 +325,7 @@ impl<T> Future for Sending<'_, T> {
         let Some(value) = this.value.take() else {
             panic!("a send future polled after it completed");
         };
-        let mut chan = state(this.chan, "send");
+        let mut chan = state_at(this.chan, this.site, "send");
         if chan.closed {
             if let Some(ticket) = this.ticket.take() {
                 chan.send_waiters.withdraw(ticket);
@@ -327,7 +338,7 @@ impl<T> Future for Sending<'_, T> {
                 Standing::Granted => granted = true,
                 Standing::Waiting => {
                     this.value = Some(value);
-                    crate::future::awaiting("room in a bounded mpsc channel", None);
+                    crate::future::awaiting("room in a bounded mpsc channel", Some(this.site));
                     return Poll::Pending;
                 }
                 Standing::Released => {}
@@ -338,7 +349,7 @@ impl<T> Future for Sending<'_, T> {
             if chan.free == 0 || !chan.send_waiters.is_empty() {
                 this.ticket = Some(chan.send_waiters.enqueue((), context.waker()));
                 this.value = Some(value);
-                crate::future::awaiting("room in a bounded mpsc channel", None);
+                crate::future::awaiting("room in a bounded mpsc channel", Some(this.site));
                 return Poll::Pending;
             }
             chan.free -= 1;
@@ -356,7 +367,7 @@ impl<T> Drop for Sending<'_, T> {
             return;
         };
         let woken = {
-            let mut chan = state(self.chan, "cancel send");
+            let mut chan = state_at(self.chan, self.site, "cancel send");
             if chan.send_waiters.withdraw(ticket) == Standing::Granted {
                 chan.free += 1;
             }
@@ -374,6 +385,7 @@ pub struct UnboundedSender<T> {
 impl<T> UnboundedSender<T> {
     /// Puts `value` in the channel without waiting, or gives it back if the receiver is
     /// closed or dropped.
+    #[track_caller]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         let receiver = {
             let mut chan = state(&self.chan, "send");
@@ -387,6 +399,7 @@ impl<T> UnboundedSender<T> {
     }
 
     /// Whether the receiver was closed or dropped.
+    #[track_caller]
     pub fn is_closed(&self) -> bool {
         state(&self.chan, "is_closed").closed
     }
@@ -398,6 +411,7 @@ impl<T> UnboundedSender<T> {
 }
 
 impl<T> Clone for UnboundedSender<T> {
+    #[track_caller]
     fn clone(&self) -> UnboundedSender<T> {
         state(&self.chan, "clone sender").senders += 1;
         UnboundedSender {
@@ -424,9 +438,11 @@ struct Rx<T> {
 }
 
 impl<T> Rx<T> {
+    #[track_caller]
     fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
+        let site = Location::caller();
         std::future::poll_fn(move |context| {
-            let mut chan = state(&self.chan, "recv");
+            let mut chan = state_at(&self.chan, site, "recv");
             if let Some((value, senders)) = chan.pop() {
                 drop(chan);
                 wake_all(senders);
@@ -436,11 +452,12 @@ impl<T> Rx<T> {
                 return Poll::Ready(None);
             }
             chan.receiver = Some(context.waker().clone());
-            crate::future::awaiting("a message on an mpsc channel", None);
+            crate::future::awaiting("a message on an mpsc channel", Some(site));
             Poll::Pending
         })
     }
 
+    #[track_caller]
     fn try_recv(&mut self) -> Result<T, TryRecvError> {
         let mut chan = state(&self.chan, "try_recv");
         if let Some((value, senders)) = chan.pop() {
@@ -457,6 +474,7 @@ impl<T> Rx<T> {
 
     /// Closes the channel: senders waiting for a slot, and every later send, get their value
     /// back; the values already queued can still be received.
+    #[track_caller]
     fn close(&mut self) {
         let senders = {
             let mut chan = state(&self.chan, "close");
@@ -466,6 +484,7 @@ impl<T> Rx<T> {
         wake_all(senders);
     }
 
+    #[track_caller]
     fn len(&self) -> usize {
         state(&self.chan, "len").queue.len()
     }
@@ -496,11 +515,13 @@ pub struct Receiver<T> {
 impl<T> Receiver<T> {
     /// Waits for the next value; `None` once the channel is empty and every sender is gone
     /// (or the receiver was closed).
+    #[track_caller]
     pub fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
         self.inner.recv()
     }
 
     /// The next value if one is queued.
+    #[track_caller]
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         self.inner.try_recv()
     }
@@ -514,16 +535,19 @@ impl<T> Receiver<T> {
     /// Closes the channel without dropping the receiver: senders waiting for a slot, and
     /// every later send, get their value back; the values already queued can still be
     /// received.
+    #[track_caller]
     pub fn close(&mut self) {
         self.inner.close();
     }
 
     /// The values queued now.
+    #[track_caller]
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// Whether no value is queued now.
+    #[track_caller]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -543,11 +567,13 @@ pub struct UnboundedReceiver<T> {
 impl<T> UnboundedReceiver<T> {
     /// Waits for the next value; `None` once the channel is empty and every sender is gone
     /// (or the receiver was closed).
+    #[track_caller]
     pub fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
         self.inner.recv()
     }
 
     /// The next value if one is queued.
+    #[track_caller]
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         self.inner.try_recv()
     }
@@ -560,16 +586,19 @@ impl<T> UnboundedReceiver<T> {
 
     /// Closes the channel without dropping the receiver: every later send gets its value
     /// back; the values already queued can still be received.
+    #[track_caller]
     pub fn close(&mut self) {
         self.inner.close();
     }
 
     /// The values queued now.
+    #[track_caller]
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// Whether no value is queued now.
+    #[track_caller]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
