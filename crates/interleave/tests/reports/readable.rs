@@ -1,6 +1,8 @@
 //! Reports without puzzles: every object has one name in the whole report, each primitive
 //! shows its own type, an async operation is one step at the user's line, the steps a failure
-//! is about are never elided, and a long token is printed once.
+//! is about (a race's accesses, a deadlock's acquisitions) are never elided and every step can
+//! be asked for, a long token is printed once, and a hand-over through a relaxed flag is
+//! reported as the race it is.
 
 use std::sync::Arc as StdArc;
 
@@ -385,9 +387,74 @@ fn publish_with(ordering: Ordering) -> impl Fn() + Sync {
 #[test]
 fn a_relaxed_flag_publishes_nothing_and_the_race_says_so() {
     let relaxed = explore("dfs", 1000, publish_with(Ordering::Relaxed));
-    let failure = relaxed.first_failure().expect("the relaxed hand-over races");
+    let failure = relaxed
+        .first_failure()
+        .expect("the relaxed hand-over races");
     assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
     assert!(failure.message.contains("data race on Var1"), "{failure}");
     assert!(explore("dfs", 1000, publish_with(Ordering::Release)).is_ok());
 }
 
+/// Each thread takes one lock early, both take many steps interleaved with a busy thread's,
+/// then each wants the other's lock.
+fn late_deadlock() {
+    let first = Arc::new(Mutex::new(()));
+    let second = Arc::new(Mutex::new(()));
+    let steps = Arc::new(AtomicUsize::new(0));
+    let busy = {
+        let steps = steps.clone();
+        thread::spawn(move || {
+            for _ in 0..60 {
+                steps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let other = {
+        let (first, second, steps) = (first.clone(), second.clone(), steps.clone());
+        thread::spawn(move || {
+            let _second = second.lock().unwrap(); // the other thread's early lock
+            for _ in 0..60 {
+                steps.fetch_add(1, Ordering::Relaxed);
+            }
+            let _first = first.lock().unwrap();
+        })
+    };
+    let _first = first.lock().unwrap(); // the main thread's early lock
+    for _ in 0..60 {
+        steps.fetch_add(1, Ordering::Relaxed);
+    }
+    let _second = second.lock().unwrap();
+    drop((_second, _first));
+    other.join().unwrap();
+    busy.join().unwrap();
+}
+
+#[test]
+fn a_deadlocks_early_acquisitions_are_never_elided() {
+    let report = explore("random", 1000, late_deadlock);
+    let failure = report.first_failure().expect("the deadlock");
+    assert_eq!(failure.kind, FailureKind::Deadlock, "{failure}");
+    let text = failure.to_string();
+    assert!(text.contains("not shown"), "{text}");
+    let (_, table) = text.split_once("interleaving (").expect("an interleaving");
+    for (name, marker) in [
+        ("Mutex1", "the main thread's early lock"),
+        ("Mutex2", "the other thread's early lock"),
+    ] {
+        let acquisition = format!("| lock {name} @reports/readable.rs:{}:", line_of(marker));
+        let row = table
+            .lines()
+            .find(|row| row.contains(&acquisition))
+            .unwrap_or_else(|| panic!("{acquisition} is shown:\n{text}"));
+        let step: u64 = row
+            .trim_start()
+            .split(' ')
+            .next()
+            .and_then(|step| step.parse().ok())
+            .expect("a step row");
+        assert!(
+            step + 60 < failure.steps,
+            "the acquisition is early:\n{text}"
+        );
+    }
+}
