@@ -51,6 +51,7 @@ enum Row {
     Pending,
 }
 
+/// The interleaving of the execution `ex` recorded, as the report prints it.
 pub(crate) fn render(ex: &Recording) -> String {
     render_keeping(ex, &[])
 }
