@@ -365,11 +365,7 @@ fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
     }
     if args.peers {
         #[cfg(feature = "peers")]
-        strategies.extend(
-            crate::peers::PeerSpec::DEFAULTS
-                .iter()
-                .map(|p| p.to_string()),
-        );
+        strategies.extend(crate::peers::PeerSpec::DEFAULTS.iter().map(|p| p.to_string()));
         #[cfg(not(feature = "peers"))]
         bail!("--peers: {}", crate::peers::NOT_BUILT);
     }

@@ -4,10 +4,10 @@
 //! The job order is a pure function of the configuration, so every shard of a split run, and
 //! `merge` afterwards, agree on which job is which without talking to each other.
 
-#[cfg(feature = "peers")]
-use crate::peers::{PeerSpec, PEER_NAMES};
 use anyhow::{anyhow, bail, Context};
 use interleave::StrategySpec;
+#[cfg(feature = "peers")]
+use crate::peers::{PeerSpec, PEER_NAMES};
 use interleave_programs::{Program, Variant};
 
 use crate::results::Config;

@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "peers")]
-use crate::peers::{worker, PeerSpec};
 use indicatif::{ProgressBar, ProgressStyle};
 use interleave::{Builder, Failure, FailureKind, RaceMode};
+#[cfg(feature = "peers")]
+use crate::peers::{worker, PeerSpec};
 use interleave_programs::{Program, Surface, Variant};
 
 use crate::plan::{Column, Job, JobPlan};

@@ -290,8 +290,8 @@ impl<'a> Reader<'a> {
     fn text(&mut self) -> Result<Option<String>, TokenError> {
         let length = self.count(1, "it claims a text longer than it has bytes for")?;
         let bytes = self.take(length)?;
-        let text =
-            std::str::from_utf8(bytes).map_err(|_| TokenError::Malformed("a text is not UTF-8"))?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| TokenError::Malformed("a text is not UTF-8"))?;
         Ok((!text.is_empty()).then(|| text.to_string()))
     }
 
@@ -456,10 +456,7 @@ mod tests {
     fn a_label_keeps_the_first_line_of_the_message_cut_at_a_character() {
         let long = format!("{}é and more\nsecond line", "x".repeat(MESSAGE_BYTES - 1));
         let token = token(1).labelled(Some("t"), &long);
-        assert_eq!(
-            token.message.as_deref(),
-            Some("x".repeat(MESSAGE_BYTES - 1).as_str())
-        );
+        assert_eq!(token.message.as_deref(), Some("x".repeat(MESSAGE_BYTES - 1).as_str()));
         let token = token.labelled(None, "  \n");
         assert_eq!((token.test, token.message), (None, None));
         let mut text = vec![0, 0];

@@ -28,10 +28,7 @@ fn long_run(fixed: bool) {
         })
     };
     let flag = if fixed { &never } else { &*raised };
-    assert!(
-        !flag.load(Ordering::SeqCst),
-        "the checker ran after the long run"
-    );
+    assert!(!flag.load(Ordering::SeqCst), "the checker ran after the long run");
     long.join().unwrap();
 }
 
@@ -100,14 +97,8 @@ fn auto_finds_a_bug_behind_a_long_run_through_its_pct_members() {
         }
     }
     println!("10 seeds in all: auto {auto_total}, pos {pos_total}; pct members found {by_pct}");
-    assert!(
-        auto_total * 4 <= pos_total,
-        "auto {auto_total}, pos {pos_total}"
-    );
-    assert!(
-        by_pct >= 8,
-        "the pct members found the bug on only {by_pct} seeds"
-    );
+    assert!(auto_total * 4 <= pos_total, "auto {auto_total}, pos {pos_total}");
+    assert!(by_pct >= 8, "the pct members found the bug on only {by_pct} seeds");
     let fixed = helpers::builder("auto")
         .seed(1)
         .executions(1_000)
