@@ -38,7 +38,7 @@ fn access<R>(
         };
         let message = race::describe(ex, idx, write, site, &found);
         if always_fail || ex.limits().races == RaceMode::Fail {
-            ex.fail(FailureKind::DataRace, message);
+            ex.fail_at_steps(FailureKind::DataRace, message, &[found.earlier.step]);
             true
         } else {
             ex.warn(message);
@@ -238,7 +238,7 @@ impl<T> UnsafeCell<T> {
     #[track_caller]
     pub const fn new(value: T) -> UnsafeCell<T> {
         UnsafeCell {
-            handle: ObjectHandle::new(Location::caller()),
+            handle: ObjectHandle::named(Location::caller(), "UnsafeCell"),
             value: StdUnsafeCell::new(value),
         }
     }

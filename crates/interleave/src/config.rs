@@ -15,6 +15,7 @@
 //! | `INTERLEAVE_STACK_SIZE` | [`Config::stack_size`] | `INTERLEAVE_STACK_SIZE=8388608` |
 //! | `INTERLEAVE_WATCHDOG` | [`Config::watchdog`] (seconds, 0 for off) | `INTERLEAVE_WATCHDOG=60` |
 //! | `INTERLEAVE_SPURIOUS_WAKEUPS` | [`Config::spurious_wakeups`] (`on`/`off`) | `INTERLEAVE_SPURIOUS_WAKEUPS=on` |
+//! | `INTERLEAVE_FULL_REPORT` | [`Config::full_interleaving`] (`on`/`off`) | `INTERLEAVE_FULL_REPORT=1` |
 //! | `CI` | [`Persistence::save`] (false when set) | `CI=true` |
 
 use std::path::PathBuf;
@@ -51,6 +52,8 @@ pub const ENV_WATCHDOG: &str = "INTERLEAVE_WATCHDOG";
 pub const ENV_SPURIOUS_WAKEUPS: &str = "INTERLEAVE_SPURIOUS_WAKEUPS";
 /// Overrides [`Config::memory`]: `weak` or `sc`.
 pub const ENV_MEMORY: &str = "INTERLEAVE_MEMORY";
+/// Overrides [`Config::full_interleaving`]: `on`, `true`, `1` or `off`, `false`, `0`.
+pub const ENV_FULL_REPORT: &str = "INTERLEAVE_FULL_REPORT";
 /// Set by continuous integration services; when it is set (to anything but empty, `0` or
 /// `false`) and [`ENV_PERSIST`] is not, failures are not saved ([`Persistence::save`]).
 const ENV_CI: &str = "CI";
@@ -103,6 +106,12 @@ pub struct Config {
     /// [`MemoryModel::SequentiallyConsistent`] runs every atomic operation as `SeqCst`.
     /// Default: `Weak`. Environment: `INTERLEAVE_MEMORY` (`weak` or `sc`).
     pub memory: MemoryModel,
+    /// Print every step of a failing execution's interleaving. Off, a long interleaving is
+    /// shortened to its last rows with long runs of one thread collapsed, though the steps a
+    /// failure is about (the failing step, both accesses of a data race, the acquisitions of
+    /// the locks that deadlocked threads hold) are always shown. Default: false.
+    /// Environment: `INTERLEAVE_FULL_REPORT` (`on`/`off`).
+    pub full_interleaving: bool,
     /// Replay this token instead of exploring. Default: none. Environment: `INTERLEAVE_REPLAY`.
     pub replay: Option<String>,
     /// Re-run executions 0, 1, 2, 4, 8, ... and every failing one under the same schedule, and
@@ -142,6 +151,7 @@ impl Default for Config {
             watchdog: Some(Duration::from_secs(10)),
             spurious_wakeups: false,
             memory: MemoryModel::Weak,
+            full_interleaving: false,
             replay: None,
             check_determinism: true,
             count_states: false,
@@ -245,6 +255,19 @@ impl Config {
                 None => {
                     return Err(Error::Environment {
                         name: ENV_SPURIOUS_WAKEUPS,
+                        value,
+                        reason: "expected on or off".to_string(),
+                    })
+                }
+            };
+        }
+        if let Some(value) = var(ENV_FULL_REPORT) {
+            self.full_interleaving = match switch(&value) {
+                Some(on) => on,
+                None if value.trim().is_empty() => false,
+                None => {
+                    return Err(Error::Environment {
+                        name: ENV_FULL_REPORT,
                         value,
                         reason: "expected on or off".to_string(),
                     })
@@ -362,6 +385,21 @@ mod tests {
         assert_eq!(config.seed, 5);
         assert_eq!(config.strategy, StrategySpec::pct(2));
         assert_eq!(config.replay.as_deref(), Some("il2-abc"));
+    }
+
+    #[test]
+    fn environment_asks_for_the_full_interleaving() {
+        let mut config = Config::default();
+        assert!(!config.full_interleaving);
+        config.apply_vars(env(&[(ENV_FULL_REPORT, "1")])).unwrap();
+        assert!(config.full_interleaving);
+        config.apply_vars(env(&[(ENV_FULL_REPORT, "off")])).unwrap();
+        assert!(!config.full_interleaving);
+        let error = config
+            .apply_vars(env(&[(ENV_FULL_REPORT, "everything")]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(ENV_FULL_REPORT), "{error}");
     }
 
     fn persisted() -> Config {

@@ -18,7 +18,7 @@ use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::runtime::op::{Op, OpKind, NO_OBJECT};
+use crate::runtime::op::{Op, OpKind, Site, NO_OBJECT};
 use crate::runtime::{self, Execution};
 
 /// The result of joining a thread: `Err` holds the panic payload.
@@ -56,6 +56,12 @@ impl Thread {
     /// Makes the thread's park token available, waking it if it is parked.
     #[track_caller]
     pub fn unpark(&self) {
+        self.unpark_at(Location::caller());
+    }
+
+    /// [`unpark`](Thread::unpark) recorded at `site`: for a task's waker, which knows the
+    /// user's line only from the waking thread's latest step.
+    pub(crate) fn unpark_at(&self, site: Site) {
         let target = self.id.0;
         // A thread that unparks itself (a task's waker woken while it polls, as
         // `future::yield_now` does) only sets its own token, which other threads only set too:
@@ -72,7 +78,7 @@ impl Thread {
         }
         runtime::switch(
             Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
-            Location::caller(),
+            site,
         );
         runtime::with(|ex| {
             let me = ex.me();

@@ -41,7 +41,7 @@ fn explain_stop(ex: &Scene<'_>) -> String {
 fn relock(ex: &Scene<'_>, t: usize, since: Site) -> String {
     let slot = &ex.stopped.threads[t];
     let op = slot.pending;
-    let object = ex.recording.objects[op.object as usize].id;
+    let object = ex.recording.object_name(op.object);
     format!(
         "{} tries to {} {object} at {}, which it already holds since {}: std would deadlock \
          or panic here",
@@ -109,7 +109,7 @@ fn wait_edge(ex: &Scene<'_>, t: usize) -> Option<WaitEdge> {
 /// The locks thread `t` holds, each with where it acquired it.
 fn held_locks(ex: &Scene<'_>, t: usize) -> Vec<String> {
     let mut held = Vec::new();
-    for (state, object) in ex.stopped.objects.iter().zip(&ex.recording.objects) {
+    for (index, state) in ex.stopped.objects.iter().enumerate() {
         let holders: Vec<(&str, Holder)> = match state {
             ObjState::Mutex { holder: Some(h) } => vec![("", *h)],
             ObjState::RwLock { writer, readers } => writer
@@ -121,7 +121,11 @@ fn held_locks(ex: &Scene<'_>, t: usize) -> Vec<String> {
         };
         for (mode, h) in holders {
             if h.thread == t {
-                held.push(format!("{mode}{} since {}", object.id, ShortSite(h.site)));
+                held.push(format!(
+                    "{mode}{} since {}",
+                    ex.recording.object_name(index as u32),
+                    ShortSite(h.site)
+                ));
             }
         }
     }
@@ -155,7 +159,7 @@ fn deadlock(ex: &Scene<'_>) -> String {
                     let _ = writeln!(
                         out,
                         "    thread {t} wants {} at {wants}; thread {} acquired it at {}",
-                        ex.recording.objects[lock].id,
+                        ex.recording.object_name(lock as u32),
                         edge.thread,
                         ShortSite(since)
                     );
@@ -186,8 +190,8 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
         op.kind.name(),
         ShortSite(slot.pending_site)
     );
-    if let Some(id) = ex.recording.object(op.object) {
-        let _ = write!(line, " on {id}");
+    if ex.recording.object(op.object).is_some() {
+        let _ = write!(line, " on {}", ex.recording.object_name(op.object));
     }
     let holder_text =
         |h: &Holder| format!("held by thread {} since {}", h.thread, ShortSite(h.site));
@@ -226,7 +230,7 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
                 } else {
                     "notified"
                 },
-                ex.recording.objects[op.arg as usize].id,
+                ex.recording.object_name(op.arg),
                 holder_text(h)
             ),
             _ => "notified".to_string(),

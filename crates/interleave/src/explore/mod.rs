@@ -178,6 +178,13 @@ impl Builder {
         self
     }
 
+    /// Prints every step of a failing execution's interleaving instead of a shortened one (see
+    /// [`Config::full_interleaving`]).
+    pub fn full_interleaving(mut self, on: bool) -> Builder {
+        self.config.full_interleaving = on;
+        self
+    }
+
     /// Sets how atomics behave: the weak memory model (the default) or sequential consistency
     /// (see [`Config::memory`]).
     pub fn memory(mut self, model: crate::MemoryModel) -> Builder {

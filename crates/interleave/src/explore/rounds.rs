@@ -46,6 +46,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         watchdog: config.watchdog,
         spurious_wakeups: config.spurious_wakeups,
         memory: config.memory,
+        full_interleaving: config.full_interleaving,
     }
 }
 

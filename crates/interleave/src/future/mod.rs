@@ -77,7 +77,16 @@ impl Wake for ThreadWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         match runtime::current_tag() {
-            Some(tag) if tag == self.execution => self.thread.unpark(),
+            // The wake is reported at the line of the user's code that the waking thread
+            // took its latest step at (the release of a lock, a notification): a waker is
+            // called through a vtable, which carries no caller's location.
+            Some(tag) if tag == self.execution => {
+                let site = runtime::with(|ex| {
+                    let me = ex.me();
+                    ex.threads[me].pending_site
+                });
+                self.thread.unpark_at(site);
+            }
             // Another OS thread, or a later execution of this one: a waker kept past its
             // execution (in a static, say) has nothing left to wake, and `woken_elsewhere`
             // ignores it.
@@ -153,6 +162,7 @@ pub(crate) fn awaiting(what: &'static str, site: Option<&'static Location<'stati
         runtime::with(|ex| {
             let me = ex.me();
             ex.threads[me].awaiting.push(Awaited::Primitive(what, site));
+            ex.show_last_step_waits();
         });
     }
 }
@@ -214,7 +224,6 @@ pub struct JoinHandle<T> {
 /// `abort` sets both in one step on `decided`. So the abort and whatever the task does about
 /// it are steps on one object of this crate, which every search (DPOR too) orders both ways,
 /// at the cost of one step per task rather than one per poll.
-#[derive(Default)]
 struct Abort {
     requested: std::sync::atomic::AtomicBool,
     decided: AtomicBool,
@@ -243,7 +252,11 @@ where
         joiner: None,
     }));
     let shared = state.clone();
-    let aborted = Arc::new(Abort::default());
+    // Reports show the flag as the task, created where it was spawned.
+    let aborted = Arc::new(Abort {
+        requested: std::sync::atomic::AtomicBool::new(false),
+        decided: AtomicBool::named_at(false, site, "Task"),
+    });
     let abort_flag = aborted.clone();
     let thread = thread::spawn_task(
         move || {
@@ -280,13 +293,15 @@ fn run_task<F: Future>(
     loop {
         // The step on `decided` makes the abort visible to the searches as what the task
         // acted on; it is taken only once an abort was requested.
-        if aborted.requested.load(StdOrdering::Relaxed) && aborted.decided.load(Ordering::SeqCst) {
+        if aborted.requested.load(StdOrdering::Relaxed)
+            && aborted.decided.load_at(Ordering::SeqCst, site)
+        {
             return Err(JoinError::Cancelled);
         }
         poll_again();
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
             // An abort that comes before this step wins the race with the completion.
-            if aborted.decided.load(Ordering::SeqCst) {
+            if aborted.decided.load_at(Ordering::SeqCst, site) {
                 return Err(JoinError::Cancelled);
             }
             return Ok(value);

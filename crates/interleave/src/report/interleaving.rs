@@ -1,76 +1,120 @@
 //! Renders an execution's steps as per-thread columns of (operation, object, site).
 //!
+//! Every object goes by the one name the whole report uses (`Recording::object_name`, as
+//! `Mutex2`), and a legend says where each was created. A step on the internal state lock of a
+//! primitive built on one (the async primitives) shows as the user operation the primitive
+//! named (`lock AsyncMutex1`); the lock's release right after is not a row, so one user
+//! operation is one row.
+//!
 //! Long executions are shortened to what usually matters: the last [`MAX_ROWS`] rows, with long
-//! runs of one thread collapsed to their first and last steps. A row marks each move of the
-//! virtual clock, before the step that came next. Loads that read a stale value under the weak
-//! memory model are listed after the table with the store they read and the one they missed.
+//! runs of one thread collapsed to their first and last steps. The steps a failure is about are
+//! never left out: the failing thread's last step, the steps the failure names (both accesses
+//! of a data race), the acquisitions of the locks that unfinished threads still hold (a
+//! deadlock's), and the loads that read a stale value. `Config::full_interleaving` prints every
+//! step. A row marks each move of the virtual clock, before the step that came next. Loads that
+//! read a stale value under the weak memory model are listed after the table with the store
+//! they read and the one they missed.
 
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use crate::analysis::thread_label;
+use crate::config::ENV_FULL_REPORT;
 use crate::runtime::memory::INITIAL_VALUE;
-use crate::runtime::op::{ShortSite, NO_OBJECT};
+use crate::runtime::op::{ObjIdx, OpKind, ShortSite, Site, NO_OBJECT};
 use crate::runtime::Recording;
 
+/// Rows kept from the end of a long interleaving (rows of steps the failure is about come on
+/// top).
 const MAX_ROWS: usize = 48;
-const MAX_CELL: usize = 46;
+/// Cells longer than this have the path of their site cut from the left.
+const MAX_CELL: usize = 64;
 /// Runs of one thread longer than this are collapsed.
 const RUN_KEEP: usize = 2;
+/// What a cut path starts with.
+const ELLIPSIS: char = '…';
 
 enum Row {
     Step(usize),
     /// The virtual clock moved to this time before the next step.
     Clock(std::time::Duration),
+    /// Steps of one thread's run left out of the middle of the run.
     Elided {
         thread: usize,
         count: usize,
+    },
+    /// Steps of every thread left out before the rows that follow.
+    Omitted {
+        steps: usize,
     },
     /// What every unfinished thread was about to do when the execution stopped.
     Pending,
 }
 
+/// The interleaving of the execution `ex` recorded, as the report prints it.
 pub(crate) fn render(ex: &Recording) -> String {
+    render_keeping(ex, &[])
+}
+
+/// [`render`], never leaving out the steps `also_kept` (the accesses of an atomicity
+/// violation).
+pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     let events = &ex.events;
+    let full = ex.limits.full_interleaving;
+    let mut kept = kept_steps(ex);
+    kept.extend(also_kept.iter().copied());
+    let shown: Vec<usize> = (0..events.len())
+        .filter(|&step| !is_folded(ex, step))
+        .collect();
     let mut rows = Vec::new();
     let mut advances = ex.clock_advances.iter().peekable();
     let mut start = 0;
-    while start < events.len() {
-        while let Some(&(_, time)) = advances.next_if(|(step, _)| *step <= start) {
+    while start < shown.len() {
+        while let Some(&(_, time)) = advances.next_if(|(step, _)| *step <= shown[start]) {
             rows.push(Row::Clock(time));
         }
         // A run of one thread ends where the clock moves, so the move shows where it happened.
-        let run_end = advances.peek().map_or(events.len(), |(step, _)| *step);
-        let thread = events[start].thread;
+        let run_end = advances.peek().map_or(usize::MAX, |(step, _)| *step);
+        let thread = events[shown[start]].thread;
         let mut end = start;
-        while end < run_end && events[end].thread == thread {
+        while end < shown.len() && shown[end] < run_end && events[shown[end]].thread == thread {
             end += 1;
         }
-        if end - start > 2 * RUN_KEEP + 1 {
-            rows.extend((start..start + RUN_KEEP).map(Row::Step));
-            rows.push(Row::Elided {
-                thread: thread as usize,
-                count: end - start - 2 * RUN_KEEP,
-            });
-            rows.extend((end - RUN_KEEP..end).map(Row::Step));
-        } else {
-            rows.extend((start..end).map(Row::Step));
+        let run = &shown[start..end];
+        let mut left_out = 0;
+        for (position, &step) in run.iter().enumerate() {
+            let show = full
+                || run.len() <= 2 * RUN_KEEP + 1
+                || position < RUN_KEEP
+                || position >= run.len() - RUN_KEEP
+                || kept.contains(&step);
+            if show {
+                if left_out > 0 {
+                    rows.push(Row::Elided {
+                        thread: thread as usize,
+                        count: left_out,
+                    });
+                    left_out = 0;
+                }
+                rows.push(Row::Step(step));
+            } else {
+                left_out += 1;
+            }
         }
         start = end;
     }
     // The clock can move and still leave every thread blocked (a timed-out waiter whose mutex
     // a deadlocked thread holds): that move ends the interleaving.
     rows.extend(advances.map(|&(_, time)| Row::Clock(time)));
-    let skipped_rows = rows.len().saturating_sub(MAX_ROWS);
-    rows.drain(..skipped_rows);
+    if !full {
+        rows = keep_last_rows(rows, &kept);
+    }
     if ex.threads.iter().any(|t| !t.finished) {
         rows.push(Row::Pending);
     }
     let rows = &rows[..];
 
-    // Short labels (`Mutex1`, `Mutex2`, ...) in order of first appearance, with a legend, keep
-    // the columns narrow and tell apart objects that share an instance number.
-    let mut labels: Vec<(u32, String)> = Vec::new();
-    let row_objects = |row: &Row| -> Vec<u32> {
+    let row_objects = |row: &Row| -> Vec<ObjIdx> {
         match row {
             Row::Step(i) => vec![events[*i].object],
             Row::Pending => ex
@@ -79,67 +123,86 @@ pub(crate) fn render(ex: &Recording) -> String {
                 .filter(|t| !t.finished)
                 .map(|t| t.pending.object)
                 .collect(),
-            Row::Elided { .. } | Row::Clock(_) => Vec::new(),
+            Row::Elided { .. } | Row::Omitted { .. } | Row::Clock(_) => Vec::new(),
         }
     };
-    for row in rows {
-        for object in row_objects(row) {
-            if object != NO_OBJECT && !labels.iter().any(|(o, _)| *o == object) {
-                let kind = ex.objects[object as usize].id.kind;
-                let same_kind = labels
-                    .iter()
-                    .filter(|(o, _)| ex.objects[*o as usize].id.kind == kind)
-                    .count();
-                labels.push((object, format!("{kind:?}{}", same_kind + 1)));
-            }
-        }
+    let mut legend: BTreeSet<ObjIdx> = rows
+        .iter()
+        .flat_map(row_objects)
+        .filter(|&object| object != NO_OBJECT)
+        .collect();
+    for stale in &ex.stale_reads {
+        legend.insert(events[stale.load as usize].object);
     }
-    // An object without a label (one only the elided rows show) goes by its identity.
-    let label = |object: u32| {
-        labels.iter().find(|(o, _)| *o == object).map_or_else(
-            || ex.objects[object as usize].id.to_string(),
-            |(_, l)| l.clone(),
-        )
+    let names: Vec<(ObjIdx, String)> = legend
+        .iter()
+        .map(|&object| (object, ex.object_name(object)))
+        .collect();
+    let name = |object: ObjIdx| -> String {
+        names
+            .iter()
+            .find(|(o, _)| *o == object)
+            .map_or_else(|| ex.object_name(object), |(_, name)| name.clone())
     };
     let threads = ex.threads.len();
-    let describe = |kind: crate::runtime::op::OpKind, object: u32, site| {
-        let mut text = kind.name().to_string();
+    let describe = |operation: &str, object: ObjIdx, site: Site| {
+        let mut text = operation.to_string();
         if object != NO_OBJECT {
-            let _ = write!(text, " {}", label(object));
+            let _ = write!(text, " {}", name(object));
         }
-        let _ = write!(text, " @{}", ShortSite(site));
-        text
+        text.push_str(" @");
+        fit_site(text, site)
     };
     let cell = |row: &Row, t: usize| -> String {
         match *row {
             Row::Step(i) if events[i].thread as usize == t => {
                 let e = &events[i];
-                describe(e.kind, e.object, e.site)
+                describe(&step_operation(ex, i), e.object, e.site)
             }
             Row::Pending if !ex.threads[t].finished => {
                 let slot = &ex.threads[t];
-                describe(slot.pending.kind, slot.pending.object, slot.pending_site)
+                let operation = if is_internal(ex, slot.pending.object) {
+                    "poll"
+                } else {
+                    slot.pending.kind.name()
+                };
+                describe(operation, slot.pending.object, slot.pending_site)
             }
-            Row::Elided { thread, count } if thread == t => format!("... {count} more steps"),
+            Row::Elided { thread, count } if thread == t => {
+                format!("... {}", plural(count, "more step"))
+            }
             _ => String::new(),
         }
     };
     let mut width = vec![10usize; threads];
     for row in rows {
         for (t, w) in width.iter_mut().enumerate() {
-            *w = (*w).max(cell(row, t).chars().count().min(MAX_CELL));
+            *w = (*w).max(cell(row, t).chars().count());
         }
     }
-    let mut out = format!("interleaving ({} steps", events.len());
-    if skipped_rows > 0 {
-        let _ = write!(out, "; earliest {skipped_rows} rows omitted");
+    let not_shown: usize = rows
+        .iter()
+        .map(|row| match *row {
+            Row::Elided { count, .. } => count,
+            Row::Omitted { steps } => steps,
+            _ => 0,
+        })
+        .sum();
+    let mut out = format!("interleaving ({}", plural(events.len(), "step"));
+    if not_shown > 0 {
+        let _ = write!(
+            out,
+            "; {} not shown: Builder::full_interleaving(true) or {ENV_FULL_REPORT}=1 shows \
+             every step",
+            plural(not_shown, "step")
+        );
     }
     out.push_str("):\n");
     for t in 0..threads {
         let _ = writeln!(out, "  T{t} = {}", thread_label(ex, t));
     }
-    for (object, text) in &labels {
-        let _ = writeln!(out, "  {text} = {}", ex.objects[*object as usize].id);
+    for (object, name) in &names {
+        let _ = writeln!(out, "  {name} = {}", ex.object_origin(*object));
     }
     let _ = write!(out, "  {:>6} ", "step");
     for (t, w) in width.iter().enumerate() {
@@ -153,6 +216,15 @@ pub(crate) fn render(ex: &Recording) -> String {
                 let _ = writeln!(out, "  {:>6} | virtual clock moves to {time:?}", "time");
                 continue;
             }
+            Row::Omitted { steps } => {
+                let _ = writeln!(
+                    out,
+                    "  {:>6} | ... {} of every thread",
+                    "",
+                    plural(*steps, "step")
+                );
+                continue;
+            }
             Row::Step(i) => {
                 let _ = write!(out, "  {:>6} ", i + 1);
             }
@@ -162,8 +234,7 @@ pub(crate) fn render(ex: &Recording) -> String {
             }
         }
         for (t, w) in width.iter().enumerate() {
-            let text: String = cell(row, t).chars().take(MAX_CELL).collect();
-            let _ = write!(out, "| {text:<w$} ");
+            let _ = write!(out, "| {:<w$} ", cell(row, t));
         }
         out.truncate(out.trim_end().len());
         out.push('\n');
@@ -191,11 +262,178 @@ pub(crate) fn render(ex: &Recording) -> String {
             "  step {}: T{} loaded {} @{} and read a stale value: {}, not {}",
             stale.load + 1,
             load.thread,
-            label(load.object),
+            name(load.object),
             ShortSite(load.site),
             store(stale.read),
             store(stale.latest),
         );
     }
     out
+}
+
+/// Whether `object` is the internal state lock of a primitive built on it.
+fn is_internal(ex: &Recording, object: ObjIdx) -> bool {
+    ex.objects
+        .get(object as usize)
+        .is_some_and(|record| record.internal)
+}
+
+/// Whether step `step` belongs to the user operation of the row before it: the release of a
+/// primitive's internal state lock, which the primitive takes only for the instructions of one
+/// operation.
+fn is_folded(ex: &Recording, step: usize) -> bool {
+    let event = &ex.events[step];
+    event.kind == OpKind::Unlock && is_internal(ex, event.object)
+}
+
+/// What step `step` did, in the user's terms: the operation's name, or for a step on a
+/// primitive's internal state lock, the operation the primitive said it performed (`poll` if it
+/// said none).
+fn step_operation(ex: &Recording, step: usize) -> String {
+    let event = &ex.events[step];
+    if !is_internal(ex, event.object) {
+        return event.kind.name().to_string();
+    }
+    let labels = &ex.step_labels;
+    match labels.binary_search_by_key(&(step as u64), |label| label.step) {
+        Ok(index) if labels[index].waits => format!("{} (waits)", labels[index].operation),
+        Ok(index) => labels[index].operation.to_string(),
+        Err(_) => "poll".to_string(),
+    }
+}
+
+/// The steps a shortened interleaving still shows: the failing thread's last step, the steps
+/// the failure names, the acquisitions of the locks that unfinished threads hold when the
+/// engine stopped the execution (a deadlock's, a livelock's), and the loads that read a stale
+/// value.
+fn kept_steps(ex: &Recording) -> BTreeSet<usize> {
+    let events = &ex.events;
+    let mut kept: BTreeSet<usize> = ex.failure_steps.iter().map(|&s| s as usize).collect();
+    kept.extend(ex.stale_reads.iter().map(|stale| stale.load as usize));
+    let Some(failure) = &ex.failure else {
+        return kept;
+    };
+    if let Some(thread) = failure.thread {
+        kept.extend(
+            (0..events.len())
+                .rev()
+                .find(|&step| events[step].thread as usize == thread && !is_folded(ex, step)),
+        );
+    }
+    if failure.stopped.is_some() {
+        // (thread, lock, step that acquired it), in the order the locks were taken.
+        let mut held: Vec<(u32, ObjIdx, usize)> = Vec::new();
+        for (step, event) in events.iter().enumerate() {
+            let (thread, object) = (event.thread, event.object);
+            let release = |held: &mut Vec<(u32, ObjIdx, usize)>, lock: Option<ObjIdx>| {
+                let found = held
+                    .iter()
+                    .rposition(|&(t, o, _)| t == thread && lock.is_none_or(|lock| lock == o));
+                if let Some(position) = found {
+                    held.remove(position);
+                }
+            };
+            match event.kind {
+                OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock => {
+                    held.push((thread, object, step));
+                }
+                OpKind::Wake => held.push((thread, event.arg, step)),
+                OpKind::Unlock | OpKind::RwUnlock => release(&mut held, Some(object)),
+                // The event names the condition variable, not the mutex it releases: that is
+                // the lock its thread took last.
+                OpKind::Wait => release(&mut held, None),
+                _ => {}
+            }
+        }
+        kept.extend(
+            held.iter()
+                .filter(|&&(thread, _, _)| !ex.threads[thread as usize].finished)
+                .map(|&(_, _, step)| step),
+        );
+    }
+    kept
+}
+
+/// The last [`MAX_ROWS`] rows, and before them the rows of kept steps, with a row saying how
+/// many steps were left out in between.
+fn keep_last_rows(rows: Vec<Row>, kept: &BTreeSet<usize>) -> Vec<Row> {
+    let cut = rows.len().saturating_sub(MAX_ROWS);
+    let mut out = Vec::with_capacity(rows.len().min(MAX_ROWS * 2));
+    let mut left_out = 0;
+    for (index, row) in rows.into_iter().enumerate() {
+        let show = index >= cut || matches!(row, Row::Step(step) if kept.contains(&step));
+        if show {
+            if left_out > 0 {
+                out.push(Row::Omitted { steps: left_out });
+                left_out = 0;
+            }
+            out.push(row);
+        } else {
+            left_out += match row {
+                Row::Step(_) => 1,
+                Row::Elided { count, .. } => count,
+                Row::Omitted { steps } => steps,
+                Row::Clock(_) | Row::Pending => 0,
+            };
+        }
+    }
+    out
+}
+
+/// `text` followed by `site`, with the site's path cut from the left (`…ts/file.rs:28:20`) if
+/// the whole would be longer than [`MAX_CELL`], so line and column always show. A cell whose
+/// text leaves too little room is widened instead.
+fn fit_site(mut text: String, site: Site) -> String {
+    let site = ShortSite(site).to_string();
+    let room = MAX_CELL.saturating_sub(text.chars().count());
+    let (line, column) = site_line(&site);
+    // Room for the line and column and a few characters of the file name, or no cut at all.
+    let least = line.len() + column.len() + 10;
+    let site_chars = site.chars().count();
+    if site_chars <= room || room < least {
+        text.push_str(&site);
+    } else {
+        text.push(ELLIPSIS);
+        let skip = site_chars - (room - 1);
+        text.extend(site.chars().skip(skip));
+    }
+    text
+}
+
+/// The line and column at the end of a `file:line:column` site.
+fn site_line(site: &str) -> (&str, &str) {
+    let mut parts = site.rsplitn(3, ':');
+    let column = parts.next().unwrap_or("");
+    let line = parts.next().unwrap_or("");
+    (line, column)
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn here() -> Site {
+        std::panic::Location::caller()
+    }
+
+    #[test]
+    fn a_long_site_loses_the_start_of_its_path_not_its_line_and_column() {
+        let site = here();
+        let whole = ShortSite(site).to_string();
+        let text = fit_site("x".repeat(MAX_CELL - 20), site);
+        assert_eq!(text.chars().count(), MAX_CELL, "{text}");
+        assert!(text.contains(ELLIPSIS), "{text}");
+        let (line, column) = site_line(&whole);
+        assert!(text.ends_with(&format!(":{line}:{column}")), "{text}");
+        assert_eq!(fit_site("lock".to_string(), site), format!("lock{whole}"));
+    }
 }

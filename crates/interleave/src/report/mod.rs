@@ -19,6 +19,9 @@ pub(crate) use crate::runtime::FailureInfo;
 pub use crate::runtime::FailureKind;
 use crate::runtime::Recording;
 
+/// Tokens longer than this are printed once in a report, not once per way to replay them.
+const LONG_TOKEN: usize = 200;
+
 /// One failing execution.
 #[derive(Clone, Debug)]
 pub struct Failure {
@@ -141,7 +144,17 @@ impl fmt::Display for Failure {
         )?;
         writeln!(f, "    {ENV_REPLAY}={}", self.token)?;
         writeln!(f, "or replace the call with")?;
-        write!(f, "    interleave::replay(\"{}\", || ...)", self.token)?;
+        if self.token.len() > LONG_TOKEN {
+            // A long token (thousands of steps) is printed once: the call refers to it.
+            write!(
+                f,
+                "    interleave::replay(TOKEN, || ...), TOKEN being the {} characters after \
+                 {ENV_REPLAY}= above",
+                self.token.len()
+            )?;
+        } else {
+            write!(f, "    interleave::replay(\"{}\", || ...)", self.token)?;
+        }
         if let Some(persisted) = &self.persisted {
             write!(f, "\n\n{persisted}")?;
         }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::interleaving::render;
+use super::interleaving::render_keeping;
 use super::token::Token;
 use super::ENV_REPLAY;
 use crate::analysis::online::serializability::{UnitKey, Violation, PATTERNS};
@@ -95,7 +95,7 @@ impl AtomicityViolation {
                     "{} {} {} at {}",
                     unit_name(a.unit),
                     if a.write { "writes" } else { "reads" },
-                    a.object,
+                    ex.object_name(ex.events[a.step].object),
                     ShortSite(trace[a.step].site)
                 )
             })
@@ -109,7 +109,10 @@ impl AtomicityViolation {
                     owner.instance
                 )
             }
-            SetId::Single(object) => format!("{{{object}}}"),
+            SetId::Single(object) => match ex.objects.iter().position(|o| o.id == object) {
+                Some(index) => format!("{{{}}}", ex.object_name(index as u32)),
+                None => format!("{{{object}}}"),
+            },
         };
         let key = format!(
             "{} {} {} {:?}",
@@ -132,7 +135,14 @@ impl AtomicityViolation {
             interleaver: unit_label(violation.interleaver),
             accesses,
             token: Token::from_run(ex, None).encode(),
-            interleaving: render(ex),
+            interleaving: render_keeping(
+                ex,
+                &violation
+                    .accesses
+                    .iter()
+                    .map(|a| a.step)
+                    .collect::<Vec<_>>(),
+            ),
             key,
         }
     }

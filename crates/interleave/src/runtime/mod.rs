@@ -73,7 +73,7 @@ use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
 pub use memory::MemoryModel;
-pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, ThreadRecord};
+pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, ThreadRecord};
 pub use recording::{TraceEvent, TraceTarget};
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
@@ -215,6 +215,8 @@ pub(crate) struct Limits {
     pub spurious_wakeups: bool,
     /// How atomics behave (`Config::memory`).
     pub memory: MemoryModel,
+    /// Reports print every step of the interleaving (`Config::full_interleaving`).
+    pub full_interleaving: bool,
 }
 
 /// The state of one execution.
@@ -543,11 +545,6 @@ impl Execution {
         recording.feedback = self.schedule.feedback();
     }
 
-    /// The identity of the object with index `object`.
-    pub fn object_id(&self, object: ObjIdx) -> ObjectId {
-        self.recording.objects[object as usize].id
-    }
-
     /// The index of `handle`'s object, registering it if this is its first use here.
     #[inline]
     pub fn object(&mut self, handle: &ObjectHandle, kind: ObjectKind) -> ObjIdx {
@@ -586,6 +583,8 @@ impl Execution {
         });
         self.recording.objects.push(ObjectRecord {
             id,
+            name: handle.name().unwrap_or(kind.type_name()),
+            internal: handle.is_internal(),
             address: handle as *const ObjectHandle as usize,
         });
         self.objects.push(ObjectEntry {
@@ -748,6 +747,80 @@ impl Execution {
         if self.recording.failure.is_none() && !self.teardown {
             self.recording.failure = Some(FailureInfo::new(kind, message, Some(self.current)));
         }
+    }
+
+    /// Fails the execution like [`Execution::fail`], and has the report show `steps` (the
+    /// earlier access of a data race) however long the interleaving.
+    pub fn fail_at_steps(&mut self, kind: FailureKind, message: String, steps: &[u64]) {
+        if self.recording.failure.is_none() && !self.teardown {
+            self.recording.failure_steps.extend_from_slice(steps);
+        }
+        self.fail(kind, message);
+    }
+
+    /// Has reports show the running thread's latest step, a step on the internal state lock
+    /// of a primitive built on it, as the user operation `label` (`lock` for an async mutex's
+    /// `lock().await`). The primitive calls this while it holds the state lock, so that step
+    /// is the thread's latest.
+    pub fn show_last_step_as(&mut self, operation: &'static str) {
+        if let Some(label) = self.last_step_label() {
+            label.operation = operation;
+        }
+    }
+
+    /// Has reports show the running thread's latest step, if it is a step on a primitive's
+    /// internal state lock, as an operation that has to wait (`lock (waits)`).
+    pub fn show_last_step_waits(&mut self) {
+        if let Some(label) = self.last_step_label() {
+            label.waits = true;
+        }
+    }
+
+    /// The label of the running thread's latest step, created (as `poll`) if it has none, if
+    /// that step is on a primitive's internal state lock. The release of the state lock does
+    /// not count: the primitive may have released it already, and reports show the release
+    /// as part of the step that took it.
+    fn last_step_label(&mut self) -> Option<&mut StepLabel> {
+        // Destructors that run while the execution is torn down take no steps.
+        if self.teardown {
+            return None;
+        }
+        let me = self.current as u32;
+        let recording = &mut self.recording;
+        let internal = |object: ObjIdx| {
+            recording
+                .objects
+                .get(object as usize)
+                .is_some_and(|o| o.internal)
+        };
+        let step = recording.events.iter().rposition(|event| {
+            event.thread == me && !(event.kind == OpKind::Unlock && internal(event.object))
+        })?;
+        if !internal(recording.events[step].object) {
+            return None;
+        }
+        // Labels stay sorted by step: the thread's latest step is the latest step of all.
+        let labels = &mut recording.step_labels;
+        let index = match labels.binary_search_by_key(&(step as u64), |label| label.step) {
+            Ok(index) => index,
+            Err(index) => {
+                labels.insert(
+                    index,
+                    StepLabel {
+                        step: step as u64,
+                        operation: "poll",
+                        waits: false,
+                    },
+                );
+                index
+            }
+        };
+        labels.get_mut(index)
+    }
+
+    /// The one name reports give the object with index `object` (`Recording::object_name`).
+    pub fn object_name(&self, object: ObjIdx) -> String {
+        self.recording.object_name(object)
     }
 
     /// Fails the execution for a reason the engine found itself, keeping the state it stopped

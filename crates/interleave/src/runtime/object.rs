@@ -23,20 +23,49 @@ pub(crate) const MAX_OBJECTS: usize = INDEX_MASK as usize;
 #[derive(Debug)]
 pub(crate) struct ObjectHandle {
     site: Site,
+    /// What reports call the object: its type's name, or empty for the kind's default.
+    name: &'static str,
+    /// The object is the internal state lock of a primitive built on it (the async
+    /// primitives): reports show its steps as that primitive's operations.
+    internal: bool,
     /// `execution tag << INDEX_BITS | index`, or 0 before the first registration.
     slot: AtomicU64,
 }
 
 impl ObjectHandle {
     pub const fn new(site: Site) -> ObjectHandle {
+        ObjectHandle::named(site, "")
+    }
+
+    /// A handle whose object reports call `name` (a type name such as `UnsafeCell`).
+    pub const fn named(site: Site, name: &'static str) -> ObjectHandle {
         ObjectHandle {
             site,
+            name,
+            internal: false,
             slot: AtomicU64::new(0),
+        }
+    }
+
+    /// The handle of the state lock of the primitive `name` built on it.
+    pub const fn internal(site: Site, name: &'static str) -> ObjectHandle {
+        ObjectHandle {
+            internal: true,
+            ..ObjectHandle::named(site, name)
         }
     }
 
     pub fn site(&self) -> Site {
         self.site
+    }
+
+    /// What reports call the object, if its primitive chose a name.
+    pub fn name(&self) -> Option<&'static str> {
+        (!self.name.is_empty()).then_some(self.name)
+    }
+
+    pub fn is_internal(&self) -> bool {
+        self.internal
     }
 
     /// The index of this object in the execution tagged `tag`, if it registered there.
@@ -87,6 +116,8 @@ pub(crate) struct Access {
     pub epoch: u32,
     pub site: Site,
     pub write: bool,
+    /// The step (index into the recording's events) of the access, for the report.
+    pub step: u64,
 }
 
 /// The synchronisation state of one object.

@@ -236,6 +236,15 @@ impl ObjectKind {
             ObjectKind::Var => "Var",
         }
     }
+
+    /// The type name reports give an object of this kind when its primitive chose none.
+    pub(crate) fn type_name(self) -> &'static str {
+        match self {
+            ObjectKind::Channel => "Channel",
+            ObjectKind::Atomic => "Atomic",
+            kind => kind.name(),
+        }
+    }
 }
 
 /// The identity of a tracked object, stable across executions of the same program: its
@@ -254,11 +263,10 @@ impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}#{} ({}:{})",
+            "{}#{} ({})",
             self.kind.name(),
             self.instance,
-            short_path(self.site.file()),
-            self.site.line()
+            ShortSite(self.site)
         )
     }
 }

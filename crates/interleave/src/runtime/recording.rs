@@ -44,10 +44,24 @@ pub(crate) struct ThreadRecord {
     pub pending_site: Site,
 }
 
+/// The user operation a step on a primitive's internal state lock performed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StepLabel {
+    pub step: u64,
+    /// The operation, as the primitive names it (`lock`, `notify_one`).
+    pub operation: &'static str,
+    /// The operation could not complete and the task waits to be woken.
+    pub waits: bool,
+}
+
 /// An object the execution used.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ObjectRecord {
     pub id: ObjectId,
+    /// What reports call it: the type name of the primitive that created it.
+    pub name: &'static str,
+    /// It is the state lock of a primitive built on it (see `ObjectHandle::internal`).
+    pub internal: bool,
     /// Where its handle was at its latest use, for atomic sets declared by an owner value that
     /// contains it (`crate::atomic_set`).
     pub address: usize,
@@ -87,6 +101,13 @@ pub(crate) struct Recording {
     pub stale_reads: Vec<StaleRead>,
     /// What the schedule learnt (`Schedule::feedback`).
     pub feedback: Option<Box<dyn Any + Send>>,
+    /// The user operations that steps on internal state locks performed (`lock` for an async
+    /// mutex's `lock().await` that got it), by step index in increasing order, as the
+    /// primitives named them (`Execution::show_last_step_as`).
+    pub step_labels: Vec<StepLabel>,
+    /// Steps the failure is about beyond the failing thread's last one (the earlier access of
+    /// a data race), which the report shows however long the interleaving.
+    pub failure_steps: Vec<u64>,
     /// The settings the execution ran under.
     pub limits: Limits,
 }
@@ -108,6 +129,8 @@ impl Recording {
             clock_advances: Vec::new(),
             stale_reads: Vec::new(),
             feedback: None,
+            step_labels: Vec::new(),
+            failure_steps: Vec::new(),
             limits,
         }
     }
@@ -128,6 +151,8 @@ impl Recording {
         self.clock_advances.clear();
         self.stale_reads.clear();
         self.feedback = None;
+        self.step_labels.clear();
+        self.failure_steps.clear();
         self.limits = limits;
     }
 
@@ -139,6 +164,35 @@ impl Recording {
     /// The identity of the object with index `object`, if there is one.
     pub fn object(&self, object: u32) -> Option<ObjectId> {
         self.objects.get(object as usize).map(|o| o.id)
+    }
+
+    /// The one name reports give the object with index `object`: its type name and its
+    /// ordinal among the objects of that type, in the order the execution registered them (on
+    /// first use), as `Mutex2`. Registering more objects never renames an earlier one, so a
+    /// message written while the execution ran names it as the report written afterwards does.
+    pub fn object_name(&self, object: u32) -> String {
+        let Some(record) = self.objects.get(object as usize) else {
+            return "an unknown object".to_string();
+        };
+        let ordinal = self.objects[..object as usize]
+            .iter()
+            .filter(|earlier| earlier.name == record.name)
+            .count()
+            + 1;
+        format!("{}{ordinal}", record.name)
+    }
+
+    /// Where the object with index `object` comes from, for a report's legend: `Mutex created
+    /// at src/cache.rs:15:17`.
+    pub fn object_origin(&self, object: u32) -> String {
+        match self.objects.get(object as usize) {
+            Some(record) => format!(
+                "{} created at {}",
+                record.name,
+                super::op::ShortSite(record.id.site)
+            ),
+            None => "an unknown object".to_string(),
+        }
     }
 
     /// What identifies step `event` across runs of the same program: its thread, operation,

@@ -234,8 +234,15 @@ macro_rules! atomic_common {
         /// A new atomic holding `value`.
         #[track_caller]
         pub const fn new(value: $t) -> Self {
+            Self::named_at(value, Location::caller(), stringify!($atomic))
+        }
+
+        /// A new atomic holding `value`, created at `site` and called `name` in reports: for
+        /// the primitives built on atomics, which name the object after themselves and the
+        /// user's line that created them.
+        pub(crate) const fn named_at(value: $t, site: Site, name: &'static str) -> Self {
             Self {
-                handle: ObjectHandle::new(Location::caller()),
+                handle: ObjectHandle::named(site, name),
                 inner: std_atomic::$atomic::new(value),
             }
         }
@@ -248,8 +255,15 @@ macro_rules! atomic_common {
         #[inline]
         #[track_caller]
         pub fn load(&self, order: Ordering) -> $t {
+            self.load_at(order, Location::caller())
+        }
+
+        /// [`load`](Self::load) recorded at `site`: for primitives built on atomics, which
+        /// report the user's line.
+        #[inline]
+        pub(crate) fn load_at(&self, order: Ordering, site: Site) -> $t {
             check_load(order);
-            let switched = announce(&self.handle, OpKind::AtomicLoad, order, Location::caller());
+            let switched = announce(&self.handle, OpKind::AtomicLoad, order, site);
             if !switched.weak_memory() {
                 return sequentially_consistent(switched, || self.bits(), || self.inner.load(SC));
             }

@@ -50,6 +50,16 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// A new unlocked mutex that keeps the state of the primitive `name` built on it (the
+    /// async primitives): reports show its steps as that primitive's operations.
+    #[track_caller]
+    pub(crate) const fn state_of(name: &'static str, value: T) -> Mutex<T> {
+        Mutex {
+            handle: ObjectHandle::internal(Location::caller(), name),
+            data: UnsafeCell::new(value),
+        }
+    }
+
     /// Consumes the mutex and returns the value; `Err` if the mutex is poisoned.
     pub fn into_inner(self) -> LockResult<T> {
         let poisoned = poison::handle_poisoned(&self.handle);
@@ -66,6 +76,11 @@ impl<T: ?Sized> Mutex<T> {
         // The runtime records the new holder when it records the step.
         let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site).index();
         poison::result(poison::is_poisoned(idx), self.guard(idx, site))
+    }
+
+    /// Where the mutex was created.
+    pub(crate) fn site(&self) -> Site {
+        self.handle.site()
     }
 
     /// [`lock`](Mutex::lock) recorded at `site`: for primitives built on this one, which

@@ -69,6 +69,14 @@ impl Once {
         }
     }
 
+    /// A `Once` that reports call `name` (the `OnceLock` built on it).
+    #[track_caller]
+    const fn named(name: &'static str) -> Once {
+        Once {
+            handle: ObjectHandle::named(Location::caller(), name),
+        }
+    }
+
     /// A `Once` identified by `site`, for the runtime's own use (`lazy_static!`).
     pub(crate) const fn at(site: Site) -> Once {
         Once {
@@ -174,7 +182,7 @@ impl<T> OnceLock<T> {
     #[track_caller]
     pub const fn new() -> OnceLock<T> {
         OnceLock {
-            once: Once::new(),
+            once: Once::named("OnceLock"),
             value: UnsafeCell::new(None),
         }
     }
@@ -237,7 +245,7 @@ impl<T> OnceLock<T> {
     #[track_caller]
     pub fn take(&mut self) -> Option<T> {
         let value = self.value.get_mut().take();
-        self.once = Once::new();
+        self.once = Once::named("OnceLock");
         value
     }
 }

@@ -75,6 +75,15 @@ impl<T> RwLock<T> {
         }
     }
 
+    /// A new unlocked lock that reports call `name` (the value of a primitive built on it).
+    #[track_caller]
+    pub(crate) const fn named(name: &'static str, value: T) -> RwLock<T> {
+        RwLock {
+            handle: ObjectHandle::named(Location::caller(), name),
+            data: UnsafeCell::new(value),
+        }
+    }
+
     /// Consumes the lock and returns the value; `Err` if the lock is poisoned.
     pub fn into_inner(self) -> LockResult<T> {
         let poisoned = poison::handle_poisoned(&self.handle);

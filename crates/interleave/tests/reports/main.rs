@@ -5,6 +5,7 @@ mod helpers;
 
 mod failures;
 mod persistence;
+mod readable;
 mod replay;
 mod report_snapshots;
 mod test_attribute;

@@ -1,7 +1,8 @@
 //! The failure reports users read, as snapshots: a deadlock, a data race, a replay that
-//! diverges, an uncontrolled-nondeterminism verdict and an atomic-set serializability
-//! violation. A change to any of them shows up as a diff of this file; review it, then accept
-//! it with `UPDATE_EXPECT=1 cargo test -p interleave --test report_snapshots`.
+//! diverges, an uncontrolled-nondeterminism verdict, an atomic-set serializability violation
+//! and a lost update between async tasks. A change to any of them shows up as a diff of this
+//! file; review it, then accept it with `UPDATE_EXPECT=1 cargo test -p interleave --test
+//! reports report_snapshots`.
 //!
 //! The programs come first and the snapshots last, so rewriting a snapshot never moves the
 //! source sites the reports name.
@@ -12,6 +13,7 @@ use crate::helpers;
 use expect_test::{expect, Expect};
 use interleave::atomic_set::unit_of_work_on;
 use interleave::cell::Var;
+use interleave::future::sync::Mutex as AsyncMutex;
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, unit_of_work, Builder, Report};
 
@@ -107,6 +109,24 @@ fn copy_while_crediting() {
     std::hint::black_box(copy);
 }
 
+/// Two tasks increment a counter behind an async mutex in two critical sections each.
+fn async_lost_update() {
+    interleave::future::block_on(async {
+        let counter = std::sync::Arc::new(AsyncMutex::new(0));
+        let task = {
+            let counter = counter.clone();
+            interleave::future::spawn(async move {
+                let seen = *counter.lock().await;
+                *counter.lock().await = seen + 1;
+            })
+        };
+        let seen = *counter.lock().await;
+        *counter.lock().await = seen + 1;
+        task.await.unwrap();
+        assert_eq!(*counter.lock().await, 2);
+    })
+}
+
 fn explore(spec: &str, f: impl Fn() + Sync) -> Report {
     helpers::builder(spec)
         .executions(2000)
@@ -150,24 +170,24 @@ fn a_deadlock_report() {
             interleave found a deadlock in execution 5 (strategy dfs, seed 0):
 
               deadlock: no thread can run
-                thread 0 (main) blocked in lock at reports/report_snapshots.rs:29:20 on Mutex#0 (reports/report_snapshots.rs:21): held by thread 1 since reports/report_snapshots.rs:24:21; holds Mutex#0 (reports/report_snapshots.rs:20) since reports/report_snapshots.rs:28:20
-                thread 1 (spawned at reports/report_snapshots.rs:23:17) blocked in lock at reports/report_snapshots.rs:25:21 on Mutex#0 (reports/report_snapshots.rs:20): held by thread 0 since reports/report_snapshots.rs:28:20; holds Mutex#0 (reports/report_snapshots.rs:21) since reports/report_snapshots.rs:24:21
+                thread 0 (main) blocked in lock at reports/report_snapshots.rs:31:20 on Mutex2: held by thread 1 since reports/report_snapshots.rs:26:21; holds Mutex1 since reports/report_snapshots.rs:30:20
+                thread 1 (spawned at reports/report_snapshots.rs:25:17) blocked in lock at reports/report_snapshots.rs:27:21 on Mutex1: held by thread 0 since reports/report_snapshots.rs:30:20; holds Mutex2 since reports/report_snapshots.rs:26:21
                 wait-for cycle: thread 0 -> thread 1 -> thread 0
-                  thread 0 wants Mutex#0 (reports/report_snapshots.rs:21) at reports/report_snapshots.rs:29:20; thread 1 acquired it at reports/report_snapshots.rs:24:21
-                  thread 1 wants Mutex#0 (reports/report_snapshots.rs:20) at reports/report_snapshots.rs:25:21; thread 0 acquired it at reports/report_snapshots.rs:28:20
+                  thread 0 wants Mutex2 at reports/report_snapshots.rs:31:20; thread 1 acquired it at reports/report_snapshots.rs:26:21
+                  thread 1 wants Mutex1 at reports/report_snapshots.rs:27:21; thread 0 acquired it at reports/report_snapshots.rs:30:20
 
             interleaving (5 steps):
               T0 = thread 0 (main)
-              T1 = thread 1 (spawned at reports/report_snapshots.rs:23:17)
-              Mutex1 = Mutex#0 (reports/report_snapshots.rs:20)
-              Mutex2 = Mutex#0 (reports/report_snapshots.rs:21)
+              T1 = thread 1 (spawned at reports/report_snapshots.rs:25:17)
+              Mutex1 = Mutex created at reports/report_snapshots.rs:22:22
+              Mutex2 = Mutex created at reports/report_snapshots.rs:23:22
                 step | T0                                             | T1
-                   1 | start @reports/report_snapshots.rs:113:10      |
-                   2 | spawn @reports/report_snapshots.rs:23:17       |
-                   3 | lock Mutex1 @reports/report_snapshots.rs:28:20 |
-                   4 |                                                | start @reports/report_snapshots.rs:23:17
-                   5 |                                                | lock Mutex2 @reports/report_snapshots.rs:24:21
-                next | lock Mutex2 @reports/report_snapshots.rs:29:20 | lock Mutex1 @reports/report_snapshots.rs:25:21
+                   1 | start @reports/report_snapshots.rs:133:10      |
+                   2 | spawn @reports/report_snapshots.rs:25:17       |
+                   3 | lock Mutex1 @reports/report_snapshots.rs:30:20 |
+                   4 |                                                | start @reports/report_snapshots.rs:25:17
+                   5 |                                                | lock Mutex2 @reports/report_snapshots.rs:26:21
+                next | lock Mutex2 @reports/report_snapshots.rs:31:20 | lock Mutex1 @reports/report_snapshots.rs:27:21
 
             To reproduce this execution exactly, run the same test with
                 INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW5lNZtr
@@ -183,24 +203,24 @@ fn a_data_race_report() {
         expect![[r#"
             interleave found a data race in execution 0 (strategy dfs, seed 0):
 
-              data race on Var#0 (reports/report_snapshots.rs:36): thread 0 (main) write at reports/report_snapshots.rs:41:12 and thread 1 (spawned at reports/report_snapshots.rs:39:9) write at reports/report_snapshots.rs:39:38 are not ordered by happens-before
+              data race on Var1: thread 0 (main) write at reports/report_snapshots.rs:43:12 and thread 1 (spawned at reports/report_snapshots.rs:41:9) write at reports/report_snapshots.rs:41:38 are not ordered by happens-before
 
             interleaving (5 steps):
               T0 = thread 0 (main)
-              T1 = thread 1 (spawned at reports/report_snapshots.rs:39:9)
-              Var1 = Var#0 (reports/report_snapshots.rs:36)
+              T1 = thread 1 (spawned at reports/report_snapshots.rs:41:9)
+              Var1 = Var created at reports/report_snapshots.rs:38:27
                 step | T0                                            | T1
-                   1 | start @reports/report_snapshots.rs:113:10     |
-                   2 | spawn @reports/report_snapshots.rs:39:9       |
-                   3 | write Var1 @reports/report_snapshots.rs:41:12 |
-                   4 |                                               | start @reports/report_snapshots.rs:39:9
-                   5 |                                               | write Var1 @reports/report_snapshots.rs:39:38
-                next | join @reports/report_snapshots.rs:42:12       | write Var1 @reports/report_snapshots.rs:39:38
+                   1 | start @reports/report_snapshots.rs:133:10     |
+                   2 | spawn @reports/report_snapshots.rs:41:9       |
+                   3 | write Var1 @reports/report_snapshots.rs:43:12 |
+                   4 |                                               | start @reports/report_snapshots.rs:41:9
+                   5 |                                               | write Var1 @reports/report_snapshots.rs:41:38
+                next | join @reports/report_snapshots.rs:44:12       | write Var1 @reports/report_snapshots.rs:41:38
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhciMwIChyZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6MzYpOiB0aHJlYWQgMCAobWFpbikgd3JpdGUgYXQgcmXmAqlG
+                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW7oYmoY
             or replace the call with
-                interleave::replay("il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhciMwIChyZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6MzYpOiB0aHJlYWQgMCAobWFpbikgd3JpdGUgYXQgcmXmAqlG", || ...)"#]],
+                interleave::replay("il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW7oYmoY", || ...)"#]],
     );
 }
 
@@ -217,12 +237,12 @@ fn a_divergence_report() {
 
             interleaving (3 steps):
               T0 = thread 0 (main)
-              Mutex1 = Mutex#0 (reports/report_snapshots.rs:47)
+              Mutex1 = Mutex created at reports/report_snapshots.rs:49:13
                 step | T0
-                   1 | start @reports/report_snapshots.rs:125:10
-                   2 | lock Mutex1 @reports/report_snapshots.rs:48:8
-                   3 | unlock Mutex1 @reports/report_snapshots.rs:48:
-                next | lock Mutex1 @reports/report_snapshots.rs:49:8
+                   1 | start @reports/report_snapshots.rs:145:10
+                   2 | lock Mutex1 @reports/report_snapshots.rs:50:8
+                   3 | unlock Mutex1 @reports/report_snapshots.rs:50:8
+                next | lock Mutex1 @reports/report_snapshots.rs:51:8
 
             To reproduce this execution exactly, run the same test with
                 INTERLEAVE_REPLAY=il2-AQADAASgjQYG8eXv3-fmRxcBRxclcmVwb3J0X3NuYXBzaG90czo6YV9kaXZlcmdlbmNlX3JlcG9ydFB0aGUgcmVwbGF5ZWQgZXhlY3V0aW9uJ3Mgb3BlcmF0aW9ucyBmaXJzdCBkaWZmZXJlZCBmcm9tIHRoZSByZWNvcmRpbmcgYmV0d2VlbiBzdM8SLWA
@@ -243,11 +263,11 @@ fn a_nondeterminism_report() {
 
             interleaving (3 steps):
               T0 = thread 0 (main)
-              Mutex1 = Mutex#0 (reports/report_snapshots.rs:56)
+              Mutex1 = Mutex created at reports/report_snapshots.rs:58:13
                 step | T0
-                   1 | start @reports/report_snapshots.rs:113:10
-                   2 | lock Mutex1 @reports/report_snapshots.rs:61:16
-                   3 | unlock Mutex1 @reports/report_snapshots.rs:61:
+                   1 | start @reports/report_snapshots.rs:133:10
+                   2 | lock Mutex1 @reports/report_snapshots.rs:63:16
+                   3 | unlock Mutex1 @reports/report_snapshots.rs:63:16
 
             To reproduce this execution exactly, run the same test with
                 INTERLEAVE_REPLAY=il2-AQADAASgjQYH8eXv3-fmRxcBRxcpcmVwb3J0X3NuYXBzaG90czo6YV9ub25kZXRlcm1pbmlzbV9yZXBvcnRQdGhlIHByb2dyYW0gYmVoYXZlZCBkaWZmZXJlbnRseSB3aGVuIHJlLXJ1biB1bmRlciB0aGUgc2FtZSBzY2hlZHVsZTogdGhlIGZpcnN0IHL3txZp
@@ -265,35 +285,77 @@ fn an_atomicity_violation_report() {
         .expect("the copy straddles the credit");
     expect![[r#"
         atomic-set serializability violation in execution 3: pattern 9 `r_u(m1) w_u'(m) w_u'(m̄) r_u(m2)` (u observes an inconsistent state of the atomic set) on the objects of Account#0
-          u  = unit of work `copy` of thread 0 (main) (entered at reports/report_snapshots.rs:100:16)
-          u' = unit of work `Account::credit_interest` of thread 1 (spawned at reports/report_snapshots.rs:98:9) (entered at reports/report_snapshots.rs:82:9)
-            copy reads Var#0 (reports/report_snapshots.rs:93) at reports/report_snapshots.rs:77:19
-            Account::credit_interest writes Var#0 (reports/report_snapshots.rs:93) at reports/report_snapshots.rs:84:27
-            Account::credit_interest writes Var#0 (reports/report_snapshots.rs:94) at reports/report_snapshots.rs:85:26
-            copy reads Var#0 (reports/report_snapshots.rs:94) at reports/report_snapshots.rs:77:19
+          u  = unit of work `copy` of thread 0 (main) (entered at reports/report_snapshots.rs:102:16)
+          u' = unit of work `Account::credit_interest` of thread 1 (spawned at reports/report_snapshots.rs:100:9) (entered at reports/report_snapshots.rs:84:9)
+            copy reads Var1 at reports/report_snapshots.rs:79:19
+            Account::credit_interest writes Var1 at reports/report_snapshots.rs:86:27
+            Account::credit_interest writes Var2 at reports/report_snapshots.rs:87:26
+            copy reads Var2 at reports/report_snapshots.rs:79:19
 
-        interleaving (16 steps):
+        interleaving (16 steps; 2 steps not shown: Builder::full_interleaving(true) or INTERLEAVE_FULL_REPORT=1 shows every step):
           T0 = thread 0 (main)
-          T1 = thread 1 (spawned at reports/report_snapshots.rs:98:9)
-          Mutex1 = Mutex#0 (reports/report_snapshots.rs:92)
-          Var1 = Var#0 (reports/report_snapshots.rs:93)
-          Var2 = Var#0 (reports/report_snapshots.rs:94)
-            step | T0                                             | T1
-               1 | start @reports/report_snapshots.rs:136:10      |
-               2 | spawn @reports/report_snapshots.rs:98:9        |
-               3 | lock Mutex1 @reports/report_snapshots.rs:76:41 |
-               4 | read Var1 @reports/report_snapshots.rs:77:19   |
-               5 | unlock Mutex1 @reports/report_snapshots.rs:76: |
-               6 |                                                | start @reports/report_snapshots.rs:98:9
-               7 |                                                | lock Mutex1 @reports/report_snapshots.rs:83:41
-                 |                                                | ... 3 more steps
-              11 |                                                | write Var2 @reports/report_snapshots.rs:85:26
-              12 |                                                | unlock Mutex1 @reports/report_snapshots.rs:83:
-              13 | lock Mutex1 @reports/report_snapshots.rs:76:41 |
-              14 | read Var2 @reports/report_snapshots.rs:77:19   |
-              15 | unlock Mutex1 @reports/report_snapshots.rs:76: |
-              16 | join @reports/report_snapshots.rs:106:15       |
+          T1 = thread 1 (spawned at reports/report_snapshots.rs:100:9)
+          Mutex1 = Mutex created at reports/report_snapshots.rs:94:18
+          Var1 = Var created at reports/report_snapshots.rs:95:19
+          Var2 = Var created at reports/report_snapshots.rs:96:18
+            step | T0                                               | T1
+               1 | start @reports/report_snapshots.rs:156:10        |
+               2 | spawn @reports/report_snapshots.rs:100:9         |
+               3 | lock Mutex1 @reports/report_snapshots.rs:78:41   |
+               4 | read Var1 @reports/report_snapshots.rs:79:19     |
+               5 | unlock Mutex1 @reports/report_snapshots.rs:78:41 |
+               6 |                                                  | start @reports/report_snapshots.rs:100:9
+               7 |                                                  | lock Mutex1 @reports/report_snapshots.rs:85:41
+                 |                                                  | ... 1 more step
+               9 |                                                  | write Var1 @reports/report_snapshots.rs:86:27
+                 |                                                  | ... 1 more step
+              11 |                                                  | write Var2 @reports/report_snapshots.rs:87:26
+              12 |                                                  | unlock Mutex1 @reports/report_snapshots.rs:85:41
+              13 | lock Mutex1 @reports/report_snapshots.rs:78:41   |
+              14 | read Var2 @reports/report_snapshots.rs:79:19     |
+              15 | unlock Mutex1 @reports/report_snapshots.rs:78:41 |
+              16 | join @reports/report_snapshots.rs:108:15         |
 
         To reproduce this execution, run the same test (monitored: strategy `rm` or `assetfuzzer`, or Builder::monitor_atomic_sets) with
             INTERLEAVE_REPLAY=il2-AwAFAQcABAAEoI0GAJgcTyq9xrexAbexAADdRX-3"#]].assert_eq(&violation.to_string());
+}
+
+#[test]
+fn an_async_report() {
+    first_failure(
+        &explore("dfs", async_lost_update),
+        expect![[r#"
+            interleave found a panic in execution 63 (strategy dfs, seed 0):
+
+              thread 0 (main) panicked at crates/interleave/tests/reports/report_snapshots.rs:126:9:
+                assertion `left == right` failed
+                  left: 1
+                 right: 2
+
+            interleaving (25 steps; 2 steps not shown: Builder::full_interleaving(true) or INTERLEAVE_FULL_REPORT=1 shows every step):
+              T0 = thread 0 (main)
+              T1 = thread 1 (spawned at reports/report_snapshots.rs:118:13)
+              AsyncMutex1 = AsyncMutex created at reports/report_snapshots.rs:115:43
+              Task1 = Task created at reports/report_snapshots.rs:118:13
+                step | T0                                                     | T1
+                   1 | start @reports/report_snapshots.rs:133:10              |
+                   2 | spawn @reports/report_snapshots.rs:118:13              |
+                   3 | lock AsyncMutex1 @reports/report_snapshots.rs:123:29   |
+                   5 | unlock AsyncMutex1 @reports/report_snapshots.rs:123:29 |
+                   7 |                                                        | start @reports/report_snapshots.rs:118:13
+                   8 |                                                        | lock AsyncMutex1 @reports/report_snapshots.rs:119:37
+                     |                                                        | ... 2 more steps
+                  14 |                                                        | unlock AsyncMutex1 @reports/report_snapshots.rs:120:26
+                  16 |                                                        | load Task1 @reports/report_snapshots.rs:118:13
+                  17 | lock AsyncMutex1 @reports/report_snapshots.rs:124:18   |
+                  19 | unlock AsyncMutex1 @reports/report_snapshots.rs:124:18 |
+                  21 | poll @reports/report_snapshots.rs:118:13               |
+                  22 | lock AsyncMutex1 @reports/report_snapshots.rs:126:29   |
+                  24 | unlock AsyncMutex1 @reports/report_snapshots.rs:126:29 |
+
+            To reproduce this execution exactly, run the same test with
+                INTERLEAVE_REPLAY=il2-AwAGAQoACQAEoI0GAZJikNdlwYvRAYvRIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZOTKdhI
+            or replace the call with
+                interleave::replay("il2-AwAGAQoACQAEoI0GAZJikNdlwYvRAYvRIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZOTKdhI", || ...)"#]],
+    );
 }

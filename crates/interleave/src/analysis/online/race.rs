@@ -3,12 +3,13 @@
 //! each thread since, tagged with the accessing thread's epoch.
 //!
 //! Precision: happens-before is built from spawn/join, lock release/acquire, condition
-//! variables, channels, barriers, once, park/unpark and atomics (treated as sequentially
-//! consistent: every store releases, every load acquires). Under that model a report is a pair
-//! of conflicting accesses with no happens-before between them in the explored execution: no
-//! false positives under sequential consistency. Races on variables only reached through
-//! `Relaxed` atomics in real code may be missed, because our atomics synchronise more than
-//! std's.
+//! variables, channels, barriers, once, park/unpark and atomics. Under the weak memory model
+//! (`MemoryModel::Weak`, the default) an atomic synchronises as its ordering says (a `Relaxed`
+//! store publishes nothing, a `Release` store read by an `Acquire` load does), so data handed
+//! over through a relaxed flag races; under `MemoryModel::SequentiallyConsistent` every store
+//! releases and every load acquires, and such a race is missed. A report is a pair of
+//! conflicting accesses with no happens-before between them in the explored execution: no
+//! false positives.
 
 use crate::analysis::label;
 use crate::runtime::object::{Access, ObjState};
@@ -23,6 +24,8 @@ pub(crate) struct Race {
 /// Checks an access of the running thread to variable `object` and records it.
 pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site) -> Option<Race> {
     let me = ex.me();
+    // The access is the step just recorded.
+    let step = ex.steps().saturating_sub(1);
     let (threads, objects) = (&ex.threads, &mut ex.objects);
     let clock = &threads[me].clock;
     let ObjState::Var { last_write, reads } = &mut objects[object as usize].state else {
@@ -43,6 +46,7 @@ pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site
         epoch: clock.get(me),
         site,
         write,
+        step,
     };
     if write {
         *last_write = Some(this);
@@ -70,7 +74,7 @@ pub(crate) fn describe(
     };
     format!(
         "data race on {}: {} {} at {} and {} {} at {} are not ordered by happens-before",
-        ex.object_id(object),
+        ex.object_name(object),
         thread_label(ex, race.earlier.thread),
         kind(race.earlier.write),
         ShortSite(race.earlier.site),

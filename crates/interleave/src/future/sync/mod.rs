@@ -28,6 +28,7 @@ pub use semaphore::{AcquireError, Semaphore, SemaphorePermit};
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::panic::Location;
 use std::task::Waker;
 
 use crate::runtime::op::Site;
@@ -53,17 +54,44 @@ fn wake_all(wakers: impl IntoIterator<Item = Waker>) {
     }
 }
 
-/// Locks a primitive's state; the step is recorded at the primitive's line that asks.
+/// Locks a primitive's state for the user's `operation`. The step is recorded at the caller's
+/// line when that is the user's (a public method with `#[track_caller]` all the way), and
+/// otherwise at the line of the user's code that created the primitive: a future's `poll` and
+/// a destructor have no caller's location, and a line of this crate means nothing to a user.
 #[track_caller]
-fn state<T>(lock: &StateLock<T>) -> crate::sync::MutexGuard<'_, T> {
-    // The state lock is never held across a scheduling point that could panic the holder
-    // half-way, so poisoning cannot leave it inconsistent.
-    lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+fn state<'a, T>(lock: &'a StateLock<T>, operation: &'static str) -> crate::sync::MutexGuard<'a, T> {
+    let caller = Location::caller();
+    let site = if in_this_crate(caller) {
+        lock.site()
+    } else {
+        caller
+    };
+    state_at(lock, site, operation)
 }
 
-/// Locks a primitive's state, the step recorded at `site` (the user's call of the primitive).
-fn state_at<T>(lock: &StateLock<T>, site: Site) -> crate::sync::MutexGuard<'_, T> {
-    lock.lock_at(site)
+/// Whether `site` is a line of this crate's sources.
+fn in_this_crate(site: Site) -> bool {
+    // `file!()` and `Location::file` name this crate's files the same way, so the directory
+    // of this file's crate is a prefix of every one of them.
+    let this_file = file!();
+    let crate_sources = this_file
+        .strip_suffix("future/sync/mod.rs")
+        .or_else(|| this_file.strip_suffix("future\\sync\\mod.rs"))
+        .unwrap_or(this_file);
+    site.file().starts_with(crate_sources)
+}
+
+/// Locks a primitive's state, the step recorded at `site` (the user's call of the primitive)
+/// and shown in reports as the user's `operation` (`lock`, `notify_one`): the lock is the
+/// primitive's implementation, the operation is what the user's code did.
+fn state_at<'a, T>(
+    lock: &'a StateLock<T>,
+    site: Site,
+    operation: &'static str,
+) -> crate::sync::MutexGuard<'a, T> {
+    let guard = lock.lock_at(site);
+    crate::runtime::with(|ex| ex.show_last_step_as(operation));
+    guard
 }
 
 /// One waiting future's place in a [`WaitQueue`].

@@ -8,11 +8,13 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use super::{state, state_at, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use crate::runtime::op::Site;
 
 /// The errors of the channels, as in `tokio::sync::mpsc::error`.
 pub mod error {
@@ -159,15 +161,18 @@ impl<T> Chan<T> {
 
 #[track_caller]
 fn shared<T>(capacity: Option<usize>) -> Shared<T> {
-    Arc::new(StateLock::new(Chan {
-        queue: VecDeque::new(),
-        capacity,
-        free: capacity.unwrap_or(0),
-        senders: 1,
-        closed: false,
-        send_waiters: WaitQueue::new(),
-        receiver: None,
-    }))
+    Arc::new(StateLock::state_of(
+        "AsyncChannel",
+        Chan {
+            queue: VecDeque::new(),
+            capacity,
+            free: capacity.unwrap_or(0),
+            senders: 1,
+            closed: false,
+            send_waiters: WaitQueue::new(),
+            receiver: None,
+        },
+    ))
 }
 
 /// A bounded channel with room for `capacity` values.
@@ -203,18 +208,21 @@ pub struct Sender<T> {
 impl<T> Sender<T> {
     /// Waits for a free slot and puts `value` in it, or gives `value` back if the receiver
     /// is closed or dropped (also while waiting).
+    #[track_caller]
     pub fn send(&self, value: T) -> impl Future<Output = Result<(), SendError<T>>> + '_ {
         Sending {
             chan: &self.chan,
             value: Some(value),
             ticket: None,
+            site: Location::caller(),
         }
     }
 
     /// Puts `value` in a free slot if there is one and no sender waits ahead.
+    #[track_caller]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         let receiver = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "try_send");
             if chan.closed {
                 return Err(TrySendError::Closed(value));
             }
@@ -235,18 +243,23 @@ impl<T> Sender<T> {
     }
 
     /// Whether the receiver was closed or dropped.
+    #[track_caller]
     pub fn is_closed(&self) -> bool {
-        state(&self.chan).closed
+        state(&self.chan, "is_closed").closed
     }
 
     /// The free slots now.
+    #[track_caller]
     pub fn capacity(&self) -> usize {
-        state(&self.chan).free
+        state(&self.chan, "capacity").free
     }
 
     /// The capacity the channel was made with.
+    #[track_caller]
     pub fn max_capacity(&self) -> usize {
-        state(&self.chan).capacity.unwrap_or(usize::MAX)
+        state(&self.chan, "max_capacity")
+            .capacity
+            .unwrap_or(usize::MAX)
     }
 
     /// Whether `other` sends into the same channel.
@@ -256,8 +269,9 @@ impl<T> Sender<T> {
 }
 
 impl<T> Clone for Sender<T> {
+    #[track_caller]
     fn clone(&self) -> Sender<T> {
-        state(&self.chan).senders += 1;
+        state(&self.chan, "clone sender").senders += 1;
         Sender {
             chan: self.chan.clone(),
         }
@@ -279,7 +293,7 @@ impl<T> fmt::Debug for Sender<T> {
 /// Counts a sender out; the last one wakes the receiver, which now sees the end.
 fn drop_sender<T>(chan: &StateLock<Chan<T>>) {
     let receiver = {
-        let mut chan = state(chan);
+        let mut chan = state(chan, "drop sender");
         chan.senders -= 1;
         if chan.senders == 0 {
             chan.receiver.take()
@@ -296,6 +310,8 @@ struct Sending<'a, T> {
     /// The value, until it is sent or given back.
     value: Option<T>,
     ticket: Option<Ticket>,
+    /// Where `send` was called: every poll and a cancellation are recorded there.
+    site: Site,
 }
 
 // The value is only ever moved, never pinned.
@@ -309,7 +325,7 @@ impl<T> Future for Sending<'_, T> {
         let Some(value) = this.value.take() else {
             panic!("a send future polled after it completed");
         };
-        let mut chan = state(this.chan);
+        let mut chan = state_at(this.chan, this.site, "send");
         if chan.closed {
             if let Some(ticket) = this.ticket.take() {
                 chan.send_waiters.withdraw(ticket);
@@ -322,7 +338,7 @@ impl<T> Future for Sending<'_, T> {
                 Standing::Granted => granted = true,
                 Standing::Waiting => {
                     this.value = Some(value);
-                    crate::future::awaiting("room in a bounded mpsc channel", None);
+                    crate::future::awaiting("room in a bounded mpsc channel", Some(this.site));
                     return Poll::Pending;
                 }
                 Standing::Released => {}
@@ -333,7 +349,7 @@ impl<T> Future for Sending<'_, T> {
             if chan.free == 0 || !chan.send_waiters.is_empty() {
                 this.ticket = Some(chan.send_waiters.enqueue((), context.waker()));
                 this.value = Some(value);
-                crate::future::awaiting("room in a bounded mpsc channel", None);
+                crate::future::awaiting("room in a bounded mpsc channel", Some(this.site));
                 return Poll::Pending;
             }
             chan.free -= 1;
@@ -351,7 +367,7 @@ impl<T> Drop for Sending<'_, T> {
             return;
         };
         let woken = {
-            let mut chan = state(self.chan);
+            let mut chan = state_at(self.chan, self.site, "cancel send");
             if chan.send_waiters.withdraw(ticket) == Standing::Granted {
                 chan.free += 1;
             }
@@ -369,9 +385,10 @@ pub struct UnboundedSender<T> {
 impl<T> UnboundedSender<T> {
     /// Puts `value` in the channel without waiting, or gives it back if the receiver is
     /// closed or dropped.
+    #[track_caller]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         let receiver = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "send");
             if chan.closed {
                 return Err(SendError(value));
             }
@@ -382,8 +399,9 @@ impl<T> UnboundedSender<T> {
     }
 
     /// Whether the receiver was closed or dropped.
+    #[track_caller]
     pub fn is_closed(&self) -> bool {
-        state(&self.chan).closed
+        state(&self.chan, "is_closed").closed
     }
 
     /// Whether `other` sends into the same channel.
@@ -393,8 +411,9 @@ impl<T> UnboundedSender<T> {
 }
 
 impl<T> Clone for UnboundedSender<T> {
+    #[track_caller]
     fn clone(&self) -> UnboundedSender<T> {
-        state(&self.chan).senders += 1;
+        state(&self.chan, "clone sender").senders += 1;
         UnboundedSender {
             chan: self.chan.clone(),
         }
@@ -419,9 +438,11 @@ struct Rx<T> {
 }
 
 impl<T> Rx<T> {
+    #[track_caller]
     fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
+        let site = Location::caller();
         std::future::poll_fn(move |context| {
-            let mut chan = state(&self.chan);
+            let mut chan = state_at(&self.chan, site, "recv");
             if let Some((value, senders)) = chan.pop() {
                 drop(chan);
                 wake_all(senders);
@@ -431,13 +452,14 @@ impl<T> Rx<T> {
                 return Poll::Ready(None);
             }
             chan.receiver = Some(context.waker().clone());
-            crate::future::awaiting("a message on an mpsc channel", None);
+            crate::future::awaiting("a message on an mpsc channel", Some(site));
             Poll::Pending
         })
     }
 
+    #[track_caller]
     fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        let mut chan = state(&self.chan);
+        let mut chan = state(&self.chan, "try_recv");
         if let Some((value, senders)) = chan.pop() {
             drop(chan);
             wake_all(senders);
@@ -452,24 +474,26 @@ impl<T> Rx<T> {
 
     /// Closes the channel: senders waiting for a slot, and every later send, get their value
     /// back; the values already queued can still be received.
+    #[track_caller]
     fn close(&mut self) {
         let senders = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "close");
             chan.closed = true;
             chan.send_waiters.release_all()
         };
         wake_all(senders);
     }
 
+    #[track_caller]
     fn len(&self) -> usize {
-        state(&self.chan).queue.len()
+        state(&self.chan, "len").queue.len()
     }
 }
 
 impl<T> Drop for Rx<T> {
     fn drop(&mut self) {
         let (values, senders) = {
-            let mut chan = state(&self.chan);
+            let mut chan = state(&self.chan, "drop receiver");
             chan.closed = true;
             (
                 std::mem::take(&mut chan.queue),
@@ -491,11 +515,13 @@ pub struct Receiver<T> {
 impl<T> Receiver<T> {
     /// Waits for the next value; `None` once the channel is empty and every sender is gone
     /// (or the receiver was closed).
+    #[track_caller]
     pub fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
         self.inner.recv()
     }
 
     /// The next value if one is queued.
+    #[track_caller]
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         self.inner.try_recv()
     }
@@ -509,16 +535,19 @@ impl<T> Receiver<T> {
     /// Closes the channel without dropping the receiver: senders waiting for a slot, and
     /// every later send, get their value back; the values already queued can still be
     /// received.
+    #[track_caller]
     pub fn close(&mut self) {
         self.inner.close();
     }
 
     /// The values queued now.
+    #[track_caller]
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// Whether no value is queued now.
+    #[track_caller]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -538,11 +567,13 @@ pub struct UnboundedReceiver<T> {
 impl<T> UnboundedReceiver<T> {
     /// Waits for the next value; `None` once the channel is empty and every sender is gone
     /// (or the receiver was closed).
+    #[track_caller]
     pub fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
         self.inner.recv()
     }
 
     /// The next value if one is queued.
+    #[track_caller]
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         self.inner.try_recv()
     }
@@ -555,16 +586,19 @@ impl<T> UnboundedReceiver<T> {
 
     /// Closes the channel without dropping the receiver: every later send gets its value
     /// back; the values already queued can still be received.
+    #[track_caller]
     pub fn close(&mut self) {
         self.inner.close();
     }
 
     /// The values queued now.
+    #[track_caller]
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// Whether no value is queued now.
+    #[track_caller]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

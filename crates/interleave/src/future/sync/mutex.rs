@@ -44,10 +44,13 @@ impl<T> Mutex<T> {
     #[track_caller]
     pub fn new(value: T) -> Mutex<T> {
         Mutex {
-            state: StateLock::new(MutexState {
-                locked: false,
-                waiters: WaitQueue::new(),
-            }),
+            state: StateLock::state_of(
+                "AsyncMutex",
+                MutexState {
+                    locked: false,
+                    waiters: WaitQueue::new(),
+                },
+            ),
             value: UnsafeCell::new(value),
         }
     }
@@ -74,7 +77,7 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
         let site = Location::caller();
-        let mut state = state_at(&self.state, site);
+        let mut state = state_at(&self.state, site, "try_lock");
         if state.locked || !state.waiters.is_empty() {
             return Err(TryLockError(()));
         }
@@ -100,7 +103,7 @@ impl<'a, T: ?Sized> Future for Lock<'a, T> {
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
         let (mutex, site) = (self.mutex, self.site);
-        let mut state = state_at(&mutex.state, site);
+        let mut state = state_at(&mutex.state, site, "lock");
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
@@ -130,7 +133,7 @@ impl<T: ?Sized> Drop for Lock<'_, T> {
             return;
         };
         let woken = {
-            let mut state = state_at(&self.mutex.state, self.site);
+            let mut state = state_at(&self.mutex.state, self.site, "cancel lock");
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.locked = false;
             }
@@ -167,7 +170,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         let woken = {
-            let mut state = state_at(&self.mutex.state, self.site);
+            let mut state = state_at(&self.mutex.state, self.site, "unlock");
             state.locked = false;
             state.dispatch()
         };

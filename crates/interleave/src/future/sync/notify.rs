@@ -31,13 +31,16 @@ impl Notify {
     #[track_caller]
     pub fn new() -> Notify {
         Notify {
-            state: StateLock::new(NotifyState {
-                permit: false,
-                generation: 0,
-                next_waiter: 0,
-                waiters: VecDeque::new(),
-                notified: Vec::new(),
-            }),
+            state: StateLock::state_of(
+                "Notify",
+                NotifyState {
+                    permit: false,
+                    generation: 0,
+                    next_waiter: 0,
+                    waiters: VecDeque::new(),
+                    notified: Vec::new(),
+                },
+            ),
         }
     }
 
@@ -49,7 +52,7 @@ impl Notify {
 
     fn notify_one_at(&self, site: Site) {
         let woken = {
-            let mut state = state_at(&self.state, site);
+            let mut state = state_at(&self.state, site, "notify_one");
             match state.waiters.pop_front() {
                 Some((id, waker)) => {
                     state.notified.push(id);
@@ -69,7 +72,7 @@ impl Notify {
     #[track_caller]
     pub fn notify_waiters(&self) {
         let woken: Vec<Waker> = {
-            let mut state = state_at(&self.state, Location::caller());
+            let mut state = state_at(&self.state, Location::caller(), "notify_waiters");
             state.generation += 1;
             state.waiters.drain(..).map(|(_, waker)| waker).collect()
         };
@@ -82,7 +85,7 @@ impl Notify {
     #[track_caller]
     pub fn notified(&self) -> Notified<'_> {
         let site = Location::caller();
-        let generation = state_at(&self.state, site).generation;
+        let generation = state_at(&self.state, site, "notified").generation;
         Notified {
             notify: self,
             generation,
@@ -111,7 +114,7 @@ impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
-        let mut state = state_at(&self.notify.state, self.site);
+        let mut state = state_at(&self.notify.state, self.site, "notified");
         if state.generation != self.generation {
             return Poll::Ready(());
         }
@@ -145,7 +148,7 @@ impl Drop for Notified<'_> {
     fn drop(&mut self) {
         let Some(id) = self.waiter else { return };
         let passed_on = {
-            let mut state = state_at(&self.notify.state, self.site);
+            let mut state = state_at(&self.notify.state, self.site, "cancel notified");
             state.waiters.retain(|(w, _)| *w != id);
             // A `notify_one` that picked this waiter is not lost: it goes to the next one.
             match state.notified.iter().position(|&n| n == id) {

@@ -2,11 +2,13 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, StateLock};
+use super::{state_at, wake_all, StateLock};
+use crate::runtime::op::Site;
 
 struct Shared<T> {
     value: Option<T>,
@@ -18,11 +20,16 @@ struct Shared<T> {
 /// Sends the value.
 pub struct Sender<T> {
     shared: Arc<StateLock<Shared<T>>>,
+    /// Where the channel was created: the drop of the sender is recorded there.
+    site: Site,
 }
 
 /// Receives the value: await it.
 pub struct Receiver<T> {
     shared: Arc<StateLock<Shared<T>>>,
+    /// Where the channel was created: awaiting and dropping the receiver, which have no
+    /// caller's location, are recorded there.
+    site: Site,
 }
 
 /// The sender was dropped without sending.
@@ -60,25 +67,31 @@ impl std::error::Error for TryRecvError {}
 /// A new channel.
 #[track_caller]
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
-    let shared = Arc::new(StateLock::new(Shared {
-        value: None,
-        sender_gone: false,
-        receiver_gone: false,
-        receiver: None,
-    }));
+    let shared = Arc::new(StateLock::state_of(
+        "Oneshot",
+        Shared {
+            value: None,
+            sender_gone: false,
+            receiver_gone: false,
+            receiver: None,
+        },
+    ));
+    let site = Location::caller();
     (
         Sender {
             shared: shared.clone(),
+            site,
         },
-        Receiver { shared },
+        Receiver { shared, site },
     )
 }
 
 impl<T> Sender<T> {
     /// Sends `value`, or gives it back if the receiver is gone.
+    #[track_caller]
     pub fn send(self, value: T) -> Result<(), T> {
         let waker = {
-            let mut shared = state(&self.shared);
+            let mut shared = state_at(&self.shared, Location::caller(), "send");
             if shared.receiver_gone {
                 return Err(value);
             }
@@ -90,15 +103,16 @@ impl<T> Sender<T> {
     }
 
     /// Whether the receiver was dropped.
+    #[track_caller]
     pub fn is_closed(&self) -> bool {
-        state(&self.shared).receiver_gone
+        state_at(&self.shared, Location::caller(), "is_closed").receiver_gone
     }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let waker = {
-            let mut shared = state(&self.shared);
+            let mut shared = state_at(&self.shared, self.site, "drop sender");
             shared.sender_gone = true;
             shared.receiver.take()
         };
@@ -108,8 +122,9 @@ impl<T> Drop for Sender<T> {
 
 impl<T> Receiver<T> {
     /// Takes the value if it has been sent, without waiting.
+    #[track_caller]
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        let mut shared = state(&self.shared);
+        let mut shared = state_at(&self.shared, Location::caller(), "try_recv");
         match shared.value.take() {
             Some(value) => Ok(value),
             None if shared.sender_gone || shared.receiver_gone => Err(TryRecvError::Closed),
@@ -120,8 +135,9 @@ impl<T> Receiver<T> {
     /// Stops the sender from sending, as tokio's: a value sent before can still be taken
     /// with [`try_recv`](Receiver::try_recv), and no value can arrive after it. The way to
     /// give up waiting without losing a value sent at the last moment.
+    #[track_caller]
     pub fn close(&mut self) {
-        state(&self.shared).receiver_gone = true;
+        state_at(&self.shared, Location::caller(), "close").receiver_gone = true;
     }
 }
 
@@ -129,7 +145,7 @@ impl<T> Future for Receiver<T> {
     type Output = Result<T, RecvError>;
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut shared = state(&self.shared);
+        let mut shared = state_at(&self.shared, self.site, "recv");
         if let Some(value) = shared.value.take() {
             return Poll::Ready(Ok(value));
         }
@@ -137,13 +153,13 @@ impl<T> Future for Receiver<T> {
             return Poll::Ready(Err(RecvError(())));
         }
         shared.receiver = Some(context.waker().clone());
-        crate::future::awaiting("a oneshot value", None);
+        crate::future::awaiting("a oneshot value", Some(self.site));
         Poll::Pending
     }
 }
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        state(&self.shared).receiver_gone = true;
+        state_at(&self.shared, self.site, "drop receiver").receiver_gone = true;
     }
 }

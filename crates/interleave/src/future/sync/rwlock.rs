@@ -86,11 +86,14 @@ impl<T> RwLock<T> {
     #[track_caller]
     pub fn new(value: T) -> RwLock<T> {
         RwLock {
-            state: StateLock::new(RwLockState {
-                readers: 0,
-                writer: false,
-                waiters: WaitQueue::new(),
-            }),
+            state: StateLock::state_of(
+                "AsyncRwLock",
+                RwLockState {
+                    readers: 0,
+                    writer: false,
+                    waiters: WaitQueue::new(),
+                },
+            ),
             value: UnsafeCell::new(value),
         }
     }
@@ -154,7 +157,11 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     fn try_take(&self, access: Access, site: Site) -> Result<(), TryLockError> {
-        let mut state = state_at(&self.state, site);
+        let operation = match access {
+            Access::Read => "try_read",
+            Access::Write => "try_write",
+        };
+        let mut state = state_at(&self.state, site, operation);
         if !state.admits(access) {
             return Err(TryLockError(()));
         }
@@ -164,7 +171,11 @@ impl<T: ?Sized> RwLock<T> {
 
     fn release(&self, access: Access, site: Site) {
         let woken = {
-            let mut state = state_at(&self.state, site);
+            let operation = match access {
+                Access::Read => "read-unlock",
+                Access::Write => "write-unlock",
+            };
+            let mut state = state_at(&self.state, site, operation);
             state.give_back(access);
             state.dispatch()
         };
@@ -190,7 +201,11 @@ impl<T: ?Sized> Future for Acquire<'_, T> {
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
         let lock = self.lock;
-        let mut state = state_at(&lock.state, self.site);
+        let operation = match self.access {
+            Access::Read => "read-lock",
+            Access::Write => "write-lock",
+        };
+        let mut state = state_at(&lock.state, self.site, operation);
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
@@ -220,7 +235,7 @@ impl<T: ?Sized> Drop for Acquire<'_, T> {
             return;
         };
         let woken = {
-            let mut state = state_at(&self.lock.state, self.site);
+            let mut state = state_at(&self.lock.state, self.site, "cancel lock");
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.give_back(self.access);
             }

@@ -54,11 +54,14 @@ impl Semaphore {
     #[track_caller]
     pub fn new(permits: usize) -> Semaphore {
         Semaphore {
-            state: StateLock::new(SemaphoreState {
-                permits,
-                closed: false,
-                waiters: WaitQueue::new(),
-            }),
+            state: StateLock::state_of(
+                "Semaphore",
+                SemaphoreState {
+                    permits,
+                    closed: false,
+                    waiters: WaitQueue::new(),
+                },
+            ),
         }
     }
 
@@ -76,18 +79,18 @@ impl Semaphore {
     /// The permits available now.
     #[track_caller]
     pub fn available_permits(&self) -> usize {
-        state_at(&self.state, Location::caller()).permits
+        state_at(&self.state, Location::caller(), "available_permits").permits
     }
 
     /// Adds `permits` permits, handing them to as many waiters.
     #[track_caller]
     pub fn add_permits(&self, permits: usize) {
-        self.add_permits_at(permits, Location::caller());
+        self.add_permits_at(permits, Location::caller(), "add_permits");
     }
 
-    fn add_permits_at(&self, permits: usize, site: Site) {
+    fn add_permits_at(&self, permits: usize, site: Site, operation: &'static str) {
         let woken = {
-            let mut state = state_at(&self.state, site);
+            let mut state = state_at(&self.state, site, operation);
             state.permits += permits;
             state.dispatch()
         };
@@ -98,7 +101,7 @@ impl Semaphore {
     #[track_caller]
     pub fn close(&self) {
         let woken = {
-            let mut state = state_at(&self.state, Location::caller());
+            let mut state = state_at(&self.state, Location::caller(), "close");
             state.closed = true;
             state.waiters.release_all()
         };
@@ -118,7 +121,7 @@ impl<'a> Future for Acquire<'a> {
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         let (semaphore, site) = (self.semaphore, self.site);
-        let mut state = state_at(&semaphore.state, site);
+        let mut state = state_at(&semaphore.state, site, "acquire");
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
@@ -151,7 +154,7 @@ impl Drop for Acquire<'_> {
             return;
         };
         let woken = {
-            let mut state = state_at(&self.semaphore.state, self.site);
+            let mut state = state_at(&self.semaphore.state, self.site, "cancel acquire");
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.permits += 1;
             }
@@ -177,6 +180,6 @@ impl SemaphorePermit<'_> {
 
 impl Drop for SemaphorePermit<'_> {
     fn drop(&mut self) {
-        self.semaphore.add_permits_at(1, self.site);
+        self.semaphore.add_permits_at(1, self.site, "release");
     }
 }

@@ -15,11 +15,13 @@
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
+use std::panic::Location;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use super::{state, state_at, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use crate::runtime::op::Site;
 use crate::sync::{RwLock as ValueLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// The errors of the channel, as in `tokio::sync::watch::error`.
@@ -63,13 +65,16 @@ struct WatchState {
 #[track_caller]
 pub fn channel<T>(initial: T) -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
-        value: ValueLock::new(initial),
-        state: StateLock::new(WatchState {
-            version: 0,
-            sender_gone: false,
-            receivers: 1,
-            waiters: WaitQueue::new(),
-        }),
+        value: ValueLock::named("WatchValue", initial),
+        state: StateLock::state_of(
+            "Watch",
+            WatchState {
+                version: 0,
+                sender_gone: false,
+                receivers: 1,
+                waiters: WaitQueue::new(),
+            },
+        ),
     });
     (
         Sender {
@@ -100,6 +105,7 @@ pub struct Ref<'a, T> {
 impl<T> Ref<'_, T> {
     /// Whether the value was unseen by the receiver when it was borrowed (always false for a
     /// borrow through the sender).
+    #[track_caller]
     pub fn has_changed(&self) -> bool {
         self.has_changed
     }
@@ -127,10 +133,11 @@ pub struct Sender<T> {
 impl<T> Sender<T> {
     /// Replaces the value and wakes every receiver waiting for a change; gives `value` back
     /// (and changes nothing) if every receiver is gone.
+    #[track_caller]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         let mut slot = write(&self.shared.value);
         let woken = {
-            let mut state = state(&self.shared.state);
+            let mut state = state(&self.shared.state, "send");
             if state.receivers == 0 {
                 return Err(SendError(value));
             }
@@ -147,6 +154,7 @@ impl<T> Sender<T> {
     }
 
     /// Replaces the value whether or not a receiver is left, and returns the old one.
+    #[track_caller]
     pub fn send_replace(&self, value: T) -> T {
         let mut slot = write(&self.shared.value);
         let old = std::mem::replace(&mut *slot, value);
@@ -157,6 +165,7 @@ impl<T> Sender<T> {
     }
 
     /// Modifies the value in place, whether or not a receiver is left, and notifies.
+    #[track_caller]
     pub fn send_modify(&self, modify: impl FnOnce(&mut T)) {
         self.send_if_modified(|value| {
             modify(value);
@@ -166,6 +175,7 @@ impl<T> Sender<T> {
 
     /// Modifies the value in place and notifies if `modify` says it changed it; returns what
     /// `modify` said.
+    #[track_caller]
     pub fn send_if_modified(&self, modify: impl FnOnce(&mut T) -> bool) -> bool {
         let mut slot = write(&self.shared.value);
         if !modify(&mut slot) {
@@ -179,13 +189,15 @@ impl<T> Sender<T> {
 
     /// Counts a change of the value, which the caller holds for writing, and lets every
     /// waiting receiver go; returns their wakers.
+    #[track_caller]
     fn new_version(&self) -> Vec<Waker> {
-        let mut state = state(&self.shared.state);
+        let mut state = state(&self.shared.state, "send");
         state.version += 1;
         state.waiters.release_all()
     }
 
     /// Borrows the current value.
+    #[track_caller]
     pub fn borrow(&self) -> Ref<'_, T> {
         Ref {
             guard: read(&self.shared.value),
@@ -194,9 +206,10 @@ impl<T> Sender<T> {
     }
 
     /// A new receiver that has seen the current value.
+    #[track_caller]
     pub fn subscribe(&self) -> Receiver<T> {
         let seen = {
-            let mut state = state(&self.shared.state);
+            let mut state = state(&self.shared.state, "subscribe");
             state.receivers += 1;
             state.version
         };
@@ -207,11 +220,13 @@ impl<T> Sender<T> {
     }
 
     /// How many receivers there are.
+    #[track_caller]
     pub fn receiver_count(&self) -> usize {
-        state(&self.shared.state).receivers
+        state(&self.shared.state, "receiver_count").receivers
     }
 
     /// Whether every receiver is gone.
+    #[track_caller]
     pub fn is_closed(&self) -> bool {
         self.receiver_count() == 0
     }
@@ -220,7 +235,7 @@ impl<T> Sender<T> {
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let woken = {
-            let mut state = state(&self.shared.state);
+            let mut state = state(&self.shared.state, "drop sender");
             state.sender_gone = true;
             state.waiters.release_all()
         };
@@ -244,9 +259,10 @@ pub struct Receiver<T> {
 impl<T> Receiver<T> {
     /// Borrows the current value without marking it seen: a later [`changed`](Self::changed)
     /// still reports it if it was unseen.
+    #[track_caller]
     pub fn borrow(&self) -> Ref<'_, T> {
         let guard = read(&self.shared.value);
-        let version = state(&self.shared.state).version;
+        let version = state(&self.shared.state, "borrow").version;
         Ref {
             guard,
             has_changed: version != self.seen,
@@ -254,11 +270,12 @@ impl<T> Receiver<T> {
     }
 
     /// Borrows the current value and marks it seen.
+    #[track_caller]
     pub fn borrow_and_update(&mut self) -> Ref<'_, T> {
         let guard = read(&self.shared.value);
         // The version is read under the value's read lock, which every change holds for
         // writing while it bumps the version: it is the version of exactly this value.
-        let version = state(&self.shared.state).version;
+        let version = state(&self.shared.state, "borrow_and_update").version;
         let has_changed = version != self.seen;
         self.seen = version;
         Ref { guard, has_changed }
@@ -267,16 +284,19 @@ impl<T> Receiver<T> {
     /// Waits until there is a version this receiver has not seen and marks it seen; returns
     /// at once if there already is one. Fails once the sender is gone and every version has
     /// been seen.
+    #[track_caller]
     pub fn changed(&mut self) -> impl Future<Output = Result<(), RecvError>> + '_ {
         Changed {
             receiver: self,
             ticket: None,
+            site: Location::caller(),
         }
     }
 
     /// Whether there is a version this receiver has not seen; fails if the sender is gone.
+    #[track_caller]
     pub fn has_changed(&self) -> Result<bool, RecvError> {
-        let state = state(&self.shared.state);
+        let state = state(&self.shared.state, "has_changed");
         if state.sender_gone {
             return Err(RecvError(()));
         }
@@ -290,8 +310,9 @@ impl<T> Receiver<T> {
 }
 
 impl<T> Clone for Receiver<T> {
+    #[track_caller]
     fn clone(&self) -> Receiver<T> {
-        state(&self.shared.state).receivers += 1;
+        state(&self.shared.state, "clone receiver").receivers += 1;
         Receiver {
             shared: self.shared.clone(),
             seen: self.seen,
@@ -301,7 +322,7 @@ impl<T> Clone for Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        state(&self.shared.state).receivers -= 1;
+        state(&self.shared.state, "drop receiver").receivers -= 1;
     }
 }
 
@@ -317,6 +338,8 @@ impl<T> fmt::Debug for Receiver<T> {
 struct Changed<'a, T> {
     receiver: &'a mut Receiver<T>,
     ticket: Option<Ticket>,
+    /// Where `changed` was called: every poll and a cancellation are recorded there.
+    site: Site,
 }
 
 impl<T> Future for Changed<'_, T> {
@@ -325,13 +348,13 @@ impl<T> Future for Changed<'_, T> {
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let receiver = &mut *this.receiver;
-        let mut state = state(&receiver.shared.state);
+        let mut state = state_at(&receiver.shared.state, this.site, "changed");
         if let Some(ticket) = this.ticket.take() {
             // Still queued means nothing changed since the last poll; any other standing
             // means a change or the sender's drop let it go, which the checks below see.
             if state.waiters.check(ticket, context.waker()) == Standing::Waiting {
                 this.ticket = Some(ticket);
-                crate::future::awaiting("a watch change", None);
+                crate::future::awaiting("a watch change", Some(this.site));
                 return Poll::Pending;
             }
         }
@@ -343,7 +366,7 @@ impl<T> Future for Changed<'_, T> {
             return Poll::Ready(Err(RecvError(())));
         }
         this.ticket = Some(state.waiters.enqueue((), context.waker()));
-        crate::future::awaiting("a watch change", None);
+        crate::future::awaiting("a watch change", Some(this.site));
         Poll::Pending
     }
 }
@@ -351,7 +374,9 @@ impl<T> Future for Changed<'_, T> {
 impl<T> Drop for Changed<'_, T> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
-            state(&self.receiver.shared.state).waiters.withdraw(ticket);
+            state_at(&self.receiver.shared.state, self.site, "cancel changed")
+                .waiters
+                .withdraw(ticket);
         }
     }
 }
