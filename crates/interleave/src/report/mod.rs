@@ -138,6 +138,14 @@ impl fmt::Display for Failure {
         }
         writeln!(f)?;
         writeln!(f, "{}", self.interleaving)?;
+        if self.kind == FailureKind::Divergence {
+            // The token of a divergence would only replay the divergence: what reproduces the
+            // recorded failure is a fresh exploration of the program as it is now.
+            return write!(
+                f,
+                "The token no longer fits the program: run the exploration again for a fresh one."
+            );
+        }
         writeln!(
             f,
             "To reproduce this execution exactly, run the same test with"

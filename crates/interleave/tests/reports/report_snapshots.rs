@@ -244,10 +244,7 @@ fn a_divergence_report() {
                    3 | unlock Mutex1 @reports/report_snapshots.rs:50:8
                 next | lock Mutex1 @reports/report_snapshots.rs:51:8
 
-            To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AQADAASgjQYG8eXv3-fmRxcBRxclcmVwb3J0X3NuYXBzaG90czo6YV9kaXZlcmdlbmNlX3JlcG9ydFB0aGUgcmVwbGF5ZWQgZXhlY3V0aW9uJ3Mgb3BlcmF0aW9ucyBmaXJzdCBkaWZmZXJlZCBmcm9tIHRoZSByZWNvcmRpbmcgYmV0d2VlbiBzdM8SLWA
-            or replace the call with
-                interleave::replay("il2-AQADAASgjQYG8eXv3-fmRxcBRxclcmVwb3J0X3NuYXBzaG90czo6YV9kaXZlcmdlbmNlX3JlcG9ydFB0aGUgcmVwbGF5ZWQgZXhlY3V0aW9uJ3Mgb3BlcmF0aW9ucyBmaXJzdCBkaWZmZXJlZCBmcm9tIHRoZSByZWNvcmRpbmcgYmV0d2VlbiBzdM8SLWA", || ...)"#]],
+            The token no longer fits the program: run the exploration again for a fresh one."#]],
     );
 }
 
