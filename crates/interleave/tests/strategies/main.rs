@@ -8,6 +8,8 @@ mod atomic_sets;
 mod deadlock_prediction;
 mod partial_order_sampling;
 mod race_fuzzer;
+mod reads_from_fuzzing;
+mod selective_uniform;
 mod spin_waits;
 mod ssb;
 mod systematic;
