@@ -736,6 +736,50 @@ mod tests {
     }
 
     #[test]
+    fn parses_surw_and_rff() {
+        assert_eq!(
+            "surw".parse::<StrategySpec>(),
+            Ok(StrategySpec::Surw {
+                variables: Some(crate::strategy::surw::DEFAULT_VARIABLES),
+                profile: crate::strategy::surw::DEFAULT_PROFILE,
+            })
+        );
+        assert_eq!(" SURW ".parse::<StrategySpec>().unwrap().to_string(), "surw");
+        for spec in ["surw:v=1", "surw:v=all", "surw:v=3,profile=4", "surw:profile=2"] {
+            assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
+        }
+        assert_eq!("rff".parse::<StrategySpec>(), Ok(StrategySpec::Rff));
+        assert_eq!("rff".parse::<StrategySpec>().unwrap().to_string(), "rff");
+        assert!(!"surw".parse::<StrategySpec>().unwrap().is_deterministic());
+        assert!(!"rff".parse::<StrategySpec>().unwrap().is_deterministic());
+        for (bad, expected) in [
+            (
+                "surw:v=0",
+                "invalid value \"0\" for v: it must be at least 1",
+            ),
+            (
+                "surw:v=some",
+                "invalid value \"some\" for v: expected a whole number",
+            ),
+            (
+                "surw:profile=0",
+                "invalid value \"0\" for profile: it must be at least 1",
+            ),
+            (
+                "surw:d=2",
+                "strategy surw has no parameter \"d\" (it takes: v, profile)",
+            ),
+            (
+                "rff:tries=2",
+                "strategy rff has no parameter \"tries\" (it takes: no parameters)",
+            ),
+        ] {
+            let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
+            assert_eq!(message, expected, "{bad}");
+        }
+    }
+
+    #[test]
     fn parses_rpro_and_the_lock_option() {
         assert_eq!(
             "rpro:d=3,r=20".parse::<StrategySpec>(),

@@ -16,8 +16,8 @@
 //! condition variables, channels), identified across executions by creation site and instance.
 //! The first `profile` executions are random walks whose traces give, per object and per
 //! thread, the most accesses seen in one execution, and which objects are *known-shared*
-//! (accessed by two or more threads); objects are drawn among the known-shared ones, or among
-//! all those seen when fewer than `v` are shared. A thread's weight is the sum of its counts
+//! (accessed by two or more threads); objects are drawn among the known-shared ones (all of
+//! them when there are at most `v`), or among all those seen when none is shared. A thread's weight is the sum of its counts
 //! over the drawn objects plus the weights of the threads it spawns, which it hands over when it
 //! spawns each of them (the child then takes the intended place with probability its share of
 //! the parent's weight, as the paper prescribes).
@@ -120,14 +120,15 @@ impl Profile {
         }
     }
 
-    /// The objects SURW draws from: the known-shared ones if there are at least `wanted` of
-    /// them, otherwise every object seen.
-    fn candidates(&self, wanted: usize) -> Vec<&ObjectProfile> {
+    /// The objects SURW draws from: the known-shared ones, or every object seen when none is
+    /// shared. An object only one thread accesses orders nothing between threads, so making
+    /// its accesses interesting would only dilute the uniformity over the shared ones.
+    fn candidates(&self) -> Vec<&ObjectProfile> {
         let shared: Vec<&ObjectProfile> = self.objects.values().filter(|p| p.shared()).collect();
-        if shared.len() >= wanted {
-            shared
-        } else {
+        if shared.is_empty() {
             self.objects.values().collect()
+        } else {
+            shared
         }
     }
 
@@ -194,7 +195,7 @@ impl Surw {
 
     /// Draws the interesting objects of one execution.
     fn choose<'p>(&'p self, rng: &mut Pcg64Mcg) -> Vec<&'p ObjectProfile> {
-        let mut candidates = self.profile.candidates(self.variables.unwrap_or(1));
+        let mut candidates = self.profile.candidates();
         let Some(wanted) = self.variables else {
             return candidates;
         };
@@ -266,7 +267,7 @@ impl Strategy for Surw {
 
     fn stats(&self) -> Vec<(String, String)> {
         let shared = self.profile.objects.values().filter(|p| p.shared()).count();
-        let candidates = self.profile.candidates(self.variables.unwrap_or(1)).len();
+        let candidates = self.profile.candidates().len();
         vec![
             (
                 "interesting objects v per execution".to_string(),
