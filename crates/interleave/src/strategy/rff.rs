@@ -249,7 +249,10 @@ impl Strategy for Rff {
 
     fn stats(&self) -> Vec<(String, String)> {
         vec![
-            ("corpus (abstract schedules)".to_string(), self.corpus.len().to_string()),
+            (
+                "corpus (abstract schedules)".to_string(),
+                self.corpus.len().to_string(),
+            ),
             (
                 "reads-from pairs covered".to_string(),
                 self.coverage.len().to_string(),

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    AssetFuzzer, Auto, AtomFuzzer, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb, Pos,
-    RPro, RaceFuzzer, Random, Rff, RuntimeMonitor, Strategy, Surw, ThreadBound, ValueSchedule,
+    AssetFuzzer, AtomFuzzer, Auto, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb,
+    Pos, RPro, RaceFuzzer, Random, Rff, RuntimeMonitor, Strategy, Surw, ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -744,8 +744,16 @@ mod tests {
                 profile: crate::strategy::surw::DEFAULT_PROFILE,
             })
         );
-        assert_eq!(" SURW ".parse::<StrategySpec>().unwrap().to_string(), "surw");
-        for spec in ["surw:v=1", "surw:v=all", "surw:v=3,profile=4", "surw:profile=2"] {
+        assert_eq!(
+            " SURW ".parse::<StrategySpec>().unwrap().to_string(),
+            "surw"
+        );
+        for spec in [
+            "surw:v=1",
+            "surw:v=all",
+            "surw:v=3,profile=4",
+            "surw:profile=2",
+        ] {
             assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
         }
         assert_eq!("rff".parse::<StrategySpec>(), Ok(StrategySpec::Rff));

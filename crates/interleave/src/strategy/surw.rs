@@ -51,7 +51,10 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::dfs::YieldGate;
-use super::{below, ObjectId, OpKind, Outcome, Random, Schedule, Site, Strategy, TraceEvent, TraceTarget, View};
+use super::{
+    below, ObjectId, OpKind, Outcome, Random, Schedule, Site, Strategy, TraceEvent, TraceTarget,
+    View,
+};
 
 /// Profiling executions when the spec does not say.
 pub const DEFAULT_PROFILE: u64 = 1;
@@ -89,8 +92,7 @@ impl Profile {
         self.executions += 1;
         let mut counts: BTreeMap<(Site, u32), Vec<u64>> = BTreeMap::new();
         for event in trace {
-            if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target)
-            {
+            if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
                 if self.parents.len() <= child {
                     self.parents.resize(child + 1, None);
                 }
@@ -322,7 +324,9 @@ impl SurwSchedule {
                 continue;
             };
             let before = self.remaining[parent];
-            if self.intended == Some(parent) && below(self.rng.next_u64(), before.max(1) as usize) < weight as usize {
+            if self.intended == Some(parent)
+                && below(self.rng.next_u64(), before.max(1) as usize) < weight as usize
+            {
                 self.intended = Some(thread);
             }
             self.remaining[parent] = before.saturating_sub(weight);
@@ -386,7 +390,10 @@ impl Schedule for SurwSchedule {
         self.admit(view);
         let chosen = self.choose(view);
         self.gate.ran(view, chosen);
-        if view.pending(chosen).is_some_and(|op| op.kind == OpKind::Spawn) {
+        if view
+            .pending(chosen)
+            .is_some_and(|op| op.kind == OpKind::Spawn)
+        {
             self.spawner = Some(chosen);
         }
         chosen

@@ -90,11 +90,7 @@ fn interleavings_seen(spec: &str, executions: u64) -> BTreeMap<(u64, u64), u64> 
             let (ones, hundreds) = (adder(1), adder(100));
             let ones = ones.join().unwrap();
             hundreds.join().unwrap();
-            *seen
-                .lock()
-                .unwrap()
-                .entry((ones[0], ones[1]))
-                .or_insert(0) += 1;
+            *seen.lock().unwrap().entry((ones[0], ones[1])).or_insert(0) += 1;
         })
         .unwrap();
     assert!(report.first_failure().is_none(), "{report}");
