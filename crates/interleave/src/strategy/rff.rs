@@ -408,3 +408,58 @@ impl Schedule for RffSchedule {
         Some(Box::new(std::mem::take(&mut self.feedback)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::panic::Location;
+
+    use super::*;
+    use crate::strategy::{ObjectKind, OpKind};
+
+    #[track_caller]
+    fn site() -> Site {
+        Location::caller()
+    }
+
+    #[test]
+    fn a_positive_constraint_boosts_its_write_then_its_read_and_delays_other_writes() {
+        let object = ObjectId {
+            kind: ObjectKind::Atomic,
+            site: site(),
+            instance: 0,
+        };
+        let (write, other_write, read) = (site(), site(), site());
+        let op = |kind, site| PendingOp {
+            kind,
+            object: Some(object),
+            site,
+        };
+        let mut tracked = Tracked {
+            constraint: Constraint {
+                object,
+                write: Some(write),
+                read,
+                positive: true,
+            },
+            last_write: None,
+            satisfied: false,
+        };
+        assert_eq!(tracked.vote(&op(OpKind::AtomicStore, write)), 1);
+        assert_eq!(tracked.vote(&op(OpKind::AtomicLoad, read)), -1);
+        assert_eq!(tracked.vote(&op(OpKind::AtomicStore, other_write)), 0);
+        tracked.ran(&op(OpKind::AtomicStore, write));
+        assert_eq!(tracked.vote(&op(OpKind::AtomicLoad, read)), 1);
+        assert_eq!(tracked.vote(&op(OpKind::AtomicStore, other_write)), -1);
+        tracked.ran(&op(OpKind::AtomicLoad, read));
+        assert!(tracked.satisfied);
+        assert_eq!(tracked.vote(&op(OpKind::AtomicStore, other_write)), 0);
+
+        let mut negated = tracked;
+        negated.constraint.positive = false;
+        negated.satisfied = false;
+        assert_eq!(negated.vote(&op(OpKind::AtomicLoad, read)), -1);
+        assert_eq!(negated.vote(&op(OpKind::AtomicStore, other_write)), 1);
+        negated.ran(&op(OpKind::AtomicStore, other_write));
+        assert_eq!(negated.vote(&op(OpKind::AtomicLoad, read)), 0);
+    }
+}

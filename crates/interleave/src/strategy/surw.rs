@@ -403,3 +403,62 @@ impl Schedule for SurwSchedule {
         self.rng.next_u64()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::panic::Location;
+
+    use super::*;
+    use crate::strategy::ObjectKind;
+
+    fn event(
+        thread: usize,
+        kind: OpKind,
+        object: Option<ObjectId>,
+        target: Option<TraceTarget>,
+    ) -> TraceEvent {
+        TraceEvent {
+            thread,
+            kind,
+            object,
+            target,
+            site: Location::caller(),
+            seq_cst: false,
+        }
+    }
+
+    #[test]
+    fn a_thread_weighs_its_own_accesses_and_those_of_the_threads_it_spawns() {
+        let shared = ObjectId {
+            kind: ObjectKind::Atomic,
+            site: Location::caller(),
+            instance: 0,
+        };
+        let load = |thread| event(thread, OpKind::AtomicLoad, Some(shared), None);
+        let spawn = |parent, child| {
+            event(
+                parent,
+                OpKind::Spawn,
+                None,
+                Some(TraceTarget::Thread(child)),
+            )
+        };
+        // Main spawns 1, which spawns 2; main accesses once, 1 twice, 2 three times.
+        let trace = [
+            load(0),
+            spawn(0, 1),
+            load(1),
+            spawn(1, 2),
+            load(1),
+            load(2),
+            load(2),
+            load(2),
+        ];
+        let mut profile = Profile::default();
+        profile.observe(&trace);
+        let candidates = profile.candidates();
+        assert_eq!(candidates.len(), 1);
+        assert!(candidates[0].shared());
+        assert_eq!(profile.weights(&candidates), vec![6, 5, 3]);
+    }
+}
