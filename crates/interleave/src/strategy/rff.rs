@@ -57,6 +57,30 @@ const MAX_CONSTRAINTS: usize = 8;
 /// Picks after which an entry's power no longer halves.
 const POWER_CUTOFF: u64 = 8;
 
+/// A site by its address, for the sets and comparisons of every step: hashing and comparing
+/// a `Location` by value goes through its file name. A call site's `Location` is one static,
+/// so the address names the site (were the compiler to emit one twice, the site would count as
+/// two, which only refines the coverage).
+fn address(site: Site) -> usize {
+    std::ptr::from_ref(site) as usize
+}
+
+/// An object by its creation site's address and its instance, as [`address`] for sites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct ObjectKey {
+    site: usize,
+    instance: u32,
+}
+
+impl ObjectKey {
+    fn of(object: &ObjectId) -> ObjectKey {
+        ObjectKey {
+            site: address(object.site),
+            instance: object.instance,
+        }
+    }
+}
+
 /// One reads-from constraint of an abstract schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Constraint {
@@ -215,11 +239,7 @@ impl Strategy for Rff {
             pos,
             constraints: constraints
                 .into_iter()
-                .map(|constraint| Tracked {
-                    constraint,
-                    last_write: None,
-                    satisfied: false,
-                })
+                .map(|constraint| Tracked::new(&constraint))
                 .collect(),
             last_write: FxHashMap::default(),
             feedback: Feedback::default(),
@@ -272,29 +292,44 @@ fn roles(op: &PendingOp) -> Option<(ObjectId, bool, bool)> {
     }
 }
 
-/// A constraint and what the execution has done about it so far.
+/// A constraint and what the execution has done about it so far, its object and sites by
+/// address ([`address`]; 0 stands for the initial value).
 #[derive(Clone, Copy, Debug)]
 struct Tracked {
-    constraint: Constraint,
-    /// The site of the last write of the constraint's object, `None` before the first.
-    last_write: Option<Site>,
+    positive: bool,
+    object: ObjectKey,
+    write: usize,
+    read: usize,
+    /// The address of the last write's site on the constraint's object, 0 before the first.
+    last_write: usize,
     /// A positive constraint has been met: its read read from its write.
     satisfied: bool,
 }
 
 impl Tracked {
     /// The constraint's vote on running `op` now: +1 to boost it, -1 to delay it.
+    fn new(constraint: &Constraint) -> Tracked {
+        Tracked {
+            positive: constraint.positive,
+            object: ObjectKey::of(&constraint.object),
+            write: constraint.write.map_or(0, address),
+            read: address(constraint.read),
+            last_write: 0,
+            satisfied: false,
+        }
+    }
+
     fn vote(&self, op: &PendingOp) -> i32 {
-        let c = &self.constraint;
         let Some((object, reads, writes)) = roles(op) else {
             return 0;
         };
-        if object != c.object || (c.positive && self.satisfied) {
+        if ObjectKey::of(&object) != self.object || (self.positive && self.satisfied) {
             return 0;
         }
-        let write_is_last = self.last_write == c.write;
-        if reads && op.site == c.read {
-            return match (c.positive, write_is_last) {
+        let site = address(op.site);
+        let write_is_last = self.last_write == self.write;
+        if reads && site == self.read {
+            return match (self.positive, write_is_last) {
                 (true, true) => 1,
                 (true, false) | (false, true) => -1,
                 (false, false) => 0,
@@ -303,8 +338,8 @@ impl Tracked {
         if !writes {
             return 0;
         }
-        let is_the_write = Some(op.site) == c.write;
-        match (c.positive, write_is_last, is_the_write) {
+        let is_the_write = site == self.write;
+        match (self.positive, write_is_last, is_the_write) {
             // Make the constraint's write the last one, then keep it so until the read.
             (true, false, true) => 1,
             (true, true, false) => -1,
@@ -319,14 +354,15 @@ impl Tracked {
         let Some((object, reads, writes)) = roles(op) else {
             return;
         };
-        if object != self.constraint.object {
+        if ObjectKey::of(&object) != self.object {
             return;
         }
-        if reads && op.site == self.constraint.read && self.last_write == self.constraint.write {
+        let site = address(op.site);
+        if reads && site == self.read && self.last_write == self.write {
             self.satisfied = true;
         }
         if writes {
-            self.last_write = Some(op.site);
+            self.last_write = site;
         }
     }
 }
@@ -336,10 +372,12 @@ struct RffSchedule {
     pos: PosSchedule,
     constraints: Vec<Tracked>,
     /// The site of the last write of each object written so far.
-    last_write: FxHashMap<ObjectId, Site>,
+    last_write: FxHashMap<ObjectKey, Site>,
     feedback: Feedback,
-    seen_pairs: FxHashSet<(ObjectId, Option<Site>, Site)>,
-    seen_events: FxHashSet<(ObjectId, Site, bool)>,
+    /// The pairs and events already in the feedback, by address: (object, write or 0, read)
+    /// and (object, site, whether it writes).
+    seen_pairs: FxHashSet<(ObjectKey, usize, usize)>,
+    seen_events: FxHashSet<(ObjectKey, usize, bool)>,
     /// Scratch buffer: each allowed thread's votes.
     votes: Vec<(usize, i32)>,
 }
@@ -350,18 +388,23 @@ impl RffSchedule {
         let Some((object, reads, writes)) = roles(op) else {
             return;
         };
+        let key = ObjectKey::of(&object);
+        let site = address(op.site);
         if reads {
-            let pair = (object, self.last_write.get(&object).copied(), op.site);
-            if self.seen_pairs.insert(pair) {
-                self.feedback.pairs.push(pair);
+            let write = self.last_write.get(&key).copied();
+            if self
+                .seen_pairs
+                .insert((key, write.map_or(0, address), site))
+            {
+                self.feedback.pairs.push((object, write, op.site));
             }
-            if self.seen_events.insert((object, op.site, false)) {
+            if self.seen_events.insert((key, site, false)) {
                 self.feedback.events.push((object, op.site, false));
             }
         }
         if writes {
-            self.last_write.insert(object, op.site);
-            if self.seen_events.insert((object, op.site, true)) {
+            self.last_write.insert(key, op.site);
+            if self.seen_events.insert((key, site, true)) {
                 self.feedback.events.push((object, op.site, true));
             }
         }
@@ -434,16 +477,12 @@ mod tests {
             object: Some(object),
             site,
         };
-        let mut tracked = Tracked {
-            constraint: Constraint {
-                object,
-                write: Some(write),
-                read,
-                positive: true,
-            },
-            last_write: None,
-            satisfied: false,
-        };
+        let mut tracked = Tracked::new(&Constraint {
+            object,
+            write: Some(write),
+            read,
+            positive: true,
+        });
         assert_eq!(tracked.vote(&op(OpKind::AtomicStore, write)), 1);
         assert_eq!(tracked.vote(&op(OpKind::AtomicLoad, read)), -1);
         assert_eq!(tracked.vote(&op(OpKind::AtomicStore, other_write)), 0);
@@ -455,7 +494,7 @@ mod tests {
         assert_eq!(tracked.vote(&op(OpKind::AtomicStore, other_write)), 0);
 
         let mut negated = tracked;
-        negated.constraint.positive = false;
+        negated.positive = false;
         negated.satisfied = false;
         assert_eq!(negated.vote(&op(OpKind::AtomicLoad, read)), -1);
         assert_eq!(negated.vote(&op(OpKind::AtomicStore, other_write)), 1);
