@@ -195,7 +195,12 @@
 //! - `auto` (the default): a portfolio that interleaves the strongest samplers (POS, PCT,
 //!   PCTVB) in a fixed cycle of executions; a failure names the member that found it;
 //! - `random`: a random walk over the enabled threads;
-//! - `pos`: partial-order sampling, the strongest single sampler on the benchmark suite;
+//! - `pos`: partial-order sampling, the sampler `auto` runs most often;
+//! - `surw`: selectively uniform random walk, uniform over the interleavings of the accesses to
+//!   a few shared objects drawn per execution; the fewest executions to the bug on the
+//!   benchmark suite (geometric mean of the medians over its programs);
+//! - `rff`: reads-from guided greybox fuzzing, which keeps and mutates the schedules that
+//!   produced new (write, read) pairs;
 //! - `dpor`: exhaustive search with partial-order reduction, for small tests that should be
 //!   checked completely;
 //! - `pct:d=3`: PCT, which finds a bug of depth `d` with probability at least `1/(n·k^(d-1))`

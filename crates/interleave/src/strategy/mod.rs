@@ -7,7 +7,7 @@
 //! one planning round are independent, so they can run on several worker threads, and the
 //! results do not depend on how many workers there are.
 //!
-//! Built-in strategies are named by a spec string (`"random"`, `"pct:d=3"`, `"pos"`), parsed into a
+//! Built-in strategies are named by a spec string (`"random"`, `"pct:d=3"`, `"pos"`, `"surw"`, `"rff"`), parsed into a
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
 mod asset_fuzzer;
@@ -27,8 +27,10 @@ mod priority;
 mod race_fuzzer;
 pub(crate) mod random;
 pub(crate) mod replay;
+mod rff;
 mod rpro;
 mod spec;
+mod surw;
 mod thread_bound;
 mod time_budget;
 mod value_schedule;
@@ -47,8 +49,10 @@ pub use pos::Pos;
 pub use priority::Events;
 pub use race_fuzzer::RaceFuzzer;
 pub use random::Random;
+pub use rff::Rff;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec, STRATEGY_NAMES};
+pub use surw::Surw;
 pub use thread_bound::ThreadBound;
 pub use time_budget::TimeBudget;
 pub use value_schedule::ValueSchedule;

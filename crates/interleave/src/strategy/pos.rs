@@ -66,21 +66,19 @@ impl Strategy for Pos {
     }
 
     fn plan(&mut self, _execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
-        Some(Box::new(PosSchedule {
-            rng: Pcg64Mcg::seed_from_u64(seed),
-            // The yield limit is unused: POS never demotes, the yield rule holds yielders back.
-            priorities: Priorities::new(DEFAULT_YIELD_LIMIT),
-            gate: YieldGate::default(),
-        }))
+        Some(Box::new(PosSchedule::new(seed)))
     }
 }
 
-/// One execution of POS.
-struct PosSchedule {
+/// One execution of POS; also the sampler that RFF (`rff.rs`) steers, by narrowing the threads
+/// it may choose from at a step ([`PosSchedule::next_among`]).
+pub(super) struct PosSchedule {
     rng: Pcg64Mcg,
     /// The priority of each thread's pending operation.
     priorities: Priorities,
     gate: YieldGate,
+    /// Scratch buffer for the narrowed choice, kept to save an allocation per step.
+    narrowed: Vec<usize>,
 }
 
 /// A fresh priority: 63 random bits, so two draws tie with negligible probability (a tie goes
@@ -99,11 +97,41 @@ fn races(a: &PendingOp, b: &PendingOp) -> bool {
         && (a.access() != Access::Read || b.access() != Access::Read)
 }
 
-impl Schedule for PosSchedule {
-    fn next_thread(&mut self, view: &View<'_>) -> usize {
+impl PosSchedule {
+    /// The schedule of the execution seeded `seed`.
+    pub(super) fn new(seed: u64) -> PosSchedule {
+        PosSchedule {
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            // The yield limit is unused: POS never demotes, the yield rule holds yielders back.
+            priorities: Priorities::new(DEFAULT_YIELD_LIMIT),
+            gate: YieldGate::default(),
+            narrowed: Vec::new(),
+        }
+    }
+
+    /// The execution's random generator, for the other choices of a schedule built on POS.
+    pub(super) fn rng(&mut self) -> &mut Pcg64Mcg {
+        &mut self.rng
+    }
+
+    /// POS's step, choosing among the threads `narrow` keeps of those the yield rule allows
+    /// (all of them when it keeps none): `narrow` gets the allowed threads and fills the buffer.
+    pub(super) fn next_among(
+        &mut self,
+        view: &View<'_>,
+        narrow: impl FnOnce(&[usize], &mut Vec<usize>),
+    ) -> usize {
         let rng = &mut self.rng;
         self.priorities.admit(view, |_| draw(rng));
-        let chosen = self.priorities.highest_of(self.gate.allowed(view));
+        let allowed = self.gate.allowed(view);
+        self.narrowed.clear();
+        narrow(allowed, &mut self.narrowed);
+        let among = if self.narrowed.is_empty() {
+            allowed
+        } else {
+            &self.narrowed
+        };
+        let chosen = self.priorities.highest_of(among);
         self.gate.ran(view, chosen);
         // The other threads' pending operations stay what they are until this step has run,
         // so the races it will take part in are known now.
@@ -116,6 +144,12 @@ impl Schedule for PosSchedule {
         }
         self.priorities.set(chosen, draw(&mut self.rng));
         chosen
+    }
+}
+
+impl Schedule for PosSchedule {
+    fn next_thread(&mut self, view: &View<'_>) -> usize {
+        self.next_among(view, |_, _| {})
     }
 
     fn next_value(&mut self, _bound: u64) -> u64 {

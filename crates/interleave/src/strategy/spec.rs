@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use super::{
     AssetFuzzer, AtomFuzzer, Auto, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb,
-    Pos, RPro, RaceFuzzer, Random, RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
+    Pos, RPro, RaceFuzzer, Random, Rff, RuntimeMonitor, Strategy, Surw, ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -88,6 +88,20 @@ pub enum StrategySpec {
     /// Partial-order sampling (`pos`): random priorities per pending operation, redrawn for
     /// the operations that race with each step.
     Pos,
+    /// Selectively uniform random walk (`surw`, `surw:v=1,profile=4`): threads chosen with
+    /// probability proportional to their remaining accesses to `v` shared objects drawn per
+    /// execution (`v=all`: every shared object), which makes the interleavings of those
+    /// accesses uniform, after `profile` profiling executions.
+    Surw {
+        /// Interesting objects per execution, at least 1, or `None` for every candidate.
+        variables: Option<usize>,
+        /// Profiling executions, at least 1.
+        profile: u64,
+    },
+    /// Reads-from guided greybox fuzzing (`rff`): a corpus of abstract schedules (reads-from
+    /// constraints) that produced new (write, read) pairs, mutated, with POS choosing what the
+    /// constraints leave open.
+    Rff,
     /// Iterative delay bounding (`delay:d=2`): every schedule of the round-robin scheduler with
     /// at most `d` delays, in increasing order of delays.
     Delay {
@@ -146,6 +160,8 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "auto",
     "random",
     "pos",
+    "surw",
+    "rff",
     "pct",
     "rpro",
     "pctvb",
@@ -300,6 +316,10 @@ impl StrategySpec {
                     .with_yield_limit(yields),
             ),
             StrategySpec::Pos => Box::new(Pos::new()),
+            StrategySpec::Surw { variables, profile } => {
+                Box::new(Surw::new(variables).with_profile(profile))
+            }
+            StrategySpec::Rff => Box::new(Rff::new()),
             StrategySpec::Delay { delays } => Box::new(DelayBound::new(delays)),
             StrategySpec::Dfs => Box::new(Dfs::new()),
             StrategySpec::Dpor => Box::new(Dpor::new()),
@@ -389,12 +409,16 @@ impl<'a> Parameters<'a> {
         })
     }
 
-    /// `v=N` or `v=all`.
-    fn variables(&mut self, default: Option<usize>) -> Result<Option<usize>, SpecError> {
+    /// `v=N` (at least `minimum`) or `v=all`.
+    fn variables(
+        &mut self,
+        default: Option<usize>,
+        minimum: usize,
+    ) -> Result<Option<usize>, SpecError> {
         match self.value(&["v", "variables"]) {
             None => Ok(default),
             Some((_, "all")) => Ok(None),
-            Some((key, value)) => parse_number(key, value, 0).map(Some),
+            Some((key, value)) => parse_number(key, value, minimum).map(Some),
         }
     }
 
@@ -453,6 +477,8 @@ impl FromStr for StrategySpec {
             "auto" => ("auto", "no parameters"),
             "random" => ("random", "no parameters"),
             "pos" => ("pos", "no parameters"),
+            "surw" => ("surw", "v, profile"),
+            "rff" => ("rff", "no parameters"),
             "pct" => ("pct", "d, k, yields, locks"),
             "rpro" => ("rpro", "d, r, k, yields, locks"),
             "pctvb" => ("pctvb", "d, v, profile, yields"),
@@ -479,6 +505,11 @@ impl FromStr for StrategySpec {
             "auto" => StrategySpec::Auto,
             "random" => StrategySpec::Random,
             "pos" => StrategySpec::Pos,
+            "surw" => StrategySpec::Surw {
+                variables: p.variables(Some(super::surw::DEFAULT_VARIABLES), 1)?,
+                profile: p.number(&["profile"], super::surw::DEFAULT_PROFILE, 1)?,
+            },
+            "rff" => StrategySpec::Rff,
             "delay" => StrategySpec::Delay {
                 delays: p.number(&["d", "delays"], super::delay::DEFAULT_DELAYS, 0)?,
             },
@@ -518,7 +549,7 @@ impl FromStr for StrategySpec {
             },
             "icb" => StrategySpec::Icb {
                 preemptions: p.number(&["c", "preemptions"], 2, 0)?,
-                variables: p.variables(Some(2))?,
+                variables: p.variables(Some(2), 0)?,
                 threads: p.number(&["t", "threads"], 2, 2)?,
                 prune: p.switch(&["prune"], true)?,
                 yields: p.number(&["yields"], yield_limit, 1)?,
@@ -697,6 +728,58 @@ mod tests {
             (
                 "delay:d",
                 "malformed parameter \"d\" in strategy spec: expected key=value",
+            ),
+        ] {
+            let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
+            assert_eq!(message, expected, "{bad}");
+        }
+    }
+
+    #[test]
+    fn parses_surw_and_rff() {
+        assert_eq!(
+            "surw".parse::<StrategySpec>(),
+            Ok(StrategySpec::Surw {
+                variables: Some(crate::strategy::surw::DEFAULT_VARIABLES),
+                profile: crate::strategy::surw::DEFAULT_PROFILE,
+            })
+        );
+        assert_eq!(
+            " SURW ".parse::<StrategySpec>().unwrap().to_string(),
+            "surw"
+        );
+        for spec in [
+            "surw:v=1",
+            "surw:v=all",
+            "surw:v=3,profile=4",
+            "surw:profile=2",
+        ] {
+            assert_eq!(spec.parse::<StrategySpec>().unwrap().to_string(), spec);
+        }
+        assert_eq!("rff".parse::<StrategySpec>(), Ok(StrategySpec::Rff));
+        assert_eq!("rff".parse::<StrategySpec>().unwrap().to_string(), "rff");
+        assert!(!"surw".parse::<StrategySpec>().unwrap().is_deterministic());
+        assert!(!"rff".parse::<StrategySpec>().unwrap().is_deterministic());
+        for (bad, expected) in [
+            (
+                "surw:v=0",
+                "invalid value \"0\" for v: it must be at least 1",
+            ),
+            (
+                "surw:v=some",
+                "invalid value \"some\" for v: expected a whole number",
+            ),
+            (
+                "surw:profile=0",
+                "invalid value \"0\" for profile: it must be at least 1",
+            ),
+            (
+                "surw:d=2",
+                "strategy surw has no parameter \"d\" (it takes: v, profile)",
+            ),
+            (
+                "rff:tries=2",
+                "strategy rff has no parameter \"tries\" (it takes: no parameters)",
             ),
         ] {
             let message = bad.parse::<StrategySpec>().unwrap_err().to_string();

@@ -33,6 +33,30 @@ pub fn corner_variable(benign: u32, fixed: bool) {
     writer.join().unwrap();
 }
 
+/// The main thread reads `a` twice and asserts the reads agree; the writer counts on an atomic
+/// of its own `steps` times and then writes `a`. The fixed twin reads and writes under a lock.
+pub fn late_interference(steps: u32, fixed: bool) {
+    let a = Arc::new(AtomicU64::new(0));
+    let lock = Arc::new(Mutex::new(()));
+    let writer = {
+        let (a, lock) = (a.clone(), lock.clone());
+        thread::spawn(move || {
+            let own = AtomicU64::new(0);
+            for _ in 0..steps {
+                own.fetch_add(1, Ordering::SeqCst);
+            }
+            let _guard = fixed.then(|| lock.lock().unwrap());
+            a.store(1, Ordering::SeqCst);
+        })
+    };
+    let (first, second) = {
+        let _guard = fixed.then(|| lock.lock().unwrap());
+        (a.load(Ordering::SeqCst), a.load(Ordering::SeqCst))
+    };
+    assert_eq!(first, second, "the two reads of a must agree");
+    writer.join().unwrap();
+}
+
 /// A builder that ignores the environment (so `INTERLEAVE_*` variables set for a whole test
 /// run cannot change what a test asserts) and runs the strategy `spec`.
 pub fn builder(spec: &str) -> interleave::Builder {

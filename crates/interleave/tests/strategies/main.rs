@@ -9,6 +9,8 @@ mod deadlock_prediction;
 mod partial_order_sampling;
 mod portfolio;
 mod race_fuzzer;
+mod reads_from_fuzzing;
+mod selective_uniform;
 mod spin_waits;
 mod ssb;
 mod systematic;

@@ -1,0 +1,464 @@
+//! SURW, selectively uniform random walk (Zhao, Wolff, Mathur, Roychoudhury, *Selectively
+//! Uniform Concurrency Testing*, ASPLOS 2025; spec `surw`, `surw:v=1,profile=4`).
+//!
+//! A random walk that picks the next thread uniformly does not sample interleavings uniformly:
+//! a thread with few steps left is as likely to run as one with many, so the interleavings in
+//! which the long thread's steps come late are rare. Choosing each thread with probability
+//! proportional to the number of events it has left makes every interleaving of the threads'
+//! events equally likely (the number of ways to finish from a state is the multinomial of the
+//! remaining counts, and the weights are its ratios). SURW applies this only to a selection Γ of
+//! *interesting* events, so that the interleavings of the events that matter are uniform
+//! however many other steps the threads take.
+//!
+//! Here Γ is the accesses to `v` shared objects drawn per execution: the paper selects events
+//! on shared resources, and most bugs involve few of them (seed 000's observation that PCTVB
+//! builds on). Objects are the runtime's tracked objects (atomics, `Var`s and cells, locks,
+//! condition variables, channels), identified across executions by creation site and instance.
+//! The first `profile` executions are random walks whose traces give, per object and per
+//! thread, the most accesses seen in one execution, and which objects are *known-shared*
+//! (accessed by two or more threads); objects are drawn among the known-shared ones (all of
+//! them when there are at most `v`), or among all those seen when none is shared. A thread's weight is the sum of its counts
+//! over the drawn objects plus the weights of the threads it spawns, which it hands over when it
+//! spawns each of them (the child then takes the intended place with probability its share of
+//! the parent's weight, as the paper prescribes).
+//!
+//! Each step picks a thread uniformly among the enabled threads that are not held back. A
+//! thread whose pending operation is not interesting runs at once, so events outside Γ never
+//! wait. For an interesting one, the *intended* thread, drawn with probability proportional to
+//! the remaining weights, decides: when the picked thread is the intended one it runs and its
+//! weight drops by one, otherwise it is held back until the intended thread has taken its
+//! interesting step (or cannot run, which releases every hold and redraws). The interesting
+//! events thus come in the order of successive weighted draws, which is the uniform order when
+//! the counts are exact, while the other steps interleave freely around them. The yield rule of
+//! the samplers (`YieldGate` in `dfs.rs`) keeps spinners from starving the threads they wait for.
+//!
+//! Guarantee (the paper's Theorems 1 and 2): for a program without blocking synchronisation
+//! whose threads perform exactly the profiled numbers of accesses to the drawn objects, every
+//! interleaving of those accesses has the same probability, `1 / multinomial(k_1 + ... + k_n;
+//! k_1, ..., k_n)` for per-thread counts `k_t`, and an execution draws a given set of `v` of `Q`
+//! candidate objects with probability `1 / C(Q, v)`. Counts are estimates (the most seen in a
+//! profiling execution), so real programs get close to uniform, not exactly. Whatever the
+//! estimates, every schedule the yield rule allows keeps a positive probability (Γ-completeness):
+//! a held thread is released whenever the intended one cannot run.
+//!
+//! Determinism: the profile is complete before the first SURW execution is planned (rounds of
+//! one execution until then), and each execution draws from its own seed, so the schedules do
+//! not depend on the number of workers.
+
+use std::collections::BTreeMap;
+
+use rand_core::{RngCore, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use super::dfs::YieldGate;
+use super::{
+    below, ObjectId, OpKind, Outcome, Random, Schedule, Site, Strategy, TraceEvent, TraceTarget,
+    View,
+};
+
+/// Profiling executions when the spec does not say.
+pub const DEFAULT_PROFILE: u64 = 1;
+
+/// Objects whose accesses are interesting in one execution, when the spec does not say.
+pub const DEFAULT_VARIABLES: usize = 2;
+
+/// What profiling learned about one object.
+#[derive(Clone, Debug)]
+struct ObjectProfile {
+    id: ObjectId,
+    /// The most accesses each thread made to it in one profiling execution, by thread index.
+    accesses: Vec<u64>,
+}
+
+impl ObjectProfile {
+    /// Known-shared: accessed by two or more threads.
+    fn shared(&self) -> bool {
+        self.accesses.iter().filter(|&&count| count > 0).count() >= 2
+    }
+}
+
+/// The per-object, per-thread access counts and the spawn tree seen while profiling.
+#[derive(Clone, Debug, Default)]
+struct Profile {
+    /// Every object seen, by creation site and instance (which also orders them).
+    objects: BTreeMap<(Site, u32), ObjectProfile>,
+    /// The thread that spawned each thread (the first one seen), by thread index.
+    parents: Vec<Option<usize>>,
+    executions: u64,
+}
+
+impl Profile {
+    fn observe(&mut self, trace: &[TraceEvent]) {
+        self.executions += 1;
+        let mut counts: BTreeMap<(Site, u32), Vec<u64>> = BTreeMap::new();
+        for event in trace {
+            if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
+                if self.parents.len() <= child {
+                    self.parents.resize(child + 1, None);
+                }
+                self.parents[child].get_or_insert(event.thread);
+            }
+            let Some(id) = event.object else { continue };
+            let per_thread = counts.entry((id.site, id.instance)).or_default();
+            if per_thread.len() <= event.thread {
+                per_thread.resize(event.thread + 1, 0);
+            }
+            per_thread[event.thread] += 1;
+            self.objects
+                .entry((id.site, id.instance))
+                .or_insert_with(|| ObjectProfile {
+                    id,
+                    accesses: Vec::new(),
+                });
+        }
+        for (key, per_thread) in counts {
+            let profile = self.objects.get_mut(&key).expect("inserted above");
+            if profile.accesses.len() < per_thread.len() {
+                profile.accesses.resize(per_thread.len(), 0);
+            }
+            for (most, count) in profile.accesses.iter_mut().zip(per_thread) {
+                *most = (*most).max(count);
+            }
+        }
+    }
+
+    /// The objects SURW draws from: the known-shared ones, or every object seen when none is
+    /// shared. An object only one thread accesses orders nothing between threads, so making
+    /// its accesses interesting would only dilute the uniformity over the shared ones.
+    fn candidates(&self) -> Vec<&ObjectProfile> {
+        let shared: Vec<&ObjectProfile> = self.objects.values().filter(|p| p.shared()).collect();
+        if shared.is_empty() {
+            self.objects.values().collect()
+        } else {
+            shared
+        }
+    }
+
+    /// Each thread's weight for the interesting objects `chosen`: its own accesses to them plus
+    /// the weights of the threads it spawns.
+    fn weights(&self, chosen: &[&ObjectProfile]) -> Vec<u64> {
+        let threads = chosen
+            .iter()
+            .map(|p| p.accesses.len())
+            .chain([self.parents.len()])
+            .max()
+            .unwrap_or(0);
+        let mut weights: Vec<u64> = (0..threads)
+            .map(|t| chosen.iter().filter_map(|p| p.accesses.get(t)).sum())
+            .collect();
+        // Children are numbered after their parents, so going down the indices adds every
+        // thread's complete weight to its parent.
+        for child in (0..threads).rev() {
+            if let Some(Some(parent)) = self.parents.get(child) {
+                if *parent < child {
+                    weights[*parent] += weights[child];
+                }
+            }
+        }
+        weights
+    }
+}
+
+/// The SURW strategy (spec `surw`).
+#[derive(Clone, Debug)]
+pub struct Surw {
+    /// Interesting objects per execution, `None` for every candidate.
+    variables: Option<usize>,
+    profile_executions: u64,
+    profile: Profile,
+}
+
+impl Default for Surw {
+    fn default() -> Self {
+        Surw::new(Some(DEFAULT_VARIABLES))
+    }
+}
+
+impl Surw {
+    /// SURW with `variables` interesting objects per execution (`None`: every candidate; at
+    /// least 1 otherwise), after `DEFAULT_PROFILE` (1) profiling execution.
+    pub fn new(variables: Option<usize>) -> Surw {
+        Surw {
+            variables: variables.map(|v| v.max(1)),
+            profile_executions: DEFAULT_PROFILE,
+            profile: Profile::default(),
+        }
+    }
+
+    /// Runs `executions` (at least 1) profiling executions first.
+    pub fn with_profile(mut self, executions: u64) -> Surw {
+        self.profile_executions = executions.max(1);
+        self
+    }
+
+    fn profiling(&self) -> bool {
+        self.profile.executions < self.profile_executions
+    }
+
+    /// Draws the interesting objects of one execution.
+    fn choose<'p>(&'p self, rng: &mut Pcg64Mcg) -> Vec<&'p ObjectProfile> {
+        let mut candidates = self.profile.candidates();
+        let Some(wanted) = self.variables else {
+            return candidates;
+        };
+        let mut chosen = Vec::with_capacity(wanted);
+        while chosen.len() < wanted && !candidates.is_empty() {
+            chosen.push(candidates.swap_remove(below(rng.next_u64(), candidates.len())));
+        }
+        chosen
+    }
+}
+
+impl Strategy for Surw {
+    fn spec(&self) -> String {
+        let mut spec = "surw".to_string();
+        let mut parameters = Vec::new();
+        match self.variables {
+            Some(DEFAULT_VARIABLES) => {}
+            Some(v) => parameters.push(format!("v={v}")),
+            None => parameters.push("v=all".to_string()),
+        }
+        if self.profile_executions != DEFAULT_PROFILE {
+            parameters.push(format!("profile={}", self.profile_executions));
+        }
+        if !parameters.is_empty() {
+            spec.push(':');
+            spec.push_str(&parameters.join(","));
+        }
+        spec
+    }
+
+    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
+        if self.profiling() {
+            return Random.plan(execution, seed);
+        }
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let chosen = self.choose(&mut rng);
+        let weights = self.profile.weights(&chosen);
+        Some(Box::new(SurwSchedule {
+            rng,
+            interesting: chosen.iter().map(|p| p.id).collect(),
+            profiled: weights,
+            remaining: Vec::new(),
+            held: Vec::new(),
+            intended: None,
+            spawner: None,
+            gate: YieldGate::default(),
+            pool: Vec::new(),
+        }))
+    }
+
+    fn wants_trace(&self, _execution: u64) -> bool {
+        self.profiling()
+    }
+
+    fn round_size(&self) -> usize {
+        // Profiling must finish before the first SURW execution is planned.
+        if self.profiling() {
+            1
+        } else {
+            64
+        }
+    }
+
+    fn observe(&mut self, _execution: u64, outcome: &Outcome) {
+        if let Some(trace) = outcome.trace {
+            self.profile.observe(trace);
+        }
+    }
+
+    fn stats(&self) -> Vec<(String, String)> {
+        let shared = self.profile.objects.values().filter(|p| p.shared()).count();
+        let candidates = self.profile.candidates().len();
+        vec![
+            (
+                "interesting objects v per execution".to_string(),
+                self.variables
+                    .map_or_else(|| "all".to_string(), |v| v.to_string()),
+            ),
+            (
+                "objects seen (known-shared)".to_string(),
+                format!("{} ({shared})", self.profile.objects.len()),
+            ),
+            ("candidates Q".to_string(), candidates.to_string()),
+        ]
+    }
+}
+
+/// One execution of SURW.
+struct SurwSchedule {
+    rng: Pcg64Mcg,
+    /// The objects whose accesses are interesting in this execution.
+    interesting: Vec<ObjectId>,
+    /// Each thread's profiled weight, by thread index, handed to it when it appears.
+    profiled: Vec<u64>,
+    /// Each thread's remaining weight: interesting events left, its unspawned children's
+    /// included.
+    remaining: Vec<u64>,
+    /// Threads held back at an interesting event until the intended thread has taken one.
+    held: Vec<bool>,
+    /// The thread whose interesting event comes next.
+    intended: Option<usize>,
+    /// The thread that took the last `Spawn` step, the parent of the threads that appear next.
+    spawner: Option<usize>,
+    gate: YieldGate,
+    /// Scratch buffer for the threads a step may pick from.
+    pool: Vec<usize>,
+}
+
+impl SurwSchedule {
+    fn is_interesting(&self, view: &View<'_>, thread: usize) -> bool {
+        view.pending(thread)
+            .and_then(|op| op.object)
+            .is_some_and(|object| self.interesting.contains(&object))
+    }
+
+    /// Gives the threads created since the last decision their weights, taken from their
+    /// parent's, and lets a child take its parent's intended place with probability its share.
+    fn admit(&mut self, view: &View<'_>) {
+        for thread in self.remaining.len()..view.thread_count() {
+            let weight = self.profiled.get(thread).copied().unwrap_or(0);
+            self.remaining.push(weight);
+            self.held.push(false);
+            let Some(parent) = self.spawner.filter(|&p| p < thread) else {
+                continue;
+            };
+            let before = self.remaining[parent];
+            if self.intended == Some(parent)
+                && below(self.rng.next_u64(), before.max(1) as usize) < weight as usize
+            {
+                self.intended = Some(thread);
+            }
+            self.remaining[parent] = before.saturating_sub(weight);
+        }
+        self.spawner = None;
+    }
+
+    /// Draws the intended thread among `pool` with probability proportional to the remaining
+    /// weights (the picked thread, which has weight, keeps the total positive).
+    fn draw_intended(&mut self) -> usize {
+        let total: u64 = self.pool.iter().map(|&t| self.remaining[t]).sum();
+        let mut point = below(self.rng.next_u64(), total.max(1) as usize) as u64;
+        for &thread in &self.pool {
+            if point < self.remaining[thread] {
+                return thread;
+            }
+            point -= self.remaining[thread];
+        }
+        self.pool[0]
+    }
+
+    fn choose(&mut self, view: &View<'_>) -> usize {
+        loop {
+            self.pool.clear();
+            let held = &self.held;
+            self.pool
+                .extend(self.gate.allowed(view).iter().filter(|&&t| !held[t]));
+            if self.pool.is_empty() {
+                // The intended thread cannot run: release every hold and draw again.
+                self.held.iter_mut().for_each(|h| *h = false);
+                self.intended = None;
+                continue;
+            }
+            let picked = self.pool[below(self.rng.next_u64(), self.pool.len())];
+            if !self.is_interesting(view, picked) {
+                return picked;
+            }
+            // The profile may have missed some of this thread's events.
+            self.remaining[picked] = self.remaining[picked].max(1);
+            let intended = match self.intended {
+                Some(intended) => intended,
+                None => {
+                    let drawn = self.draw_intended();
+                    self.intended = Some(drawn);
+                    drawn
+                }
+            };
+            if picked == intended {
+                self.remaining[picked] -= 1;
+                self.held.iter_mut().for_each(|h| *h = false);
+                self.intended = None;
+                return picked;
+            }
+            self.held[picked] = true;
+        }
+    }
+}
+
+impl Schedule for SurwSchedule {
+    fn next_thread(&mut self, view: &View<'_>) -> usize {
+        self.admit(view);
+        let chosen = self.choose(view);
+        self.gate.ran(view, chosen);
+        if view
+            .pending(chosen)
+            .is_some_and(|op| op.kind == OpKind::Spawn)
+        {
+            self.spawner = Some(chosen);
+        }
+        chosen
+    }
+
+    fn next_value(&mut self, _bound: u64) -> u64 {
+        self.rng.next_u64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::Location;
+
+    use super::*;
+    use crate::strategy::ObjectKind;
+
+    fn event(
+        thread: usize,
+        kind: OpKind,
+        object: Option<ObjectId>,
+        target: Option<TraceTarget>,
+    ) -> TraceEvent {
+        TraceEvent {
+            thread,
+            kind,
+            object,
+            target,
+            site: Location::caller(),
+            seq_cst: false,
+        }
+    }
+
+    #[test]
+    fn a_thread_weighs_its_own_accesses_and_those_of_the_threads_it_spawns() {
+        let shared = ObjectId {
+            kind: ObjectKind::Atomic,
+            site: Location::caller(),
+            instance: 0,
+        };
+        let load = |thread| event(thread, OpKind::AtomicLoad, Some(shared), None);
+        let spawn = |parent, child| {
+            event(
+                parent,
+                OpKind::Spawn,
+                None,
+                Some(TraceTarget::Thread(child)),
+            )
+        };
+        // Main spawns 1, which spawns 2; main accesses once, 1 twice, 2 three times.
+        let trace = [
+            load(0),
+            spawn(0, 1),
+            load(1),
+            spawn(1, 2),
+            load(1),
+            load(2),
+            load(2),
+            load(2),
+        ];
+        let mut profile = Profile::default();
+        profile.observe(&trace);
+        let candidates = profile.candidates();
+        assert_eq!(candidates.len(), 1);
+        assert!(candidates[0].shared());
+        assert_eq!(profile.weights(&candidates), vec![6, 5, 3]);
+    }
+}
