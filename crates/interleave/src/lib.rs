@@ -192,10 +192,10 @@
 //! A strategy is chosen by value ([`StrategySpec`]) or by spec string, the same strings the CLI
 //! and `INTERLEAVE_STRATEGY` take:
 //!
-//! - `auto` (the default): a portfolio that interleaves the strongest samplers (POS, PCT,
-//!   PCTVB) in a fixed cycle of executions; a failure names the member that found it;
+//! - `auto` (the default): a portfolio that interleaves the strongest samplers (SURW, POS, PCT)
+//!   in a fixed cycle of executions; a failure names the member that found it;
 //! - `random`: a random walk over the enabled threads;
-//! - `pos`: partial-order sampling, the sampler `auto` runs most often;
+//! - `pos`: partial-order sampling;
 //! - `surw`: selectively uniform random walk, uniform over the interleavings of the accesses to
 //!   a few shared objects drawn per execution; the fewest executions to the bug on the
 //!   benchmark suite (geometric mean of the medians over its programs);

@@ -223,13 +223,11 @@ impl StrategySpec {
         }
     }
 
-    /// PCTVB with depth `depth`, `variables` variables per execution and default settings.
-    pub fn pctvb(depth: usize, variables: usize) -> StrategySpec {
-        StrategySpec::PctVb {
-            depth,
-            variables,
-            profile: super::pctvb::DEFAULT_PROFILE,
-            yields: super::priority::DEFAULT_YIELD_LIMIT,
+    /// SURW with its default settings (`surw`).
+    pub fn surw() -> StrategySpec {
+        StrategySpec::Surw {
+            variables: Some(super::surw::DEFAULT_VARIABLES),
+            profile: super::surw::DEFAULT_PROFILE,
         }
     }
 
