@@ -122,6 +122,17 @@ pub fn context_switches() -> usize {
     runtime::with(|ex| ex.steps() as usize)
 }
 
+/// The running thread's vector clock, one entry per thread spawned so far in the execution
+/// (indexed by [`ThreadId::as_usize`]): entry `i` counts the synchronisation epochs of thread
+/// `i` that happen before this point, the happens-before relation interleave's searches use.
+/// For tools that check causality, as shuttle's `current::clock`.
+///
+/// # Panics
+/// Outside an interleave execution.
+pub fn vector_clock() -> Vec<u32> {
+    runtime::with(|ex| ex.threads[ex.me()].clock.to_vec(ex.threads.len()))
+}
+
 /// Lets the scheduler run another thread. Strategies lower the priority of a thread that
 /// yields repeatedly, so call this in every loop that waits for another thread.
 #[inline]

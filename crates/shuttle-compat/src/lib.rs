@@ -42,6 +42,7 @@
 mod config;
 pub mod current;
 pub mod future;
+mod labels;
 pub mod rand;
 mod runner;
 pub mod scheduler;

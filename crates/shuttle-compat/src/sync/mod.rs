@@ -1,9 +1,6 @@
 //! `shuttle::sync`: interleave's primitives under shuttle's names.
 
-pub mod atomic {
-    //! `shuttle::sync::atomic`: interleave's atomics (sequentially consistent).
-    pub use interleave::sync::atomic::*;
-}
+pub mod atomic;
 
 pub mod mpsc {
     //! `shuttle::sync::mpsc`: interleave's channels.
