@@ -1,0 +1,209 @@
+//! The parts of shuttle's API that interleave-shuttle adds on top of interleave: shuttle's
+//! `JoinError`, 128-bit atomics, per-task labels, tags and names, and vector clocks.
+
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc as StdArc;
+use std::sync::Mutex as StdMutex;
+
+use shuttle::current::{
+    self, get_label_for_task, get_name_for_task, get_tag_for_current_task, me,
+    set_label_for_task, set_name_for_task, set_tag_for_current_task, ChildLabelFn, Labels,
+    TaskName, VectorClock,
+};
+use shuttle::future::{self, JoinError};
+use shuttle::sync::atomic::{AtomicI128, AtomicU128, Ordering};
+use shuttle::sync::Arc;
+use shuttle::thread;
+
+fn panic_message(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the run should fail");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// What awaiting an aborted task gave, written so that a second `JoinError` variant would not
+/// compile: shuttle's code matches on it exhaustively.
+fn outcome(result: Result<u32, JoinError>) -> Option<u32> {
+    match result {
+        Ok(value) => Some(value),
+        Err(JoinError::Cancelled) => None,
+    }
+}
+
+#[test]
+fn an_aborted_task_is_cancelled_in_some_schedules_and_finishes_in_others() {
+    let outcomes = StdArc::new(StdMutex::new(HashSet::new()));
+    let seen = outcomes.clone();
+    shuttle::check_dfs(
+        move || {
+            let task = future::spawn(async { 42u32 });
+            task.abort();
+            let result = future::block_on(task);
+            seen.lock().unwrap().insert(outcome(result));
+        },
+        None,
+    );
+    let outcomes = outcomes.lock().unwrap();
+    assert_eq!(*outcomes, HashSet::from([Some(42), None]));
+    assert_eq!(JoinError::Cancelled.to_string(), "task was cancelled");
+}
+
+#[test]
+fn a_lost_update_on_a_128_bit_atomic_is_found() {
+    let message = panic_message(|| {
+        shuttle::check_dfs(
+            || {
+                let total = Arc::new(AtomicU128::new(u128::from(u64::MAX)));
+                let other = total.clone();
+                let t = thread::spawn(move || {
+                    let seen = other.load(Ordering::SeqCst);
+                    other.store(seen + 1, Ordering::SeqCst);
+                });
+                let seen = total.load(Ordering::SeqCst);
+                total.store(seen + 1, Ordering::SeqCst);
+                t.join().unwrap();
+                assert_eq!(
+                    total.load(Ordering::SeqCst),
+                    u128::from(u64::MAX) + 2,
+                    "an increment was lost"
+                );
+            },
+            None,
+        )
+    });
+    assert!(message.contains("an increment was lost"), "{message}");
+}
+
+#[test]
+fn read_modify_writes_on_128_bit_atomics_are_atomic() {
+    shuttle::check_dfs(
+        || {
+            let total = Arc::new(AtomicI128::new(i128::MIN));
+            let other = total.clone();
+            let t = thread::spawn(move || {
+                other.fetch_add(1, Ordering::Relaxed);
+            });
+            total.fetch_add(2, Ordering::Relaxed);
+            t.join().unwrap();
+            assert_eq!(total.load(Ordering::SeqCst), i128::MIN + 3);
+            assert_eq!(total.swap(5, Ordering::SeqCst), i128::MIN + 3);
+            assert_eq!(
+                total.compare_exchange(4, 9, Ordering::SeqCst, Ordering::SeqCst),
+                Err(5)
+            );
+            assert_eq!(total.fetch_max(7, Ordering::SeqCst), 5);
+            assert_eq!(total.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| Some(v * 2)), Ok(7));
+            assert_eq!(format!("{total:?}"), "14");
+        },
+        None,
+    );
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Depth(u32);
+
+#[test]
+fn tasks_inherit_labels_and_tags_at_spawn_and_change_them_independently() {
+    shuttle::check_dfs(
+        || {
+            assert_eq!(get_label_for_task::<Depth>(me()), None);
+            set_label_for_task(me(), Depth(0));
+            set_tag_for_current_task(StdArc::new(Team(7)));
+            let child = thread::spawn(|| {
+                let inherited = get_label_for_task::<Depth>(me());
+                set_label_for_task(me(), Depth(1));
+                let grandchild = future::spawn(async {
+                    get_label_for_task::<Depth>(me())
+                });
+                (inherited, future::block_on(grandchild).unwrap())
+            });
+            // A change after the spawn is not the child's.
+            set_label_for_task(me(), Depth(5));
+            let (inherited, grandchild) = child.join().unwrap();
+            assert_eq!(inherited, Some(Depth(0)));
+            assert_eq!(grandchild, Some(Depth(1)));
+            assert_eq!(get_label_for_task::<Depth>(me()), Some(Depth(5)));
+            let tag = get_tag_for_current_task().expect("the tag was set");
+            assert_eq!(tag.as_any().downcast_ref::<Team>(), Some(&Team(7)));
+        },
+        None,
+    );
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Team(u64);
+
+impl shuttle::current::Taggable for Team {}
+
+#[test]
+fn a_child_label_fn_sets_the_labels_of_children() {
+    shuttle::check_random(
+        || {
+            set_label_for_task(
+                me(),
+                ChildLabelFn(StdArc::new(|task, labels: &mut Labels| {
+                    labels.insert(TaskName::from(format!("child {}", usize::from(task))));
+                })),
+            );
+            let child = thread::spawn(|| get_name_for_task(me()).map(String::from));
+            let expected = format!("child {}", usize::from(current::me()) + 1);
+            assert_eq!(child.join().unwrap(), Some(expected));
+        },
+        10,
+    );
+}
+
+#[test]
+fn a_task_is_named_after_its_builder_and_can_be_renamed() {
+    shuttle::check_random(
+        || {
+            assert_eq!(
+                get_name_for_task(me()).map(String::from).as_deref(),
+                Some("main")
+            );
+            let handle = thread::Builder::new()
+                .name("producer".into())
+                .spawn(|| {
+                    assert_eq!(thread::current().name(), Some("producer"));
+                    let name = get_name_for_task(me()).expect("the builder named it");
+                    assert_eq!(String::from(name), "producer");
+                    set_name_for_task(me(), "renamed");
+                    get_name_for_task(me()).map(String::from)
+                })
+                .unwrap();
+            assert_eq!(handle.join().unwrap().as_deref(), Some("renamed"));
+        },
+        10,
+    );
+}
+
+#[test]
+fn what_a_thread_did_happens_before_its_joiner_continues() {
+    shuttle::check_dfs(
+        || {
+            let child = thread::spawn(current::clock);
+            let before_join = current::clock();
+            let at_child_end = child.join().unwrap();
+            let after_join = current::clock();
+            assert!(at_child_end <= after_join, "{at_child_end:?} {after_join:?}");
+            assert!(before_join <= after_join);
+            assert!(after_join.get(1) >= at_child_end.get(1));
+        },
+        None,
+    );
+}
+
+#[test]
+fn vector_clocks_compare_by_happens_before() {
+    let a = VectorClock::from(&[1, 0, 2]);
+    let b = VectorClock::from(&[1, 1, 2]);
+    let c = VectorClock::from(&[0, 2]);
+    assert!(a < b);
+    assert_eq!(a.partial_cmp(&c), None);
+    assert_eq!(a.partial_cmp(&a.clone()), Some(std::cmp::Ordering::Equal));
+    assert_eq!((b.get(1), b.get(9), b.len()), (1, 0, 3));
+}
