@@ -183,9 +183,14 @@ pub(crate) fn reset() {
     drop(previous);
 }
 
-/// Names the main thread of a new execution after its thread name, as shuttle names it.
+/// Names the main thread of a new execution `main-thread`, shuttle's name for it (its
+/// `thread::current().name()` stays interleave's `main`).
 pub(crate) fn adopt_as_main() {
-    adopt(Inherited(None));
+    let mut record = TaskRecord::default();
+    record.labels.insert(TaskName::from("main-thread"));
+    let me = crate::current::me();
+    let replaced = REGISTRY.with(|registry| registry.borrow_mut().tasks.insert(me.0, record));
+    drop(replaced);
 }
 
 /// A snapshot of the running task's labels and tag, for a child it is about to spawn.
@@ -250,6 +255,15 @@ pub(crate) fn with_labels<R>(task: TaskId, f: impl FnOnce(&mut Labels) -> R) -> 
         slot.extend(added_meanwhile);
     });
     result
+}
+
+/// The name of `task`, without creating an entry for it (for `Debug`, which may run anywhere,
+/// even while the labels are being changed).
+pub(crate) fn name(task: TaskId) -> Option<TaskName> {
+    REGISTRY.with(|registry| {
+        let registry = registry.try_borrow().ok()?;
+        registry.tasks.get(&task.0)?.labels.get::<TaskName>().cloned()
+    })
 }
 
 /// The tag of `task`.

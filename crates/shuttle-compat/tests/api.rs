@@ -163,8 +163,9 @@ fn a_task_is_named_after_its_builder_and_can_be_renamed() {
         || {
             assert_eq!(
                 get_name_for_task(me()).map(String::from).as_deref(),
-                Some("main")
+                Some("main-thread")
             );
+            assert_eq!(format!("{:?}", me()), "main-thread(0)");
             let handle = thread::Builder::new()
                 .name("producer".into())
                 .spawn(|| {
