@@ -35,6 +35,13 @@ impl ThreadId {
     }
 }
 
+/// The thread's index, as [`ThreadId::as_usize`] (shuttle's `ThreadId` converts this way).
+impl From<ThreadId> for usize {
+    fn from(id: ThreadId) -> usize {
+        id.0
+    }
+}
+
 /// A handle to a thread.
 #[derive(Clone)]
 pub struct Thread {
