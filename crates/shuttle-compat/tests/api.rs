@@ -208,3 +208,129 @@ fn vector_clocks_compare_by_happens_before() {
     assert_eq!(a.partial_cmp(&a.clone()), Some(std::cmp::Ordering::Equal));
     assert_eq!((b.get(1), b.get(9), b.len()), (1, 0, 3));
 }
+
+mod batch_semaphore {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    use shuttle::future::batch_semaphore::{BatchSemaphore, Fairness, TryAcquireError};
+    use shuttle::sync::Arc;
+    use shuttle::thread;
+
+    use super::panic_message;
+
+    fn poll<F: Future>(future: std::pin::Pin<&mut F>) -> Poll<F::Output> {
+        future.poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    /// Runs `f` once inside an execution, where the semaphore's scheduling points live.
+    fn in_execution(f: impl Fn() + Send + Sync + 'static) {
+        shuttle::check_dfs(f, None);
+    }
+
+    #[test]
+    fn a_fair_semaphore_serves_a_queued_request_before_a_later_one() {
+        in_execution(|| {
+            let semaphore = BatchSemaphore::new(1, Fairness::StrictlyFair);
+            let mut big = pin!(semaphore.acquire(2));
+            assert!(poll(big.as_mut()).is_pending());
+            assert_eq!(semaphore.try_acquire(1), Err(TryAcquireError::NoPermits));
+            semaphore.release(1);
+            assert!(matches!(poll(big.as_mut()), Poll::Ready(Ok(()))));
+            assert_eq!(semaphore.available_permits(), 0);
+        });
+    }
+
+    #[test]
+    fn bypassable_requests_and_unfair_semaphores_let_later_requests_pass() {
+        in_execution(|| {
+            let fair = BatchSemaphore::new(1, Fairness::StrictlyFair);
+            let mut big = pin!(fair.acquire_bypassable(2));
+            assert!(poll(big.as_mut()).is_pending());
+            assert_eq!(fair.try_acquire(1), Ok(()));
+
+            let unfair = BatchSemaphore::new(1, Fairness::Unfair);
+            let mut big = pin!(unfair.acquire(2));
+            assert!(poll(big.as_mut()).is_pending());
+            assert_eq!(unfair.try_acquire(1), Ok(()));
+            unfair.release(3);
+            assert!(matches!(poll(big.as_mut()), Poll::Ready(Ok(()))));
+            assert_eq!(unfair.available_permits(), 1);
+        });
+    }
+
+    #[test]
+    fn a_reservation_keeps_the_permits_for_its_holder() {
+        in_execution(|| {
+            let semaphore = BatchSemaphore::new(1, Fairness::Unfair);
+            let mut reserving = pin!(semaphore.acquire_reserving(1, 3));
+            assert!(poll(reserving.as_mut()).is_pending());
+            assert_eq!(semaphore.available_permits(), 0);
+            assert_eq!(semaphore.try_acquire(1), Err(TryAcquireError::NoPermits));
+            semaphore.release(2);
+            assert!(matches!(poll(reserving.as_mut()), Poll::Ready(Ok(()))));
+            assert_eq!(semaphore.available_permits(), 0);
+        });
+    }
+
+    #[test]
+    fn dropping_the_front_waiter_serves_the_next_and_close_fails_the_rest() {
+        in_execution(|| {
+            let semaphore = BatchSemaphore::new(1, Fairness::StrictlyFair);
+            let mut small = pin!(semaphore.acquire(1));
+            {
+                let mut big = pin!(semaphore.acquire(2));
+                assert!(poll(big.as_mut()).is_pending());
+                assert!(poll(small.as_mut()).is_pending());
+            }
+            assert!(matches!(poll(small.as_mut()), Poll::Ready(Ok(()))));
+            let mut waiting = pin!(semaphore.acquire(1));
+            assert!(poll(waiting.as_mut()).is_pending());
+            semaphore.close();
+            assert!(matches!(poll(waiting.as_mut()), Poll::Ready(Err(_))));
+            assert_eq!(semaphore.try_acquire(1), Err(TryAcquireError::Closed));
+            assert_eq!(
+                semaphore.acquire_blocking(1).unwrap_err().to_string(),
+                "semaphore closed"
+            );
+        });
+    }
+
+    #[test]
+    fn blocking_acquires_exclude_each_other_and_a_wait_nobody_ends_is_a_deadlock() {
+        shuttle::check_dfs(
+            || {
+                let semaphore = Arc::new(BatchSemaphore::new(2, Fairness::StrictlyFair));
+                let inside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+                let workers: Vec<_> = (0..2)
+                    .map(|_| {
+                        let (semaphore, inside) = (semaphore.clone(), inside.clone());
+                        thread::spawn(move || {
+                            semaphore.acquire_blocking(2).unwrap();
+                            let others = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            assert_eq!(others, 0, "two holders of every permit");
+                            thread::yield_now();
+                            inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                            semaphore.release(2);
+                        })
+                    })
+                    .collect();
+                for worker in workers {
+                    worker.join().unwrap();
+                }
+            },
+            None,
+        );
+        let message = panic_message(|| {
+            shuttle::check_dfs(
+                || {
+                    let semaphore = BatchSemaphore::new(1, Fairness::Unfair);
+                    semaphore.acquire_blocking(2).unwrap();
+                },
+                None,
+            )
+        });
+        assert!(message.starts_with("deadlock"), "{message}");
+    }
+}

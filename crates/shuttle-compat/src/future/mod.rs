@@ -16,6 +16,8 @@ pub use interleave::future::{block_on, yield_now, AbortHandle};
 
 use crate::labels;
 
+pub mod batch_semaphore;
+
 /// Why a task did not produce its output, as shuttle's `JoinError`.
 #[derive(Debug)]
 pub enum JoinError {
