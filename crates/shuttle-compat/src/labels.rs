@@ -13,6 +13,7 @@ use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::panic::Location;
 use std::sync::Arc;
 
 use crate::current::{ChildLabelFn, Tag, TaskName};
@@ -168,6 +169,8 @@ struct Registry {
     tasks: HashMap<usize, TaskRecord>,
     pending: HashMap<u64, TaskRecord>,
     next_pending: u64,
+    /// How many resources each task has created at each site, for resource signatures.
+    created: HashMap<(usize, &'static Location<'static>), usize>,
 }
 
 thread_local! {
@@ -264,6 +267,19 @@ pub(crate) fn name(task: TaskId) -> Option<TaskName> {
         let registry = registry.try_borrow().ok()?;
         registry.tasks.get(&task.0)?.labels.get::<TaskName>().cloned()
     })
+}
+
+/// The number of resources the running task created at `site` before this one: with the task
+/// and the site, it identifies a resource the same way in every execution that creates it.
+pub(crate) fn creation_index(site: &'static Location<'static>) -> (TaskId, usize) {
+    let me = crate::current::me();
+    let index = REGISTRY.with(|registry| {
+        let mut registry = registry.borrow_mut();
+        let count = registry.created.entry((me.0, site)).or_default();
+        *count += 1;
+        *count - 1
+    });
+    (me, index)
 }
 
 /// The tag of `task`.

@@ -298,6 +298,26 @@ mod batch_semaphore {
     }
 
     #[test]
+    fn a_semaphore_has_the_same_signature_in_every_execution() {
+        let signatures = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+        let seen = signatures.clone();
+        shuttle::check_random(
+            move || {
+                let semaphores: Vec<_> = (0..2)
+                    .map(|_| BatchSemaphore::new(1, Fairness::Unfair))
+                    .collect();
+                let other = BatchSemaphore::new(1, Fairness::Unfair);
+                assert_ne!(semaphores[0].signature(), semaphores[1].signature());
+                let mut seen = seen.lock().unwrap();
+                seen.extend(semaphores.iter().map(|s| s.signature().clone()));
+                seen.insert(other.signature().clone());
+            },
+            5,
+        );
+        assert_eq!(signatures.lock().unwrap().len(), 3);
+    }
+
+    #[test]
     fn blocking_acquires_exclude_each_other_and_a_wait_nobody_ends_is_a_deadlock() {
         shuttle::check_dfs(
             || {

@@ -11,10 +11,11 @@
 //! thread. A task waiting for permits returns `Pending` from its `Acquire`, so interleave parks
 //! it until a release or close wakes it; a wait nobody can end is reported as a deadlock.
 //!
-//! Differences from shuttle: every poll is a scheduling point (shuttle skips some), permits
+//! Differences from shuttle: every poll is a scheduling point (shuttle skips some), and permits
 //! carry no vector clocks of their own (an acquire is ordered after every earlier operation on
-//! the semaphore, not only after the releases whose permits it took), and there are no resource
-//! signatures.
+//! the semaphore, not only after the releases whose permits it took). A semaphore's
+//! [`ResourceSignature`] is its creation site, the task that created it and how many that task
+//! had created there before: the same semaphore has the same signature in every execution.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -26,6 +27,8 @@ use std::sync::{Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use interleave::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::sync::ResourceSignature;
 
 /// Which waiters a release serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,6 +197,7 @@ pub struct BatchSemaphore {
     step: AtomicUsize,
     state: StdMutex<State>,
     fairness: Fairness,
+    signature: ResourceSignature,
 }
 
 impl fmt::Debug for BatchSemaphore {
@@ -222,8 +226,23 @@ fn lock<T>(mutex: &StdMutex<T>) -> StdMutexGuard<'_, T> {
 
 impl BatchSemaphore {
     /// A semaphore with `num_permits` permits.
+    ///
+    /// # Panics
+    /// Outside an execution, as shuttle's (use [`BatchSemaphore::const_new`] there).
     #[track_caller]
-    pub const fn new(num_permits: usize, fairness: Fairness) -> Self {
+    pub fn new(num_permits: usize, fairness: Fairness) -> Self {
+        let site = std::panic::Location::caller();
+        let (task, index) = crate::labels::creation_index(site);
+        BatchSemaphore {
+            signature: ResourceSignature::new(site, Some(task), index),
+            ..BatchSemaphore::const_new(num_permits, fairness)
+        }
+    }
+
+    /// A semaphore with `num_permits` permits, usable in a `static`; its signature is its
+    /// creation site alone.
+    #[track_caller]
+    pub const fn const_new(num_permits: usize, fairness: Fairness) -> Self {
         BatchSemaphore {
             step: AtomicUsize::new(0),
             state: StdMutex::new(State {
@@ -233,13 +252,13 @@ impl BatchSemaphore {
                 reservation: None,
             }),
             fairness,
+            signature: ResourceSignature::new(std::panic::Location::caller(), None, 0),
         }
     }
 
-    /// A semaphore with `num_permits` permits, usable in a `static`.
-    #[track_caller]
-    pub const fn const_new(num_permits: usize, fairness: Fairness) -> Self {
-        BatchSemaphore::new(num_permits, fairness)
+    /// What identifies this semaphore across executions.
+    pub fn signature(&self) -> &ResourceSignature {
+        &self.signature
     }
 
     /// Takes the operation's scheduling point. While a thread unwinds (a task dropped at the

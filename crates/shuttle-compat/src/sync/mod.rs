@@ -12,3 +12,23 @@ pub use interleave::sync::{
     OnceState, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError, TryLockResult,
     WaitTimeoutResult, Weak,
 };
+
+/// What identifies a resource across the executions of a test: where it was created, by which
+/// task, and how many that task had created there before (a resource made in a `const`
+/// context has only its site).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ResourceSignature {
+    site: &'static std::panic::Location<'static>,
+    task: Option<crate::current::TaskId>,
+    index: usize,
+}
+
+impl ResourceSignature {
+    pub(crate) const fn new(
+        site: &'static std::panic::Location<'static>,
+        task: Option<crate::current::TaskId>,
+        index: usize,
+    ) -> ResourceSignature {
+        ResourceSignature { site, task, index }
+    }
+}
