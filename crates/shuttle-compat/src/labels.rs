@@ -265,7 +265,12 @@ pub(crate) fn with_labels<R>(task: TaskId, f: impl FnOnce(&mut Labels) -> R) -> 
 pub(crate) fn name(task: TaskId) -> Option<TaskName> {
     REGISTRY.with(|registry| {
         let registry = registry.try_borrow().ok()?;
-        registry.tasks.get(&task.0)?.labels.get::<TaskName>().cloned()
+        registry
+            .tasks
+            .get(&task.0)?
+            .labels
+            .get::<TaskName>()
+            .cloned()
     })
 }
 

@@ -384,7 +384,9 @@ impl BatchSemaphore {
     pub fn upgrade(&self, permits_currently_held: usize, permits_to_be_held: usize) -> Acquire<'_> {
         let num_permits = upgrade_size(permits_currently_held, permits_to_be_held);
         match self.fairness {
-            Fairness::StrictlyFair => Acquire::new(self, num_permits, num_permits, Priority::Front, false),
+            Fairness::StrictlyFair => {
+                Acquire::new(self, num_permits, num_permits, Priority::Front, false)
+            }
             Fairness::Unfair => Acquire::new(self, num_permits, 0, Priority::Back, true),
         }
     }
@@ -432,7 +434,10 @@ impl BatchSemaphore {
 }
 
 fn upgrade_size(permits_currently_held: usize, permits_to_be_held: usize) -> usize {
-    assert!(permits_currently_held > 0, "only a holder of permits can upgrade");
+    assert!(
+        permits_currently_held > 0,
+        "only a holder of permits can upgrade"
+    );
     assert!(
         permits_to_be_held > permits_currently_held,
         "an upgrade asks for more permits than are held"
