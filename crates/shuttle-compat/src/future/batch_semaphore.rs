@@ -94,9 +94,12 @@ impl Waiter {
         *lock(&self.waker) = Some(waker.clone());
     }
 
+    /// Wakes the task waiting on this request, with the waker lock released: the wake can be a
+    /// scheduling point, and the woken task sets its waker when it polls.
     fn wake(&self) {
-        if let Some(waker) = lock(&self.waker).as_ref() {
-            waker.wake_by_ref();
+        let waker = lock(&self.waker).clone();
+        if let Some(waker) = waker {
+            waker.wake();
         }
     }
 }
@@ -153,8 +156,10 @@ impl State {
     }
 
     /// Serves the queue of a fair semaphore from its front, passing bypassable waiters that
-    /// do not fit.
-    fn serve_from_front(&mut self) {
+    /// do not fit; returns the served waiters, to wake once the state is unlocked.
+    #[must_use]
+    fn serve_from_front(&mut self) -> Vec<Arc<Waiter>> {
+        let mut served = Vec::new();
         let mut index = 0;
         while let Some(waiter) = self.waiters.get(index) {
             if waiter.num_permits <= self.available {
@@ -165,29 +170,39 @@ impl State {
                 self.available -= waiter.num_permits;
                 waiter.queued.store(false, StdOrdering::SeqCst);
                 waiter.granted.store(true, StdOrdering::SeqCst);
-                waiter.wake();
+                served.push(waiter);
             } else if waiter.priority == Priority::Bypassable {
                 index += 1;
             } else {
-                return;
+                break;
             }
         }
+        served
     }
 
-    /// Wakes the waiters of an unfair semaphore that could now progress; they retry when
-    /// polled.
-    fn wake_unfair_waiters(&mut self) {
+    /// The waiters of an unfair semaphore that could now progress, to wake once the state is
+    /// unlocked; they retry when polled.
+    #[must_use]
+    fn unfair_waiters_to_wake(&self) -> Vec<Arc<Waiter>> {
         if let Some(holder) = &self.reservation {
             if holder.num_permits <= self.available {
-                holder.wake();
+                return vec![holder.clone()];
             }
-            return;
+            return Vec::new();
         }
-        for waiter in &self.waiters {
-            if waiter.min_permits <= self.available {
-                waiter.wake();
-            }
-        }
+        self.waiters
+            .iter()
+            .filter(|waiter| waiter.min_permits <= self.available)
+            .cloned()
+            .collect()
+    }
+}
+
+/// Wakes `waiters`. Waking can be a scheduling point, where another task may run and use the
+/// semaphore, so it is never done while the state is locked.
+fn wake(waiters: Vec<Arc<Waiter>>) {
+    for waiter in waiters {
+        waiter.wake();
     }
 }
 
@@ -370,10 +385,12 @@ impl BatchSemaphore {
         }
         let mut state = self.state();
         state.available += num_permits;
-        match self.fairness {
+        let to_wake = match self.fairness {
             Fairness::StrictlyFair => state.serve_from_front(),
-            Fairness::Unfair => state.wake_unfair_waiters(),
-        }
+            Fairness::Unfair => state.unfair_waiters_to_wake(),
+        };
+        drop(state);
+        wake(to_wake);
     }
 
     /// Waits until the holder of `permits_currently_held` permits holds `permits_to_be_held`:
@@ -428,7 +445,9 @@ impl BatchSemaphore {
             .front()
             .is_some_and(|front| front.priority == Priority::Bypassable);
         if self.fairness == Fairness::StrictlyFair && (index == 0 || front_is_bypassable) {
-            state.serve_from_front();
+            let served = state.serve_from_front();
+            drop(state);
+            wake(served);
         }
     }
 }
@@ -523,7 +542,9 @@ impl<'a> Acquire<'a> {
             }
             state.reservation = None;
             state.available -= num_permits;
-            state.wake_unfair_waiters();
+            let to_wake = state.unfair_waiters_to_wake();
+            drop(state);
+            wake(to_wake);
             return self.finish(Ok(()));
         }
         if state.reservation.is_some() || state.available < self.waiter.min_permits {
@@ -603,7 +624,9 @@ impl Drop for Acquire<'_> {
         } else if self.semaphore.state().is_reserved_by(&self.waiter) {
             let mut state = self.semaphore.state();
             state.reservation = None;
-            state.wake_unfair_waiters();
+            let to_wake = state.unfair_waiters_to_wake();
+            drop(state);
+            wake(to_wake);
         } else if self.waiter.granted.load(StdOrdering::SeqCst) && !self.completed {
             self.semaphore.release(self.waiter.num_permits);
         }
