@@ -201,6 +201,32 @@ fn what_a_thread_did_happens_before_its_joiner_continues() {
 }
 
 #[test]
+fn a_clock_entry_is_positive_once_something_its_task_did_happens_before() {
+    shuttle::check_dfs(
+        || {
+            let flag = Arc::new(shuttle::sync::atomic::AtomicBool::new(false));
+            let child_flag = flag.clone();
+            let child = thread::spawn(move || {
+                let at_start = current::clock();
+                assert!(
+                    at_start.get(0) > 0,
+                    "the spawn happens before the child: {at_start:?}"
+                );
+                assert_eq!(at_start.get(1), 0, "the child has done nothing yet");
+                child_flag.load(Ordering::SeqCst);
+                assert!(current::clock().get(1) > 0);
+            });
+            let before_join = current::clock();
+            assert_eq!(before_join.get(1), 0, "nothing the child did is known yet");
+            child.join().unwrap();
+            assert!(current::clock().get(1) > 0);
+            flag.store(true, Ordering::SeqCst);
+        },
+        None,
+    );
+}
+
+#[test]
 fn vector_clocks_compare_by_happens_before() {
     let a = VectorClock::from(&[1, 0, 2]);
     let b = VectorClock::from(&[1, 1, 2]);
