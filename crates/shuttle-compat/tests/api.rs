@@ -104,6 +104,27 @@ fn read_modify_writes_on_128_bit_atomics_are_atomic() {
     );
 }
 
+#[test]
+fn a_128_bit_load_acquires_from_the_store_and_a_store_acquires_nothing() {
+    shuttle::check_dfs(
+        || {
+            let value = Arc::new(AtomicU128::new(0));
+            let (for_writer, for_reader) = (value.clone(), value.clone());
+            let writer = thread::spawn(move || {
+                for_writer.store(1, Ordering::SeqCst);
+                assert_eq!(current::clock().get(2), 0, "the writer learnt of the reader");
+            });
+            let reader = thread::spawn(move || {
+                let read = for_reader.load(Ordering::SeqCst);
+                assert_eq!(read == 1, current::clock().get(1) > 0);
+            });
+            writer.join().unwrap();
+            reader.join().unwrap();
+        },
+        None,
+    );
+}
+
 #[derive(Clone, Debug, PartialEq)]
 struct Depth(u32);
 

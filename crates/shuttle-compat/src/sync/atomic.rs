@@ -3,12 +3,14 @@
 //!
 //! interleave's memory model keeps an atomic's values as 64-bit words, so `AtomicU128` and
 //! `AtomicI128` are built here instead: the value sits in a `std` mutex (never contended, since
-//! all tasks of an execution run on one OS thread), and every operation is first a sequentially
-//! consistent read-modify-write of an interleave atomic that belongs to the value. That step is
-//! the operation's scheduling point and orders it against every other operation on the same
-//! atomic in every search, with the happens-before edges of a `SeqCst` access. So 128-bit
-//! atomics are always sequentially consistent whatever ordering is passed, as every shuttle
-//! atomic is: a bug that needs a weaker ordering on them is not found.
+//! all tasks of an execution run on one OS thread), and every operation first takes one
+//! sequentially consistent step of the same kind on an interleave atomic that belongs to the
+//! value: a load for a load, a store for a store, a read-modify-write for the others (a failed
+//! compare-exchange only reads). That step is the operation's scheduling point, orders it
+//! against every other operation on the same atomic in every search, and gives it the
+//! happens-before edges of a `SeqCst` access of its kind. So 128-bit atomics are always
+//! sequentially consistent whatever ordering is passed, as every shuttle atomic is: a bug that
+//! needs a weaker ordering on them is not found.
 
 pub use interleave::sync::atomic::*;
 
@@ -33,15 +35,42 @@ macro_rules! wide_atomic {
                 }
             }
 
-            /// Takes the operation's step, then runs `op` on the value.
-            #[track_caller]
-            fn operate<R>(&self, op: impl FnOnce(&mut $int) -> R) -> R {
-                self.step.fetch_or(false, Ordering::SeqCst);
-                let mut value = self
-                    .value
+            fn value(&self) -> std::sync::MutexGuard<'_, $int> {
+                self.value
                     .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                op(&mut value)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+            }
+
+            /// A load: its step is a load of the step atomic, which acquires from the
+            /// operation that wrote the value read.
+            #[track_caller]
+            fn read(&self) -> $int {
+                self.step.load(Ordering::SeqCst);
+                *self.value()
+            }
+
+            /// A store: its step is a store to the step atomic, which releases to later
+            /// readers and acquires nothing.
+            #[track_caller]
+            fn write(&self, new: $int) {
+                self.step.store(false, Ordering::SeqCst);
+                *self.value() = new;
+            }
+
+            /// A read-modify-write in one step, which writes the step atomic only when `op`
+            /// says it wrote the value: a failed compare-exchange is a load, as in shuttle.
+            #[track_caller]
+            fn read_modify_write<R>(&self, op: impl FnOnce(&mut $int) -> (R, bool)) -> R {
+                let mut op = Some(op);
+                let mut result = None;
+                // interleave applies the update once, at the step.
+                let _ = self.step.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |_| {
+                    let op = op.take()?;
+                    let (value, wrote) = op(&mut self.value());
+                    result = Some(value);
+                    wrote.then_some(false)
+                });
+                result.expect("interleave applies an atomic update once")
             }
 
             /// A mutable reference to the value; no scheduling is needed.
@@ -61,19 +90,19 @@ macro_rules! wide_atomic {
             /// Loads the value (sequentially consistent whatever `_order` says).
             #[track_caller]
             pub fn load(&self, _order: Ordering) -> $int {
-                self.operate(|value| *value)
+                self.read()
             }
 
             /// Stores `new` (sequentially consistent whatever `_order` says).
             #[track_caller]
             pub fn store(&self, new: $int, _order: Ordering) {
-                self.operate(|value| *value = new)
+                self.write(new)
             }
 
             /// Stores `new` and returns the previous value.
             #[track_caller]
             pub fn swap(&self, new: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, new))
+                self.read_modify_write(|value| (std::mem::replace(value, new), true))
             }
 
             /// Stores `new` if the value is `current`; returns the previous value, `Ok` if it
@@ -86,12 +115,12 @@ macro_rules! wide_atomic {
                 _success: Ordering,
                 _failure: Ordering,
             ) -> Result<$int, $int> {
-                self.operate(|value| {
+                self.read_modify_write(|value| {
                     if *value == current {
                         *value = new;
-                        Ok(current)
+                        (Ok(current), true)
                     } else {
-                        Err(*value)
+                        (Err(*value), false)
                     }
                 })
             }
@@ -128,14 +157,14 @@ macro_rules! wide_atomic {
             where
                 F: FnMut($int) -> Option<$int>,
             {
-                self.operate(|value| {
+                self.read_modify_write(|value| {
                     let previous = *value;
                     match f(previous) {
                         Some(next) => {
                             *value = next;
-                            Ok(previous)
+                            (Ok(previous), true)
                         }
-                        None => Err(previous),
+                        None => (Err(previous), false),
                     }
                 })
             }
@@ -168,49 +197,49 @@ macro_rules! wide_atomic {
             /// Adds (wrapping) and returns the previous value.
             #[track_caller]
             pub fn fetch_add(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, value.wrapping_add(operand)))
+                self.read_modify_write(|value| (std::mem::replace(value, value.wrapping_add(operand)), true))
             }
 
             /// Subtracts (wrapping) and returns the previous value.
             #[track_caller]
             pub fn fetch_sub(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, value.wrapping_sub(operand)))
+                self.read_modify_write(|value| (std::mem::replace(value, value.wrapping_sub(operand)), true))
             }
 
             /// Bitwise and; returns the previous value.
             #[track_caller]
             pub fn fetch_and(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, *value & operand))
+                self.read_modify_write(|value| (std::mem::replace(value, *value & operand), true))
             }
 
             /// Bitwise nand; returns the previous value.
             #[track_caller]
             pub fn fetch_nand(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, !(*value & operand)))
+                self.read_modify_write(|value| (std::mem::replace(value, !(*value & operand)), true))
             }
 
             /// Bitwise or; returns the previous value.
             #[track_caller]
             pub fn fetch_or(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, *value | operand))
+                self.read_modify_write(|value| (std::mem::replace(value, *value | operand), true))
             }
 
             /// Bitwise xor; returns the previous value.
             #[track_caller]
             pub fn fetch_xor(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, *value ^ operand))
+                self.read_modify_write(|value| (std::mem::replace(value, *value ^ operand), true))
             }
 
             /// Maximum; returns the previous value.
             #[track_caller]
             pub fn fetch_max(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, (*value).max(operand)))
+                self.read_modify_write(|value| (std::mem::replace(value, (*value).max(operand)), true))
             }
 
             /// Minimum; returns the previous value.
             #[track_caller]
             pub fn fetch_min(&self, operand: $int, _order: Ordering) -> $int {
-                self.operate(|value| std::mem::replace(value, (*value).min(operand)))
+                self.read_modify_write(|value| (std::mem::replace(value, (*value).min(operand)), true))
             }
 
             /// Reads the value without a scheduling point, as shuttle's `raw_load`: for debug
