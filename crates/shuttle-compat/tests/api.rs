@@ -112,7 +112,11 @@ fn a_128_bit_load_acquires_from_the_store_and_a_store_acquires_nothing() {
             let (for_writer, for_reader) = (value.clone(), value.clone());
             let writer = thread::spawn(move || {
                 for_writer.store(1, Ordering::SeqCst);
-                assert_eq!(current::clock().get(2), 0, "the writer learnt of the reader");
+                assert_eq!(
+                    current::clock().get(2),
+                    0,
+                    "the writer learnt of the reader"
+                );
             });
             let reader = thread::spawn(move || {
                 let read = for_reader.load(Ordering::SeqCst);

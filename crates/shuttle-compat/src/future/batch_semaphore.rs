@@ -11,7 +11,9 @@
 //! thread. A task waiting for permits returns `Pending` from its `Acquire`, so interleave parks
 //! it until a release or close wakes it; a wait nobody can end is reported as a deadlock.
 //!
-//! Differences from shuttle: every poll is a scheduling point (shuttle skips some), and permits
+//! Differences from shuttle: every poll is a scheduling point except the repeated polls of a
+//! waiter of a fair semaphore (shuttle also skips the first poll of an unfair request that
+//! blocks), and permits
 //! carry no vector clocks of their own (an acquire is ordered after every earlier operation on
 //! the semaphore, not only after the releases whose permits it took). A semaphore's
 //! [`ResourceSignature`] is its creation site, the task that created it and how many that task
@@ -471,6 +473,8 @@ pub struct Acquire<'a> {
     semaphore: &'a BatchSemaphore,
     waiter: Arc<Waiter>,
     reserving: bool,
+    /// It was polled before.
+    polled: bool,
     completed: bool,
 }
 
@@ -503,6 +507,7 @@ impl<'a> Acquire<'a> {
                 waker: StdMutex::new(None),
             }),
             reserving,
+            polled: false,
             completed: false,
         }
     }
@@ -578,7 +583,13 @@ impl Future for Acquire<'_> {
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         assert!(!self.completed, "an Acquire polled after it completed");
-        self.semaphore.step();
+        // A waiter of a fair semaphore that polls again only learns what a release or a close
+        // decided for it at their steps, which also woke it, so it needs no step of its own;
+        // every other poll reads or changes the semaphore and takes one.
+        if !(self.polled && self.semaphore.fairness == Fairness::StrictlyFair) {
+            self.semaphore.step();
+        }
+        self.polled = true;
         if self.waiter.granted.load(StdOrdering::SeqCst) {
             return self.finish(Ok(()));
         }
