@@ -35,6 +35,13 @@ impl ThreadId {
     }
 }
 
+/// The thread's index, as [`ThreadId::as_usize`] (shuttle's `ThreadId` converts this way).
+impl From<ThreadId> for usize {
+    fn from(id: ThreadId) -> usize {
+        id.0
+    }
+}
+
 /// A handle to a thread.
 #[derive(Clone)]
 pub struct Thread {
@@ -126,6 +133,28 @@ pub fn current() -> Thread {
 /// Outside an interleave execution.
 pub fn context_switches() -> usize {
     runtime::with(|ex| ex.steps() as usize)
+}
+
+/// The running thread's vector clock, one entry per thread spawned so far in the execution
+/// (indexed by [`ThreadId::as_usize`]): entry `i` counts the synchronisation epochs of thread
+/// `i` that happen before this point, the happens-before relation interleave's searches use,
+/// and is positive exactly when something thread `i` did happens before this point. For tools
+/// that check causality, as shuttle's `current::clock`.
+///
+/// # Panics
+/// Outside an interleave execution.
+pub fn vector_clock() -> Vec<u32> {
+    runtime::with(|ex| {
+        let me = ex.me();
+        let mut entries = ex.threads[me].clock.to_vec(ex.threads.len());
+        // A thread's own epoch starts at 1, so that what it does before its first release is
+        // ordered by the clocks; but until it has taken a step past its start it has done
+        // nothing, which its own entry says with 0.
+        if ex.steps_of(me) < 2 {
+            entries[me] = 0;
+        }
+        entries
+    })
 }
 
 /// Lets the scheduler run another thread. Strategies lower the priority of a thread that

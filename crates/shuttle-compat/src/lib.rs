@@ -33,15 +33,23 @@
 //! );
 //! ```
 //!
+//! What interleave has no notion of is kept here: per-task labels, tags and names
+//! ([`current`]; a task starts with a copy of its parent's, and `thread::Builder::name` names
+//! it), shuttle's one-variant `future::JoinError`, `future::batch_semaphore`, and 128-bit
+//! atomics (always sequentially consistent). `current::clock` is interleave's happens-before
+//! vector clock of the running task.
+//!
 //! What has no equivalent is refused, not imitated: a `Scheduler` written by the user does
 //! not compile (interleave's strategies see more of the program than shuttle's trait passes),
-//! and a shuttle schedule string given to `replay` is rejected as a malformed token.
+//! a shuttle schedule string given to `replay` is rejected as a malformed token, and
+//! `current::clock_for` panics for any task but the running one.
 
 #![warn(missing_docs)]
 
 mod config;
 pub mod current;
 pub mod future;
+mod labels;
 pub mod rand;
 mod runner;
 pub mod scheduler;

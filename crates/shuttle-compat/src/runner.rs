@@ -9,6 +9,7 @@ use interleave::strategy::TimeBudget;
 use interleave::{Failure, FailureKind, Report};
 
 use crate::config::{Config, FailurePersistence, MaxSteps};
+use crate::labels;
 use crate::scheduler::{
     DfsScheduler, PctScheduler, Plan, RandomScheduler, ReplayScheduler, RoundRobinScheduler,
     Scheduler, UncontrolledNondeterminismCheckScheduler, UrwRandomScheduler,
@@ -123,9 +124,15 @@ fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
     if let Some(budget) = config.max_time {
         builder = builder.custom_strategy(TimeBudget::new(plan.strategy.build(), budget));
     }
+    // Every execution starts with no labels but the main thread's name.
+    let run = || {
+        labels::reset();
+        labels::adopt_as_main();
+        f()
+    };
     let outcome = match &plan.replay {
-        Some(token) => builder.replay(token, f),
-        None => builder.explore(f),
+        Some(token) => builder.replay(token, run),
+        None => builder.explore(run),
     };
     match outcome {
         Ok(report) => report,

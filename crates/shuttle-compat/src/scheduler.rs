@@ -219,8 +219,18 @@ impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
 }
 
 /// A task's identifier: the index of its thread in the execution (0 for the main thread).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Its `Debug` shows the task's name when it has one, as shuttle's: `main-thread(0)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskId(pub(crate) usize);
+
+impl std::fmt::Debug for TaskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match crate::labels::name(*self) {
+            Some(name) => write!(f, "{name:?}({})", self.0),
+            None => f.debug_tuple("TaskId").field(&self.0).finish(),
+        }
+    }
+}
 
 impl From<usize> for TaskId {
     fn from(index: usize) -> TaskId {

@@ -89,6 +89,11 @@ impl VectorClock {
         self.spill.clear();
         self.spill.extend_from_slice(&other.spill);
     }
+
+    /// The entries of threads `0..threads`.
+    pub fn to_vec(&self, threads: usize) -> Vec<u32> {
+        (0..threads).map(|thread| self.get(thread)).collect()
+    }
 }
 
 #[cfg(test)]

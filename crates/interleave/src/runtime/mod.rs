@@ -517,6 +517,15 @@ impl Execution {
         self.recording.steps()
     }
 
+    /// The number of steps thread `thread` has taken so far, its start included.
+    pub fn steps_of(&self, thread: usize) -> usize {
+        self.recording
+            .events
+            .iter()
+            .filter(|event| event.thread as usize == thread)
+            .count()
+    }
+
     /// The settings this execution runs under.
     #[inline]
     pub fn limits(&self) -> &Limits {

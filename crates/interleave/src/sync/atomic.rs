@@ -655,6 +655,13 @@ impl<T> std::fmt::Debug for AtomicPtr<T> {
     }
 }
 
+/// Formats the pointer as std's does (`{:p}`), without a scheduling point, like `Debug`.
+impl<T> std::fmt::Pointer for AtomicPtr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Pointer::fmt(&self.inner, f)
+    }
+}
+
 impl<T> Default for AtomicPtr<T> {
     #[track_caller]
     fn default() -> Self {
