@@ -31,20 +31,29 @@
 use rustc_hash::FxHashMap;
 
 use super::dfs::{Steps, Tree};
-use super::hb::{conflicts, Conflict};
-use super::{Access, OpKind, Outcome, Schedule, Strategy, TraceTarget};
+use super::hb::{conflicts, reads_only, Conflict};
+use super::{OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceTarget};
 
 /// Dynamic partial-order reduction (spec `dpor`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Dpor {
     tree: Tree,
     races: u64,
 }
 
+impl Default for Dpor {
+    fn default() -> Dpor {
+        Dpor::new()
+    }
+}
+
 impl Dpor {
     /// A search from the first schedule.
     pub fn new() -> Dpor {
-        Dpor::default()
+        Dpor {
+            tree: Tree::with_sleep_sets(),
+            races: 0,
+        }
     }
 
     /// Finds the races of the new steps of the execution just observed (from `first_new`)
@@ -71,6 +80,7 @@ impl Dpor {
         // Whether a yield has been seen: before the first, there is nothing to add.
         let mut any_yield = false;
         let mut dependences = Vec::new();
+        let mut before = Vec::with_capacity(n);
         for (i, event) in trace.iter().enumerate() {
             let p = event.thread;
             let clock = p * n..(p + 1) * n;
@@ -86,11 +96,7 @@ impl Dpor {
                 }
                 _ => {}
             }
-            // A release counts as a read of its lock: it is ordered after its own acquisition
-            // anyway, and the next acquisition by another thread then races with that
-            // acquisition, the step whose reversal gives the other critical-section order.
-            let read = event.kind.access() == Access::Read
-                || matches!(event.kind, OpKind::Unlock | OpKind::RwUnlock);
+            let read = reads_only(event.kind);
             dependences.clear();
             for (conflict, writes) in conflicts(event, !read).into_iter().flatten() {
                 let (last_write, reads) = accesses.entry(conflict).or_default();
@@ -116,19 +122,50 @@ impl Dpor {
                 }
             }
             dependences.retain(|&j| trace[j].thread != p);
-            if i >= first_new {
-                for &j in &dependences {
-                    if !leq(&step_clocks[j * n..(j + 1) * n], &clocks[clock.clone()]) {
-                        self.races += 1;
-                        self.tree.require(j, p);
-                    }
-                }
-            }
+            dependences.sort_unstable();
+            dependences.dedup();
+            // The thread's clock before this step's own dependences: what happens before it
+            // other than through them.
+            before.clear();
+            before.extend_from_slice(&clocks[clock.clone()]);
             for &j in &dependences {
                 join(&mut clocks[clock.clone()], &step_clocks[j * n..(j + 1) * n]);
             }
             clocks[p * n + p] += 1;
-            step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock]);
+            step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock.clone()]);
+            if i >= first_new {
+                // A blocking acquisition waits for the release before it, which therefore
+                // cannot be reversed with it: the race is with the acquisition that release
+                // ended, and the release must not hide it.
+                let acquires = matches!(
+                    event.kind,
+                    OpKind::Lock
+                        | OpKind::ReadLock
+                        | OpKind::WriteLock
+                        | OpKind::Wake
+                        | OpKind::OnceEnter
+                );
+                let enables = |k: usize| {
+                    acquires
+                        && matches!(
+                            trace[k].kind,
+                            OpKind::Unlock | OpKind::RwUnlock | OpKind::OnceComplete
+                        )
+                };
+                for &j in dependences.iter().filter(|&&j| !enables(j)) {
+                    let (thread, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
+                    // A race: `j` happens before this step only through their dependence, not
+                    // through the thread's earlier steps or another dependence of this step.
+                    let ordered_otherwise = before[thread] >= local
+                        || dependences.iter().any(|&k| {
+                            k != j && !enables(k) && step_clocks[k * n + thread] >= local
+                        });
+                    if !ordered_otherwise {
+                        self.races += 1;
+                        self.reverse(trace, &step_clocks, n, j, i);
+                    }
+                }
+            }
             last_step[p] = Some(i);
             if yields {
                 last_yield[p] = Some(i);
@@ -147,6 +184,56 @@ impl Dpor {
                 }
             }
         }
+        // A step that disables another thread's pending operation (a lock taken, a condition
+        // variable's notification consumed, a `Once` entered) is in a race with it that the
+        // trace may never show: the disabled operation runs later, if at all, after other
+        // steps that hide the race. So that thread must also run from the state before it.
+        for i in first_new..trace.len().saturating_sub(1) {
+            let (now, next) = (self.tree.options(i), self.tree.options(i + 1));
+            let disabled: Vec<usize> = now
+                .iter()
+                .copied()
+                .filter(|&t| t != trace[i].thread && !next.contains(&t))
+                .collect();
+            for thread in disabled {
+                if self.tree.needs_one_of(i, &[thread]) {
+                    self.tree.require_one_of(i, &[thread], thread);
+                }
+            }
+        }
+    }
+}
+
+impl Dpor {
+    /// Makes sure the race of step `j` with the later step `i` is reversed: some thread that
+    /// can start the rest of the execution with `j` moved after `i` (an initial of
+    /// `notdep(j).i`, the steps after `j` that do not happen after it, then `i`; Abdulla et
+    /// al., Algorithm 1) runs from the state before `j`, unless one already has, will, or
+    /// sleeps there. The thread of `i` is preferred.
+    fn reverse(&mut self, trace: &[TraceEvent], step_clocks: &[u32], n: usize, j: usize, i: usize) {
+        let (racer, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
+        if self.tree.saturated(j) {
+            return;
+        }
+        // Each thread's own clock entry at its first step in `notdep(j).i`, and the threads
+        // whose first step there has no predecessor there.
+        let mut first: Vec<Option<u32>> = vec![None; n];
+        let mut initials = Vec::new();
+        for k in j + 1..=i {
+            let q = trace[k].thread;
+            let clock = &step_clocks[k * n..(k + 1) * n];
+            if first[q].is_some() || (k < i && clock[racer] >= local) {
+                continue;
+            }
+            let preceded = (0..n).any(|r| first[r].is_some_and(|f| clock[r] >= f));
+            first[q] = Some(clock[q]);
+            if !preceded {
+                initials.push(q);
+            }
+        }
+        if self.tree.needs_one_of(j, &initials) {
+            self.tree.require_one_of(j, &initials, trace[i].thread);
+        }
     }
 }
 
@@ -155,11 +242,6 @@ fn join(into: &mut [u32], from: &[u32]) {
     for (a, &b) in into.iter_mut().zip(from) {
         *a = (*a).max(b);
     }
-}
-
-/// Whether clock `a` is at or below clock `b` entry by entry.
-fn leq(a: &[u32], b: &[u32]) -> bool {
-    a.iter().zip(b).all(|(x, y)| x <= y)
 }
 
 impl Strategy for Dpor {

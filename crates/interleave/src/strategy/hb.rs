@@ -19,7 +19,10 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{splitmix64, Access, ObjectId, OpKind, TraceEvent, TraceTarget};
+use super::dfs::is_yield;
+use super::{
+    splitmix64, Access, ObjectId, ObjectKind, OpKind, PendingOp, TraceEvent, TraceTarget, View,
+};
 
 /// What a step conflicts on: an object, or the shared pseudo-object of thread management.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,6 +66,57 @@ pub(super) fn primary_conflict(kind: OpKind, object: Option<ObjectId>) -> Option
             Some(Conflict::Threads)
         }
         (None, _) => None,
+    }
+}
+
+/// Whether a step of kind `kind` only reads what it conflicts on, for `dpor`: loads and reads;
+/// a release of a lock (it is ordered after its own acquisition anyway, and the next
+/// acquisition by another thread then races with that acquisition, the step whose reversal
+/// gives the other critical-section order), and likewise the end of a `Once` initialiser;
+/// and leaving a barrier (it waits for the barrier's generation to change, which only
+/// arrivals do, so two threads leaving commute).
+pub(super) fn reads_only(kind: OpKind) -> bool {
+    kind.access() == Access::Read
+        || matches!(
+            kind,
+            OpKind::Unlock | OpKind::RwUnlock | OpKind::OnceComplete | OpKind::BarrierLeave
+        )
+}
+
+/// Whether the pending operations of threads `a` and `b` may be dependent, for sleep sets: a
+/// relation at least as coarse as the one `dpor` computes on the trace, from what a pending
+/// operation shows. A yield (or a wait that times out) depends on every step, under the yield
+/// rule; a fence on every atomic access and fence (it may be `SeqCst`); a woken `Condvar`
+/// waiter on every mutex step and every other waking waiter (the mutex it takes back is not
+/// shown); otherwise the two share [`primary_conflict`] and do not both only read it.
+pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
+    let (Some(x), Some(y)) = (view.pending(a), view.pending(b)) else {
+        return true;
+    };
+    if is_yield(view, a) || is_yield(view, b) {
+        return true;
+    }
+    let atomic = |kind| {
+        matches!(
+            kind,
+            OpKind::Fence | OpKind::AtomicLoad | OpKind::AtomicStore | OpKind::AtomicRmw
+        )
+    };
+    if (x.kind == OpKind::Fence && atomic(y.kind)) || (y.kind == OpKind::Fence && atomic(x.kind)) {
+        return true;
+    }
+    let mutex_step = |op: &PendingOp| {
+        op.kind == OpKind::Wake || op.object.is_some_and(|o| o.kind == ObjectKind::Mutex)
+    };
+    if (x.kind == OpKind::Wake && mutex_step(&y)) || (y.kind == OpKind::Wake && mutex_step(&x)) {
+        return true;
+    }
+    match (
+        primary_conflict(x.kind, x.object),
+        primary_conflict(y.kind, y.object),
+    ) {
+        (Some(c), Some(d)) => c == d && !(reads_only(x.kind) && reads_only(y.kind)),
+        _ => false,
     }
 }
 
@@ -139,7 +193,6 @@ pub(super) fn mix(words: &[u64]) -> u128 {
 mod tests {
     use std::panic::Location;
 
-    use super::super::ObjectKind;
     use super::*;
 
     fn event(thread: usize, kind: OpKind, object: Option<ObjectId>) -> TraceEvent {

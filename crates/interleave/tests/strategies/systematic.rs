@@ -270,10 +270,13 @@ impl Strategy for Recording {
     }
 
     fn observe(&mut self, execution: u64, outcome: &Outcome) {
-        self.traces
-            .lock()
-            .unwrap()
-            .push(outcome.trace.expect("trace").to_vec());
+        // An execution `dpor` ends because every thread it could run sleeps is redundant.
+        if !outcome.abandoned {
+            self.traces
+                .lock()
+                .unwrap()
+                .push(outcome.trace.expect("trace").to_vec());
+        }
         self.inner.observe(execution, outcome);
     }
 
