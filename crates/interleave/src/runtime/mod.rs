@@ -74,7 +74,7 @@ pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
 pub use memory::MemoryModel;
 pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, ThreadRecord};
-pub use recording::{TraceEvent, TraceTarget};
+pub use recording::{ChannelStep, TraceEvent, TraceTarget};
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
@@ -508,6 +508,19 @@ impl Execution {
     #[inline]
     pub fn me(&self) -> usize {
         self.current
+    }
+
+    /// Describes what the running thread's step just taken did on a channel, for the trace
+    /// (`TraceTarget::Channel`).
+    pub(crate) fn describe_channel_step(&mut self, step: recording::ChannelStep) {
+        let me = self.current as u32;
+        if let Some(event) = self.recording.events.last_mut() {
+            if event.thread == me
+                && matches!(event.kind, OpKind::Send | OpKind::Recv | OpKind::Poll)
+            {
+                event.arg = step.encode();
+            }
+        }
     }
 
     /// The number of steps executed so far.

@@ -31,8 +31,8 @@
 use rustc_hash::FxHashMap;
 
 use super::dfs::{Steps, Tree};
-use super::hb::{conflicts, reads_only, Conflict};
-use super::{OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceTarget};
+use super::hb::{dpor_conflicts, reads_only, Conflict};
+use super::{ChannelStep, OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceTarget};
 
 /// Dynamic partial-order reduction (spec `dpor`).
 #[derive(Clone, Debug)]
@@ -98,7 +98,7 @@ impl Dpor {
             }
             let read = reads_only(event.kind);
             dependences.clear();
-            for (conflict, writes) in conflicts(event, !read).into_iter().flatten() {
+            for (conflict, writes) in dpor_conflicts(event, !read).into_iter().flatten() {
                 let (last_write, reads) = accesses.entry(conflict).or_default();
                 dependences.extend(last_write.iter().copied());
                 if !writes {
@@ -134,24 +134,8 @@ impl Dpor {
             clocks[p * n + p] += 1;
             step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock.clone()]);
             if i >= first_new {
-                // A blocking acquisition waits for the release before it, which therefore
-                // cannot be reversed with it: the race is with the acquisition that release
-                // ended, and the release must not hide it.
-                let acquires = matches!(
-                    event.kind,
-                    OpKind::Lock
-                        | OpKind::ReadLock
-                        | OpKind::WriteLock
-                        | OpKind::Wake
-                        | OpKind::OnceEnter
-                );
-                let enables = |k: usize| {
-                    acquires
-                        && matches!(
-                            trace[k].kind,
-                            OpKind::Unlock | OpKind::RwUnlock | OpKind::OnceComplete
-                        )
-                };
+                let timed_out = steps.is_some_and(|s| s.is_timeout(i));
+                let enables = |k: usize| enables(&trace[k], event, timed_out);
                 for &j in dependences.iter().filter(|&&j| !enables(j)) {
                     let (thread, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
                     // A race: `j` happens before this step only through their dependence, not
@@ -234,6 +218,34 @@ impl Dpor {
         if self.tree.needs_one_of(j, &initials) {
             self.tree.require_one_of(j, &initials, trace[i].thread);
         }
+    }
+}
+
+/// Whether step `earlier` is a dependence of the later step `later` only because it let
+/// `later` run, so the two cannot be reversed and `earlier` must not hide the race of `later`
+/// with the step before it: a release of a lock (or the end of a `Once` initialiser) before a
+/// blocking acquisition, which races with the acquisition that release ended; the send of the
+/// message a receive took; a sender's drop before a receive that found the channel
+/// disconnected (`timed_out`: the receive ended by its timeout instead, which a drop does not
+/// cause).
+fn enables(earlier: &TraceEvent, later: &TraceEvent, timed_out: bool) -> bool {
+    match (later.kind, later.target) {
+        (OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock | OpKind::Wake | OpKind::OnceEnter, _) => {
+            matches!(
+                earlier.kind,
+                OpKind::Unlock | OpKind::RwUnlock | OpKind::OnceComplete
+            )
+        }
+        (OpKind::Recv | OpKind::Poll, Some(TraceTarget::Channel(ChannelStep::Received { ticket }))) => {
+            matches!(
+                earlier.target,
+                Some(TraceTarget::Channel(ChannelStep::Sent { ticket: sent, .. })) if sent == ticket
+            )
+        }
+        (OpKind::Recv, Some(TraceTarget::Channel(ChannelStep::FoundNone { .. }))) => {
+            !timed_out && earlier.target == Some(TraceTarget::Channel(ChannelStep::SenderDropped))
+        }
+        _ => false,
     }
 }
 

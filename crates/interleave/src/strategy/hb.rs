@@ -21,7 +21,8 @@ use rustc_hash::FxHashMap;
 
 use super::dfs::is_yield;
 use super::{
-    splitmix64, Access, ObjectId, ObjectKind, OpKind, PendingOp, TraceEvent, TraceTarget, View,
+    splitmix64, Access, ChannelStep, ObjectId, ObjectKind, OpKind, PendingOp, TraceEvent,
+    TraceTarget, View,
 };
 
 /// What a step conflicts on: an object, or the shared pseudo-object of thread management.
@@ -33,6 +34,15 @@ pub(super) enum Conflict {
     /// and `SeqCst` atomic accesses read it, so a fence is dependent on every other `SeqCst`
     /// step while two `SeqCst` accesses to different objects stay independent.
     SeqCst,
+    /// One message of a channel, by ticket: its send and the receive that takes it (or finds
+    /// it missing) write it ([`dpor_conflicts`] only).
+    Message(ObjectId, u32),
+    /// A channel's receiving end: every receive writes it.
+    Receiving(ObjectId),
+    /// A channel's count of senders: a sender's drop reads it (drops commute), a receive that
+    /// finds no message writes it (whether it finds the channel disconnected depends on
+    /// every drop before it).
+    Senders(ObjectId),
 }
 
 /// What `event` conflicts on, each with whether the event writes it: its object; for a woken
@@ -53,6 +63,47 @@ pub(super) fn conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, 
     match primary_conflict(event.kind, event.object) {
         Some(first @ Conflict::Object(_)) => [Some((first, writes)), second, seq_cst],
         first => [first.map(|c| (c, writes)), None, seq_cst],
+    }
+}
+
+/// What `event` conflicts on for `dpor`, each with whether the event writes it: as
+/// [`conflicts`], except that a channel step the runtime described (`TraceTarget::Channel`)
+/// conflicts on its message and the channel's ends only. A send writes the channel itself (the
+/// order of sends decides the tickets) and its message, and on a bounded channel the receiving
+/// end (it waited for room); a receive writes the receiving end and the message it took or
+/// found missing, and the senders' count when it found none; a sender's drop reads the
+/// senders' count. So a send and a receive of another message commute, and so do two drops.
+/// A channel step without a description writes all three, so it depends on every other step on
+/// the channel.
+pub(super) fn dpor_conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, bool)>; 3] {
+    let Some(channel) = event.object.filter(|o| o.kind == ObjectKind::Channel) else {
+        return conflicts(event, writes);
+    };
+    let message = |ticket| Some((Conflict::Message(channel, ticket), true));
+    let (receiving, senders) = (
+        Some((Conflict::Receiving(channel), true)),
+        Some((Conflict::Senders(channel), true)),
+    );
+    match event.target {
+        Some(TraceTarget::Channel(ChannelStep::Sent { ticket, bounded })) => [
+            Some((Conflict::Object(channel), true)),
+            message(ticket),
+            receiving.filter(|_| bounded),
+        ],
+        Some(TraceTarget::Channel(ChannelStep::Received { ticket })) => {
+            [receiving, message(ticket), None]
+        }
+        Some(TraceTarget::Channel(ChannelStep::FoundNone { ticket })) => {
+            [receiving, message(ticket), senders]
+        }
+        Some(TraceTarget::Channel(ChannelStep::SenderDropped)) => {
+            [Some((Conflict::Senders(channel), false)), None, None]
+        }
+        _ => [
+            Some((Conflict::Object(channel), true)),
+            receiving,
+            senders,
+        ],
     }
 }
 
@@ -111,6 +162,22 @@ pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
     if (x.kind == OpKind::Wake && mutex_step(&y)) || (y.kind == OpKind::Wake && mutex_step(&x)) {
         return true;
     }
+    // On a channel, a sender's drop or a send on an unbounded channel commutes with a receive
+    // that can run at the same time (it takes a message that is already there, while a sender
+    // is alive) and with each other, except two sends (which fix the order of messages).
+    if let (Some(channel), Some(other)) = (x.object, y.object) {
+        if channel == other && channel.kind == ObjectKind::Channel {
+            let commutes = |t: usize, op: &PendingOp| {
+                view.pending_arg(t) == crate::sync::mpsc::COMMUTES
+                    && matches!(op.kind, OpKind::Send | OpKind::Poll)
+            };
+            let receives = |op: &PendingOp| op.kind == OpKind::Recv;
+            let both_send = x.kind == OpKind::Send && y.kind == OpKind::Send;
+            return !(!both_send
+                && ((commutes(a, &x) && (commutes(b, &y) || receives(&y)))
+                    || (commutes(b, &y) && receives(&x))));
+        }
+    }
     match (
         primary_conflict(x.kind, x.object),
         primary_conflict(y.kind, y.object),
@@ -160,6 +227,10 @@ impl HbFingerprint {
                 }
                 Conflict::Threads => u64::MAX,
                 Conflict::SeqCst => u64::MAX - 1,
+                // Only `dpor_conflicts` gives these.
+                Conflict::Message(..) | Conflict::Receiving(_) | Conflict::Senders(_) => {
+                    u64::MAX - 2
+                }
             };
             if let Some((thread, at)) = self.last_write.get(&conflict) {
                 word ^= mix(&[u64::from(*thread), u64::from(*at)]) as u64;
