@@ -513,12 +513,21 @@ impl Execution {
     /// Describes what the running thread's step just taken did on a channel, for the trace
     /// (`TraceTarget::Channel`).
     pub(crate) fn describe_channel_step(&mut self, step: recording::ChannelStep) {
+        self.describe_step(&[OpKind::Send, OpKind::Recv, OpKind::Poll], step.encode());
+    }
+
+    /// Records the barrier generation the running thread's step just taken (an arrival, or a
+    /// leave) belongs to, for the trace (`TraceTarget::Generation`).
+    pub(crate) fn describe_barrier_step(&mut self, generation: u32) {
+        self.describe_step(&[OpKind::BarrierArrive, OpKind::BarrierLeave], generation);
+    }
+
+    /// Sets the argument of the running thread's step just taken, if it is of one of `kinds`.
+    fn describe_step(&mut self, kinds: &[OpKind], arg: u32) {
         let me = self.current as u32;
         if let Some(event) = self.recording.events.last_mut() {
-            if event.thread == me
-                && matches!(event.kind, OpKind::Send | OpKind::Recv | OpKind::Poll)
-            {
-                event.arg = step.encode();
+            if event.thread == me && kinds.contains(&event.kind) {
+                event.arg = arg;
             }
         }
     }

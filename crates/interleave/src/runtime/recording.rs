@@ -169,10 +169,13 @@ impl Recording {
                         spawned += 1;
                         Some(TraceTarget::Thread(spawned))
                     }
-                    OpKind::Join => Some(TraceTarget::Thread(e.arg as usize)),
+                    OpKind::Join | OpKind::Unpark => Some(TraceTarget::Thread(e.arg as usize)),
                     OpKind::Wake => self.object(e.arg).map(TraceTarget::Object),
                     OpKind::Send | OpKind::Recv | OpKind::Poll => {
                         ChannelStep::decode(e.arg).map(TraceTarget::Channel)
+                    }
+                    OpKind::BarrierArrive | OpKind::BarrierLeave => {
+                        Some(TraceTarget::Generation(e.arg))
                     }
                     _ => None,
                 },
@@ -211,13 +214,16 @@ pub struct TraceEvent {
 /// What a step's argument refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceTarget {
-    /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`).
+    /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`, the thread
+    /// an `Unpark` unparks).
     Thread(usize),
     /// An object (the mutex of a `Wake`).
     Object(ObjectId),
     /// What a step on a channel did (absent for a rendezvous channel's steps and a receiver's
     /// drop).
     Channel(ChannelStep),
+    /// The generation of the barrier an arrival or a leave belongs to (modulo 2^32).
+    Generation(u32),
 }
 
 /// What a step on a channel did, for a dependence relation finer than "same channel": a send

@@ -35,8 +35,12 @@ pub(super) enum Conflict {
     /// step while two `SeqCst` accesses to different objects stay independent.
     SeqCst,
     /// One message of a channel, by ticket: its send and the receive that takes it (or finds
-    /// it missing) write it ([`dpor_conflicts`] only).
+    /// it missing) write it; or one generation of a barrier, which its arrivals write and its
+    /// leaves read ([`dpor_conflicts`] only).
     Message(ObjectId, u32),
+    /// The park token of one thread: its parks and the unparks of it write it
+    /// ([`dpor_conflicts`] only; [`conflicts`] puts them on [`Conflict::Threads`]).
+    Parking(usize),
     /// A channel's receiving end: every receive writes it.
     Receiving(ObjectId),
     /// A channel's count of senders: a sender's drop reads it (drops commute), a receive that
@@ -76,6 +80,24 @@ pub(super) fn conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, 
 /// A channel step without a description writes all three, so it depends on every other step on
 /// the channel.
 pub(super) fn dpor_conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, bool)>; 3] {
+    if let (Some(barrier), Some(TraceTarget::Generation(generation))) = (event.object, event.target)
+    {
+        // An arrival writes its generation of the barrier and a leave reads it: arrivals of
+        // one generation decide the leader between them, a leave waits for its generation
+        // to fill, and steps of different generations commute.
+        return [
+            Some((Conflict::Message(barrier, generation), writes)),
+            None,
+            None,
+        ];
+    }
+    match (event.kind, event.target) {
+        (OpKind::Park, _) => return [Some((Conflict::Parking(event.thread), true)), None, None],
+        (OpKind::Unpark, Some(TraceTarget::Thread(target))) => {
+            return [Some((Conflict::Parking(target), true)), None, None]
+        }
+        _ => {}
+    }
     let Some(channel) = event.object.filter(|o| o.kind == ObjectKind::Channel) else {
         return conflicts(event, writes);
     };
@@ -162,6 +184,26 @@ pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
     if (x.kind == OpKind::Wake && mutex_step(&y)) || (y.kind == OpKind::Wake && mutex_step(&x)) {
         return true;
     }
+    // A park and an unpark depend on each other only through the thread parked.
+    let parked = |t: usize, op: &PendingOp| match op.kind {
+        OpKind::Park => Some(t),
+        OpKind::Unpark => Some(view.pending_arg(t) as usize),
+        _ => None,
+    };
+    if let (Some(p), Some(q)) = (parked(a, &x), parked(b, &y)) {
+        return p == q;
+    }
+    // A thread can leave a barrier only once its generation is full, so an arrival that can
+    // run at the same time belongs to a later generation.
+    if x.object == y.object
+        && matches!(
+            (x.kind, y.kind),
+            (OpKind::BarrierArrive, OpKind::BarrierLeave)
+                | (OpKind::BarrierLeave, OpKind::BarrierArrive)
+        )
+    {
+        return false;
+    }
     // On a channel, a sender's drop or a send on an unbounded channel commutes with a receive
     // that can run at the same time (it takes a message that is already there, while a sender
     // is alive) and with each other, except two sends (which fix the order of messages).
@@ -228,7 +270,10 @@ impl HbFingerprint {
                 Conflict::Threads => u64::MAX,
                 Conflict::SeqCst => u64::MAX - 1,
                 // Only `dpor_conflicts` gives these.
-                Conflict::Message(..) | Conflict::Receiving(_) | Conflict::Senders(_) => {
+                Conflict::Message(..)
+                | Conflict::Parking(_)
+                | Conflict::Receiving(_)
+                | Conflict::Senders(_) => {
                     u64::MAX - 2
                 }
             };
