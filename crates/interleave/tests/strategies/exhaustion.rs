@@ -1,4 +1,8 @@
-//! Executions to exhaust (scratch).
+//! How many executions `dpor` needs to exhaust small programs whose number of Mazurkiewicz
+//! traces (schedules up to the order of independent steps) is known: with sleep sets and
+//! source sets it runs one execution per trace on all of them, where barriers, channels with
+//! several senders and self-waking tasks used to blow the search up; and it still finds the
+//! order-dependent bugs of their buggy twins.
 
 use crate::helpers;
 
@@ -6,15 +10,37 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use interleave::sync::atomic::{AtomicU64, Ordering};
 use interleave::sync::mpsc;
-use interleave::sync::{Arc, Barrier};
-use interleave::{future, thread, Report};
+use interleave::sync::{Arc, Barrier, Mutex};
+use interleave::{future, thread, MemoryModel, Report};
 
-fn exhaust(spec: &str, limit: u64, body: impl Fn() + Sync) -> Report {
-    helpers::builder(spec).executions(limit).explore(body).unwrap()
+/// Explores `body` with `spec` under sequential consistency (so loads read the latest store
+/// and every execution is a schedule), with a budget far above what exhausting takes.
+fn exhaust(spec: &str, seed: u64, body: impl Fn() + Sync) -> Report {
+    helpers::builder(spec)
+        .memory(MemoryModel::SequentiallyConsistent)
+        .seed(seed)
+        .executions(1_000_000)
+        .explore(body)
+        .unwrap()
 }
 
-fn barrier(threads: usize, rounds: usize) {
+/// The number of executions that exhausted the search space (and that it was exhausted).
+fn executions_to_exhaust(spec: &str, body: impl Fn() + Sync) -> u64 {
+    let report = exhaust(spec, 0, body);
+    assert!(report.is_ok(), "{spec}: {report}");
+    assert_eq!(
+        report.stat("covered"),
+        Some("the whole search space"),
+        "{spec}: {report}"
+    );
+    report.executions
+}
+
+/// `threads` threads (the main thread among them) pass a barrier `rounds` times; with
+/// `check_leader`, the main thread asserts it is never the leader of the first round.
+fn barrier(threads: usize, rounds: usize, check_leader: bool) {
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (1..threads)
         .map(|_| {
@@ -26,150 +52,212 @@ fn barrier(threads: usize, rounds: usize) {
             })
         })
         .collect();
-    for _ in 0..rounds {
-        barrier.wait();
+    for round in 0..rounds {
+        let leader = barrier.wait().is_leader();
+        assert!(
+            !(check_leader && round == 0 && leader),
+            "the main thread led the first round"
+        );
     }
-    for h in handles {
-        h.join().unwrap();
+    for handle in handles {
+        handle.join().unwrap();
     }
 }
 
-fn senders(n: usize) {
+/// `senders` threads send their number to the main thread, which receives until the channel
+/// disconnects; with `expect_order`, it asserts the messages came in spawn order.
+fn senders(senders: usize, expect_order: bool) {
     let (tx, rx) = mpsc::channel();
-    let handles: Vec<_> = (0..n)
+    let handles: Vec<_> = (0..senders)
         .map(|i| {
             let tx = tx.clone();
             thread::spawn(move || tx.send(i).unwrap())
         })
         .collect();
     drop(tx);
-    let mut got = 0;
-    while rx.recv().is_ok() {
-        got += 1;
+    let mut received: Vec<usize> = rx.iter().collect();
+    if !expect_order {
+        received.sort_unstable();
     }
-    assert_eq!(got, n);
-    for h in handles {
-        h.join().unwrap();
+    assert_eq!(
+        received,
+        (0..senders).collect::<Vec<_>>(),
+        "messages out of order"
+    );
+    for handle in handles {
+        handle.join().unwrap();
     }
 }
 
+/// A future that wakes its own task and returns `Pending` `wakes` times before it is ready.
 struct WakeSelf(usize);
 
 impl Future for WakeSelf {
     type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
         if self.0 == 0 {
             return Poll::Ready(());
         }
         self.0 -= 1;
-        cx.waker().wake_by_ref();
+        context.waker().wake_by_ref();
         Poll::Pending
     }
 }
 
+/// `tasks` tasks that each wake themselves `wakes` times, awaited by the main task.
 fn self_waking(tasks: usize, wakes: usize) {
     future::block_on(async move {
         let handles: Vec<_> = (0..tasks)
             .map(|_| future::spawn(WakeSelf(wakes)))
             .collect();
-        for h in handles {
-            h.await.unwrap();
+        for handle in handles {
+            handle.await.unwrap();
         }
     });
 }
 
+/// Each of `writers` threads stores its number to `x`: the stores are pairwise dependent, so
+/// there are `writers!` traces.
+fn writers(writers: u64) {
+    let x = Arc::new(AtomicU64::new(0));
+    let handles: Vec<_> = (1..=writers)
+        .map(|id| {
+            let x = x.clone();
+            thread::spawn(move || x.store(id, Ordering::SeqCst))
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+/// Two threads each write `x` once, then read `y`, which nobody writes: the two writes are
+/// dependent and the reads independent of everything, so there are 2 traces.
+fn write_x_then_read_y() {
+    let x = Arc::new(AtomicU64::new(0));
+    let y = Arc::new(AtomicU64::new(0));
+    let handles: Vec<_> = (1..=2)
+        .map(|id| {
+            let (x, y) = (x.clone(), y.clone());
+            thread::spawn(move || {
+                x.store(id, Ordering::SeqCst);
+                y.load(Ordering::SeqCst)
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+}
+
+/// Store buffering: one thread writes `x` then reads `y`, the other writes `y` then reads
+/// `x`. Each read is before or after the other thread's write, 4 combinations, of which
+/// "both reads first" is impossible (it would order each write before itself): 3 traces.
+fn store_buffering() {
+    let x = Arc::new(AtomicU64::new(0));
+    let y = Arc::new(AtomicU64::new(0));
+    let first = {
+        let (x, y) = (x.clone(), y.clone());
+        thread::spawn(move || {
+            x.store(1, Ordering::SeqCst);
+            y.load(Ordering::SeqCst)
+        })
+    };
+    y.store(1, Ordering::SeqCst);
+    let seen_x = x.load(Ordering::SeqCst);
+    let seen_y = first.join().unwrap();
+    assert!(seen_x == 1 || seen_y == 1, "both reads missed both writes");
+}
+
+/// `threads` threads each add to a counter under one mutex: one trace per order of the
+/// critical sections, `threads!`.
+fn locked_increments(threads: usize) {
+    let counter = Arc::new(Mutex::new(0));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let counter = counter.clone();
+            thread::spawn(move || *counter.lock().unwrap() += 1)
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(*counter.lock().unwrap(), threads);
+}
+
+/// `dpor` runs exactly one execution per Mazurkiewicz trace of programs whose trace count is
+/// known by hand (see each program), and `dfs` runs more.
 #[test]
-fn scratch_counts() {
-    let cases: Vec<(String, Box<dyn Fn() + Sync>)> = vec![
-        ("barrier 2x1".into(), Box::new(|| barrier(2, 1))),
-        ("barrier 3x1".into(), Box::new(|| barrier(3, 1))),
-        ("barrier 2x2".into(), Box::new(|| barrier(2, 2))),
-        ("barrier 3x2".into(), Box::new(|| barrier(3, 2))),
-        ("barrier 4x1".into(), Box::new(|| barrier(4, 1))),
-        ("senders 2".into(), Box::new(|| senders(2))),
-        ("senders 3".into(), Box::new(|| senders(3))),
-        ("senders 4".into(), Box::new(|| senders(4))),
-        ("wake self 1x2".into(), Box::new(|| self_waking(1, 2))),
-        ("wake self 2x1".into(), Box::new(|| self_waking(2, 1))),
-        ("wake self 2x2".into(), Box::new(|| self_waking(2, 2))),
+fn dpor_runs_one_execution_per_trace_of_small_programs() {
+    let programs: [(&str, u64, fn()); 6] = [
+        ("two writers of x", 2, || writers(2)),
+        ("three writers of x", 6, || writers(3)),
+        ("write x then read y, twice", 2, write_x_then_read_y),
+        ("store buffering", 3, store_buffering),
+        ("two locked increments", 2, || locked_increments(2)),
+        ("three locked increments", 6, || locked_increments(3)),
     ];
-    for (name, body) in &cases {
-        for spec in ["dfs", "dpor"] {
-            let report = exhaust(spec, 200_000, body);
-            println!(
-                "{name} {spec}: {} executions, {:?}, failure {:?}",
-                report.executions,
-                report.stat("covered"),
-                report.first_failure().map(|f| f.message.clone())
-            );
-        }
+    for (name, traces, body) in programs {
+        let dpor = executions_to_exhaust("dpor", body);
+        let dfs = executions_to_exhaust("dfs", body);
+        println!("{name}: {traces} traces, dpor {dpor} executions, dfs {dfs}");
+        assert_eq!(dpor, traces, "{name}");
+        assert!(dfs > dpor, "{name}: dfs {dfs}");
     }
 }
 
-struct Printing {
-    inner: Box<dyn interleave::strategy::Strategy>,
-    left: usize,
-}
-
-impl interleave::strategy::Strategy for Printing {
-    fn spec(&self) -> String {
-        self.inner.spec()
-    }
-    fn plan(
-        &mut self,
-        execution: u64,
-        seed: u64,
-    ) -> Option<Box<dyn interleave::strategy::Schedule + Send>> {
-        self.inner.plan(execution, seed)
-    }
-    fn wants_trace(&self, _execution: u64) -> bool {
-        true
-    }
-    fn round_size(&self) -> usize {
-        1
-    }
-    fn observe(&mut self, execution: u64, outcome: &interleave::strategy::Outcome) {
-        if self.left > 0 {
-            self.left -= 1;
-            let t: Vec<String> = outcome
-                .trace
-                .unwrap()
-                .iter()
-                .map(|e| {
-                    format!(
-                        "{}:{}{}",
-                        e.thread,
-                        e.kind.name(),
-                        e.object.map(|o| format!("@{}", o.site.line())).unwrap_or_default()
-                    )
-                })
-                .collect();
-            println!("{}", t.join(" "));
-        }
-        self.inner.observe(execution, outcome);
-    }
-    fn stats(&self) -> Vec<(String, String)> {
-        self.inner.stats()
-    }
-}
-
+/// Barriers, channels with several senders and self-waking tasks used to blow the search up
+/// (a barrier of 4 threads took 2,958 executions, 4 senders did not finish within 200,000,
+/// 2 tasks waking themselves twice took 91); now every order of arrivals at a barrier
+/// generation (which decides the leader) and every order of sends (which decides the order of
+/// messages) runs once, `n!` each, and nothing else is ordered. The tasks' wakes of
+/// themselves commute; their completions each wake the main task, in `3!` orders.
 #[test]
-fn scratch_traces() {
-    let spec = std::env::var("SPEC").unwrap_or("dpor".into());
-    let which = std::env::var("PROG").unwrap_or("senders".into());
-    let n: usize = std::env::var("N").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    let report = interleave::Builder::new()
-        .ignore_environment()
-        .custom_strategy(Printing {
-            inner: spec.parse::<interleave::strategy::StrategySpec>().unwrap().build(),
-            left: 40,
-        })
-        .executions(100_000)
-        .explore(move || match which.as_str() {
-            "senders" => senders(n),
-            "barrier" => barrier(n, 1),
-            _ => self_waking(n, 1),
-        })
-        .unwrap();
-    println!("{} executions", report.executions);
+fn dpor_exhausts_barriers_channels_and_self_waking_tasks_in_one_execution_per_trace() {
+    let programs: [(&str, u64, fn()); 8] = [
+        ("barrier of 3", 6, || barrier(3, 1, false)),
+        ("barrier of 4", 24, || barrier(4, 1, false)),
+        ("barrier of 2, 3 rounds", 8, || barrier(2, 3, false)),
+        ("barrier of 3, 2 rounds", 36, || barrier(3, 2, false)),
+        ("3 senders", 6, || senders(3, false)),
+        ("4 senders", 24, || senders(4, false)),
+        ("5 senders", 120, || senders(5, false)),
+        ("3 tasks waking themselves twice", 6, || self_waking(3, 2)),
+    ];
+    for (name, bound, body) in programs {
+        let dpor = executions_to_exhaust("dpor", body);
+        println!("{name}: dpor {dpor} executions (bound {bound})");
+        assert!(dpor <= bound, "{name}: {dpor} executions");
+    }
+    // For scale: plain depth-first search on the barrier of 4.
+    let dfs = executions_to_exhaust("dfs", || barrier(4, 1, false));
+    println!("barrier of 4: dfs {dfs} executions");
+    assert!(dfs > 10_000);
+}
+
+/// The reductions keep the bugs that depend on the orders they keep: a receiver that expects
+/// messages in spawn order and a thread that must not lead a barrier are found on every one of
+/// 10 seeds within the executions that exhaust the fixed twins, which are clean.
+#[test]
+fn dpor_finds_the_order_dependent_bugs_and_exhausts_the_fixed_twins() {
+    let buggy: [(&str, &str, u64, fn()); 2] = [
+        ("3 senders", "messages out of order", 6, || senders(3, true)),
+        (
+            "barrier of 3",
+            "the main thread led the first round",
+            6,
+            || barrier(3, 1, true),
+        ),
+    ];
+    for (name, message, budget, body) in buggy {
+        for seed in 0..10 {
+            let report = exhaust("dpor", seed, body);
+            let failure = report.first_failure().expect("the bug is found");
+            assert!(failure.message.contains(message), "{name}: {failure}");
+            assert!(failure.execution < budget, "{name}, seed {seed}");
+        }
+    }
+    assert_eq!(executions_to_exhaust("dpor", || senders(3, false)), 6);
+    assert_eq!(executions_to_exhaust("dpor", || barrier(3, 1, false)), 6);
 }
