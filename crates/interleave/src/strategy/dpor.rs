@@ -1,26 +1,46 @@
-//! Dynamic partial-order reduction (Flanagan and Godefroid, POPL 2005; spec `dpor`): the
-//! reduced systematic baseline of seed 002's evaluation, and what loom does.
+//! Dynamic partial-order reduction with source sets and sleep sets (spec `dpor`): the
+//! source-DPOR algorithm of Abdulla, Aronis, Jonsson and Sagonas, *Optimal Dynamic Partial
+//! Order Reduction*, POPL 2014 (Algorithm 1), over the stateless tree of `dfs.rs`, after
+//! Flanagan and Godefroid's DPOR (POPL 2005). What loom does, with a finer dependence relation.
 //!
-//! Depth-first search over the tree of `dfs.rs`, but a node does not try every enabled
-//! thread: only those needed to reverse a race. After each execution, every new step `i` of
-//! thread `p` is checked against the earlier steps it depends on (same object, or both
-//! spawning or parking, and not both reads; see `hb.rs`): when such a step `j` of another
-//! thread does not happen before `i` (vector clocks over program order, spawn, join and the
-//! dependences themselves), the two could run in the other order, so `p` must also run from
-//! the state before `j`; if `p` could not run there, every thread that could.
+//! After each execution, every new step `i` of thread `p` is checked against the earlier steps
+//! of other threads it depends on (`hb.rs`, `dpor_conflicts`: same object and not both only
+//! reading it, a channel's message or ends, a barrier's generation, a thread's park token,
+//! spawning; `reads_only` says which steps only read). Such a step `j` is in a race with `i`
+//! when it happens before `i` only through that dependence (vector clocks over program order,
+//! spawn, join and the dependences). For a race, the initials of `notdep(j).i` (the threads
+//! whose first step among the steps after `j` that do not happen after it, then `i`, has no
+//! predecessor there) can reverse it from the state before `j`: unless one of them already
+//! runs there, has run there or sleeps there, one of them is added there, `p` when it is one.
+//! A step that only let `i` run (the release before a blocking acquisition, the send of the
+//! message a receive took, the last sender's drop before a receive found the channel
+//! disconnected) cannot be reversed with it and is no race, nor does it hide the race with
+//! the step before it. A step that disables a thread that could run before it (a lock taken,
+//! a notification consumed) races with that thread's pending operation, which the trace may
+//! never show, so that thread runs from the state before it too.
+//!
+//! Sleep sets (Godefroid, 1996): a thread whose step from a node has been explored sleeps in
+//! the node's later subtrees until a step that may depend on its pending operation runs
+//! (`hb.rs`, `may_depend`: coarser than the trace's relation, since a pending operation shows
+//! less), is not scheduled while asleep, and an execution in which every thread that could run sleeps is
+//! redundant: its schedule abandons it (the report counts these). Wakeup trees, the other half
+//! of optimal DPOR, are left out: an execution may end with every thread asleep, so the search
+//! is not optimal in general; on the programs of the tests (store buffering, writers, locked
+//! counters, barriers, channels with several senders, self-waking tasks) it runs exactly one
+//! execution per Mazurkiewicz trace.
 //!
 //! The yield rule of `dfs.rs` (a thread that yields waits until every other thread that could
 //! run has taken a step) enters the search in three places. A thread the rule holds back is
-//! treated like a disabled one: a race that needs it where it could not run asks for every
-//! thread that could. A yield of thread `t` and a step of another thread `u` are dependent
-//! (which of `u`'s steps ends `t`'s wait depends on their order), modelled as a pseudo-object
-//! per pair of threads that `t`'s yields and all of `u`'s steps write. And the step that ends a
-//! wait happens before the waiting thread's next step, since that step could not run earlier.
-//! Spin-waits cost more executions than programs without yields (each yield is ordered against
-//! the other threads' steps), but their search is finite.
+//! treated like a disabled one. A yield of thread `t` and a step of another thread `u` are
+//! dependent (which of `u`'s steps ends `t`'s wait depends on their order), modelled as a
+//! pseudo-object per pair of threads that `t`'s yields and all of `u`'s steps write; for sleep
+//! sets a yield may depend on every step. And the step that ends a wait happens before the
+//! waiting thread's next step, since that step could not run earlier. Spin-waits cost more
+//! executions than programs without yields (each yield is ordered against the other threads'
+//! adjacent steps), but their search is finite.
 //!
 //! `interleave::rand` draws are value nodes of the tree (see `dfs.rs`): every value is tried,
-//! whatever the races.
+//! whatever the races; sleep sets pass through them unchanged.
 //!
 //! Guarantee: when it finishes, at least one schedule of every class of schedules that the
 //! yield rule allows, equivalent up to the order of independent steps, has run, for every value
