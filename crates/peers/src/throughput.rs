@@ -395,7 +395,8 @@ impl Options {
     }
 }
 
-const USAGE: &str = "usage: peers [--executions N] [--quick] [--async-only] [--exhaustion-only]\n  \
+const USAGE: &str =
+    "usage: peers [--executions N] [--quick] [--async-only] [--exhaustion-only]\n  \
     --executions N  executions per runner and repetition (default 80000)\n  \
     --quick         smoke run: 300 executions, one repetition\n  \
     --async-only    only the async task-switch section (interleave::future vs shuttle::future)\n  \

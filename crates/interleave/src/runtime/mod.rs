@@ -73,8 +73,8 @@ use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
 pub use memory::MemoryModel;
-pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, ThreadRecord};
 pub use recording::{ChannelStep, TraceEvent, TraceTarget};
+pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, ThreadRecord};
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 

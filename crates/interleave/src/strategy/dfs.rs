@@ -227,9 +227,10 @@ impl Tree {
             return true;
         };
         let node = &self.nodes[index];
-        node.decision.options.iter().all(|t| {
-            node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t)
-        })
+        node.decision
+            .options
+            .iter()
+            .all(|t| node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t))
     }
 
     /// Whether the node of step `step` still needs a thread from `initials` to run from the
@@ -239,9 +240,9 @@ impl Tree {
             return false;
         };
         let node = &self.nodes[index];
-        !initials.iter().any(|t| {
-            node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t)
-        })
+        !initials
+            .iter()
+            .any(|t| node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t))
     }
 
     /// Requires one thread of `initials` to run from the state before step `step`: `preferred`

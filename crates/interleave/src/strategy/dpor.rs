@@ -192,12 +192,13 @@ impl Dpor {
         // variable's notification consumed, a `Once` entered) is in a race with it that the
         // trace may never show: the disabled operation runs later, if at all, after other
         // steps that hide the race. So that thread must also run from the state before it.
-        for i in first_new..trace.len().saturating_sub(1) {
+        let last = trace.len().saturating_sub(1);
+        for (i, event) in trace.iter().enumerate().take(last).skip(first_new) {
             let (now, next) = (self.tree.options(i), self.tree.options(i + 1));
             let disabled: Vec<usize> = now
                 .iter()
                 .copied()
-                .filter(|&t| t != trace[i].thread && !next.contains(&t))
+                .filter(|&t| t != event.thread && !next.contains(&t))
                 .collect();
             for thread in disabled {
                 if self.tree.needs_one_of(i, &[thread]) {
@@ -250,13 +251,19 @@ impl Dpor {
 /// cause).
 fn enables(earlier: &TraceEvent, later: &TraceEvent, timed_out: bool) -> bool {
     match (later.kind, later.target) {
-        (OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock | OpKind::Wake | OpKind::OnceEnter, _) => {
+        (
+            OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock | OpKind::Wake | OpKind::OnceEnter,
+            _,
+        ) => {
             matches!(
                 earlier.kind,
                 OpKind::Unlock | OpKind::RwUnlock | OpKind::OnceComplete
             )
         }
-        (OpKind::Recv | OpKind::Poll, Some(TraceTarget::Channel(ChannelStep::Received { ticket }))) => {
+        (
+            OpKind::Recv | OpKind::Poll,
+            Some(TraceTarget::Channel(ChannelStep::Received { ticket })),
+        ) => {
             matches!(
                 earlier.target,
                 Some(TraceTarget::Channel(ChannelStep::Sent { ticket: sent, .. })) if sent == ticket

@@ -121,11 +121,7 @@ pub(super) fn dpor_conflicts(event: &TraceEvent, writes: bool) -> [Option<(Confl
         Some(TraceTarget::Channel(ChannelStep::SenderDropped)) => {
             [Some((Conflict::Senders(channel), false)), None, None]
         }
-        _ => [
-            Some((Conflict::Object(channel), true)),
-            receiving,
-            senders,
-        ],
+        _ => [Some((Conflict::Object(channel), true)), receiving, senders],
     }
 }
 
@@ -273,9 +269,7 @@ impl HbFingerprint {
                 Conflict::Message(..)
                 | Conflict::Parking(_)
                 | Conflict::Receiving(_)
-                | Conflict::Senders(_) => {
-                    u64::MAX - 2
-                }
+                | Conflict::Senders(_) => u64::MAX - 2,
             };
             if let Some((thread, at)) = self.last_write.get(&conflict) {
                 word ^= mix(&[u64::from(*thread), u64::from(*at)]) as u64;

@@ -11,8 +11,8 @@
 //! [`StrategySpec`]; the CLI and the `INTERLEAVE_STRATEGY` variable take the same strings.
 
 mod asset_fuzzer;
-mod auto;
 mod atom_fuzzer;
+mod auto;
 mod deadlock_fuzzer;
 mod delay;
 mod dfs;

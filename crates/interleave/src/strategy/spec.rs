@@ -7,8 +7,8 @@ use std::str::FromStr;
 use thiserror::Error;
 
 use super::{
-    AssetFuzzer, Auto, AtomFuzzer, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb, Pos,
-    RPro, RaceFuzzer, Random, RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
+    AssetFuzzer, AtomFuzzer, Auto, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb,
+    Pos, RPro, RaceFuzzer, Random, RuntimeMonitor, Strategy, ThreadBound, ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.

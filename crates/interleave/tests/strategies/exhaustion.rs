@@ -108,9 +108,7 @@ impl Future for WakeSelf {
 /// `tasks` tasks that each wake themselves `wakes` times, awaited by the main task.
 fn self_waking(tasks: usize, wakes: usize) {
     future::block_on(async move {
-        let handles: Vec<_> = (0..tasks)
-            .map(|_| future::spawn(WakeSelf(wakes)))
-            .collect();
+        let handles: Vec<_> = (0..tasks).map(|_| future::spawn(WakeSelf(wakes))).collect();
         for handle in handles {
             handle.await.unwrap();
         }
@@ -241,7 +239,9 @@ fn dpor_exhausts_barriers_channels_and_self_waking_tasks_in_one_execution_per_tr
 /// 10 seeds within the executions that exhaust the fixed twins, which are clean.
 #[test]
 fn dpor_finds_the_order_dependent_bugs_and_exhausts_the_fixed_twins() {
-    let buggy: [(&str, &str, u64, fn()); 2] = [
+    // (program, the failure's message, the executions that exhaust the fixed twin, body)
+    type Buggy = (&'static str, &'static str, u64, fn());
+    let buggy: [Buggy; 2] = [
         ("3 senders", "messages out of order", 6, || senders(3, true)),
         (
             "barrier of 3",
