@@ -246,9 +246,10 @@ impl Dpor {
 /// `later` run, so the two cannot be reversed and `earlier` must not hide the race of `later`
 /// with the step before it: a release of a lock (or the end of a `Once` initialiser) before a
 /// blocking acquisition, which races with the acquisition that release ended; the send of the
-/// message a receive took; a sender's drop before a receive that found the channel
-/// disconnected (`timed_out`: the receive ended by its timeout instead, which a drop does not
-/// cause).
+/// message a receive took; a receive before a send on a bounded channel (it may have made the
+/// room the send waited for, and otherwise the two commute: the receive takes an older
+/// message); a sender's drop before a receive that found the channel disconnected
+/// (`timed_out`: the receive ended by its timeout instead, which a drop does not cause).
 fn enables(earlier: &TraceEvent, later: &TraceEvent, timed_out: bool) -> bool {
     match (later.kind, later.target) {
         (
@@ -269,6 +270,10 @@ fn enables(earlier: &TraceEvent, later: &TraceEvent, timed_out: bool) -> bool {
                 Some(TraceTarget::Channel(ChannelStep::Sent { ticket: sent, .. })) if sent == ticket
             )
         }
+        (_, Some(TraceTarget::Channel(ChannelStep::Sent { bounded: true, .. }))) => matches!(
+            earlier.target,
+            Some(TraceTarget::Channel(ChannelStep::Received { .. }))
+        ),
         (OpKind::Recv, Some(TraceTarget::Channel(ChannelStep::FoundNone { .. }))) => {
             !timed_out && earlier.target == Some(TraceTarget::Channel(ChannelStep::SenderDropped))
         }
