@@ -427,7 +427,9 @@ fn readers_and_a_writer() -> String {
 /// the relation keeps.
 #[test]
 fn dpor_reaches_every_outcome_of_dfs_on_channels_barriers_parking_and_once() {
-    let programs: [(&str, fn() -> String); 7] = [
+    // (program, body returning what it observed)
+    type Observing = (&'static str, fn() -> String);
+    let programs: [Observing; 7] = [
         ("bounded channel with a poll", bounded_channel_with_a_poll),
         ("rendezvous and a timeout", rendezvous_and_a_timeout),
         ("readers and a writer", readers_and_a_writer),
