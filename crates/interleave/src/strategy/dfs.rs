@@ -22,6 +22,10 @@
 //! search was not exhaustive and warns. The values are recorded like every draw, so a failure's
 //! token replays them.
 //!
+//! For `dpor` the tree also keeps sleep sets ([`Tree::with_sleep_sets`]): each node records the
+//! threads asleep on arrival, a node never tries a sleeping thread, and an execution whose
+//! every runnable thread sleeps is abandoned as redundant; `dfs` keeps none.
+//!
 //! Guarantee: when it finishes, every schedule the yield rule allows, with every value of every
 //! draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
 //! such schedules that differ only in the order of independent steps). The rule leaves out
