@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::annotations::Annotations;
 use super::failure::FailureInfo;
 use super::memory::StaleRead;
-use super::op::{ObjectId, Op, OpKind, Site, ORDERING_SEQ_CST};
+use super::op::{ObjectId, Op, OpKind, Site, NO_OBJECT, ORDERING_SEQ_CST};
 use super::{Execution, Limits};
 
 /// One step of an execution: which thread performed which operation on which object, where.
@@ -171,6 +171,10 @@ impl Recording {
                     }
                     OpKind::Join | OpKind::Unpark => Some(TraceTarget::Thread(e.arg as usize)),
                     OpKind::Wake => self.object(e.arg).map(TraceTarget::Object),
+                    OpKind::Poll if e.object == NO_OBJECT => e
+                        .arg
+                        .checked_sub(1)
+                        .map(|t| TraceTarget::Thread(t as usize)),
                     OpKind::Send | OpKind::Recv | OpKind::Poll => {
                         ChannelStep::decode(e.arg).map(TraceTarget::Channel)
                     }
@@ -215,7 +219,7 @@ pub struct TraceEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceTarget {
     /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`, the thread
-    /// an `Unpark` unparks).
+    /// an `Unpark` unparks, the thread a `Poll` of `JoinHandle::is_finished` asks about).
     Thread(usize),
     /// An object (the mutex of a `Wake`).
     Object(ObjectId),

@@ -100,6 +100,13 @@ impl Dpor {
         // Whether a yield has been seen: before the first, there is nothing to add.
         let mut any_yield = false;
         let mut dependences = Vec::new();
+        // Each thread's last step in the trace.
+        let mut final_steps = vec![usize::MAX; n];
+        for (i, event) in trace.iter().enumerate() {
+            if let Some(slot) = final_steps.get_mut(event.thread) {
+                *slot = i;
+            }
+        }
         let mut before = Vec::with_capacity(n);
         for (i, event) in trace.iter().enumerate() {
             let p = event.thread;
@@ -118,7 +125,20 @@ impl Dpor {
             }
             let read = reads_only(event.kind);
             dependences.clear();
-            for (conflict, writes) in dpor_conflicts(event, !read).into_iter().flatten() {
+            // A thread's last step finishes it, which `JoinHandle::is_finished` asks about.
+            let finishes = (final_steps[p] == i).then_some((Conflict::Finished(p), true));
+            let asks = match (event.kind, event.target) {
+                (OpKind::Poll, Some(TraceTarget::Thread(t))) => {
+                    Some((Conflict::Finished(t), false))
+                }
+                _ => None,
+            };
+            let all_conflicts = dpor_conflicts(event, !read)
+                .into_iter()
+                .flatten()
+                .chain(finishes)
+                .chain(asks);
+            for (conflict, writes) in all_conflicts {
                 let (last_write, reads) = accesses.entry(conflict).or_default();
                 dependences.extend(last_write.iter().copied());
                 if !writes {

@@ -41,6 +41,9 @@ pub(super) enum Conflict {
     /// The park token of one thread: its parks and the unparks of it write it
     /// ([`dpor_conflicts`] only; [`conflicts`] puts them on [`Conflict::Threads`]).
     Parking(usize),
+    /// Whether a thread has finished: its last step writes it, and asking
+    /// `JoinHandle::is_finished` about it reads it (`dpor` only).
+    Finished(usize),
     /// A channel's receiving end: every receive writes it.
     Receiving(ObjectId),
     /// A channel's count of senders: a sender's drop reads it (drops commute), a receive that
@@ -180,6 +183,14 @@ pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
     if (x.kind == OpKind::Wake && mutex_step(&y)) || (y.kind == OpKind::Wake && mutex_step(&x)) {
         return true;
     }
+    // Asking whether a thread has finished depends on that thread's steps (one may be its
+    // last).
+    let asks_about = |t: usize, op: &PendingOp, other: usize| {
+        op.kind == OpKind::Poll && op.object.is_none() && view.pending_arg(t) == other as u32 + 1
+    };
+    if asks_about(a, &x, b) || asks_about(b, &y, a) {
+        return true;
+    }
     // A park and an unpark depend on each other only through the thread parked.
     let parked = |t: usize, op: &PendingOp| match op.kind {
         OpKind::Park => Some(t),
@@ -267,6 +278,7 @@ impl HbFingerprint {
                 Conflict::SeqCst => u64::MAX - 1,
                 // Only `dpor_conflicts` gives these.
                 Conflict::Message(..)
+                | Conflict::Finished(_)
                 | Conflict::Parking(_)
                 | Conflict::Receiving(_)
                 | Conflict::Senders(_) => u64::MAX - 2,

@@ -422,6 +422,20 @@ fn readers_and_a_writer() -> String {
     format!("{flag_seen} {mine} {theirs}")
 }
 
+/// A worker stores to an atomic; the main thread asks whether it has finished, then reads
+/// the atomic.
+fn is_finished_and_a_store() -> String {
+    let x = Arc::new(AtomicU64::new(0));
+    let worker = {
+        let x = x.clone();
+        thread::spawn(move || x.store(1, Ordering::SeqCst))
+    };
+    let finished = worker.is_finished();
+    let seen = x.load(Ordering::SeqCst);
+    worker.join().unwrap();
+    format!("{finished} {seen}")
+}
+
 /// `dpor`'s finer relation on channels, barriers, parking, `Once` and locks loses nothing:
 /// it reaches every outcome `dfs` reaches on programs whose outcome depends on the orders
 /// the relation keeps.
@@ -429,7 +443,8 @@ fn readers_and_a_writer() -> String {
 fn dpor_reaches_every_outcome_of_dfs_on_channels_barriers_parking_and_once() {
     // (program, body returning what it observed)
     type Observing = (&'static str, fn() -> String);
-    let programs: [Observing; 7] = [
+    let programs: [Observing; 8] = [
+        ("is_finished and a store", is_finished_and_a_store),
         ("bounded channel with a poll", bounded_channel_with_a_poll),
         ("rendezvous and a timeout", rendezvous_and_a_timeout),
         ("readers and a writer", readers_and_a_writer),
