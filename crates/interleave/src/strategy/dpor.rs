@@ -6,7 +6,8 @@
 //! After each execution, every new step `i` of thread `p` is checked against the earlier steps
 //! of other threads it depends on (`hb.rs`, `dpor_conflicts`: same object and not both only
 //! reading it, a channel's message or ends, a barrier's generation, a thread's park token,
-//! spawning; `reads_only` says which steps only read). Such a step `j` is in a race with `i`
+//! a thread's last step against `JoinHandle::is_finished` about it, spawning; `reads_only`
+//! says which steps only read). Such a step `j` is in a race with `i`
 //! when it happens before `i` only through that dependence (vector clocks over program order,
 //! spawn, join and the dependences). For a race, the initials of `notdep(j).i` (the threads
 //! whose first step among the steps after `j` that do not happen after it, then `i`, has no
