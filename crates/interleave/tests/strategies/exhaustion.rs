@@ -262,20 +262,37 @@ fn dpor_finds_the_order_dependent_bugs_and_exhausts_the_fixed_twins() {
     assert_eq!(executions_to_exhaust("dpor", || barrier(3, 1, false)), 6);
 }
 
+/// A program and its body, which returns what it observed.
+type Observing = (&'static str, fn() -> String);
+
 /// The outcomes `spec` reaches on `body`, which returns what it observed, when it exhausts it.
 fn outcomes(spec: &str, body: fn() -> String) -> std::collections::BTreeSet<String> {
-    let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let report = exhaust(spec, 0, || {
-        let outcome = body();
-        seen.lock().unwrap().insert(outcome);
-    });
-    assert!(report.is_ok(), "{spec}: {report}");
+    let (seen, report) = sampled_outcomes(spec, 1_000_000, body);
     assert_eq!(
         report.stat("covered"),
         Some("the whole search space"),
         "{spec}"
     );
-    seen.into_inner().unwrap()
+    seen
+}
+
+/// The outcomes `spec` reaches on `body` within `executions`, and the report.
+fn sampled_outcomes(
+    spec: &str,
+    executions: u64,
+    body: fn() -> String,
+) -> (std::collections::BTreeSet<String>, Report) {
+    let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let report = helpers::builder(spec)
+        .memory(MemoryModel::SequentiallyConsistent)
+        .executions(executions)
+        .explore(|| {
+            let outcome = body();
+            seen.lock().unwrap().insert(outcome);
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{spec}: {report}");
+    (seen.into_inner().unwrap(), report)
 }
 
 /// Two senders on a channel of capacity 1; the receiver polls with `try_recv` once, then
@@ -436,13 +453,50 @@ fn is_finished_and_a_store() -> String {
     format!("{finished} {seen}")
 }
 
+/// A task sends on a oneshot channel, another notifies a `Notify`, and the main task races
+/// the two with `select`: which won.
+fn async_select() -> String {
+    future::block_on(async {
+        let notify = Arc::new(future::sync::Notify::new());
+        let (tx, rx) = future::sync::oneshot::channel();
+        let sender = future::spawn(async move { tx.send(7).is_ok() });
+        let notifier = {
+            let notify = notify.clone();
+            future::spawn(async move { notify.notify_one() })
+        };
+        let winner = match future::select(rx, notify.notified()).await {
+            future::Either::Left(value) => format!("rx {value:?}"),
+            future::Either::Right(()) => "notify".to_string(),
+        };
+        let sent = sender.await.unwrap();
+        notifier.await.unwrap();
+        format!("{winner} {sent}")
+    })
+}
+
+/// Two tasks append to a log under an async mutex: the log's order.
+fn async_mutex() -> String {
+    future::block_on(async {
+        let log = Arc::new(future::sync::Mutex::new(Vec::new()));
+        let writers: Vec<_> = (0..2)
+            .map(|id| {
+                let log = log.clone();
+                future::spawn(async move { log.lock().await.push(id) })
+            })
+            .collect();
+        for writer in writers {
+            writer.await.unwrap();
+        }
+        let log = log.lock().await.clone();
+        format!("{log:?}")
+    })
+}
+
 /// `dpor`'s finer relation on channels, barriers, parking, `Once` and locks loses nothing:
 /// it reaches every outcome `dfs` reaches on programs whose outcome depends on the orders
 /// the relation keeps.
 #[test]
 fn dpor_reaches_every_outcome_of_dfs_on_channels_barriers_parking_and_once() {
-    // (program, body returning what it observed)
-    type Observing = (&'static str, fn() -> String);
     let programs: [Observing; 8] = [
         ("is_finished and a store", is_finished_and_a_store),
         ("bounded channel with a poll", bounded_channel_with_a_poll),
@@ -459,5 +513,19 @@ fn dpor_reaches_every_outcome_of_dfs_on_channels_barriers_parking_and_once() {
         println!("{name}: {} outcomes: {dfs:?}", dfs.len());
         assert_eq!(dpor, dfs, "{name}");
         assert!(dfs.len() > 1, "{name}");
+    }
+}
+
+/// On async programs, too large for `dfs` to exhaust, `dpor` exhausts the search and reaches
+/// every outcome 20,000 random executions reach.
+#[test]
+fn dpor_reaches_every_outcome_random_walks_reach_on_async_programs() {
+    let programs: [Observing; 2] = [("async select", async_select), ("async mutex", async_mutex)];
+    for (name, body) in programs {
+        let dpor = outcomes("dpor", body);
+        let (random, _) = sampled_outcomes("random", 20_000, body);
+        println!("{name}: dpor {dpor:?}, random {random:?}");
+        assert!(dpor.is_superset(&random), "{name}");
+        assert!(random.len() > 1, "{name}");
     }
 }
