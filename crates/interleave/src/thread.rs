@@ -326,7 +326,10 @@ fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -
 
 /// Whether `thread` has finished; a scheduling point at `site`.
 pub(crate) fn is_finished_inner(thread: &Thread, site: runtime::op::Site) -> bool {
-    runtime::switch(Op::new(OpKind::Poll, NO_OBJECT), site);
+    // The argument names the thread asked about (plus one: 0 is a poll about no thread), so
+    // `dpor` orders the question against that thread's last step.
+    let asked = thread.id.0 as u32 + 1;
+    runtime::switch(Op::with(OpKind::Poll, NO_OBJECT, asked, false), site);
     runtime::with(|ex| ex.threads[thread.id.0].finished)
 }
 

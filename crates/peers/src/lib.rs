@@ -3,6 +3,8 @@
 //!
 //! - [`throughput`]: executions per second of the same three workloads under interleave, shuttle
 //!   and loom (`cargo bench -p interleave-peers`).
+//! - [`exhaustion`]: executions to exhaust the same loom-style programs under interleave's
+//!   `dpor` and loom's model checker, printed by the same bench.
 //! - [`async_switch`]: time per async task switch of interleave's `future` module against
 //!   shuttle's on the same two workloads, printed by the same bench.
 //! - [`shuttle_suite`] and [`loom_suite`]: the benchmark programs of `interleave-programs`,
@@ -19,6 +21,7 @@
 pub mod async_switch;
 pub mod atomic_set_shim;
 pub mod branch_shim;
+pub mod exhaustion;
 pub mod loom_suite;
 pub mod shuttle_suite;
 pub mod suite_runs;

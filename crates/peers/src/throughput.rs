@@ -40,8 +40,10 @@
 //! - The ratio lines divide interleave's executions per second by the peer's: above 1.0x
 //!   interleave is faster.
 //!
-//! After these three tables, the same run prints the async task-switch comparison of
-//! interleave's `future` module with shuttle's ([`crate::async_switch`]).
+//! After these three tables, the same run prints the executions each of interleave's `dpor`
+//! and loom needs to exhaust the same loom-style programs ([`crate::exhaustion`]), then the
+//! async task-switch comparison of interleave's `future` module with shuttle's
+//! ([`crate::async_switch`]).
 //!
 //! Run it with `cargo bench -p interleave-peers` or
 //! `cargo run --release -p interleave-peers --bin peers -- [--executions N] [--quick]`;
@@ -350,6 +352,8 @@ pub struct Options {
     pub repetitions: usize,
     /// Whether to run only the async task-switch section ([`crate::async_switch`]).
     pub async_only: bool,
+    /// Whether to run only the executions-to-exhaust table ([`crate::exhaustion`]).
+    pub exhaustion_only: bool,
 }
 
 impl Options {
@@ -359,6 +363,7 @@ impl Options {
         let mut executions = None;
         let mut quick = false;
         let mut async_only = false;
+        let mut exhaustion_only = false;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -371,6 +376,7 @@ impl Options {
                 }
                 "--quick" => quick = true,
                 "--async-only" => async_only = true,
+                "--exhaustion-only" => exhaustion_only = true,
                 "--bench" => {}
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -384,14 +390,17 @@ impl Options {
             }),
             repetitions: if quick { 1 } else { REPETITIONS },
             async_only,
+            exhaustion_only,
         })
     }
 }
 
-const USAGE: &str = "usage: peers [--executions N] [--quick] [--async-only]\n  \
+const USAGE: &str =
+    "usage: peers [--executions N] [--quick] [--async-only] [--exhaustion-only]\n  \
     --executions N  executions per runner and repetition (default 80000)\n  \
     --quick         smoke run: 300 executions, one repetition\n  \
-    --async-only    only the async task-switch section (interleave::future vs shuttle::future)";
+    --async-only    only the async task-switch section (interleave::future vs shuttle::future)\n  \
+    --exhaustion-only  only the executions-to-exhaust table (interleave dpor vs loom)";
 
 fn parse_count(v: &str) -> Result<u64, String> {
     let n: u64 = v
@@ -421,8 +430,14 @@ struct Row {
 /// [`crate::async_switch`].
 pub fn run(opts: &Options) {
     let total = Instant::now();
+    if opts.exhaustion_only {
+        crate::exhaustion::run();
+        return;
+    }
     if !opts.async_only {
         run_thread_workloads(opts);
+        println!();
+        crate::exhaustion::run();
         println!();
     }
     crate::async_switch::run(opts);

@@ -73,8 +73,8 @@ use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
 pub use memory::MemoryModel;
+pub use recording::{ChannelStep, TraceEvent, TraceTarget};
 pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, ThreadRecord};
-pub use recording::{TraceEvent, TraceTarget};
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
@@ -510,6 +510,28 @@ impl Execution {
     #[inline]
     pub fn me(&self) -> usize {
         self.current
+    }
+
+    /// Describes what the running thread's step just taken did on a channel, for the trace
+    /// (`TraceTarget::Channel`).
+    pub(crate) fn describe_channel_step(&mut self, step: recording::ChannelStep) {
+        self.describe_step(&[OpKind::Send, OpKind::Recv, OpKind::Poll], step.encode());
+    }
+
+    /// Records the barrier generation the running thread's step just taken (an arrival, or a
+    /// leave) belongs to, for the trace (`TraceTarget::Generation`).
+    pub(crate) fn describe_barrier_step(&mut self, generation: u32) {
+        self.describe_step(&[OpKind::BarrierArrive, OpKind::BarrierLeave], generation);
+    }
+
+    /// Sets the argument of the running thread's step just taken, if it is of one of `kinds`.
+    fn describe_step(&mut self, kinds: &[OpKind], arg: u32) {
+        let me = self.current as u32;
+        if let Some(event) = self.recording.events.last_mut() {
+            if event.thread == me && kinds.contains(&event.kind) {
+                event.arg = arg;
+            }
+        }
     }
 
     /// The number of steps executed so far.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::annotations::Annotations;
 use super::failure::FailureInfo;
 use super::memory::StaleRead;
-use super::op::{ObjectId, Op, OpKind, Site, ORDERING_SEQ_CST};
+use super::op::{ObjectId, Op, OpKind, Site, NO_OBJECT, ORDERING_SEQ_CST};
 use super::{Execution, Limits};
 
 /// One step of an execution: which thread performed which operation on which object, where.
@@ -223,8 +223,18 @@ impl Recording {
                         spawned += 1;
                         Some(TraceTarget::Thread(spawned))
                     }
-                    OpKind::Join => Some(TraceTarget::Thread(e.arg as usize)),
+                    OpKind::Join | OpKind::Unpark => Some(TraceTarget::Thread(e.arg as usize)),
                     OpKind::Wake => self.object(e.arg).map(TraceTarget::Object),
+                    OpKind::Poll if e.object == NO_OBJECT => e
+                        .arg
+                        .checked_sub(1)
+                        .map(|t| TraceTarget::Thread(t as usize)),
+                    OpKind::Send | OpKind::Recv | OpKind::Poll => {
+                        ChannelStep::decode(e.arg).map(TraceTarget::Channel)
+                    }
+                    OpKind::BarrierArrive | OpKind::BarrierLeave => {
+                        Some(TraceTarget::Generation(e.arg))
+                    }
                     _ => None,
                 },
                 site: e.site,
@@ -262,10 +272,83 @@ pub struct TraceEvent {
 /// What a step's argument refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceTarget {
-    /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`).
+    /// A thread (the spawned thread of a `Spawn`, the joined thread of a `Join`, the thread
+    /// an `Unpark` unparks, the thread a `Poll` of `JoinHandle::is_finished` asks about).
     Thread(usize),
     /// An object (the mutex of a `Wake`).
     Object(ObjectId),
+    /// What a step on a channel did (absent for a rendezvous channel's steps and a receiver's
+    /// drop).
+    Channel(ChannelStep),
+    /// The generation of the barrier an arrival or a leave belongs to (modulo 2^32).
+    Generation(u32),
+}
+
+/// What a step on a channel did, for a dependence relation finer than "same channel": a send
+/// and a receive of different messages commute, and so do the drops of two senders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelStep {
+    /// Sent a message.
+    Sent {
+        /// The message's number: messages are numbered from 1 in the order they were sent,
+        /// modulo 2^29.
+        ticket: u32,
+        /// The channel has a capacity, so the send also waited for room.
+        bounded: bool,
+    },
+    /// Took a message.
+    Received {
+        /// The message's number.
+        ticket: u32,
+    },
+    /// Found no message: the channel was empty, or disconnected.
+    FoundNone {
+        /// The number the next message would have had.
+        ticket: u32,
+    },
+    /// Dropped a sender.
+    SenderDropped,
+}
+
+impl ChannelStep {
+    const TICKET: u32 = (1 << 29) - 1;
+
+    /// The step's description as the argument of its recorded event (0 is none).
+    pub(crate) fn encode(self) -> u32 {
+        let (class, ticket) = match self {
+            ChannelStep::Sent {
+                ticket,
+                bounded: false,
+            } => (1, ticket),
+            ChannelStep::Sent {
+                ticket,
+                bounded: true,
+            } => (2, ticket),
+            ChannelStep::Received { ticket } => (3, ticket),
+            ChannelStep::FoundNone { ticket } => (4, ticket),
+            ChannelStep::SenderDropped => (5, 0),
+        };
+        class << 29 | ticket & Self::TICKET
+    }
+
+    /// The description encoded by [`ChannelStep::encode`], if any.
+    fn decode(arg: u32) -> Option<ChannelStep> {
+        let ticket = arg & Self::TICKET;
+        Some(match arg >> 29 {
+            1 => ChannelStep::Sent {
+                ticket,
+                bounded: false,
+            },
+            2 => ChannelStep::Sent {
+                ticket,
+                bounded: true,
+            },
+            3 => ChannelStep::Received { ticket },
+            4 => ChannelStep::FoundNone { ticket },
+            5 => ChannelStep::SenderDropped,
+            _ => return None,
+        })
+    }
 }
 
 /// A finished execution: it shows its [`Recording`] and nothing else, and hands its buffers to

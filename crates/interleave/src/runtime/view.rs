@@ -101,6 +101,11 @@ impl View<'_> {
         })
     }
 
+    /// The argument of the pending operation of thread `thread` (see `Op::arg`).
+    pub(crate) fn pending_arg(&self, thread: usize) -> u32 {
+        self.threads[thread].pending.arg
+    }
+
     /// The outermost unit of work thread `thread` is in, if any.
     pub fn unit(&self, thread: usize) -> Option<UnitView> {
         let index = self.threads[thread].unit?;

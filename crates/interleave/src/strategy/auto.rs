@@ -31,7 +31,11 @@ const CYCLE: [usize; 6] = [0, 1, 0, 2, 0, 1];
 
 /// The members' specs, in the order [`CYCLE`] names them.
 fn members() -> [StrategySpec; 3] {
-    [StrategySpec::surw(), StrategySpec::Pos, StrategySpec::pct(3)]
+    [
+        StrategySpec::surw(),
+        StrategySpec::Pos,
+        StrategySpec::pct(3),
+    ]
 }
 
 /// One strategy of the portfolio and its share of the cycle.

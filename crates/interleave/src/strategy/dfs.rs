@@ -22,6 +22,10 @@
 //! search was not exhaustive and warns. The values are recorded like every draw, so a failure's
 //! token replays them.
 //!
+//! For `dpor` the tree also keeps sleep sets ([`Tree::with_sleep_sets`]): each node records the
+//! threads asleep on arrival, a node never tries a sleeping thread, and an execution whose
+//! every runnable thread sleeps is abandoned as redundant; `dfs` keeps none.
+//!
 //! Guarantee: when it finishes, every schedule the yield rule allows, with every value of every
 //! draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
 //! such schedules that differ only in the order of independent steps). The rule leaves out
@@ -30,7 +34,8 @@
 
 use std::any::Any;
 
-use super::{OpKind, Outcome, Schedule, Strategy, View};
+use super::hb::may_depend;
+use super::{OpKind, Outcome, Schedule, Strategy, View, ABANDON};
 
 /// The widest `interleave::rand` draw the searches enumerate completely. A wider draw (or a
 /// draw over the whole `u64` range) is a choice among its `VALUE_CAP / 2` smallest and
@@ -54,6 +59,9 @@ struct Decision {
     choice: Choice,
     options: Vec<usize>,
     chosen: usize,
+    /// The threads asleep when the choice was made (see [`Tree::with_sleep_sets`]; empty
+    /// otherwise).
+    asleep: Vec<usize>,
 }
 
 /// One node of the search tree: a decision, and which of its options are still to try.
@@ -65,6 +73,10 @@ struct Node {
     /// Options that must run from this node's state (all of them for plain DFS and for
     /// values).
     backtrack: Vec<usize>,
+    /// The threads asleep on arrival at this node (sleep sets, `dpor` only): every execution
+    /// that starts here with one of them is equivalent to one already explored, so none is
+    /// tried.
+    sleep: Vec<usize>,
 }
 
 /// The search tree of a stateless depth-first search.
@@ -79,6 +91,10 @@ pub(super) struct Tree {
     executions: u64,
     /// Draws wider than [`VALUE_CAP`] met so far: their values were sampled, not enumerated.
     wide_draws: u64,
+    /// Whether executions keep sleep sets (Godefroid, 1996): `dpor` does, `dfs` does not.
+    sleep_sets: bool,
+    /// Executions ended early because every thread they could run was asleep.
+    sleep_blocked: u64,
 }
 
 /// What one execution reports: every decision, in order, and for every step the threads whose
@@ -113,12 +129,40 @@ impl Steps {
 }
 
 impl Tree {
+    /// A tree whose executions keep sleep sets: a thread whose step from a node has been
+    /// explored sleeps in the node's later subtrees until a step dependent on it (`hb.rs`,
+    /// [`may_depend`]) runs, and is not scheduled while asleep; an execution in which every
+    /// thread that could run is asleep is redundant and ends there.
+    pub(super) fn with_sleep_sets() -> Tree {
+        Tree {
+            sleep_sets: true,
+            ..Tree::default()
+        }
+    }
+
     /// The schedule of the next execution, or `None` when the search is over.
     pub(super) fn plan(&mut self) -> Option<Box<dyn Schedule + Send>> {
         if self.finished {
             return None;
         }
         self.executions += 1;
+        let sleep = self.sleep_sets.then(|| match self.prefix.checked_sub(1) {
+            // The options explored before the one now chosen join the node's sleepers.
+            Some(last) => {
+                let node = &self.nodes[last];
+                let mut sleep = node.sleep.clone();
+                if node.decision.choice == Choice::Thread {
+                    sleep.extend(
+                        node.done
+                            .iter()
+                            .copied()
+                            .filter(|&t| t != node.decision.chosen && !node.sleep.contains(&t)),
+                    );
+                }
+                sleep
+            }
+            None => Vec::new(),
+        });
         Some(Box::new(PrefixSchedule {
             prefix: self.nodes[..self.prefix]
                 .iter()
@@ -127,6 +171,7 @@ impl Tree {
             steps: Steps::default(),
             rule: YieldRule::default(),
             yielded: false,
+            sleep,
         }))
     }
 
@@ -161,25 +206,81 @@ impl Tree {
             self.nodes.push(Node {
                 backtrack,
                 done: vec![decision.chosen],
+                sleep: decision.asleep.clone(),
                 decision: decision.clone(),
             });
+        }
+        if outcome.abandoned && self.sleep_sets {
+            self.sleep_blocked += 1;
         }
         first_new
     }
 
-    /// Requires `thread` to run from the state before step `step`; when it could not run there
-    /// (it was blocked, or the yield rule held it back), every thread that could.
-    pub(super) fn require(&mut self, step: usize, thread: usize) {
+    /// The threads that could run at step `step` (empty past the last step).
+    pub(super) fn options(&self, step: usize) -> &[usize] {
+        match self.steps.get(step) {
+            Some(&index) => &self.nodes[index].decision.options,
+            None => &[],
+        }
+    }
+
+    /// Whether every option of the node of step `step` is to run, has run or sleeps there, so
+    /// no race there can ask for more.
+    pub(super) fn saturated(&self, step: usize) -> bool {
+        let Some(&index) = self.steps.get(step) else {
+            return true;
+        };
+        let node = &self.nodes[index];
+        node.decision
+            .options
+            .iter()
+            .all(|t| node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t))
+    }
+
+    /// Whether the node of step `step` still needs a thread from `initials` to run from the
+    /// state before that step: none of them is to run there, has run there or sleeps there.
+    pub(super) fn needs_one_of(&self, step: usize, initials: &[usize]) -> bool {
+        let Some(&index) = self.steps.get(step) else {
+            return false;
+        };
+        let node = &self.nodes[index];
+        !initials
+            .iter()
+            .any(|t| node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t))
+    }
+
+    /// Requires one thread of `initials` to run from the state before step `step`: `preferred`
+    /// when it is among them and could run there, otherwise the lowest-numbered one that
+    /// could; when none could (a race the dependence relation did not order), every thread
+    /// that could and is not asleep.
+    pub(super) fn require_one_of(&mut self, step: usize, initials: &[usize], preferred: usize) {
         let Some(&index) = self.steps.get(step) else {
             return;
         };
         let node = &mut self.nodes[index];
-        if node.decision.options.contains(&thread) {
-            if !node.backtrack.contains(&thread) {
-                node.backtrack.push(thread);
-            }
+        let options = &node.decision.options;
+        let chosen = if initials.contains(&preferred) && options.contains(&preferred) {
+            Some(preferred)
         } else {
-            node.backtrack = node.decision.options.clone();
+            initials
+                .iter()
+                .copied()
+                .filter(|t| options.contains(t))
+                .min()
+        };
+        match chosen {
+            Some(thread) => {
+                if !node.backtrack.contains(&thread) {
+                    node.backtrack.push(thread);
+                }
+            }
+            None => {
+                for &thread in options {
+                    if !node.backtrack.contains(&thread) && !node.sleep.contains(&thread) {
+                        node.backtrack.push(thread);
+                    }
+                }
+            }
         }
     }
 
@@ -191,6 +292,7 @@ impl Tree {
                 .iter()
                 .copied()
                 .filter(|t| !node.done.contains(t))
+                .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
                 .min();
             if let Some(option) = next {
                 node.decision.chosen = option;
@@ -206,7 +308,7 @@ impl Tree {
 
     /// The report lines both searches share.
     pub(super) fn stats(&self) -> Vec<(String, String)> {
-        vec![
+        let mut stats = vec![
             ("schedules run".to_string(), self.executions.to_string()),
             (
                 "covered".to_string(),
@@ -226,7 +328,14 @@ impl Tree {
                     "the whole search space".to_string()
                 },
             ),
-        ]
+        ];
+        if self.sleep_sets {
+            stats.push((
+                "executions ended with every thread asleep".to_string(),
+                self.sleep_blocked.to_string(),
+            ));
+        }
+        stats
     }
 
     /// The warning both searches give when they sampled wide draws instead of enumerating them.
@@ -457,6 +566,9 @@ struct PrefixSchedule {
     rule: YieldRule,
     /// The thread chosen last was about to yield.
     yielded: bool,
+    /// With sleep sets, the threads asleep at the next decision from the last one of the
+    /// prefix on (before it, the tree already knows the sleepers).
+    sleep: Option<Vec<usize>>,
 }
 
 impl PrefixSchedule {
@@ -476,11 +588,33 @@ impl Schedule for PrefixSchedule {
         self.steps
             .ended_waits
             .extend(ended.drain(..).map(|thread| (last, thread)));
+        let decision = self.steps.decisions.len();
+        let tracks_sleep = self.sleep.is_some() && decision + 1 >= self.prefix.len();
+        let asleep = match &self.sleep {
+            Some(sleep) if tracks_sleep => sleep.clone(),
+            _ => Vec::new(),
+        };
         // A prefix that no longer fits the program is followed anyway: the runtime reports
         // the divergence.
-        let chosen = self
-            .forced()
-            .unwrap_or_else(|| default_choice(view, &allowed, self.yielded));
+        let chosen = match self.forced() {
+            Some(forced) => forced,
+            None if asleep.is_empty() => default_choice(view, &allowed, self.yielded),
+            None => {
+                let awake: Vec<usize> = allowed
+                    .iter()
+                    .copied()
+                    .filter(|t| !asleep.contains(t))
+                    .collect();
+                if awake.is_empty() {
+                    // Every continuation is equivalent to one explored already.
+                    return ABANDON;
+                }
+                default_choice(view, &awake, self.yielded)
+            }
+        };
+        if let (Some(sleep), true) = (&mut self.sleep, tracks_sleep) {
+            sleep.retain(|&t| t != chosen && !may_depend(view, t, chosen));
+        }
         self.yielded = chosen < view.thread_count() && is_yield(view, chosen);
         self.rule.ran(view, chosen, &mut ended);
         let step = self.steps.thread_steps;
@@ -495,6 +629,7 @@ impl Schedule for PrefixSchedule {
             choice: Choice::Thread,
             options: allowed,
             chosen,
+            asleep,
         });
         chosen
     }
@@ -504,10 +639,15 @@ impl Schedule for PrefixSchedule {
         // A recorded option beyond this draw's options means the program diverged; the
         // runtime's nondeterminism check reports that, so any in-range value will do.
         let chosen = self.forced().filter(|&o| (o as u64) < options).unwrap_or(0);
+        let asleep = match &self.sleep {
+            Some(sleep) if self.steps.decisions.len() + 1 >= self.prefix.len() => sleep.clone(),
+            _ => Vec::new(),
+        };
         self.steps.decisions.push(Decision {
             choice: Choice::Value { bound },
             options: (0..options as usize).collect(),
             chosen,
+            asleep,
         });
         draw_value(bound, chosen as u64)
     }

@@ -1,26 +1,47 @@
-//! Dynamic partial-order reduction (Flanagan and Godefroid, POPL 2005; spec `dpor`): the
-//! reduced systematic baseline of seed 002's evaluation, and what loom does.
+//! Dynamic partial-order reduction with source sets and sleep sets (spec `dpor`): the
+//! source-DPOR algorithm of Abdulla, Aronis, Jonsson and Sagonas, *Optimal Dynamic Partial
+//! Order Reduction*, POPL 2014 (Algorithm 1), over the stateless tree of `dfs.rs`, after
+//! Flanagan and Godefroid's DPOR (POPL 2005). What loom does, with a finer dependence relation.
 //!
-//! Depth-first search over the tree of `dfs.rs`, but a node does not try every enabled
-//! thread: only those needed to reverse a race. After each execution, every new step `i` of
-//! thread `p` is checked against the earlier steps it depends on (same object, or both
-//! spawning or parking, and not both reads; see `hb.rs`): when such a step `j` of another
-//! thread does not happen before `i` (vector clocks over program order, spawn, join and the
-//! dependences themselves), the two could run in the other order, so `p` must also run from
-//! the state before `j`; if `p` could not run there, every thread that could.
+//! After each execution, every new step `i` of thread `p` is checked against the earlier steps
+//! of other threads it depends on (`hb.rs`, `dpor_conflicts`: same object and not both only
+//! reading it, a channel's message or ends, a barrier's generation, a thread's park token,
+//! a thread's last step against `JoinHandle::is_finished` about it, spawning; `reads_only`
+//! says which steps only read). Such a step `j` is in a race with `i`
+//! when it happens before `i` only through that dependence (vector clocks over program order,
+//! spawn, join and the dependences). For a race, the initials of `notdep(j).i` (the threads
+//! whose first step among the steps after `j` that do not happen after it, then `i`, has no
+//! predecessor there) can reverse it from the state before `j`: unless one of them already
+//! runs there, has run there or sleeps there, one of them is added there, `p` when it is one.
+//! A step that only let `i` run (the release before a blocking acquisition, the send of the
+//! message a receive took, the last sender's drop before a receive found the channel
+//! disconnected) cannot be reversed with it and is no race, nor does it hide the race with
+//! the step before it. A step that disables a thread that could run before it (a lock taken,
+//! a notification consumed) races with that thread's pending operation, which the trace may
+//! never show, so that thread runs from the state before it too.
+//!
+//! Sleep sets (Godefroid, 1996): a thread whose step from a node has been explored sleeps in
+//! the node's later subtrees until a step that may depend on its pending operation runs
+//! (`hb.rs`, `may_depend`: coarser than the trace's relation, since a pending operation shows
+//! less), is not scheduled while asleep, and an execution in which every thread that could run sleeps is
+//! redundant: its schedule abandons it (the report counts these). Wakeup trees, the other half
+//! of optimal DPOR, are left out: an execution may end with every thread asleep, so the search
+//! is not optimal in general; on the programs of the tests (store buffering, writers, locked
+//! counters, barriers, channels with several senders, self-waking tasks) it runs exactly one
+//! execution per Mazurkiewicz trace.
 //!
 //! The yield rule of `dfs.rs` (a thread that yields waits until every other thread that could
 //! run has taken a step) enters the search in three places. A thread the rule holds back is
-//! treated like a disabled one: a race that needs it where it could not run asks for every
-//! thread that could. A yield of thread `t` and a step of another thread `u` are dependent
-//! (which of `u`'s steps ends `t`'s wait depends on their order), modelled as a pseudo-object
-//! per pair of threads that `t`'s yields and all of `u`'s steps write. And the step that ends a
-//! wait happens before the waiting thread's next step, since that step could not run earlier.
-//! Spin-waits cost more executions than programs without yields (each yield is ordered against
-//! the other threads' steps), but their search is finite.
+//! treated like a disabled one. A yield of thread `t` and a step of another thread `u` are
+//! dependent (which of `u`'s steps ends `t`'s wait depends on their order), modelled as a
+//! pseudo-object per pair of threads that `t`'s yields and all of `u`'s steps write; for sleep
+//! sets a yield may depend on every step. And the step that ends a wait happens before the
+//! waiting thread's next step, since that step could not run earlier. Spin-waits cost more
+//! executions than programs without yields (each yield is ordered against the other threads'
+//! adjacent steps), but their search is finite.
 //!
 //! `interleave::rand` draws are value nodes of the tree (see `dfs.rs`): every value is tried,
-//! whatever the races.
+//! whatever the races; sleep sets pass through them unchanged.
 //!
 //! Guarantee: when it finishes, at least one schedule of every class of schedules that the
 //! yield rule allows, equivalent up to the order of independent steps, has run, for every value
@@ -31,20 +52,29 @@
 use rustc_hash::FxHashMap;
 
 use super::dfs::{Steps, Tree};
-use super::hb::{conflicts, Conflict};
-use super::{Access, OpKind, Outcome, Schedule, Strategy, TraceTarget};
+use super::hb::{dpor_conflicts, reads_only, Conflict};
+use super::{ChannelStep, OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceTarget};
 
 /// Dynamic partial-order reduction (spec `dpor`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Dpor {
     tree: Tree,
     races: u64,
 }
 
+impl Default for Dpor {
+    fn default() -> Dpor {
+        Dpor::new()
+    }
+}
+
 impl Dpor {
     /// A search from the first schedule.
     pub fn new() -> Dpor {
-        Dpor::default()
+        Dpor {
+            tree: Tree::with_sleep_sets(),
+            races: 0,
+        }
     }
 
     /// Finds the races of the new steps of the execution just observed (from `first_new`)
@@ -71,6 +101,14 @@ impl Dpor {
         // Whether a yield has been seen: before the first, there is nothing to add.
         let mut any_yield = false;
         let mut dependences = Vec::new();
+        // Each thread's last step in the trace.
+        let mut final_steps = vec![usize::MAX; n];
+        for (i, event) in trace.iter().enumerate() {
+            if let Some(slot) = final_steps.get_mut(event.thread) {
+                *slot = i;
+            }
+        }
+        let mut before = Vec::with_capacity(n);
         for (i, event) in trace.iter().enumerate() {
             let p = event.thread;
             let clock = p * n..(p + 1) * n;
@@ -86,13 +124,22 @@ impl Dpor {
                 }
                 _ => {}
             }
-            // A release counts as a read of its lock: it is ordered after its own acquisition
-            // anyway, and the next acquisition by another thread then races with that
-            // acquisition, the step whose reversal gives the other critical-section order.
-            let read = event.kind.access() == Access::Read
-                || matches!(event.kind, OpKind::Unlock | OpKind::RwUnlock);
+            let read = reads_only(event.kind);
             dependences.clear();
-            for (conflict, writes) in conflicts(event, !read).into_iter().flatten() {
+            // A thread's last step finishes it, which `JoinHandle::is_finished` asks about.
+            let finishes = (final_steps[p] == i).then_some((Conflict::Finished(p), true));
+            let asks = match (event.kind, event.target) {
+                (OpKind::Poll, Some(TraceTarget::Thread(t))) => {
+                    Some((Conflict::Finished(t), false))
+                }
+                _ => None,
+            };
+            let all_conflicts = dpor_conflicts(event, !read)
+                .into_iter()
+                .flatten()
+                .chain(finishes)
+                .chain(asks);
+            for (conflict, writes) in all_conflicts {
                 let (last_write, reads) = accesses.entry(conflict).or_default();
                 dependences.extend(last_write.iter().copied());
                 if !writes {
@@ -116,19 +163,34 @@ impl Dpor {
                 }
             }
             dependences.retain(|&j| trace[j].thread != p);
-            if i >= first_new {
-                for &j in &dependences {
-                    if !leq(&step_clocks[j * n..(j + 1) * n], &clocks[clock.clone()]) {
-                        self.races += 1;
-                        self.tree.require(j, p);
-                    }
-                }
-            }
+            dependences.sort_unstable();
+            dependences.dedup();
+            // The thread's clock before this step's own dependences: what happens before it
+            // other than through them.
+            before.clear();
+            before.extend_from_slice(&clocks[clock.clone()]);
             for &j in &dependences {
                 join(&mut clocks[clock.clone()], &step_clocks[j * n..(j + 1) * n]);
             }
             clocks[p * n + p] += 1;
-            step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock]);
+            step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock.clone()]);
+            if i >= first_new {
+                let timed_out = steps.is_some_and(|s| s.is_timeout(i));
+                let enables = |k: usize| enables(&trace[k], event, timed_out);
+                for &j in dependences.iter().filter(|&&j| !enables(j)) {
+                    let (thread, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
+                    // A race: `j` happens before this step only through their dependence, not
+                    // through the thread's earlier steps or another dependence of this step.
+                    let ordered_otherwise = before[thread] >= local
+                        || dependences.iter().any(|&k| {
+                            k != j && !enables(k) && step_clocks[k * n + thread] >= local
+                        });
+                    if !ordered_otherwise {
+                        self.races += 1;
+                        self.reverse(trace, &step_clocks, n, j, i);
+                    }
+                }
+            }
             last_step[p] = Some(i);
             if yields {
                 last_yield[p] = Some(i);
@@ -147,6 +209,96 @@ impl Dpor {
                 }
             }
         }
+        // A step that disables another thread's pending operation (a lock taken, a condition
+        // variable's notification consumed, a `Once` entered) is in a race with it that the
+        // trace may never show: the disabled operation runs later, if at all, after other
+        // steps that hide the race. So that thread must also run from the state before it.
+        let last = trace.len().saturating_sub(1);
+        for (i, event) in trace.iter().enumerate().take(last).skip(first_new) {
+            let (now, next) = (self.tree.options(i), self.tree.options(i + 1));
+            let disabled: Vec<usize> = now
+                .iter()
+                .copied()
+                .filter(|&t| t != event.thread && !next.contains(&t))
+                .collect();
+            for thread in disabled {
+                if self.tree.needs_one_of(i, &[thread]) {
+                    self.tree.require_one_of(i, &[thread], thread);
+                }
+            }
+        }
+    }
+}
+
+impl Dpor {
+    /// Makes sure the race of step `j` with the later step `i` is reversed: some thread that
+    /// can start the rest of the execution with `j` moved after `i` (an initial of
+    /// `notdep(j).i`, the steps after `j` that do not happen after it, then `i`; Abdulla et
+    /// al., Algorithm 1) runs from the state before `j`, unless one already has, will, or
+    /// sleeps there. The thread of `i` is preferred.
+    fn reverse(&mut self, trace: &[TraceEvent], step_clocks: &[u32], n: usize, j: usize, i: usize) {
+        let (racer, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
+        if self.tree.saturated(j) {
+            return;
+        }
+        // Each thread's own clock entry at its first step in `notdep(j).i`, and the threads
+        // whose first step there has no predecessor there.
+        let mut first: Vec<Option<u32>> = vec![None; n];
+        let mut initials = Vec::new();
+        for k in j + 1..=i {
+            let q = trace[k].thread;
+            let clock = &step_clocks[k * n..(k + 1) * n];
+            if first[q].is_some() || (k < i && clock[racer] >= local) {
+                continue;
+            }
+            let preceded = (0..n).any(|r| first[r].is_some_and(|f| clock[r] >= f));
+            first[q] = Some(clock[q]);
+            if !preceded {
+                initials.push(q);
+            }
+        }
+        if self.tree.needs_one_of(j, &initials) {
+            self.tree.require_one_of(j, &initials, trace[i].thread);
+        }
+    }
+}
+
+/// Whether step `earlier` is a dependence of the later step `later` only because it let
+/// `later` run, so the two cannot be reversed and `earlier` must not hide the race of `later`
+/// with the step before it: a release of a lock (or the end of a `Once` initialiser) before a
+/// blocking acquisition, which races with the acquisition that release ended; the send of the
+/// message a receive took; a receive before a send on a bounded channel (it may have made the
+/// room the send waited for, and otherwise the two commute: the receive takes an older
+/// message); a sender's drop before a receive that found the channel disconnected
+/// (`timed_out`: the receive ended by its timeout instead, which a drop does not cause).
+fn enables(earlier: &TraceEvent, later: &TraceEvent, timed_out: bool) -> bool {
+    match (later.kind, later.target) {
+        (
+            OpKind::Lock | OpKind::ReadLock | OpKind::WriteLock | OpKind::Wake | OpKind::OnceEnter,
+            _,
+        ) => {
+            matches!(
+                earlier.kind,
+                OpKind::Unlock | OpKind::RwUnlock | OpKind::OnceComplete
+            )
+        }
+        (
+            OpKind::Recv | OpKind::Poll,
+            Some(TraceTarget::Channel(ChannelStep::Received { ticket })),
+        ) => {
+            matches!(
+                earlier.target,
+                Some(TraceTarget::Channel(ChannelStep::Sent { ticket: sent, .. })) if sent == ticket
+            )
+        }
+        (_, Some(TraceTarget::Channel(ChannelStep::Sent { bounded: true, .. }))) => matches!(
+            earlier.target,
+            Some(TraceTarget::Channel(ChannelStep::Received { .. }))
+        ),
+        (OpKind::Recv, Some(TraceTarget::Channel(ChannelStep::FoundNone { .. }))) => {
+            !timed_out && earlier.target == Some(TraceTarget::Channel(ChannelStep::SenderDropped))
+        }
+        _ => false,
     }
 }
 
@@ -155,11 +307,6 @@ fn join(into: &mut [u32], from: &[u32]) {
     for (a, &b) in into.iter_mut().zip(from) {
         *a = (*a).max(b);
     }
-}
-
-/// Whether clock `a` is at or below clock `b` entry by entry.
-fn leq(a: &[u32], b: &[u32]) -> bool {
-    a.iter().zip(b).all(|(x, y)| x <= y)
 }
 
 impl Strategy for Dpor {

@@ -19,7 +19,11 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{splitmix64, Access, ObjectId, OpKind, TraceEvent, TraceTarget};
+use super::dfs::is_yield;
+use super::{
+    splitmix64, Access, ChannelStep, ObjectId, ObjectKind, OpKind, PendingOp, TraceEvent,
+    TraceTarget, View,
+};
 
 /// What a step conflicts on: an object, or the shared pseudo-object of thread management.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,6 +34,22 @@ pub(super) enum Conflict {
     /// and `SeqCst` atomic accesses read it, so a fence is dependent on every other `SeqCst`
     /// step while two `SeqCst` accesses to different objects stay independent.
     SeqCst,
+    /// One message of a channel, by ticket: its send and the receive that takes it (or finds
+    /// it missing) write it; or one generation of a barrier, which its arrivals write and its
+    /// leaves read ([`dpor_conflicts`] only).
+    Message(ObjectId, u32),
+    /// The park token of one thread: its parks and the unparks of it write it
+    /// ([`dpor_conflicts`] only; [`conflicts`] puts them on [`Conflict::Threads`]).
+    Parking(usize),
+    /// Whether a thread has finished: its last step writes it, and asking
+    /// `JoinHandle::is_finished` about it reads it (`dpor` only).
+    Finished(usize),
+    /// A channel's receiving end: every receive writes it.
+    Receiving(ObjectId),
+    /// A channel's count of senders: a sender's drop reads it (drops commute), a receive that
+    /// finds no message writes it (whether it finds the channel disconnected depends on
+    /// every drop before it).
+    Senders(ObjectId),
 }
 
 /// What `event` conflicts on, each with whether the event writes it: its object; for a woken
@@ -53,6 +73,61 @@ pub(super) fn conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, 
     }
 }
 
+/// What `event` conflicts on for `dpor`, each with whether the event writes it: as
+/// [`conflicts`], except that a channel step the runtime described (`TraceTarget::Channel`)
+/// conflicts on its message and the channel's ends only. A send writes the channel itself (the
+/// order of sends decides the tickets) and its message, and on a bounded channel the receiving
+/// end (it waited for room); a receive writes the receiving end and the message it took or
+/// found missing, and the senders' count when it found none; a sender's drop reads the
+/// senders' count. So a send and a receive of another message commute, and so do two drops.
+/// A channel step without a description writes all three, so it depends on every other step on
+/// the channel.
+pub(super) fn dpor_conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, bool)>; 3] {
+    if let (Some(barrier), Some(TraceTarget::Generation(generation))) = (event.object, event.target)
+    {
+        // An arrival writes its generation of the barrier and a leave reads it: arrivals of
+        // one generation decide the leader between them, a leave waits for its generation
+        // to fill, and steps of different generations commute.
+        return [
+            Some((Conflict::Message(barrier, generation), writes)),
+            None,
+            None,
+        ];
+    }
+    match (event.kind, event.target) {
+        (OpKind::Park, _) => return [Some((Conflict::Parking(event.thread), true)), None, None],
+        (OpKind::Unpark, Some(TraceTarget::Thread(target))) => {
+            return [Some((Conflict::Parking(target), true)), None, None]
+        }
+        _ => {}
+    }
+    let Some(channel) = event.object.filter(|o| o.kind == ObjectKind::Channel) else {
+        return conflicts(event, writes);
+    };
+    let message = |ticket| Some((Conflict::Message(channel, ticket), true));
+    let (receiving, senders) = (
+        Some((Conflict::Receiving(channel), true)),
+        Some((Conflict::Senders(channel), true)),
+    );
+    match event.target {
+        Some(TraceTarget::Channel(ChannelStep::Sent { ticket, bounded })) => [
+            Some((Conflict::Object(channel), true)),
+            message(ticket),
+            receiving.filter(|_| bounded),
+        ],
+        Some(TraceTarget::Channel(ChannelStep::Received { ticket })) => {
+            [receiving, message(ticket), None]
+        }
+        Some(TraceTarget::Channel(ChannelStep::FoundNone { ticket })) => {
+            [receiving, message(ticket), senders]
+        }
+        Some(TraceTarget::Channel(ChannelStep::SenderDropped)) => {
+            [Some((Conflict::Senders(channel), false)), None, None]
+        }
+        _ => [Some((Conflict::Object(channel), true)), receiving, senders],
+    }
+}
+
 /// What an operation of kind `kind` on `object` conflicts on, leaving out the mutex a woken
 /// waiter takes back: all a pending operation shows (`View::pending`), so what the samplers
 /// that reprioritise racing operations compare.
@@ -63,6 +138,101 @@ pub(super) fn primary_conflict(kind: OpKind, object: Option<ObjectId>) -> Option
             Some(Conflict::Threads)
         }
         (None, _) => None,
+    }
+}
+
+/// Whether a step of kind `kind` only reads what it conflicts on, for `dpor`: loads and reads;
+/// a release of a lock (it is ordered after its own acquisition anyway, and the next
+/// acquisition by another thread then races with that acquisition, the step whose reversal
+/// gives the other critical-section order), and likewise the end of a `Once` initialiser;
+/// and leaving a barrier (it waits for the barrier's generation to change, which only
+/// arrivals do, so two threads leaving commute).
+pub(super) fn reads_only(kind: OpKind) -> bool {
+    kind.access() == Access::Read
+        || matches!(
+            kind,
+            OpKind::Unlock | OpKind::RwUnlock | OpKind::OnceComplete | OpKind::BarrierLeave
+        )
+}
+
+/// Whether the pending operations of threads `a` and `b` may be dependent, for sleep sets: a
+/// relation at least as coarse as the one `dpor` computes on the trace, from what a pending
+/// operation shows. A yield (or a wait that times out) depends on every step, under the yield
+/// rule; a fence on every atomic access and fence (it may be `SeqCst`); a woken `Condvar`
+/// waiter on every mutex step and every other waking waiter (the mutex it takes back is not
+/// shown); otherwise the two share [`primary_conflict`] and do not both only read it.
+pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
+    let (Some(x), Some(y)) = (view.pending(a), view.pending(b)) else {
+        return true;
+    };
+    if is_yield(view, a) || is_yield(view, b) {
+        return true;
+    }
+    let atomic = |kind| {
+        matches!(
+            kind,
+            OpKind::Fence | OpKind::AtomicLoad | OpKind::AtomicStore | OpKind::AtomicRmw
+        )
+    };
+    if (x.kind == OpKind::Fence && atomic(y.kind)) || (y.kind == OpKind::Fence && atomic(x.kind)) {
+        return true;
+    }
+    let mutex_step = |op: &PendingOp| {
+        op.kind == OpKind::Wake || op.object.is_some_and(|o| o.kind == ObjectKind::Mutex)
+    };
+    if (x.kind == OpKind::Wake && mutex_step(&y)) || (y.kind == OpKind::Wake && mutex_step(&x)) {
+        return true;
+    }
+    // Asking whether a thread has finished depends on that thread's steps (one may be its
+    // last).
+    let asks_about = |t: usize, op: &PendingOp, other: usize| {
+        op.kind == OpKind::Poll && op.object.is_none() && view.pending_arg(t) == other as u32 + 1
+    };
+    if asks_about(a, &x, b) || asks_about(b, &y, a) {
+        return true;
+    }
+    // A park and an unpark depend on each other only through the thread parked.
+    let parked = |t: usize, op: &PendingOp| match op.kind {
+        OpKind::Park => Some(t),
+        OpKind::Unpark => Some(view.pending_arg(t) as usize),
+        _ => None,
+    };
+    if let (Some(p), Some(q)) = (parked(a, &x), parked(b, &y)) {
+        return p == q;
+    }
+    // A thread can leave a barrier only once its generation is full, so an arrival that can
+    // run at the same time belongs to a later generation.
+    if x.object == y.object
+        && matches!(
+            (x.kind, y.kind),
+            (OpKind::BarrierArrive, OpKind::BarrierLeave)
+                | (OpKind::BarrierLeave, OpKind::BarrierArrive)
+        )
+    {
+        return false;
+    }
+    // On a channel, a sender's drop or a send on an unbounded channel commutes with a receive
+    // that can run at the same time (it takes a message that is already there, while a sender
+    // is alive) and with each other, except two sends (which fix the order of messages).
+    if let (Some(channel), Some(other)) = (x.object, y.object) {
+        if channel == other && channel.kind == ObjectKind::Channel {
+            let commutes = |t: usize, op: &PendingOp| {
+                view.pending_arg(t) == crate::sync::mpsc::COMMUTES
+                    && matches!(op.kind, OpKind::Send | OpKind::Poll)
+            };
+            let receives = |op: &PendingOp| op.kind == OpKind::Recv;
+            let both_send = x.kind == OpKind::Send && y.kind == OpKind::Send;
+            return !(!both_send
+                && ((commutes(a, &x) && (commutes(b, &y) || receives(&y)))
+                    || (commutes(b, &y) && receives(&x))));
+        }
+    }
+    match (
+        primary_conflict(x.kind, x.object),
+        primary_conflict(y.kind, y.object),
+    ) {
+        (Some(c), Some(d)) => c == d && !(reads_only(x.kind) && reads_only(y.kind)),
+        _ => false,
     }
 }
 
@@ -106,6 +276,12 @@ impl HbFingerprint {
                 }
                 Conflict::Threads => u64::MAX,
                 Conflict::SeqCst => u64::MAX - 1,
+                // Only `dpor_conflicts` gives these.
+                Conflict::Message(..)
+                | Conflict::Finished(_)
+                | Conflict::Parking(_)
+                | Conflict::Receiving(_)
+                | Conflict::Senders(_) => u64::MAX - 2,
             };
             if let Some((thread, at)) = self.last_write.get(&conflict) {
                 word ^= mix(&[u64::from(*thread), u64::from(*at)]) as u64;
@@ -139,7 +315,6 @@ pub(super) fn mix(words: &[u64]) -> u128 {
 mod tests {
     use std::panic::Location;
 
-    use super::super::ObjectKind;
     use super::*;
 
     fn event(thread: usize, kind: OpKind, object: Option<ObjectId>) -> TraceEvent {

@@ -64,7 +64,7 @@ pub use crate::runtime::{PendingOp, ThreadState, UnitView, View};
 
 pub use crate::runtime::schedule::{Schedule, ABANDON};
 
-pub use crate::runtime::{TraceEvent, TraceTarget};
+pub use crate::runtime::{ChannelStep, TraceEvent, TraceTarget};
 
 /// What a strategy learns from one finished execution.
 #[derive(Clone, Copy, Debug)]

@@ -58,15 +58,19 @@ impl Barrier {
             };
             *parties = self.parties;
             *arrived += 1;
-            if *arrived >= self.parties {
+            let this_generation = *generation;
+            let leader = if *arrived >= self.parties {
                 *arrived = 0;
                 *generation += 1;
                 true
             } else {
-                ex.threads[me].barrier_generation = *generation;
+                ex.threads[me].barrier_generation = this_generation;
                 false
-            }
+            };
+            ex.describe_barrier_step(this_generation as u32);
+            (leader, this_generation)
         });
+        let (leader, generation) = leader;
         if !leader {
             runtime::switch_on(
                 &self.handle,
@@ -74,6 +78,7 @@ impl Barrier {
                 OpKind::BarrierLeave,
                 site,
             );
+            runtime::with(|ex| ex.describe_barrier_step(generation as u32));
         }
         runtime::with(|ex| ex.acquire(idx));
         BarrierWaitResult(leader)

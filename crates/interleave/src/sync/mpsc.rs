@@ -17,11 +17,17 @@ pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, 
 
 use crate::runtime::object::{ObjState, ObjectHandle};
 use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
-use crate::runtime::{self, Execution};
+use crate::runtime::{self, ChannelStep, Execution};
+
+/// The argument of a pending send on an unbounded channel and of a pending sender's drop: a
+/// step that commutes with a receive the receiver can take at the same time (see
+/// `strategy::hb::may_depend`), and with other such steps.
+pub(crate) const COMMUTES: u32 = 1;
 
 struct Channel<T> {
     handle: ObjectHandle,
     queue: UnsafeCell<VecDeque<T>>,
+    unbounded: bool,
 }
 
 // SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
@@ -34,6 +40,7 @@ impl<T> Channel<T> {
         let channel = Arc::new(Channel {
             handle: ObjectHandle::new(site),
             queue: UnsafeCell::new(VecDeque::new()),
+            unbounded: capacity.is_none(),
         });
         runtime::with(|ex| {
             let idx = ex.object(&channel.handle, ObjectKind::Channel);
@@ -51,10 +58,15 @@ impl<T> Channel<T> {
     }
 
     fn schedule(&self, kind: OpKind, timed: bool, site: Site) -> ObjIdx {
+        self.schedule_with(kind, 0, timed, site)
+    }
+
+    /// Schedules a step whose pending operation carries `arg` ([`COMMUTES`] or 0).
+    fn schedule_with(&self, kind: OpKind, arg: u32, timed: bool, site: Site) -> ObjIdx {
         runtime::switch_on(
             &self.handle,
             ObjectKind::Channel,
-            |idx| Op::with(kind, idx, 0, timed),
+            |idx| Op::with(kind, idx, arg, timed),
             site,
         )
         .index()
@@ -72,6 +84,7 @@ impl<T> Channel<T> {
             len,
             receiver_alive,
             sent,
+            capacity,
             ..
         } = &mut ex.objects[idx as usize].state
         else {
@@ -83,8 +96,16 @@ impl<T> Channel<T> {
         *len += 1;
         *sent += 1;
         let ticket = *sent;
+        // A rendezvous send waits for its receiver too: its steps keep the coarse relation.
+        let described = (*capacity != Some(0)).then_some(ChannelStep::Sent {
+            ticket: ticket as u32,
+            bounded: capacity.is_some(),
+        });
         self.queue().push_back(value);
         ex.release(idx);
+        if let Some(step) = described {
+            ex.describe_channel_step(step);
+        }
         Ok(ticket)
     }
 
@@ -99,19 +120,26 @@ impl<T> Channel<T> {
         else {
             unreachable!("a channel handle points at another kind of object");
         };
+        let ticket = (*received + 1) as u32;
         match self.queue().pop_front() {
             Some(value) => {
                 *len -= 1;
                 *received += 1;
                 ex.acquire(idx);
+                ex.describe_channel_step(ChannelStep::Received { ticket });
                 Ok(value)
             }
-            None => Err(*senders == 0),
+            None => {
+                let disconnected = *senders == 0;
+                ex.describe_channel_step(ChannelStep::FoundNone { ticket });
+                Err(disconnected)
+            }
         }
     }
 
     fn send_blocking(&self, value: T, site: Site) -> Result<(), SendError<T>> {
-        let idx = self.schedule(OpKind::Send, false, site);
+        let commutes = if self.unbounded { COMMUTES } else { 0 };
+        let idx = self.schedule_with(OpKind::Send, commutes, false, site);
         let pushed = runtime::with(|ex| {
             let rendezvous = matches!(
                 ex.objects[idx as usize].state,
@@ -149,7 +177,8 @@ impl<T> Channel<T> {
         if !runtime::in_execution() {
             return;
         }
-        let idx = self.schedule(OpKind::Poll, false, self.handle.site());
+        let commutes = if sender { COMMUTES } else { 0 };
+        let idx = self.schedule_with(OpKind::Poll, commutes, false, self.handle.site());
         runtime::with(|ex| {
             if let ObjState::Channel {
                 senders,
@@ -162,6 +191,9 @@ impl<T> Channel<T> {
                 } else {
                     *receiver_alive = false;
                 }
+            }
+            if sender {
+                ex.describe_channel_step(ChannelStep::SenderDropped);
             }
             ex.release(idx);
         });

@@ -6,6 +6,7 @@ mod helpers;
 mod atom_fuzzer;
 mod atomic_sets;
 mod deadlock_prediction;
+mod exhaustion;
 mod partial_order_sampling;
 mod portfolio;
 mod race_fuzzer;

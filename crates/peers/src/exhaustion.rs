@@ -1,0 +1,339 @@
+//! Executions to exhaust: how many executions interleave's `dpor` and loom's model checker
+//! each need to explore the whole search space of the same loom-style programs.
+//!
+//! The programs are written once, in the `exhaustible!` macro, and instantiated against
+//! `interleave` and `loom`, so both tools run the same source: two to four threads with
+//! spin-waits, a spin lock, channels, a barrier built from a mutex and a condition variable
+//! (loom 0.7 has no `Barrier`), and lock-protected counters. Both explore under their weak
+//! memory models (loom's C11 model, interleave's default), unbounded.
+//!
+//! | tool | how |
+//! |---|---|
+//! | interleave `dpor` | `Builder::new().ignore_environment().strategy("dpor").executions(LIMIT).workers(1).explore(f)`; the report must say it covered the whole search space |
+//! | loom | `loom::model::Builder::new()` with no preemption bound, `check(f)`; executions are counted by a static counter inside the model closure |
+//!
+//! Each tool runs every program to the end of its search (up to [`LIMIT`] executions for
+//! interleave; loom has no such cap here, so every program is small enough for it to finish),
+//! and the table prints both counts and whether `dpor` needed no more than loom.
+
+use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+use std::time::Instant;
+
+/// The execution budget of interleave's search: far more than any program here needs.
+pub const LIMIT: u64 = 1_000_000;
+
+/// Writes the programs once against the std-shaped API of the runtime crate `$rt`.
+#[macro_export]
+macro_rules! exhaustible {
+    ($module:ident, $rt:ident) => {
+        /// The exhaustion programs instantiated for one tool.
+        pub mod $module {
+            use ::$rt::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+            use ::$rt::sync::mpsc;
+            use ::$rt::sync::{Arc, Condvar, Mutex};
+            use ::$rt::thread;
+
+            /// Spins until `flag` is set, yielding between tries.
+            fn spin_until(flag: &AtomicBool) {
+                while !flag.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+            }
+
+            /// `spinners` threads (the main thread among them) spin on a flag that one more
+            /// thread raises after publishing a value; each spinner then reads the value.
+            fn spin_wait(spinners: usize) {
+                let ready = Arc::new(AtomicBool::new(false));
+                let data = Arc::new(AtomicUsize::new(0));
+                let mut handles: Vec<_> = (1..spinners)
+                    .map(|_| {
+                        let (ready, data) = (ready.clone(), data.clone());
+                        thread::spawn(move || {
+                            spin_until(&ready);
+                            assert_eq!(data.load(Ordering::Relaxed), 1);
+                        })
+                    })
+                    .collect();
+                handles.push({
+                    let (ready, data) = (ready.clone(), data.clone());
+                    thread::spawn(move || {
+                        data.store(1, Ordering::Relaxed);
+                        ready.store(true, Ordering::Release);
+                    })
+                });
+                spin_until(&ready);
+                assert_eq!(data.load(Ordering::Relaxed), 1);
+                for handle in handles {
+                    handle.join().unwrap();
+                }
+            }
+
+            /// A flag raised by one thread, spun on by the main thread: 2 threads.
+            pub fn spin_wait_2() {
+                spin_wait(1);
+            }
+
+            /// The same with two spinners: 3 threads.
+            pub fn spin_wait_3() {
+                spin_wait(2);
+            }
+
+            /// Two threads take a test-and-set spin lock (yielding while it is taken) to add
+            /// to a counter.
+            pub fn spin_lock() {
+                let locked = Arc::new(AtomicBool::new(false));
+                let count = Arc::new(AtomicUsize::new(0));
+                let add = |locked: &AtomicBool, count: &AtomicUsize| {
+                    while locked.swap(true, Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                    count.fetch_add(1, Ordering::Relaxed);
+                    locked.store(false, Ordering::Release);
+                };
+                let worker = {
+                    let (locked, count) = (locked.clone(), count.clone());
+                    thread::spawn(move || add(&locked, &count))
+                };
+                add(&locked, &count);
+                worker.join().unwrap();
+                assert_eq!(count.load(Ordering::Relaxed), 2);
+            }
+
+            /// `senders` threads each send `messages` numbers to the main thread, which
+            /// receives them all.
+            fn channel(senders: usize, messages: usize) {
+                let (tx, rx) = mpsc::channel();
+                let handles: Vec<_> = (0..senders)
+                    .map(|s| {
+                        let tx = tx.clone();
+                        thread::spawn(move || {
+                            for m in 0..messages {
+                                tx.send(s * messages + m).unwrap();
+                            }
+                        })
+                    })
+                    .collect();
+                let mut sum = 0;
+                for _ in 0..senders * messages {
+                    sum += rx.recv().unwrap();
+                }
+                let n = senders * messages;
+                assert_eq!(sum, n * (n - 1) / 2);
+                for handle in handles {
+                    handle.join().unwrap();
+                }
+            }
+
+            /// Three senders, one message each: 4 threads.
+            pub fn channel_3_senders() {
+                channel(3, 1);
+            }
+
+            /// Two senders, two messages each: 3 threads.
+            pub fn channel_2_senders_2_messages() {
+                channel(2, 2);
+            }
+
+            /// A barrier of `parties` threads (the main thread among them) built from a mutex
+            /// and a condition variable, passed `rounds` times; each thread counts its passes.
+            fn condvar_barrier(parties: usize, rounds: usize) {
+                // (arrived in this generation, generation)
+                let state = Arc::new((Mutex::new((0usize, 0usize)), Condvar::new()));
+                let passes = Arc::new(AtomicUsize::new(0));
+                let wait = move |state: &(Mutex<(usize, usize)>, Condvar)| {
+                    let (lock, all_arrived) = state;
+                    let mut guard = lock.lock().unwrap();
+                    let generation = guard.1;
+                    guard.0 += 1;
+                    if guard.0 == parties {
+                        guard.0 = 0;
+                        guard.1 += 1;
+                        all_arrived.notify_all();
+                    } else {
+                        while guard.1 == generation {
+                            guard = all_arrived.wait(guard).unwrap();
+                        }
+                    }
+                };
+                let handles: Vec<_> = (1..parties)
+                    .map(|_| {
+                        let (state, passes) = (state.clone(), passes.clone());
+                        thread::spawn(move || {
+                            for _ in 0..rounds {
+                                wait(&state);
+                                passes.fetch_add(1, Ordering::Relaxed);
+                            }
+                        })
+                    })
+                    .collect();
+                for _ in 0..rounds {
+                    wait(&state);
+                    passes.fetch_add(1, Ordering::Relaxed);
+                }
+                for handle in handles {
+                    handle.join().unwrap();
+                }
+                assert_eq!(passes.load(Ordering::Relaxed), parties * rounds);
+            }
+
+            /// A mutex-and-condvar barrier of 2 threads, passed twice.
+            pub fn barrier_2_twice() {
+                condvar_barrier(2, 2);
+            }
+
+            /// A mutex-and-condvar barrier of 3 threads, passed once.
+            pub fn barrier_3() {
+                condvar_barrier(3, 1);
+            }
+
+            /// `threads` threads each add to a counter under one mutex.
+            fn mutex_counter(threads: usize) {
+                let counter = Arc::new(Mutex::new(0));
+                let handles: Vec<_> = (0..threads)
+                    .map(|_| {
+                        let counter = counter.clone();
+                        thread::spawn(move || *counter.lock().unwrap() += 1)
+                    })
+                    .collect();
+                for handle in handles {
+                    handle.join().unwrap();
+                }
+                assert_eq!(*counter.lock().unwrap(), threads);
+            }
+
+            /// Three threads increment a mutex-protected counter: 4 threads.
+            pub fn mutex_counter_3() {
+                mutex_counter(3);
+            }
+
+            /// Two threads each increment an atomic twice and read it.
+            pub fn atomic_counter() {
+                let counter = Arc::new(AtomicUsize::new(0));
+                let handles: Vec<_> = (0..2)
+                    .map(|_| {
+                        let counter = counter.clone();
+                        thread::spawn(move || {
+                            counter.fetch_add(1, Ordering::AcqRel);
+                            counter.fetch_add(1, Ordering::AcqRel);
+                            counter.load(Ordering::Acquire)
+                        })
+                    })
+                    .collect();
+                for handle in handles {
+                    assert!(handle.join().unwrap() >= 2);
+                }
+                assert_eq!(counter.load(Ordering::Acquire), 4);
+            }
+        }
+    };
+}
+
+exhaustible!(on_interleave, interleave);
+exhaustible!(on_loom, loom);
+
+/// One program, as its two instantiations.
+pub struct Program {
+    /// Short name.
+    pub name: &'static str,
+    /// The interleave instantiation.
+    pub interleave: fn(),
+    /// The loom instantiation.
+    pub loom: fn(),
+}
+
+/// The programs of the table.
+pub fn all_programs() -> Vec<Program> {
+    macro_rules! program {
+        ($name:literal, $f:ident) => {
+            Program {
+                name: $name,
+                interleave: on_interleave::$f,
+                loom: on_loom::$f,
+            }
+        };
+    }
+    vec![
+        program!("spin-wait, 2 threads", spin_wait_2),
+        program!("spin-wait, 3 threads", spin_wait_3),
+        program!("spin lock, 2 threads", spin_lock),
+        program!("channel, 3 senders", channel_3_senders),
+        program!("channel, 2 senders x 2", channel_2_senders_2_messages),
+        program!("condvar barrier, 2 x 2", barrier_2_twice),
+        program!("condvar barrier, 3", barrier_3),
+        program!("mutex counter, 3 threads", mutex_counter_3),
+        program!("atomic counter, 2 x 2", atomic_counter),
+    ]
+}
+
+/// What exhausting one program under interleave's `dpor` took: executions, and whether the
+/// report said the whole search space was covered.
+pub fn dpor_executions(f: fn()) -> (u64, bool) {
+    let report = interleave::Builder::new()
+        .ignore_environment()
+        .strategy("dpor".parse().expect("dpor is a strategy"))
+        .executions(LIMIT)
+        .workers(1)
+        .explore(f)
+        .unwrap_or_else(|e| panic!("interleave dpor: {e}"));
+    if let Some(failure) = report.failures.first() {
+        panic!("interleave dpor found a failure in a correct program:\n{failure}");
+    }
+    let exhausted = report.stat("covered") == Some("the whole search space");
+    (report.executions, exhausted)
+}
+
+static LOOM_EXECUTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many executions loom's model checker runs to exhaust `f`, unbounded, or `Err` with how
+/// many it ran before it gave up (it panics when an execution exceeds its maximum number of
+/// branches, as spin loops of three threads do).
+pub fn loom_executions(f: fn()) -> Result<u64, u64> {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = None;
+    builder.max_permutations = None;
+    builder.max_duration = None;
+    builder.checkpoint_file = None;
+    LOOM_EXECUTIONS.store(0, StdOrdering::SeqCst);
+    let finished = std::panic::catch_unwind(|| {
+        builder.check(move || {
+            LOOM_EXECUTIONS.fetch_add(1, StdOrdering::Relaxed);
+            f()
+        })
+    });
+    let executions = LOOM_EXECUTIONS.load(StdOrdering::SeqCst);
+    finished.map(|()| executions).map_err(|_| executions)
+}
+
+/// Prints the table: every program's executions to exhaust under `dpor` and loom.
+pub fn run() {
+    let start = Instant::now();
+    println!(
+        "executions to exhaust: interleave dpor vs loom {} (unbounded, weak memory models)",
+        crate::throughput::LOOM_VERSION
+    );
+    println!(
+        "  {:<26} {:>12} {:>16} {:>8}",
+        "program", "dpor", "loom", "dpor<=loom"
+    );
+    for program in all_programs() {
+        let (dpor, exhausted) = dpor_executions(program.interleave);
+        let loom = loom_executions(program.loom);
+        let dpor_text = if exhausted {
+            dpor.to_string()
+        } else {
+            format!(">{dpor}")
+        };
+        let (loom_text, at_most_loom) = match loom {
+            Ok(loom) => (loom.to_string(), exhausted && dpor <= loom),
+            Err(ran) => (format!("gave up ({ran})"), exhausted),
+        };
+        println!(
+            "  {:<26} {:>12} {:>16} {:>8}",
+            program.name,
+            dpor_text,
+            loom_text,
+            if at_most_loom { "yes" } else { "no" }
+        );
+    }
+    println!("  ({:.1}s)", start.elapsed().as_secs_f64());
+}
