@@ -26,10 +26,12 @@
 //! | [`seed001`] | Cai, Yang: radius-aware probabilistic testing of deadlocks | d1, JDBC-like d2, HawkNL-, SQLite- and MySQL-like deadlocks, dining philosophers |
 //! | [`seed002`] | Chen: value schedules (thesis) | Fig 1.1 (division by zero), Fig 5.1 (two accounts) |
 //! | [`suite::seed002_kernel`] | the same thesis, Table 3.2 | the kernel programs (twostage ... nestedmonitor) |
+//! | [`suite::seed002_scaled`] | the same kernels as SCTBench scales them (Thomson, Donaldson, Betts, PPoPP 2014) | twostage, wronglock and reorder with 10, 20, 50 and 100 threads |
 //! | [`suite::seed002_apps`] | the same thesis, Table 3.2 | the real and benchmark programs (alarmclock ... account-subtype; daisy omitted) |
 //! | [`seed003`] | Lai, Cheung, Chan: atomic-set serializability | `Account`, StringBuffer append/getChars, Jigsaw raw/rlen |
 //! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash`, a precision program (`local-branches`) and a long-running one (`long-run`, Table 2 analogue) |
 //! | [`suite::memory_order`] | issue 20: memory-ordering bugs | a flag-published buffer, an SPSC ring buffer, Peterson's lock, double-checked initialisation |
+//! | [`suite::lock_free`] | issue 17: lock-free code | a Treiber stack with node reuse and its ABA bug |
 //!
 //! The [`suite::memory_order`] programs are not from a paper: their bugs are atomic orderings too
 //! weak for what they publish, found only under a weak memory model
