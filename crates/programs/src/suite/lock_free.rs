@@ -168,10 +168,7 @@ impl NodeStack {
 /// counter that every successful swap increments, so thread 1's swap compares a stale version
 /// and fails, and it retries with the fresh top.
 pub fn treiber_aba(variant: Variant) {
-    let stack = Arc::new(NodeStack::full(
-        TREIBER_NODES,
-        variant == Variant::Fixed,
-    ));
+    let stack = Arc::new(NodeStack::full(TREIBER_NODES, variant == Variant::Fixed));
     let threads: Vec<_> = (0..TREIBER_THREADS)
         .map(|_| {
             let stack = stack.clone();

@@ -90,10 +90,11 @@ struct TwoStage {
 /// and one reader, as in SCTBench's scaled versions `twostage_X` (Thomson, Donaldson, Betts,
 /// PPoPP 2014), where X counts the threads. The thesis's program is `twostage::<2>`. With more
 /// writers the reader's two critical sections must fall between the first writer's first stage
-/// and every writer's second stage: each writer that runs on past its own first stage closes
-/// the window, so the reader must come between one writer's two stages before any other writer
-/// gets there (PCT depth 2 still, but every other writer must sit below the reader, so PCT's
-/// chance shrinks with the thread count).
+/// and the first second stage of any writer: each writer that runs on past its own first stage
+/// closes the window, so the reader, started last, must come between one writer's two stages
+/// before any other writer gets there. Still one preemption (PCT depth 2), but every other
+/// writer must stay below the main thread and the reader until the reader has read, so PCT's
+/// chance per execution shrinks as writers are added.
 pub fn twostage<const THREADS: usize>(variant: Variant) {
     let s = Arc::new(TwoStage {
         data1: Mutex::new(0),
@@ -104,22 +105,22 @@ pub fn twostage<const THREADS: usize>(variant: Variant) {
         .map(|_| {
             let s = s.clone();
             thread::spawn(move || match variant {
-            Variant::Buggy => {
-                let v = {
-                    let mut d1 = s.data1.lock().unwrap(); // synchronized (data1)
+                Variant::Buggy => {
+                    let v = {
+                        let mut d1 = s.data1.lock().unwrap(); // synchronized (data1)
+                        *d1 = 1;
+                        *d1
+                    };
+                    let mut d2 = s.data2.lock().unwrap(); // synchronized (data2)
+                    *d2 = v + 1;
+                }
+                Variant::Fixed => {
+                    let mut d1 = s.data1.lock().unwrap();
                     *d1 = 1;
-                    *d1
-                };
-                let mut d2 = s.data2.lock().unwrap(); // synchronized (data2)
-                *d2 = v + 1;
-            }
-            Variant::Fixed => {
-                let mut d1 = s.data1.lock().unwrap();
-                *d1 = 1;
-                let mut d2 = s.data2.lock().unwrap();
-                *d2 = *d1 + 1;
-            }
-        })
+                    let mut d2 = s.data2.lock().unwrap();
+                    *d2 = *d1 + 1;
+                }
+            })
         })
         .collect();
     let reader = {
@@ -515,13 +516,16 @@ struct Reorder {
 /// PPoPP 2014; CHESS's `reorder` with `X - 1` setters), where X counts the threads. The thesis's
 /// program is `reorder::<2>`. Every setter writes the same two values, so the fields go from
 /// both unset, to `a` set by the first setter to write it, to both set by the first setter to
-/// write `b`, and stay there. The checker sees a mix only if it reads `a` before every setter's
-/// first write and `b` after some setter's second (it must come first, then be preempted until
-/// one setter has finished), or reads both inside the window between the first write of `a` and
-/// the first of `b` (the one setter inside it preempted, and no other setter reaching its
-/// second write before the checker's reads): PCT depth 2 still, but the other setters must all
-/// sit below the checker, so PCT's chance per execution falls with the square of the thread
-/// count, and a random walk almost never keeps every setter away.
+/// write `b`, and stay there. The checker, started last, sees a mix only if it reads `a` before
+/// every setter's write of `a` and `b` after some setter's write of `b` (every setter must wait
+/// until the checker has started and read `a`, and the checker must then be preempted until
+/// one setter has finished), or reads both inside the window between the first write of `a`
+/// and the first of `b` (the setter inside it preempted, and no other setter reaching its
+/// write of `b` before the checker's reads). Still one preemption (PCT depth 2), but PCT's
+/// priorities must hold every other setter back (below the main thread and the checker) and its
+/// change point must hit one step among a number growing with the thread count, so its chance
+/// per execution falls with the square of the thread count; a random walk almost never holds
+/// every setter back.
 pub fn reorder<const THREADS: usize>(variant: Variant) {
     let r = Arc::new(Reorder {
         a: Var::new(0),
