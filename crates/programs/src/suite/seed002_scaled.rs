@@ -10,6 +10,15 @@
 //! thread is one more that can close the window, so PCT's chance per execution falls with the
 //! thread count and a random walk stops finding the bug at all.
 //!
+//! No strategy of the library finds the bug of `seed002-reorder-50` or `seed002-reorder-100`
+//! reliably: none of `auto`, `pos`, `random`, `pct:d=3`, `pctvb` and `icb:c=2,v=1` found either
+//! in 10,000 executions with any of the seeds 0..10, nor `dpor`, `vs`, `delay:d=2`, `pct:d=2` and
+//! `tb:t=2,c=1` the 50-thread one in 10,000 executions with seed 0, and `pct:d=2` found it at
+//! execution 22,291 with seed 0 but not in 300,000 with seed 1. Their
+//! `found_by` names that best attempt; it is not the guarantee it is for every other program,
+//! and `tests/seed_examples.rs` lists them in `BEYOND_EVERY_STRATEGY` and checks only their
+//! fixed twins. They are the target for a strategy that scales with the thread count.
+//!
 //! The 50- and 100-thread programs are [`Program::long`]: thousands of steps per execution with
 //! a hundred-wide vector clock on every synchronising step make them too slow for the runs that
 //! go through the whole suite; they run when named (`interleave bench -p seed002-reorder-100`).
@@ -142,7 +151,7 @@ pub static PROGRAMS: &[Program] = &[
         "seed002-reorder-50",
         "SCTBench CS.reorder_50 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
-        finding("pos", 1000),
+        finding("pct:d=2", 300_000),
         true,
         reorder::<50>,
     ),
@@ -150,7 +159,7 @@ pub static PROGRAMS: &[Program] = &[
         "seed002-reorder-100",
         "SCTBench CS.reorder_100 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
-        finding("pos", 1000),
+        finding("pct:d=2", 300_000),
         true,
         reorder::<100>,
     ),
