@@ -162,9 +162,9 @@ impl NodeStack {
 /// lost, which the final walk reports. Three ordering constraints (thread 1's link read before
 /// thread 2's first swap, thread 2's third swap before thread 1's swap, thread 1's swap before
 /// thread 2's fourth): two preemptions, PCT depth 3, and a random walk must keep thread 1 off
-/// the processor for the eleven steps of thread 2's pops and push. Choices left open: three
-/// threads (any two can play the roles, and loom models them), two nodes per thread so that
-/// the fixed twin never finds the stack empty. Fixed twin: the top word also carries a version
+/// the processor for the ten steps from thread 2's first swap to its third. Choices left open:
+/// three threads (any two can play the roles, and loom models them), two nodes per thread so
+/// that the fixed twin never finds the stack empty. Fixed twin: the top word also carries a version
 /// counter that every successful swap increments, so thread 1's swap compares a stale version
 /// and fails, and it retries with the fresh top.
 pub fn treiber_aba(variant: Variant) {
