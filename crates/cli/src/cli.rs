@@ -341,7 +341,7 @@ fn split_specs(arguments: &[String]) -> Vec<String> {
 }
 
 fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
-    // Long programs (a million steps per execution) run only when named.
+    // Long programs (a million steps per execution, or 50 to 100 threads) run only when named.
     let programs: Vec<String> = if args.programs.is_empty() {
         interleave_programs::default_suite()
             .map(|p| p.name.to_string())

@@ -10,9 +10,9 @@
 //! program. Loom refuses programs larger than its model (more than [`loom::MAX_THREADS`]
 //! threads, or more scheduling decisions per execution than [`LOOM_MAX_BRANCHES`]); such runs
 //! are reported as unsupported, with the reason, rather than as findings. A long program
-//! (`Program::long`, a million scheduling decisions per execution) is unsupported under loom
-//! without running it, and runs under shuttle with the program's step bound instead of
-//! shuttle's default of a million steps.
+//! (`Program::long`: a million scheduling decisions per execution, or 50 to 100 threads) is
+//! unsupported under loom without running it, and runs under shuttle with the program's step
+//! bound instead of shuttle's default of a million steps.
 
 use std::cell::Cell;
 use std::fmt;
@@ -221,7 +221,7 @@ pub fn run(peer: PeerSpec, program: &str, variant: Variant, seed: u64, execution
 
 /// Why loom does not run long programs.
 pub const LOOM_LONG: &str =
-    "a long program: a million scheduling decisions per execution, beyond loom's exhaustive search";
+    "a long program (a million scheduling decisions per execution, or 50 to 100 threads), beyond loom's model";
 
 fn find(programs: &[Program], name: &str) -> Option<Program> {
     programs.iter().find(|p| p.name == name).copied()

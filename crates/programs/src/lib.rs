@@ -26,10 +26,12 @@
 //! | [`seed001`] | Cai, Yang: radius-aware probabilistic testing of deadlocks | d1, JDBC-like d2, HawkNL-, SQLite- and MySQL-like deadlocks, dining philosophers |
 //! | [`seed002`] | Chen: value schedules (thesis) | Fig 1.1 (division by zero), Fig 5.1 (two accounts) |
 //! | [`suite::seed002_kernel`] | the same thesis, Table 3.2 | the kernel programs (twostage ... nestedmonitor) |
+//! | [`suite::seed002_scaled`] | the same kernels as SCTBench scales them (Thomson, Donaldson, Betts, PPoPP 2014) | twostage, wronglock and reorder with 10, 20, 50 and 100 threads |
 //! | [`suite::seed002_apps`] | the same thesis, Table 3.2 | the real and benchmark programs (alarmclock ... account-subtype; daisy omitted) |
 //! | [`seed003`] | Lai, Cheung, Chan: atomic-set serializability | `Account`, StringBuffer append/getChars, Jigsaw raw/rlen |
 //! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash`, a precision program (`local-branches`) and a long-running one (`long-run`, Table 2 analogue) |
 //! | [`suite::memory_order`] | issue 20: memory-ordering bugs | a flag-published buffer, an SPSC ring buffer, Peterson's lock, double-checked initialisation |
+//! | [`suite::lock_free`] | issue 17: lock-free code | a Treiber stack with node reuse and its ABA bug |
 //!
 //! The [`suite::memory_order`] programs are not from a paper: their bugs are atomic orderings too
 //! weak for what they publish, found only under a weak memory model
@@ -48,9 +50,10 @@
 //! branches and the ordinary data-dependent ones near them (loop bounds and the switches
 //! between the buggy and the fixed code are left out).
 //!
-//! A program can be [`Program::long`] (about a million steps per execution; so far only
-//! `seed004-long-run`): the runs that go through the whole suite by default skip it
-//! ([`default_suite`]), and a run that names it needs the step bound [`Program::max_steps`].
+//! A program can be [`Program::long`] (about a million steps per execution, `seed004-long-run`,
+//! or 50 and 100 threads, the largest of [`suite::seed002_scaled`]): the runs that go through
+//! the whole suite by default skip it ([`default_suite`]), and a run that names it gets the step
+//! bound [`Program::max_steps`].
 
 use std::fmt;
 
@@ -160,8 +163,11 @@ pub struct Program {
     /// A strategy and execution budget that expose the bug for every seed in `0..10`; checked
     /// by `tests/seed_examples.rs`, so it is also a good first thing to try.
     pub found_by: Finding,
-    /// Whether one execution takes about a million steps or more (the long-running programs of
-    /// seed 004's Table 2 analogue). Runs that go through the whole suite by default skip long
+    /// Whether thousands of executions take too long for the runs that go through the whole
+    /// suite: one execution takes about a million steps or more (the long-running programs of
+    /// seed 004's Table 2 analogue), or the program runs 50 or 100 threads (the largest scaled
+    /// kernels of [`suite::seed002_scaled`], a few milliseconds per execution in a release build
+    /// rather than microseconds). Runs that go through the whole suite by default skip long
     /// programs (see [`default_suite`]); a run that names one gets the step bound
     /// [`LONG_MAX_STEPS`] (see [`Program::max_steps`]).
     pub long: bool,
@@ -228,8 +234,8 @@ pub const BRANCH_ANNOTATED: [&str; 9] = [
     "seed002-account-race",
 ];
 
-/// Every program, in a stable order (by seed, then by figure, then the memory-ordering
-/// programs), then the async ports; the long programs included.
+/// Every program, in a stable order (by seed, then by figure, then the memory-ordering and
+/// lock-free programs), then the async ports; the long programs included.
 pub fn all() -> &'static [Program] {
     static ALL: OnceLock<Vec<Program>> = OnceLock::new();
     ALL.get_or_init(|| [suite::programs(), async_suite::PROGRAMS.to_vec()].concat())
@@ -237,9 +243,10 @@ pub fn all() -> &'static [Program] {
 
 /// The programs that runs over the whole suite go through by default: [`all()`] without the
 /// [`Program::long`] ones, whose executions take a quarter of a second each (in a release
-/// build) rather than microseconds. The per-seed tests, `interleave bench` without `-p`, the
-/// atomic-set table's whole-suite line and the peers' fixed-twin test enumerate these; a long
-/// program runs when it is named (`interleave bench -p seed004-long-run`) and in its own test.
+/// build) rather than microseconds, or a few milliseconds for the 50- and 100-thread ones.
+/// The per-seed tests, `interleave bench` without `-p`, the atomic-set table's whole-suite line
+/// and the peers' fixed-twin test enumerate these; a long program runs when it is named
+/// (`interleave bench -p seed004-long-run`) and in its own test.
 pub fn default_suite() -> impl Iterator<Item = &'static Program> {
     all().iter().filter(|p| !p.long)
 }

@@ -21,6 +21,7 @@
 
 use super::{rt, BugKind, Finding, Program, Variant};
 
+pub mod lock_free;
 pub mod memory_order;
 pub mod seed000;
 pub mod seed000_contest;
@@ -28,11 +29,13 @@ pub mod seed001;
 pub mod seed002;
 pub mod seed002_apps;
 pub mod seed002_kernel;
+pub mod seed002_scaled;
 pub mod seed003;
 pub mod seed004;
 mod util;
 
-/// Every program, by seed and then in the order of its paper, then the memory-ordering programs.
+/// Every program, by seed and then in the order of its paper (seed 002's kernel programs
+/// followed by their scaled versions), then the memory-ordering and lock-free programs.
 pub fn programs() -> Vec<Program> {
     [
         seed000::PROGRAMS,
@@ -40,10 +43,12 @@ pub fn programs() -> Vec<Program> {
         seed001::PROGRAMS,
         seed002::PROGRAMS,
         seed002_kernel::PROGRAMS,
+        seed002_scaled::PROGRAMS,
         seed002_apps::PROGRAMS,
         seed003::PROGRAMS,
         seed004::PROGRAMS,
         memory_order::PROGRAMS,
+        lock_free::PROGRAMS,
     ]
     .concat()
 }

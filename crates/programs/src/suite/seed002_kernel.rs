@@ -85,32 +85,44 @@ struct TwoStage {
 /// failed check is an assertion (bug kind `Assertion`). Fixed twin: both threads hold `data1`'s
 /// monitor across both stages (nesting `data2`'s inside it, in the same order in both
 /// threads), so each two-stage access is atomic.
-pub fn twostage(variant: Variant) {
+///
+/// `THREADS` is the number of threads the program spawns: `THREADS - 1` writers, started first,
+/// and one reader, as in SCTBench's scaled versions `twostage_X` (Thomson, Donaldson, Betts,
+/// PPoPP 2014), where X counts the threads. The thesis's program is `twostage::<2>`. With more
+/// writers the reader's two critical sections must fall between the first writer's first stage
+/// and the first second stage of any writer: each writer that runs on past its own first stage
+/// closes the window, so the reader, started last, must come between one writer's two stages
+/// before any other writer gets there. Still one preemption (PCT depth 2), but every other
+/// writer must stay below the main thread and the reader until the reader has read, so PCT's
+/// chance per execution shrinks as writers are added.
+pub fn twostage<const THREADS: usize>(variant: Variant) {
     let s = Arc::new(TwoStage {
         data1: Mutex::new(0),
         data2: Mutex::new(0),
     });
 
-    let writer = {
-        let s = s.clone();
-        thread::spawn(move || match variant {
-            Variant::Buggy => {
-                let v = {
-                    let mut d1 = s.data1.lock().unwrap(); // synchronized (data1)
+    let writers: Vec<_> = (1..THREADS)
+        .map(|_| {
+            let s = s.clone();
+            thread::spawn(move || match variant {
+                Variant::Buggy => {
+                    let v = {
+                        let mut d1 = s.data1.lock().unwrap(); // synchronized (data1)
+                        *d1 = 1;
+                        *d1
+                    };
+                    let mut d2 = s.data2.lock().unwrap(); // synchronized (data2)
+                    *d2 = v + 1;
+                }
+                Variant::Fixed => {
+                    let mut d1 = s.data1.lock().unwrap();
                     *d1 = 1;
-                    *d1
-                };
-                let mut d2 = s.data2.lock().unwrap(); // synchronized (data2)
-                *d2 = v + 1;
-            }
-            Variant::Fixed => {
-                let mut d1 = s.data1.lock().unwrap();
-                *d1 = 1;
-                let mut d2 = s.data2.lock().unwrap();
-                *d2 = *d1 + 1;
-            }
+                    let mut d2 = s.data2.lock().unwrap();
+                    *d2 = *d1 + 1;
+                }
+            })
         })
-    };
+        .collect();
     let reader = {
         let s = s.clone();
         thread::spawn(move || {
@@ -142,7 +154,9 @@ pub fn twostage(variant: Variant) {
             );
         })
     };
-    writer.join().unwrap();
+    for writer in writers {
+        writer.join().unwrap();
+    }
     reader.join().unwrap();
 }
 
@@ -179,7 +193,14 @@ struct WrongLock {
 /// work, so a random walk usually lets the first thread finish. Bug kind `Assertion` (the
 /// buggy version also has a data race on the field, reported as a warning). Fixed twin: the
 /// second thread holds `lock_a` too.
-pub fn wronglock(variant: Variant) {
+///
+/// `THREADS` is the number of threads the program spawns: the checking thread, started first,
+/// and `THREADS - 1` threads that increment under `lock_b`, as in SCTBench's scaled versions
+/// `wronglock_X` (Thomson, Donaldson, Betts, PPoPP 2014), where X counts the threads. The
+/// thesis's program is `wronglock::<2>`. The incrementing threads exclude each other (they all
+/// hold `lock_b`), so every lost update and every broken check involves the checking thread; the
+/// main thread asserts that all `THREADS` increments are counted.
+pub fn wronglock<const THREADS: usize>(variant: Variant) {
     let w = Arc::new(WrongLock {
         value: Var::new(0),
         lock_a: Mutex::new(()),
@@ -200,24 +221,28 @@ pub fn wronglock(variant: Variant) {
             );
         })
     };
-    let t2 = {
-        let w = w.clone();
-        thread::spawn(move || {
-            unrelated_work(WRONGLOCK_PREP);
-            let _lock = match variant {
-                Variant::Buggy => w.lock_b.lock().unwrap(), // synchronized (lockB): wrong lock
-                Variant::Fixed => w.lock_a.lock().unwrap(),
-            };
-            let t = w.value.get();
-            w.value.set(t + 1);
+    let others: Vec<_> = (1..THREADS)
+        .map(|_| {
+            let w = w.clone();
+            thread::spawn(move || {
+                unrelated_work(WRONGLOCK_PREP);
+                let _lock = match variant {
+                    Variant::Buggy => w.lock_b.lock().unwrap(), // synchronized (lockB): wrong lock
+                    Variant::Fixed => w.lock_a.lock().unwrap(),
+                };
+                let t = w.value.get();
+                w.value.set(t + 1);
+            })
         })
-    };
+        .collect();
     t1.join().unwrap();
-    t2.join().unwrap();
+    for other in others {
+        other.join().unwrap();
+    }
     let total = w.value.get();
     assert!(
-        total == 2,
-        "wronglock: both increments must be counted (value = {total})"
+        total == THREADS as i32,
+        "wronglock: every thread's increment must be counted ({THREADS} threads, value = {total})"
     );
 }
 
@@ -485,7 +510,23 @@ struct Reorder {
 /// random walk usually lets the checker read both fields before the setter writes. Bug kind
 /// `Assertion` (the accesses also race; that is reported as a warning). Fixed twin: both the
 /// setter's writes and the checker's reads are one critical section of a lock.
-pub fn reorder(variant: Variant) {
+///
+/// `THREADS` is the number of threads the program spawns: `THREADS - 1` setters, started first,
+/// and one checker, as in SCTBench's scaled versions `reorder_X` (Thomson, Donaldson, Betts,
+/// PPoPP 2014; CHESS's `reorder` with `X - 1` setters), where X counts the threads. The thesis's
+/// program is `reorder::<2>`. Every setter writes the same two values, so the fields go from
+/// both unset, to `a` set by the first setter to write it, to both set by the first setter to
+/// write `b`, and stay there. The checker, started last, sees a mix only if it reads `a` before
+/// every setter's write of `a` and `b` after some setter's write of `b` (every setter must wait
+/// until the checker has started and read `a`, and the checker must then be preempted until
+/// one setter has finished), or reads both inside the window between the first write of `a`
+/// and the first of `b` (the setter inside it preempted, and no other setter reaching its
+/// write of `b` before the checker's reads). Still one preemption (PCT depth 2), but PCT's
+/// priorities must hold every other setter back (below the main thread and the checker) and its
+/// change point must hit one step among a number growing with the thread count, so its chance
+/// per execution falls with the square of the thread count; a random walk almost never holds
+/// every setter back.
+pub fn reorder<const THREADS: usize>(variant: Variant) {
     let r = Arc::new(Reorder {
         a: Var::new(0),
         b: Var::new(0),
@@ -493,15 +534,17 @@ pub fn reorder(variant: Variant) {
     });
     let fixed = variant == Variant::Fixed;
 
-    let setter = {
-        let r = r.clone();
-        thread::spawn(move || {
-            unrelated_work(REORDER_PREP);
-            let _g = fixed.then(|| r.lock.lock().unwrap());
-            r.a.set(1);
-            r.b.set(-1);
+    let setters: Vec<_> = (1..THREADS)
+        .map(|_| {
+            let r = r.clone();
+            thread::spawn(move || {
+                unrelated_work(REORDER_PREP);
+                let _g = fixed.then(|| r.lock.lock().unwrap());
+                r.a.set(1);
+                r.b.set(-1);
+            })
         })
-    };
+        .collect();
     let checker = {
         let r = r.clone();
         thread::spawn(move || {
@@ -515,7 +558,9 @@ pub fn reorder(variant: Variant) {
             );
         })
     };
-    setter.join().unwrap();
+    for setter in setters {
+        setter.join().unwrap();
+    }
     checker.join().unwrap();
 }
 
@@ -1041,7 +1086,7 @@ pub static PROGRAMS: &[Program] = &[
         },
         long: false,
         needs_weak_memory: false,
-        run: twostage,
+        run: twostage::<2>,
     },
     Program {
         name: "seed002-wronglock",
@@ -1054,7 +1099,7 @@ pub static PROGRAMS: &[Program] = &[
         },
         long: false,
         needs_weak_memory: false,
-        run: wronglock,
+        run: wronglock::<2>,
     },
     Program {
         name: "seed002-producerconsumer",
@@ -1093,7 +1138,7 @@ pub static PROGRAMS: &[Program] = &[
         },
         long: false,
         needs_weak_memory: false,
-        run: reorder,
+        run: reorder::<2>,
     },
     Program {
         name: "seed002-deadlock-d1",
