@@ -67,7 +67,7 @@ pub use crate::runtime::{MemoryModel, RaceMode};
 #[derive(Clone, Debug)]
 pub struct Config {
     /// How schedules are chosen. Default: `auto`, the portfolio of the strongest samplers (SURW,
-    /// POS, PCT). Environment: `INTERLEAVE_STRATEGY`.
+    /// POS, PCT) and a random walk. Environment: `INTERLEAVE_STRATEGY`.
     pub strategy: StrategySpec,
     /// How many executions to run at most. Default: 10,000, which takes a tenth to a third of a
     /// second on one core for a test of a few threads and ten to a hundred scheduling points, a

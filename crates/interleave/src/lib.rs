@@ -193,7 +193,7 @@
 //! and `INTERLEAVE_STRATEGY` take:
 //!
 //! - `auto` (the default): a portfolio that interleaves the strongest samplers (SURW, POS, PCT)
-//!   in a fixed cycle of executions; a failure names the member that found it;
+//!   and a random walk in a fixed cycle of executions; a failure names the member that found it;
 //! - `random`: a random walk over the enabled threads;
 //! - `pos`: partial-order sampling;
 //! - `surw`: selectively uniform random walk, uniform over the interleavings of the accesses to

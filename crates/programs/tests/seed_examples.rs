@@ -213,13 +213,8 @@ fn check_all(prefix: &str) {
     }
 }
 
-/// Programs whose bug no strategy of the library finds on every seed yet (see
-/// `suite::seed002_scaled`): their `found_by` is the best attempt, not a guarantee, so only their
-/// fixed twins are checked.
-const BEYOND_EVERY_STRATEGY: [&str; 2] = ["seed002-reorder-50", "seed002-reorder-100"];
-
-/// The long programs: the buggy check of every other program (except those
-/// `BEYOND_EVERY_STRATEGY`), a few fixed executions, and, except for the scaled kernels (long by
+/// The long programs: the buggy check of every program, a few fixed executions, and, except for
+/// the scaled kernels (long by
 /// their thread count), at least `LONG_STEPS` steps per execution of the fixed twin, on average
 /// over them.
 #[test]
@@ -228,9 +223,7 @@ fn long_programs() {
     let long: Vec<&'static Program> = all().iter().filter(|p| p.long).collect();
     assert!(!long.is_empty(), "no program is marked long");
     for p in long {
-        if !BEYOND_EVERY_STRATEGY.contains(&p.name) {
-            check(p);
-        }
+        check(p);
         let executions = LONG_FIXED_EXECUTIONS * FIXED_STRATEGIES.len() as u64;
         let steps = check_fixed(p, LONG_FIXED_EXECUTIONS);
         let scaled = seed002_scaled::PROGRAMS.iter().any(|s| s.name == p.name);

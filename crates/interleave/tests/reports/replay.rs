@@ -186,6 +186,7 @@ fn the_replay_variable_replays_only_in_the_test_that_recorded_the_token() {
     };
     let here = under_replay_variable(&token, lost_update);
     assert_eq!(here.executions, 1, "the recording test replays the token");
+    assert_eq!(here.strategy, "replay");
     assert!(here.first_failure().is_some());
 
     let elsewhere = std::thread::Builder::new()
@@ -194,7 +195,10 @@ fn the_replay_variable_replays_only_in_the_test_that_recorded_the_token() {
         .unwrap()
         .join()
         .unwrap();
-    assert!(elsewhere.executions > 1, "another test explores as usual");
+    assert_eq!(
+        elsewhere.strategy, "auto",
+        "another test explores as usual instead of replaying"
+    );
     assert!(
         elsewhere.notes.iter().any(|note| note.contains(
             "recorded by the test `replay::the_replay_variable_replays_only_in_the_test_that_\

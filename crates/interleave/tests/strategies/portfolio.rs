@@ -126,7 +126,7 @@ fn auto_is_the_default_strategy() {
         .explore(|| corner_variable(2, true))
         .unwrap();
     assert_eq!(report.strategy, "auto");
-    for member in ["surw", "pos", "pct:d=3"] {
+    for member in ["surw", "pos", "pct:d=3", "random"] {
         assert!(
             report
                 .strategy_stats

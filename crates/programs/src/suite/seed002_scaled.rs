@@ -10,14 +10,13 @@
 //! thread is one more that can close the window, so PCT's chance per execution falls with the
 //! thread count and a random walk stops finding the bug at all.
 //!
-//! No strategy of the library finds the bug of `seed002-reorder-50` or `seed002-reorder-100`
-//! reliably: none of `auto`, `pos`, `random`, `pct:d=3`, `pctvb` and `icb:c=2,v=1` found either
-//! in 10,000 executions with any of the seeds 0..10, nor `dpor`, `vs`, `delay:d=2`, `pct:d=2` and
-//! `tb:t=2,c=1` the 50-thread one in 10,000 executions with seed 0, and `pct:d=2` found it at
-//! execution 22,291 with seed 0 but not in 300,000 with seed 1. Their
-//! `found_by` names that best attempt; it is not the guarantee it is for every other program,
-//! and `tests/seed_examples.rs` lists them in `BEYOND_EVERY_STRATEGY` and checks only their
-//! fixed twins. They are the target for a strategy that scales with the thread count.
+//! The bugs of `seed002-reorder-50` and `seed002-reorder-100` are beyond the priority and walk
+//! samplers: none of `pos`, `random`, `pct:d=3`, `pctvb` and `icb:c=2,v=1` found either in
+//! 10,000 executions with any of the seeds 0..10, nor `dpor`, `vs`, `delay:d=2`, `pct:d=2` and
+//! `tb:t=2,c=1` the 50-thread one in 10,000 executions with seed 0. SURW, which makes the
+//! interleavings of a few shared objects' accesses uniform whatever the other threads do, finds
+//! both on every seed, and so does `auto`, of which it is a member (measured with seeds 0..10:
+//! `auto`'s median 35 and worst 173 at 50 threads, 84 and 353 at 100).
 //!
 //! The 50- and 100-thread programs are [`Program::long`]: thousands of steps per execution with
 //! a hundred-wide vector clock on every synchronising step make them too slow for the runs that
@@ -151,7 +150,7 @@ pub static PROGRAMS: &[Program] = &[
         "seed002-reorder-50",
         "SCTBench CS.reorder_50 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
-        finding("pct:d=2", 300_000),
+        finding("auto", 200),
         true,
         reorder::<50>,
     ),
@@ -159,7 +158,7 @@ pub static PROGRAMS: &[Program] = &[
         "seed002-reorder-100",
         "SCTBench CS.reorder_100 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
-        finding("pct:d=2", 300_000),
+        finding("auto", 400),
         true,
         reorder::<100>,
     ),
