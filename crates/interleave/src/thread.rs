@@ -150,7 +150,7 @@ pub fn vector_clock() -> Vec<u32> {
         // A thread's own epoch starts at 1, so that what it does before its first release is
         // ordered by the clocks; but until it has taken a step past its start it has done
         // nothing, which its own entry says with 0.
-        if ex.steps_of(me) < 2 {
+        if !ex.stepped_past_start(me) {
             entries[me] = 0;
         }
         entries

@@ -539,13 +539,16 @@ impl Execution {
         self.recording.steps()
     }
 
-    /// The number of steps thread `thread` has taken so far, its start included.
-    pub fn steps_of(&self, thread: usize) -> usize {
+    /// Whether thread `thread` has taken a step after its start.
+    pub fn stepped_past_start(&self, thread: usize) -> bool {
+        // The scan stops at the thread's second step, near its start, instead of counting
+        // every step of the execution.
         self.recording
             .events
             .iter()
             .filter(|event| event.thread as usize == thread)
-            .count()
+            .nth(1)
+            .is_some()
     }
 
     /// The settings this execution runs under.

@@ -2,7 +2,7 @@
 
 use interleave::sync::atomic::{AtomicU64, Ordering};
 use interleave::sync::{Arc, Mutex};
-use interleave::thread;
+use interleave::{thread, FailureKind, Report};
 
 /// Seed 000's Figure 6 program: thread 1 reads the rarely accessed `a` twice and asserts the
 /// reads agree; thread 2 writes `a` once; both also access the benign `b` `benign` times. The
@@ -63,4 +63,41 @@ pub fn builder(spec: &str) -> interleave::Builder {
     interleave::Builder::new()
         .ignore_environment()
         .strategy(spec.parse().expect("a valid strategy spec"))
+}
+
+/// [`late_interference`] with a given number of the writer's own steps, explored as the tests
+/// of the samplers that target it (`surw`, `rff`) do.
+pub struct LateInterference {
+    /// Steps the writer takes before its write.
+    pub steps: u32,
+}
+
+impl LateInterference {
+    /// Explores the program (the fixed twin with `fixed`) under `spec`.
+    pub fn explore(
+        &self,
+        spec: &str,
+        seed: u64,
+        executions: u64,
+        workers: usize,
+        fixed: bool,
+    ) -> Report {
+        let steps = self.steps;
+        builder(spec)
+            .seed(seed)
+            .executions(executions)
+            .workers(workers)
+            .explore(move || late_interference(steps, fixed))
+            .unwrap()
+    }
+
+    /// The execution (from 1) at which `spec` first fails with seed `seed`, if within `budget`.
+    pub fn executions_to_bug(&self, spec: &str, seed: u64, budget: u64) -> Option<u64> {
+        let report = self.explore(spec, seed, budget, 1, false);
+        report.first_failure().map(|failure| {
+            assert_eq!(failure.kind, FailureKind::Panic, "{spec}: {failure}");
+            assert!(failure.message.contains("the two reads of a must agree"));
+            failure.execution + 1
+        })
+    }
 }

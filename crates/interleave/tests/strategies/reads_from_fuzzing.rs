@@ -7,37 +7,19 @@
 //! its steps.
 
 use crate::helpers;
-use interleave::{FailureKind, Report};
 
-/// Steps the writer takes before its write.
-const STEPS: u32 = 60;
-
-fn explore(spec: &str, seed: u64, executions: u64, workers: usize, fixed: bool) -> Report {
-    helpers::builder(spec)
-        .seed(seed)
-        .executions(executions)
-        .workers(workers)
-        .explore(move || helpers::late_interference(STEPS, fixed))
-        .unwrap()
-}
-
-/// The execution (from 1) at which `spec` first fails with seed `seed`, if within `budget`.
-fn executions_to_bug(spec: &str, seed: u64, budget: u64) -> Option<u64> {
-    let report = explore(spec, seed, budget, 1, false);
-    report.first_failure().map(|failure| {
-        assert_eq!(failure.kind, FailureKind::Panic, "{spec}: {failure}");
-        assert!(failure.message.contains("the two reads of a must agree"));
-        failure.execution + 1
-    })
-}
+/// The program, with the steps the writer takes before its write.
+const PROGRAM: helpers::LateInterference = helpers::LateInterference { steps: 60 };
 
 #[test]
 fn rff_finds_the_late_interference_on_every_seed_far_sooner_than_pos() {
     let (mut rff_total, mut pos_total) = (0, 0);
     for seed in 0..10 {
-        let rff = executions_to_bug("rff", seed, 50)
+        let rff = PROGRAM
+            .executions_to_bug("rff", seed, 50)
             .unwrap_or_else(|| panic!("rff, seed {seed}: not found in 50 executions"));
-        let pos = executions_to_bug("pos", seed, 100_000)
+        let pos = PROGRAM
+            .executions_to_bug("pos", seed, 100_000)
             .unwrap_or_else(|| panic!("pos, seed {seed}: not found in 100,000 executions"));
         println!("seed {seed}: rff {rff}, pos {pos}");
         rff_total += rff;
@@ -48,7 +30,7 @@ fn rff_finds_the_late_interference_on_every_seed_far_sooner_than_pos() {
         rff_total * 4 <= pos_total,
         "rff {rff_total} against pos {pos_total}"
     );
-    let fixed = explore("rff", 0, 1_000, 1, true);
+    let fixed = PROGRAM.explore("rff", 0, 1_000, 1, true);
     assert!(fixed.first_failure().is_none(), "{fixed}");
     assert_eq!(fixed.executions, 1_000);
 }
@@ -56,7 +38,8 @@ fn rff_finds_the_late_interference_on_every_seed_far_sooner_than_pos() {
 #[test]
 fn rff_finds_the_same_failure_for_a_seed_whatever_the_worker_count() {
     let first = |workers| {
-        explore("rff", 3, 50, workers, false)
+        PROGRAM
+            .explore("rff", 3, 50, workers, false)
             .first_failure()
             .cloned()
             .expect("found within 50 executions")

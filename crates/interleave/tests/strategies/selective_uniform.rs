@@ -12,43 +12,25 @@ use std::sync::Mutex as StdMutex;
 use crate::helpers;
 use interleave::sync::atomic::{AtomicU64, Ordering};
 use interleave::sync::Arc;
-use interleave::{thread, FailureKind, Report};
+use interleave::thread;
 
-/// Steps the writer takes before its write.
-const STEPS: u32 = 30;
-
-fn explore(spec: &str, seed: u64, executions: u64, workers: usize, fixed: bool) -> Report {
-    helpers::builder(spec)
-        .seed(seed)
-        .executions(executions)
-        .workers(workers)
-        .explore(move || helpers::late_interference(STEPS, fixed))
-        .unwrap()
-}
-
-/// The execution (from 1) at which `spec` first fails with seed `seed`, if within `budget`.
-fn executions_to_bug(spec: &str, seed: u64, budget: u64) -> Option<u64> {
-    let report = explore(spec, seed, budget, 1, false);
-    report.first_failure().map(|failure| {
-        assert_eq!(failure.kind, FailureKind::Panic, "{spec}: {failure}");
-        assert!(failure.message.contains("the two reads of a must agree"));
-        failure.execution + 1
-    })
-}
+/// The program, with the steps the writer takes before its write.
+const PROGRAM: helpers::LateInterference = helpers::LateInterference { steps: 30 };
 
 #[test]
 fn surw_finds_the_late_interference_on_every_seed_and_random_walk_does_not() {
     for seed in 0..10 {
         // One profiling execution, then three SURW executions per find on average.
-        let surw = executions_to_bug("surw", seed, 20)
+        let surw = PROGRAM
+            .executions_to_bug("surw", seed, 20)
             .unwrap_or_else(|| panic!("surw, seed {seed}: not found in 20 executions"));
         println!("seed {seed}: surw {surw}");
         assert!(
-            executions_to_bug("random", seed, 1_000).is_none(),
+            PROGRAM.executions_to_bug("random", seed, 1_000).is_none(),
             "random, seed {seed}: found in 1,000 executions"
         );
     }
-    let fixed = explore("surw", 0, 1_000, 1, true);
+    let fixed = PROGRAM.explore("surw", 0, 1_000, 1, true);
     assert!(fixed.first_failure().is_none(), "{fixed}");
     assert_eq!(fixed.executions, 1_000);
 }
@@ -56,7 +38,8 @@ fn surw_finds_the_late_interference_on_every_seed_and_random_walk_does_not() {
 #[test]
 fn surw_finds_the_same_failure_for_a_seed_whatever_the_worker_count() {
     let first = |workers| {
-        explore("surw", 3, 20, workers, false)
+        PROGRAM
+            .explore("surw", 3, 20, workers, false)
             .first_failure()
             .cloned()
             .expect("found within 20 executions")
