@@ -490,14 +490,14 @@ mod tests {
             "--shard",
             "2/3",
             "-p",
-            "seed001-d1",
+            "rpro-d1",
         ])
         .unwrap() else {
             panic!("not a bench")
         };
         assert_eq!(plan.config.strategies, ["pct:d=2", "pct:d=1", "pct:d=3"]);
         assert_eq!(plan.shard, Shard { index: 2, count: 3 });
-        assert_eq!(plan.config.programs, ["seed001-d1"]);
+        assert_eq!(plan.config.programs, ["rpro-d1"]);
         let Command::Bench(plan) = parse(&[
             "bench",
             "-s",
@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn malformed_options_are_one_line_errors_with_the_choices() {
         let cases: [(&[&str], &str); 5] = [
-            (&["bench", "-p", "nope"], "the programs are: seed000-fig1"),
+            (&["bench", "-p", "nope"], "the programs are: bounding-fig1"),
             (&["bench", "-s", "quantum"], "expected one of"),
             (&["bench", "-s", "pct:d=0"], "at least 1"),
             (&["bench", "--shard", "3/2"], "expected i/n"),
@@ -529,7 +529,7 @@ mod tests {
             assert_eq!(message.lines().count(), 1, "{args:?}: {message}");
         }
         assert!(error(&["bench", "-n", "0"]).contains("at least 1"));
-        let both = error(&["replay", "seed001-d1", "x", "--variant", "both"]);
+        let both = error(&["replay", "rpro-d1", "x", "--variant", "both"]);
         assert!(both.contains("possible values: buggy, fixed"), "{both}");
     }
 }

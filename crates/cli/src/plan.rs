@@ -348,7 +348,7 @@ mod tests {
 
     fn config(seeds: u64) -> Config {
         Config {
-            programs: vec!["seed001-d1".into(), "seed001-d2".into()],
+            programs: vec!["rpro-d1".into(), "rpro-d2".into()],
             strategies: vec!["random".into(), "dfs".into()],
             sweeps: vec![],
             variants: vec!["buggy".into(), "fixed".into()],
@@ -369,7 +369,7 @@ mod tests {
         assert_eq!(jobs[3].column.to_string(), "dfs");
         assert_eq!(jobs[3].seed, 5);
         assert_eq!(jobs[4].variant, Variant::Fixed);
-        assert_eq!(jobs[8].program.name, "seed001-d2");
+        assert_eq!(jobs[8].program.name, "rpro-d2");
         for (index, job) in jobs.iter().enumerate() {
             let (program, fixed, strategy, seed) = job.key();
             assert_eq!(
@@ -377,9 +377,9 @@ mod tests {
                 Some(index as u64)
             );
         }
-        assert_eq!(plan.index_of("seed001-d1", false, "dfs", 6), None);
-        assert_eq!(plan.index_of("seed001-d1", false, "random", 8), None);
-        assert_eq!(plan.index_of("seed001-d1", false, "random", 4), None);
+        assert_eq!(plan.index_of("rpro-d1", false, "dfs", 6), None);
+        assert_eq!(plan.index_of("rpro-d1", false, "random", 8), None);
+        assert_eq!(plan.index_of("rpro-d1", false, "random", 4), None);
         assert!(plan.get(plan.len()).is_none());
     }
 
@@ -422,11 +422,11 @@ mod tests {
         let plan = JobPlan::new(&config(1_000_000_000)).unwrap();
         let first: Vec<u64> = plan.iter().take(1000).map(|job| job.seed).collect();
         let last = plan.get(plan.len() - 1).unwrap();
-        let index = plan.index_of("seed001-d2", true, "random", 999_999_999);
+        let index = plan.index_of("rpro-d2", true, "random", 999_999_999);
         let used = allocated() - before;
         assert_eq!(plan.len(), 2 * 2 * 1_000_000_001);
         assert_eq!(first, (5..1005).collect::<Vec<u64>>());
-        assert_eq!((last.program.name, last.seed), ("seed001-d2", 5));
+        assert_eq!((last.program.name, last.seed), ("rpro-d2", 5));
         assert_eq!(index, Some(3 * 1_000_000_001 + 999_999_994));
         assert!(used < 1 << 20, "the plan allocated {used} bytes");
 

@@ -291,7 +291,7 @@ mod tests {
 
     fn config() -> Config {
         Config {
-            programs: vec!["seed001-d1".into()],
+            programs: vec!["rpro-d1".into()],
             strategies: vec!["random".into()],
             sweeps: vec![],
             variants: vec!["buggy".into()],

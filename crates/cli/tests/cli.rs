@@ -43,7 +43,7 @@ const STRATEGIES: &str = "random,pct:d=2";
 const RUN: [&str; 12] = [
     "bench",
     "-p",
-    "seed001-d1,seed000-fig1",
+    "rpro-d1,bounding-fig1",
     "-s",
     STRATEGIES,
     "--sweep",
@@ -69,7 +69,7 @@ fn shards_merge_into_the_whole_run() {
     );
     let table = String::from_utf8_lossy(&whole.stdout);
     assert!(
-        table.contains("seed001-d1") && table.contains("fixed twins: no failures"),
+        table.contains("rpro-d1") && table.contains("fixed twins: no failures"),
         "{table}"
     );
     assert!(
@@ -139,7 +139,7 @@ fn malformed_input_is_refused_in_one_line() {
     let ok = interleave(&[
         "bench",
         "-p",
-        "seed001-d1",
+        "rpro-d1",
         "-s",
         "random",
         "-n",
@@ -219,7 +219,7 @@ fn outputs_are_checked_before_the_run() {
         let out = interleave(&[
             "bench",
             "-p",
-            "seed001-d1",
+            "rpro-d1",
             "-s",
             "random",
             "-n",
@@ -243,7 +243,7 @@ fn outputs_are_checked_before_the_run() {
     let out = interleave(&[
         "bench",
         "-p",
-        "seed001-d1",
+        "rpro-d1",
         "-s",
         "random",
         "-n",
@@ -288,7 +288,7 @@ fn ctrl_c_writes_the_finished_measurements_marked_partial() {
         .args([
             "bench",
             "-p",
-            "seed001-d1",
+            "rpro-d1",
             "-s",
             "random",
             "-n",
@@ -321,7 +321,7 @@ fn ctrl_c_writes_the_finished_measurements_marked_partial() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
-    assert!(stdout.contains("seed001-d1"), "the table: {stdout}");
+    assert!(stdout.contains("rpro-d1"), "the table: {stdout}");
     let text = std::fs::read_to_string(&json).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["partial"], serde_json::Value::Bool(true), "{text}");
@@ -353,7 +353,7 @@ fn replay_exit_codes_say_what_happened() {
     let out = interleave(&[
         "bench",
         "-p",
-        "seed001-d1",
+        "rpro-d1",
         "-s",
         "random",
         "-n",
@@ -373,18 +373,18 @@ fn replay_exit_codes_say_what_happened() {
         .expect("random finds the bug in 200 executions")
         .to_string();
 
-    let reproduced = interleave(&["replay", "seed001-d1", &token]);
+    let reproduced = interleave(&["replay", "rpro-d1", &token]);
     assert_eq!(
         reproduced.status.code(),
         Some(1),
         "{}",
         String::from_utf8_lossy(&reproduced.stdout)
     );
-    let diverged = interleave(&["replay", "seed000-fig1", &token]);
+    let diverged = interleave(&["replay", "bounding-fig1", &token]);
     let stdout = String::from_utf8_lossy(&diverged.stdout);
     assert_eq!(diverged.status.code(), Some(3), "{stdout}");
     assert!(stdout.contains("replay divergence"), "{stdout}");
-    let malformed = interleave(&["replay", "seed001-d1", "il01-AAAA"]);
+    let malformed = interleave(&["replay", "rpro-d1", "il01-AAAA"]);
     assert_eq!(malformed.status.code(), Some(2));
     let help = interleave(&["replay", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);

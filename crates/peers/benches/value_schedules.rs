@@ -106,7 +106,7 @@ fn main() {
     let mut found = [0usize; 6];
     let programs: Vec<_> = interleave_programs::all()
         .iter()
-        .filter(|p| p.name.starts_with("seed002-"))
+        .filter(|p| p.name.starts_with("valsched-"))
         .collect();
     for &program in &programs {
         print!("{:<28}", program.name);

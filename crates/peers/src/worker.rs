@@ -273,13 +273,13 @@ mod tests {
     fn results_and_jobs_round_trip() {
         let job = Job {
             peer: PeerSpec::ShuttlePct { depth: 3 },
-            program: "seed001-d1".to_string(),
+            program: "rpro-d1".to_string(),
             variant: Variant::Fixed,
             seed: 7,
             executions: 100,
         };
         assert_eq!(Job::parse(&job.to_line()).unwrap(), job);
-        assert!(Job::parse("loom:b=2 seed001-d1 sideways 1 1").is_err());
+        assert!(Job::parse("loom:b=2 rpro-d1 sideways 1 1").is_err());
         for line in [
             "ok 100 0",
             "ok 37 1",

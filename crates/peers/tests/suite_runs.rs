@@ -55,7 +55,7 @@ fn peers_find_easy_bugs() {
     };
     for _ in 0..2 {
         let run = client
-            .run(&job(loom, "seed001-d1", Variant::Buggy, 10_000))
+            .run(&job(loom, "rpro-d1", Variant::Buggy, 10_000))
             .unwrap();
         let failure = run.failure.expect("loom finds d1");
         assert_eq!(failure.kind, PeerFailureKind::Deadlock);
@@ -64,7 +64,7 @@ fn peers_find_easy_bugs() {
     let run = client
         .run(&job(
             PeerSpec::ShuttleRandom,
-            "seed000-fig1",
+            "bounding-fig1",
             Variant::Buggy,
             1_000,
         ))

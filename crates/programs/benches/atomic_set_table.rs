@@ -81,7 +81,7 @@ fn main() {
         "cells: violations (distinct) / detection rate | distinct panics | bug seeds | µs per \
          execution (x the random walk)"
     );
-    let declaring = |p: &&Program| p.name.starts_with("seed003-");
+    let declaring = |p: &&Program| p.name.starts_with("assetfuzzer-");
     for variant in [Variant::Buggy, Variant::Fixed] {
         println!();
         println!("{variant:?} versions of the atomic-set programs");

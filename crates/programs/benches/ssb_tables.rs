@@ -13,7 +13,7 @@
 //! distributed partition (per-thread windows of 10,000 events, at most 10,000 combinations
 //! examined). Total time includes the observed execution, the partition and the confirming
 //! executions. The comparisons with other partitions of the same trace run one per process
-//! with `interleave ssb -p seed004-long-run --partition global --window 10000` (and
+//! with `interleave ssb -p tame-long-run --partition global --window 10000` (and
 //! `distributed --window 2500`); `docs/bench/ssb-tables.txt` has both.
 
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use interleave::ssb::{Analysis, Partition, SsbReport};
 use interleave_programs::{find, Program, Variant, BRANCH_ANNOTATED};
 
-const LONG: &str = "seed004-long-run";
+const LONG: &str = "tame-long-run";
 
 fn analyse(program: &Program, variant: Variant, partition: Partition) -> (SsbReport, Duration) {
     let started = Instant::now();

@@ -6,7 +6,7 @@
 //! is a plain function meant to run as the body of one `interleave` execution, e.g.
 //!
 //! ```no_run
-//! let p = interleave_programs::find("seed001-d1").unwrap();
+//! let p = interleave_programs::find("rpro-d1").unwrap();
 //! let report = interleave::Builder::new()
 //!     .strategy("pct:d=2".parse().unwrap())
 //!     .executions(1_000)
@@ -19,19 +19,22 @@
 //! Sources, by seed paper (see `../shared/seeds/README.md`, relative to the repository root,
 //! for the papers; `interleave list` prints every program with its origin and bug kind):
 //!
-//! | module | paper | programs |
-//! |---|---|---|
-//! | [`seed000`] | Bindal, Bansal, Lal: variable and thread bounding | Figs 1-4 (c, v bounds), Figs 8-10 (thread bound t = 3) |
-//! | [`suite::seed000_contest`] | the same paper, Table 1 | the ConTest programs, plus an AllocationVector bug needing c = 2 |
-//! | [`seed001`] | Cai, Yang: radius-aware probabilistic testing of deadlocks | d1, JDBC-like d2, HawkNL-, SQLite- and MySQL-like deadlocks, dining philosophers |
-//! | [`seed002`] | Chen: value schedules (thesis) | Fig 1.1 (division by zero), Fig 5.1 (two accounts) |
-//! | [`suite::seed002_kernel`] | the same thesis, Table 3.2 | the kernel programs (twostage ... nestedmonitor) |
-//! | [`suite::seed002_scaled`] | the same kernels as SCTBench scales them (Thomson, Donaldson, Betts, PPoPP 2014) | twostage, wronglock and reorder with 10, 20, 50 and 100 threads |
-//! | [`suite::seed002_apps`] | the same thesis, Table 3.2 | the real and benchmark programs (alarmclock ... account-subtype; daisy omitted) |
-//! | [`seed003`] | Lai, Cheung, Chan: atomic-set serializability | `Account`, StringBuffer append/getChars, Jigsaw raw/rlen |
-//! | [`seed004`] | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash`, a precision program (`local-branches`) and a long-running one (`long-run`, Table 2 analogue) |
-//! | [`suite::memory_order`] | issue 20: memory-ordering bugs | a flag-published buffer, an SPSC ring buffer, Peterson's lock, double-checked initialisation |
-//! | [`suite::lock_free`] | issue 17: lock-free code | a Treiber stack with node reuse and its ABA bug |
+//! A program's name starts with its origin, never with "seed", which means a random seed
+//! everywhere a user sees it:
+//!
+//! | module | names | paper | programs |
+//! |---|---|---|---|
+//! | [`seed000`] | `bounding-fig*` | Bindal, Bansal, Lal: variable and thread bounding | Figs 1-4 (c, v bounds), Figs 8-10 (thread bound t = 3) |
+//! | [`suite::seed000_contest`] | `bounding-*` | the same paper, Table 1 | the ConTest programs, plus an AllocationVector bug needing c = 2 |
+//! | [`seed001`] | `rpro-*` | Cai, Yang: radius-aware probabilistic testing of deadlocks | d1, JDBC-like d2, HawkNL-, SQLite- and MySQL-like deadlocks, dining philosophers |
+//! | [`seed002`] | `valsched-fig*` | Chen: value schedules (thesis) | Fig 1.1 (division by zero), Fig 5.1 (two accounts) |
+//! | [`suite::seed002_kernel`] | `valsched-*` | the same thesis, Table 3.2 | the kernel programs (twostage ... nestedmonitor) |
+//! | [`suite::seed002_scaled`] | `valsched-*-N` | the same kernels as SCTBench scales them (Thomson, Donaldson, Betts, PPoPP 2014) | twostage, wronglock and reorder with 10, 20, 50 and 100 threads |
+//! | [`suite::seed002_apps`] | `valsched-*` | the same thesis, Table 3.2 | the real and benchmark programs (alarmclock ... account-subtype; daisy omitted) |
+//! | [`seed003`] | `assetfuzzer-*` | Lai, Cheung, Chan: atomic-set serializability | `Account`, StringBuffer append/getChars, Jigsaw raw/rlen |
+//! | [`seed004`] | `tame-*` | Huang, Rauchwerger: schedule-sensitive branches | Fig 1 (`is_good`), Fig 2 (Derby `referencedColumnMap`), `checkHash`, a precision program (`local-branches`) and a long-running one (`long-run`, Table 2 analogue) |
+//! | [`suite::memory_order`] | `ordering-*` | issue 20: memory-ordering bugs | a flag-published buffer, an SPSC ring buffer, Peterson's lock, double-checked initialisation |
+//! | [`suite::lock_free`] | `lockfree-*` | issue 17: lock-free code | a Treiber stack with node reuse and its ABA bug |
 //!
 //! The [`suite::memory_order`] programs are not from a paper: their bugs are atomic orderings too
 //! weak for what they publish, found only under a weak memory model
@@ -50,7 +53,7 @@
 //! branches and the ordinary data-dependent ones near them (loop bounds and the switches
 //! between the buggy and the fixed code are left out).
 //!
-//! A program can be [`Program::long`] (about a million steps per execution, `seed004-long-run`,
+//! A program can be [`Program::long`] (about a million steps per execution, `tame-long-run`,
 //! or 50 and 100 threads, the largest of [`suite::seed002_scaled`]): the runs that go through
 //! the whole suite by default skip it ([`default_suite`]), and a run that names it gets the step
 //! bound [`Program::max_steps`].
@@ -152,9 +155,9 @@ impl fmt::Display for Variant {
 /// One benchmark program (a buggy version and its fixed twin).
 #[derive(Clone, Copy)]
 pub struct Program {
-    /// Kebab-case, unique name, e.g. `"seed001-d1"`.
+    /// Kebab-case, unique name, e.g. `"rpro-d1"`.
     pub name: &'static str,
-    /// Where it comes from, e.g. `"seed 001, Fig 1 (deadlock d1)"`.
+    /// Where it comes from, e.g. `"Cai, Yang (RPro), Fig 1 (deadlock d1)"`.
     pub origin: &'static str,
     /// The kind of bug in the buggy version.
     pub bug: BugKind,
@@ -221,17 +224,17 @@ impl Program {
 }
 
 /// The programs whose branches carry `rt::branch` annotations: the schedule-sensitive-branch
-/// analysis's Table 1 (seed 004), plus its precision program `seed004-local-branches`.
+/// analysis's Table 1 (seed 004), plus its precision program `tame-local-branches`.
 pub const BRANCH_ANNOTATED: [&str; 9] = [
-    "seed004-fig1",
-    "seed004-derby",
-    "seed004-check-hash",
-    "seed004-local-branches",
-    "seed003-string-buffer",
-    "seed003-account",
-    "seed000-account",
-    "seed000-airline-tickets",
-    "seed002-account-race",
+    "tame-fig1",
+    "tame-derby",
+    "tame-check-hash",
+    "tame-local-branches",
+    "assetfuzzer-string-buffer",
+    "assetfuzzer-account",
+    "bounding-account",
+    "bounding-airline-tickets",
+    "valsched-account-race",
 ];
 
 /// Every program, in a stable order (by seed, then by figure, then the memory-ordering and
@@ -246,7 +249,7 @@ pub fn all() -> &'static [Program] {
 /// build) rather than microseconds, or a few milliseconds for the 50- and 100-thread ones.
 /// The per-seed tests, `interleave bench` without `-p`, the atomic-set table's whole-suite line
 /// and the peers' fixed-twin test enumerate these; a long program runs when it is named
-/// (`interleave bench -p seed004-long-run`) and in its own test.
+/// (`interleave bench -p tame-long-run`) and in its own test.
 pub fn default_suite() -> impl Iterator<Item = &'static Program> {
     all().iter().filter(|p| !p.long)
 }
@@ -290,7 +293,7 @@ mod tests {
             );
         }
         let long_run =
-            find("seed004-long-run").expect("found by name although not in the default suite");
+            find("tame-long-run").expect("found by name although not in the default suite");
         assert!(long_run.long);
     }
 }

@@ -40,7 +40,7 @@ const EXPECTED: [Expected; 3] = [
     // Executions to the first violation, seeds 0..10:
     // 365, 269, 302, 349, 96, 79, 658, 29, 1709, 517.
     Expected {
-        program: "seed003-account",
+        program: "assetfuzzer-account",
         within: 4_000,
         pattern: 9,
         atomic_set: "the objects of Account#0",
@@ -50,7 +50,7 @@ const EXPECTED: [Expected; 3] = [
     },
     // Executions to the first violation, seeds 0..10: 1, 32, 44, 68, 55, 21, 19, 8, 5, 69.
     Expected {
-        program: "seed003-string-buffer",
+        program: "assetfuzzer-string-buffer",
         within: 200,
         pattern: 2,
         atomic_set: "the objects of StringBuffer#1",
@@ -61,7 +61,7 @@ const EXPECTED: [Expected; 3] = [
     // Executions to the first pattern-6 violation, seeds 0..10:
     // 2, 57, 25, 3, 38, 3, 69, 8, 41, 109.
     Expected {
-        program: "seed003-jigsaw",
+        program: "assetfuzzer-jigsaw",
         within: 250,
         pattern: 6,
         atomic_set: "the objects of HeaderValue#0",
@@ -200,24 +200,24 @@ fn check(program: &str) {
 
 #[test]
 fn account_copy_straddles_credit_interest() {
-    check("seed003-account");
+    check("assetfuzzer-account");
 }
 
 #[test]
 fn string_buffer_append_straddles_set_length() {
-    check("seed003-string-buffer");
+    check("assetfuzzer-string-buffer");
 }
 
 #[test]
 fn jigsaw_set_bytes_interleaves_emit_bytes() {
-    check("seed003-jigsaw");
+    check("assetfuzzer-jigsaw");
 }
 
 /// Every seed 003 program has an entry above.
 #[test]
 fn every_seed003_program_is_covered() {
     for program in interleave_programs::all() {
-        if program.name.starts_with("seed003-") {
+        if program.name.starts_with("assetfuzzer-") {
             assert!(
                 EXPECTED.iter().any(|e| e.program == program.name),
                 "{} has no expected violation",

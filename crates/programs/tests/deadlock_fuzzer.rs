@@ -6,18 +6,18 @@ use interleave::{Builder, FailureKind, RaceMode, Report};
 use interleave_programs::{find, Variant};
 
 /// Every deadlock of the suite that is a cycle of `Mutex`/`RwLock` acquisitions. (The suite's
-/// other deadlocks wait for notifications, or, like `seed001-sqlite`, for a lock the program
+/// other deadlocks wait for notifications, or, like `rpro-sqlite`, for a lock the program
 /// builds itself from a flag and a `Condvar`; a lock-order predictor cannot see those.)
 const LOCK_ORDER_DEADLOCKS: [&str; 9] = [
-    "seed001-d1",
-    "seed001-d2",
-    "seed001-hawknl",
-    "seed001-mysql",
-    "seed001-dining-philosophers",
-    "seed002-deadlock-d1",
-    "seed002-deadlock-d2",
-    "seed002-diningphilosopher",
-    "seed002-account-deadlock",
+    "rpro-d1",
+    "rpro-d2",
+    "rpro-hawknl",
+    "rpro-mysql",
+    "rpro-dining-philosophers",
+    "valsched-deadlock-d1",
+    "valsched-deadlock-d2",
+    "valsched-diningphilosopher",
+    "valsched-account-deadlock",
 ];
 
 fn fuzz(name: &str, variant: Variant, seed: u64) -> Report {

@@ -7,12 +7,12 @@ use interleave_programs::{find, Variant};
 
 /// The lock-order deadlocks of seed 001 and seed 002 with the depth both strategies use.
 const DEADLOCKS: [(&str, usize); 6] = [
-    ("seed001-d1", 3),
-    ("seed001-d2", 3),
-    ("seed001-hawknl", 3),
-    ("seed001-sqlite", 3),
-    ("seed001-mysql", 2),
-    ("seed002-account-deadlock", 3),
+    ("rpro-d1", 3),
+    ("rpro-d2", 3),
+    ("rpro-hawknl", 3),
+    ("rpro-sqlite", 3),
+    ("rpro-mysql", 2),
+    ("valsched-account-deadlock", 3),
 ];
 const SEEDS: u64 = 4;
 const EXECUTIONS: u64 = 2_000;

@@ -242,27 +242,27 @@ fn long_programs() {
 
 #[test]
 fn seed000() {
-    check_all("seed000-");
+    check_all("bounding-");
 }
 
 #[test]
 fn seed001() {
-    check_all("seed001-");
+    check_all("rpro-");
 }
 
 #[test]
 fn seed002() {
-    check_all("seed002-");
+    check_all("valsched-");
 }
 
 #[test]
 fn seed003() {
-    check_all("seed003-");
+    check_all("assetfuzzer-");
 }
 
 #[test]
 fn seed004() {
-    check_all("seed004-");
+    check_all("tame-");
 }
 
 #[test]
@@ -286,11 +286,11 @@ fn every_program_is_covered() {
     for p in all() {
         assert!(
             [
-                "seed000-",
-                "seed001-",
-                "seed002-",
-                "seed003-",
-                "seed004-",
+                "bounding-",
+                "rpro-",
+                "valsched-",
+                "assetfuzzer-",
+                "tame-",
                 "ordering-",
                 "lockfree-",
                 "async-"

@@ -34,7 +34,7 @@ fn every_reported_branch_is_confirmed_by_its_token() {
 #[test]
 fn synchronisation_and_local_data_leave_no_schedule_sensitive_branch() {
     for seed in 0..5 {
-        let report = analyse("seed004-local-branches", Variant::Fixed, seed);
+        let report = analyse("tame-local-branches", Variant::Fixed, seed);
         assert!(report.branches.is_empty(), "{:#?}", report.branches);
         // The shared counter read before a branch is predicted to change, and the
         // confirming execution shows the branch does not flip.
@@ -45,10 +45,10 @@ fn synchronisation_and_local_data_leave_no_schedule_sensitive_branch() {
 #[test]
 fn flipped_branches_lead_to_the_known_bugs() {
     for name in [
-        "seed004-fig1",
-        "seed004-derby",
-        "seed000-account",
-        "seed002-account-race",
+        "tame-fig1",
+        "tame-derby",
+        "bounding-account",
+        "valsched-account-race",
     ] {
         let report = analyse(name, Variant::Buggy, 0);
         assert!(

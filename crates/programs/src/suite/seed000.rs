@@ -331,8 +331,8 @@ pub fn fig10(variant: Variant) {
 /// The programs of this module, in the order of the paper.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed000-fig1",
-        origin: "seed 000, Fig 1 (c=0, v=0)",
+        name: "bounding-fig1",
+        origin: "Bindal et al., Fig 1 (c=0, v=0)",
         bug: BugKind::Assertion,
         summary: "the checker asserts the initial value of `a`, but the worker may increment it first",
         found_by: Finding {
@@ -344,8 +344,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig1,
     },
     Program {
-        name: "seed000-fig2",
-        origin: "seed 000, Fig 2 (c=1, v=1)",
+        name: "bounding-fig2",
+        origin: "Bindal et al., Fig 2 (c=1, v=1)",
         bug: BugKind::Assertion,
         summary: "two reads of `a` differ when the other thread's `a++` lands between them",
         found_by: Finding {
@@ -357,8 +357,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig2,
     },
     Program {
-        name: "seed000-fig3",
-        origin: "seed 000, Fig 3 (c=2, v=1)",
+        name: "bounding-fig3",
+        origin: "Bindal et al., Fig 3 (c=2, v=1)",
         bug: BugKind::Assertion,
         summary: "two reads of `a` differ when they see the writer's transient `a = 1` and then its `a = 0`",
         found_by: Finding {
@@ -370,8 +370,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig3,
     },
     Program {
-        name: "seed000-fig4",
-        origin: "seed 000, Fig 4 (c=2, v=2)",
+        name: "bounding-fig4",
+        origin: "Bindal et al., Fig 4 (c=2, v=2)",
         bug: BugKind::Assertion,
         summary: "the reads of `a` straddle `a = 1` while the read of `b` sees the transient `b = 1`",
         found_by: Finding {
@@ -383,8 +383,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig4,
     },
     Program {
-        name: "seed000-fig8",
-        origin: "seed 000, Fig 8 (c=0, v=0, t=3)",
+        name: "bounding-fig8",
+        origin: "Bindal et al., Fig 8 (c=0, v=0, t=3)",
         bug: BugKind::Assertion,
         summary: "the checker sees `a == 2` when both incrementing threads run before it",
         found_by: Finding {
@@ -396,8 +396,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig8,
     },
     Program {
-        name: "seed000-fig9",
-        origin: "seed 000, Fig 9 (c=1, v=1, t=3)",
+        name: "bounding-fig9",
+        origin: "Bindal et al., Fig 9 (c=1, v=1, t=3)",
         bug: BugKind::Assertion,
         summary: "`a` grows by 2 between two reads when both other threads' `a++` land between them",
         found_by: Finding {
@@ -409,8 +409,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig9,
     },
     Program {
-        name: "seed000-fig10",
-        origin: "seed 000, Fig 10 (c=2, v=2, t=3)",
+        name: "bounding-fig10",
+        origin: "Bindal et al., Fig 10 (c=2, v=2, t=3)",
         bug: BugKind::Assertion,
         summary: "both pairs of reads (of `a`, then of `b`) differ when each is split by another thread's increment",
         found_by: Finding {

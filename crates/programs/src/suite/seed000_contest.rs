@@ -1376,8 +1376,8 @@ pub fn producer_consumer(variant: Variant) {
 /// The programs of this module, in the order of the paper's Table 1.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed000-merge-sort",
-        origin: "seed 000, Table 1 (ConTest MergeSort)",
+        name: "bounding-merge-sort",
+        origin: "Bindal et al., Table 1 (ConTest MergeSort)",
         bug: BugKind::Assertion,
         summary: "a son thread checks the live-thread count before its parent counts it, so more sorting threads run than the limit allows",
         found_by: Finding {
@@ -1389,8 +1389,8 @@ pub static PROGRAMS: &[Program] = &[
         run: merge_sort,
     },
     Program {
-        name: "seed000-producer-consumer",
-        origin: "seed 000, Table 1 (ConTest ProducerConsumer)",
+        name: "bounding-producer-consumer",
+        origin: "Bindal et al., Table 1 (ConTest ProducerConsumer)",
         bug: BugKind::Assertion,
         summary: "the first producer to finish halts the buffer, and the consumer quits before the other producer's items arrive",
         found_by: Finding {
@@ -1402,8 +1402,8 @@ pub static PROGRAMS: &[Program] = &[
         run: producer_consumer,
     },
     Program {
-        name: "seed000-linked-list",
-        origin: "seed 000, Table 1 (ConTest LinkedList)",
+        name: "bounding-linked-list",
+        origin: "Bindal et al., Table 1 (ConTest LinkedList)",
         bug: BugKind::Assertion,
         summary: "addLast links its node in after leaving the lock, overwriting a concurrent append",
         found_by: Finding {
@@ -1415,8 +1415,8 @@ pub static PROGRAMS: &[Program] = &[
         run: linked_list,
     },
     Program {
-        name: "seed000-bubble-sort",
-        origin: "seed 000, Table 1 (ConTest BubbleSort)",
+        name: "bounding-bubble-sort",
+        origin: "Bindal et al., Table 1 (ConTest BubbleSort)",
         bug: BugKind::Assertion,
         summary: "a shortened bubble-sort pass runs before the passes it relies on, leaving the array unsorted",
         found_by: Finding {
@@ -1428,8 +1428,8 @@ pub static PROGRAMS: &[Program] = &[
         run: bubble_sort,
     },
     Program {
-        name: "seed000-piper",
-        origin: "seed 000, Table 1 (ConTest Piper)",
+        name: "bounding-piper",
+        origin: "Bindal et al., Table 1 (ConTest Piper)",
         bug: BugKind::Deadlock,
         summary: "fillPlane waits with `if` instead of `while`, so a woken producer boards onto a full plane; passengers vanish and the consumers wait forever",
         found_by: Finding {
@@ -1441,8 +1441,8 @@ pub static PROGRAMS: &[Program] = &[
         run: piper,
     },
     Program {
-        name: "seed000-allocation-vector",
-        origin: "seed 000, Table 1 (ConTest AllocationVector)",
+        name: "bounding-allocation-vector",
+        origin: "Bindal et al., Table 1 (ConTest AllocationVector)",
         bug: BugKind::Assertion,
         summary: "finding a free block and marking it are separate critical sections, so two threads are handed the same block",
         found_by: Finding {
@@ -1454,8 +1454,8 @@ pub static PROGRAMS: &[Program] = &[
         run: allocation_vector,
     },
     Program {
-        name: "seed000-allocation-vector-c2",
-        origin: "seed 000, Table 1 and Fig 12 (ConTest AllocationVector)",
+        name: "bounding-allocation-vector-c2",
+        origin: "Bindal et al., Table 1 and Fig 12 (ConTest AllocationVector)",
         bug: BugKind::Assertion,
         summary: "the same double allocation when each thread frees its blocks before finishing: the other thread must be preempted before its frees (c = 2)",
         found_by: Finding {
@@ -1467,8 +1467,8 @@ pub static PROGRAMS: &[Program] = &[
         run: allocation_vector_c2,
     },
     Program {
-        name: "seed000-buf-writer",
-        origin: "seed 000, Table 1 (ConTest BufWriter)",
+        name: "bounding-buf-writer",
+        origin: "Bindal et al., Table 1 (ConTest BufWriter)",
         bug: BugKind::Assertion,
         summary: "writers count themselves active only once running, so the checker can find no writer active and check an incomplete buffer",
         found_by: Finding {
@@ -1480,8 +1480,8 @@ pub static PROGRAMS: &[Program] = &[
         run: buf_writer,
     },
     Program {
-        name: "seed000-ping-pong",
-        origin: "seed 000, Table 1 (ConTest PingPong)",
+        name: "bounding-ping-pong",
+        origin: "Bindal et al., Table 1 (ConTest PingPong)",
         bug: BugKind::Panic,
         summary: "a player takes the shared player object off the table (null) while another player dereferences it",
         found_by: Finding {
@@ -1493,8 +1493,8 @@ pub static PROGRAMS: &[Program] = &[
         run: ping_pong,
     },
     Program {
-        name: "seed000-manager",
-        origin: "seed 000, Table 1 (ConTest Manager)",
+        name: "bounding-manager",
+        origin: "Bindal et al., Table 1 (ConTest Manager)",
         bug: BugKind::Assertion,
         summary: "release updates the free-block count outside the manager's monitor, losing a concurrent allocation or release",
         found_by: Finding {
@@ -1506,8 +1506,8 @@ pub static PROGRAMS: &[Program] = &[
         run: manager,
     },
     Program {
-        name: "seed000-account",
-        origin: "seed 000, Table 1 (ConTest Account)",
+        name: "bounding-account",
+        origin: "Bindal et al., Table 1 (ConTest Account)",
         bug: BugKind::Assertion,
         summary: "transfer credits the other account without its lock, overwriting a concurrent deposit",
         found_by: Finding {
@@ -1519,8 +1519,8 @@ pub static PROGRAMS: &[Program] = &[
         run: account,
     },
     Program {
-        name: "seed000-airline-tickets",
-        origin: "seed 000, Table 1 (ConTest AirlineTickets)",
+        name: "bounding-airline-tickets",
+        origin: "Bindal et al., Table 1 (ConTest AirlineTickets)",
         bug: BugKind::Assertion,
         summary: "main starts another seller before the overbooking seller sets StopSales, so more seats are sold than exist",
         found_by: Finding {

@@ -695,8 +695,8 @@ pub fn dining_philosophers(variant: Variant) {
 /// The programs of this module, in the order of the paper.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed001-d1",
-        origin: "seed 001, Fig 1 (deadlock d1)",
+        name: "rpro-d1",
+        origin: "Cai, Yang (RPro), Fig 1 (deadlock d1)",
         bug: BugKind::Deadlock,
         summary: "two threads take locks m and n in opposite orders",
         found_by: Finding {
@@ -708,8 +708,8 @@ pub static PROGRAMS: &[Program] = &[
         run: d1,
     },
     Program {
-        name: "seed001-d2",
-        origin: "seed 001, deadlock d2 (adapted from a JDBC connector deadlock)",
+        name: "rpro-d2",
+        origin: "Cai, Yang (RPro), deadlock d2 (adapted from a JDBC connector deadlock)",
         bug: BugKind::Deadlock,
         summary: "locks p and n taken in opposite orders, reachable only if the second thread slips through lock s and the first releases n first",
         found_by: Finding {
@@ -721,8 +721,8 @@ pub static PROGRAMS: &[Program] = &[
         run: d2,
     },
     Program {
-        name: "seed001-hawknl",
-        origin: "seed 001, Table 2 (HawkNL 1.6b3: nlShutdown and nlClose)",
+        name: "rpro-hawknl",
+        origin: "Cai, Yang (RPro), Table 2 (HawkNL 1.6b3: nlShutdown and nlClose)",
         bug: BugKind::Deadlock,
         summary: "nlClose holds a socket's lock and wants the table lock; nlShutdown holds the table lock and wants the socket's",
         found_by: Finding {
@@ -734,8 +734,8 @@ pub static PROGRAMS: &[Program] = &[
         run: hawknl,
     },
     Program {
-        name: "seed001-sqlite",
-        origin: "seed 001, Table 2 (SQLite 3.3.x: sqlite3UnixEnterMutex and sqlite3UnixLeaveMutex)",
+        name: "rpro-sqlite",
+        origin: "Cai, Yang (RPro), Table 2 (SQLite 3.3.x: sqlite3UnixEnterMutex and sqlite3UnixLeaveMutex)",
         bug: BugKind::Deadlock,
         summary: "a recursive mutex's enter blocks on the main lock while holding the auxiliary lock the owner's leave needs",
         found_by: Finding {
@@ -747,8 +747,8 @@ pub static PROGRAMS: &[Program] = &[
         run: sqlite,
     },
     Program {
-        name: "seed001-mysql",
-        origin: "seed 001, Table 2 (MySQL: PURGE BINARY LOGS and SHOW INNODB STATUS lock orders)",
+        name: "rpro-mysql",
+        origin: "Cai, Yang (RPro), Table 2 (MySQL: PURGE BINARY LOGS and SHOW INNODB STATUS lock orders)",
         bug: BugKind::Deadlock,
         summary: "two lock-order inversions, each a one-step window among about 1,200 unrelated steps",
         found_by: Finding {
@@ -760,8 +760,8 @@ pub static PROGRAMS: &[Program] = &[
         run: mysql,
     },
     Program {
-        name: "seed001-dining-philosophers",
-        origin: "seed 001, classic deadlock benchmark (dining philosophers, 4 philosophers)",
+        name: "rpro-dining-philosophers",
+        origin: "Cai, Yang (RPro), classic deadlock benchmark (dining philosophers, 4 philosophers)",
         bug: BugKind::Deadlock,
         summary: "every philosopher holds the left fork and waits for the right one",
         found_by: Finding {

@@ -196,8 +196,8 @@ pub fn fig5_1(variant: Variant) {
 /// The programs of this module, in the order of the paper.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed002-fig1-1",
-        origin: "seed 002, Fig 1.1 (simple Java example)",
+        name: "valsched-fig1-1",
+        origin: "Chen (value schedules), Fig 1.1 (simple Java example)",
         bug: BugKind::Panic,
         summary: "thread 2 divides by a field it just set to 1, but thread 1 may zero it in between",
         found_by: Finding {
@@ -209,8 +209,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig1_1,
     },
     Program {
-        name: "seed002-fig5-1",
-        origin: "seed 002, Fig 5.1 (sample program, two accounts)",
+        name: "valsched-fig5-1",
+        origin: "Chen (value schedules), Fig 5.1 (sample program, two accounts)",
         bug: BugKind::Assertion,
         summary: "thread 2 updates accX under the monitor of accY, so a concurrent deposit to accX can be lost",
         found_by: Finding {

@@ -1443,8 +1443,8 @@ pub fn account_subtype(variant: Variant) {
 /// The programs of this module, in the order of the thesis's Table 3.2.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed002-alarmclock",
-        origin: "seed 002, Table 3.2 (real: alarmclock)",
+        name: "valsched-alarmclock",
+        origin: "Chen (value schedules), Table 3.2 (real: alarmclock)",
         bug: BugKind::Panic,
         summary: "the clock checks the wait list without the monitor, a sleeper leaves, and the clock dereferences the now-null head",
         found_by: Finding {
@@ -1456,8 +1456,8 @@ pub static PROGRAMS: &[Program] = &[
         run: alarmclock,
     },
     Program {
-        name: "seed002-raxextend",
-        origin: "seed 002, Table 3.2 (real: raxextend)",
+        name: "valsched-raxextend",
+        origin: "Chen (value schedules), Table 3.2 (real: raxextend)",
         bug: BugKind::Assertion,
         summary: "the planner reads its event's count twice without the monitor and the executive's signal lands in between",
         found_by: Finding {
@@ -1469,8 +1469,8 @@ pub static PROGRAMS: &[Program] = &[
         run: raxextend,
     },
     Program {
-        name: "seed002-rw-deadlock",
-        origin: "seed 002, Table 3.2 (real: RW-deadlock)",
+        name: "valsched-rw-deadlock",
+        origin: "Chen (value schedules), Table 3.2 (real: RW-deadlock)",
         bug: BugKind::Deadlock,
         summary: "readers count themselves active outside the monitor, a lost update leaves the count non-zero and writers wait for ever",
         found_by: Finding {
@@ -1482,8 +1482,8 @@ pub static PROGRAMS: &[Program] = &[
         run: rw_deadlock,
     },
     Program {
-        name: "seed002-rw-exception",
-        origin: "seed 002, Table 3.2 (real: RW-exception)",
+        name: "valsched-rw-exception",
+        origin: "Chen (value schedules), Table 3.2 (real: RW-exception)",
         bug: BugKind::Assertion,
         summary: "a writer enters while a reader is between leaving the monitor and counting itself active, and they overlap",
         found_by: Finding {
@@ -1495,8 +1495,8 @@ pub static PROGRAMS: &[Program] = &[
         run: rw_exception,
     },
     Program {
-        name: "seed002-replicatedworker",
-        origin: "seed 002, Table 3.2 (real: replicatedworker)",
+        name: "valsched-replicatedworker",
+        origin: "Chen (value schedules), Table 3.2 (real: replicatedworker)",
         bug: BugKind::Deadlock,
         summary: "workers count themselves blocked outside the coordinator's monitor, a lost update hides termination from the main thread",
         found_by: Finding {
@@ -1508,8 +1508,8 @@ pub static PROGRAMS: &[Program] = &[
         run: replicatedworker,
     },
     Program {
-        name: "seed002-boundedbuffer",
-        origin: "seed 002, Table 3.2 (real: boundedbuffer)",
+        name: "valsched-boundedbuffer",
+        origin: "Chen (value schedules), Table 3.2 (real: boundedbuffer)",
         bug: BugKind::Deadlock,
         summary: "notify instead of notifyAll with several producers and consumers: a wake-up reaches the wrong kind of thread and all end up waiting",
         found_by: Finding {
@@ -1521,8 +1521,8 @@ pub static PROGRAMS: &[Program] = &[
         run: boundedbuffer,
     },
     Program {
-        name: "seed002-linkedlist",
-        origin: "seed 002, Table 3.2 (benchmark: linkedlist)",
+        name: "valsched-linkedlist",
+        origin: "Chen (value schedules), Table 3.2 (benchmark: linkedlist)",
         bug: BugKind::Panic,
         summary: "two unsynchronized appends fetch the same tail, one overwrites the other's next pointer, and walking size nodes hits null",
         found_by: Finding {
@@ -1534,8 +1534,8 @@ pub static PROGRAMS: &[Program] = &[
         run: linkedlist,
     },
     Program {
-        name: "seed002-piper",
-        origin: "seed 002, Table 3.2 (benchmark: piper)",
+        name: "valsched-piper",
+        origin: "Chen (value schedules), Table 3.2 (benchmark: piper)",
         bug: BugKind::Deadlock,
         summary: "waits in if instead of while: two woken passengers both board one seat, and the last flight waits for ever",
         found_by: Finding {
@@ -1547,8 +1547,8 @@ pub static PROGRAMS: &[Program] = &[
         run: piper,
     },
     Program {
-        name: "seed002-account-race",
-        origin: "seed 002, Table 3.2 (benchmark: account-race)",
+        name: "valsched-account-race",
+        origin: "Chen (value schedules), Table 3.2 (benchmark: account-race)",
         bug: BugKind::Assertion,
         summary: "transfer updates the destination's balance under the source's monitor only, losing a concurrent update",
         found_by: Finding {
@@ -1560,8 +1560,8 @@ pub static PROGRAMS: &[Program] = &[
         run: account_race,
     },
     Program {
-        name: "seed002-account-deadlock",
-        origin: "seed 002, Table 3.2 (benchmark: account-deadlock)",
+        name: "valsched-account-deadlock",
+        origin: "Chen (value schedules), Table 3.2 (benchmark: account-deadlock)",
         bug: BugKind::Deadlock,
         summary: "two transfers between the same accounts in opposite directions take the two monitors in opposite orders",
         found_by: Finding {
@@ -1573,8 +1573,8 @@ pub static PROGRAMS: &[Program] = &[
         run: account_deadlock,
     },
     Program {
-        name: "seed002-account-subtype",
-        origin: "seed 002, Table 3.2 (benchmark: account-subtype)",
+        name: "valsched-account-subtype",
+        origin: "Chen (value schedules), Table 3.2 (benchmark: account-subtype)",
         bug: BugKind::Assertion,
         summary: "a subclass overrides the synchronized deposit without synchronization, losing concurrent withdrawals",
         found_by: Finding {

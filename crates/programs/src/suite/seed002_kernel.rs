@@ -1076,8 +1076,8 @@ pub fn nestedmonitor(variant: Variant) {
 /// The programs of this module, in the order of the thesis's Table 3.2.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed002-twostage",
-        origin: "seed 002, Table 3.2 (kernel: twostage)",
+        name: "valsched-twostage",
+        origin: "Chen (value schedules), Table 3.2 (kernel: twostage)",
         bug: BugKind::Assertion,
         summary: "a reader's two critical sections fall between the writer's two stages and see data2 not yet updated",
         found_by: Finding {
@@ -1089,8 +1089,8 @@ pub static PROGRAMS: &[Program] = &[
         run: twostage::<2>,
     },
     Program {
-        name: "seed002-wronglock",
-        origin: "seed 002, Table 3.2 (kernel: wronglock)",
+        name: "valsched-wronglock",
+        origin: "Chen (value schedules), Table 3.2 (kernel: wronglock)",
         bug: BugKind::Assertion,
         summary: "two threads increment one field holding different locks, so an update interleaves with the other",
         found_by: Finding {
@@ -1102,8 +1102,8 @@ pub static PROGRAMS: &[Program] = &[
         run: wronglock::<2>,
     },
     Program {
-        name: "seed002-producerconsumer",
-        origin: "seed 002, Table 3.2 (kernel: producerconsumer)",
+        name: "valsched-producerconsumer",
+        origin: "Chen (value schedules), Table 3.2 (kernel: producerconsumer)",
         bug: BugKind::Panic,
         summary: "a producer woken by notifyAll does not re-check that the buffer has room and writes past its end",
         found_by: Finding {
@@ -1115,8 +1115,8 @@ pub static PROGRAMS: &[Program] = &[
         run: producerconsumer,
     },
     Program {
-        name: "seed002-blockbarrier",
-        origin: "seed 002, Table 3.2 (kernel: blockbarrier)",
+        name: "valsched-blockbarrier",
+        origin: "Chen (value schedules), Table 3.2 (kernel: blockbarrier)",
         bug: BugKind::Assertion,
         summary: "a released party barges back into the barrier before the others have left and overfills the round",
         found_by: Finding {
@@ -1128,8 +1128,8 @@ pub static PROGRAMS: &[Program] = &[
         run: blockbarrier,
     },
     Program {
-        name: "seed002-reorder",
-        origin: "seed 002, Table 3.2 (kernel: reorder)",
+        name: "valsched-reorder",
+        origin: "Chen (value schedules), Table 3.2 (kernel: reorder)",
         bug: BugKind::Assertion,
         summary: "the checker reads a and b on either side of the setter's writes and sees a mix",
         found_by: Finding {
@@ -1141,8 +1141,8 @@ pub static PROGRAMS: &[Program] = &[
         run: reorder::<2>,
     },
     Program {
-        name: "seed002-deadlock-d1",
-        origin: "seed 002, Table 3.2 (kernel: deadlock.d1)",
+        name: "valsched-deadlock-d1",
+        origin: "Chen (value schedules), Table 3.2 (kernel: deadlock.d1)",
         bug: BugKind::Deadlock,
         summary: "two threads nest synchronized blocks on two locks in opposite orders",
         found_by: Finding {
@@ -1154,8 +1154,8 @@ pub static PROGRAMS: &[Program] = &[
         run: deadlock_d1,
     },
     Program {
-        name: "seed002-deadlock-d2",
-        origin: "seed 002, Table 3.2 (kernel: deadlock.d2)",
+        name: "valsched-deadlock-d2",
+        origin: "Chen (value schedules), Table 3.2 (kernel: deadlock.d2)",
         bug: BugKind::Deadlock,
         summary: "each thread calls the other object's synchronized bowBack from inside its own synchronized bow",
         found_by: Finding {
@@ -1167,8 +1167,8 @@ pub static PROGRAMS: &[Program] = &[
         run: deadlock_d2,
     },
     Program {
-        name: "seed002-diningphilosopher",
-        origin: "seed 002, Table 3.2 (kernel: diningphilosopher)",
+        name: "valsched-diningphilosopher",
+        origin: "Chen (value schedules), Table 3.2 (kernel: diningphilosopher)",
         bug: BugKind::Deadlock,
         summary: "every philosopher holds its left fork and waits for its right one",
         found_by: Finding {
@@ -1180,8 +1180,8 @@ pub static PROGRAMS: &[Program] = &[
         run: diningphilosopher,
     },
     Program {
-        name: "seed002-losenotify",
-        origin: "seed 002, Table 3.2 (kernel: losenotify)",
+        name: "valsched-losenotify",
+        origin: "Chen (value schedules), Table 3.2 (kernel: losenotify)",
         bug: BugKind::Deadlock,
         summary: "the notify comes before the unconditional wait, which then waits forever",
         found_by: Finding {
@@ -1193,8 +1193,8 @@ pub static PROGRAMS: &[Program] = &[
         run: losenotify,
     },
     Program {
-        name: "seed002-clean",
-        origin: "seed 002, Table 3.2 (kernel: clean)",
+        name: "valsched-clean",
+        origin: "Chen (value schedules), Table 3.2 (kernel: clean)",
         bug: BugKind::Deadlock,
         summary: "a task tests an event's count outside its monitor, the other task's signal lands before the wait and is lost",
         found_by: Finding {
@@ -1206,8 +1206,8 @@ pub static PROGRAMS: &[Program] = &[
         run: clean,
     },
     Program {
-        name: "seed002-nestedmonitor",
-        origin: "seed 002, Table 3.2 (kernel: nestedmonitor)",
+        name: "valsched-nestedmonitor",
+        origin: "Chen (value schedules), Table 3.2 (kernel: nestedmonitor)",
         bug: BugKind::Deadlock,
         summary: "a thread waits on the inner monitor while holding the outer one, locking out its notifier",
         found_by: Finding {

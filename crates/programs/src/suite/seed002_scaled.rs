@@ -10,7 +10,7 @@
 //! thread is one more that can close the window, so PCT's chance per execution falls with the
 //! thread count and a random walk stops finding the bug at all.
 //!
-//! The bugs of `seed002-reorder-50` and `seed002-reorder-100` are beyond the priority and walk
+//! The bugs of `valsched-reorder-50` and `valsched-reorder-100` are beyond the priority and walk
 //! samplers: none of `pos`, `random`, `pct:d=3`, `pctvb` and `icb:c=2,v=1` found either in
 //! 10,000 executions with any of the seeds 0..10, nor `dpor`, `vs`, `delay:d=2`, `pct:d=2` and
 //! `tb:t=2,c=1` the 50-thread one in 10,000 executions with seed 0. SURW, which makes the
@@ -20,7 +20,7 @@
 //!
 //! The 50- and 100-thread programs are [`Program::long`]: thousands of steps per execution with
 //! a hundred-wide vector clock on every synchronising step make them too slow for the runs that
-//! go through the whole suite; they run when named (`interleave bench -p seed002-reorder-100`).
+//! go through the whole suite; they run when named (`interleave bench -p valsched-reorder-100`).
 //! Loom models at most five threads, so its columns report all of them unsupported.
 
 use super::seed002_kernel::{reorder, twostage, wronglock};
@@ -67,7 +67,7 @@ const fn finding(strategy: &'static str, within: u64) -> Finding {
 /// threads.
 pub static PROGRAMS: &[Program] = &[
     scaled(
-        "seed002-twostage-10",
+        "valsched-twostage-10",
         "SCTBench CS.twostage_10 (seed 002 kernel: twostage)",
         TWOSTAGE_SUMMARY,
         finding("icb:c=2,v=1", 100),
@@ -75,7 +75,7 @@ pub static PROGRAMS: &[Program] = &[
         twostage::<10>,
     ),
     scaled(
-        "seed002-twostage-20",
+        "valsched-twostage-20",
         "SCTBench CS.twostage_20 (seed 002 kernel: twostage)",
         TWOSTAGE_SUMMARY,
         finding("icb:c=2,v=1", 200),
@@ -83,7 +83,7 @@ pub static PROGRAMS: &[Program] = &[
         twostage::<20>,
     ),
     scaled(
-        "seed002-twostage-50",
+        "valsched-twostage-50",
         "SCTBench CS.twostage_50 (seed 002 kernel: twostage)",
         TWOSTAGE_SUMMARY,
         finding("icb:c=2,v=1", 500),
@@ -91,7 +91,7 @@ pub static PROGRAMS: &[Program] = &[
         twostage::<50>,
     ),
     scaled(
-        "seed002-twostage-100",
+        "valsched-twostage-100",
         "SCTBench CS.twostage_100 (seed 002 kernel: twostage)",
         TWOSTAGE_SUMMARY,
         finding("icb:c=2,v=1", 1000),
@@ -99,7 +99,7 @@ pub static PROGRAMS: &[Program] = &[
         twostage::<100>,
     ),
     scaled(
-        "seed002-wronglock-10",
+        "valsched-wronglock-10",
         "SCTBench CS.wronglock_10 (seed 002 kernel: wronglock)",
         WRONGLOCK_SUMMARY,
         finding("pos", 20),
@@ -107,7 +107,7 @@ pub static PROGRAMS: &[Program] = &[
         wronglock::<10>,
     ),
     scaled(
-        "seed002-wronglock-20",
+        "valsched-wronglock-20",
         "SCTBench CS.wronglock_20 (seed 002 kernel: wronglock)",
         WRONGLOCK_SUMMARY,
         finding("pos", 20),
@@ -115,7 +115,7 @@ pub static PROGRAMS: &[Program] = &[
         wronglock::<20>,
     ),
     scaled(
-        "seed002-wronglock-50",
+        "valsched-wronglock-50",
         "SCTBench CS.wronglock_50 (seed 002 kernel: wronglock)",
         WRONGLOCK_SUMMARY,
         finding("pos", 20),
@@ -123,7 +123,7 @@ pub static PROGRAMS: &[Program] = &[
         wronglock::<50>,
     ),
     scaled(
-        "seed002-wronglock-100",
+        "valsched-wronglock-100",
         "SCTBench CS.wronglock_100 (seed 002 kernel: wronglock)",
         WRONGLOCK_SUMMARY,
         finding("pos", 20),
@@ -131,7 +131,7 @@ pub static PROGRAMS: &[Program] = &[
         wronglock::<100>,
     ),
     scaled(
-        "seed002-reorder-10",
+        "valsched-reorder-10",
         "SCTBench CS.reorder_10 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
         finding("pos", 100),
@@ -139,7 +139,7 @@ pub static PROGRAMS: &[Program] = &[
         reorder::<10>,
     ),
     scaled(
-        "seed002-reorder-20",
+        "valsched-reorder-20",
         "SCTBench CS.reorder_20 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
         finding("pos", 2500),
@@ -147,7 +147,7 @@ pub static PROGRAMS: &[Program] = &[
         reorder::<20>,
     ),
     scaled(
-        "seed002-reorder-50",
+        "valsched-reorder-50",
         "SCTBench CS.reorder_50 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
         finding("auto", 200),
@@ -155,7 +155,7 @@ pub static PROGRAMS: &[Program] = &[
         reorder::<50>,
     ),
     scaled(
-        "seed002-reorder-100",
+        "valsched-reorder-100",
         "SCTBench CS.reorder_100 (seed 002 kernel: reorder)",
         REORDER_SUMMARY,
         finding("auto", 400),

@@ -608,8 +608,8 @@ pub fn jigsaw(variant: Variant) {
 /// The programs of this module, in the order of the paper.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed003-account",
-        origin: "seed 003, motivating example (class Account and its test case)",
+        name: "assetfuzzer-account",
+        origin: "Lai et al. (AssetFuzzer), motivating example (class Account and its test case)",
         bug: BugKind::AtomicSetViolation,
         summary: "the copy constructor reads checking and savings in two critical sections; creditInterest between them yields a mixed copy",
         found_by: Finding {
@@ -621,8 +621,8 @@ pub static PROGRAMS: &[Program] = &[
         run: account,
     },
     Program {
-        name: "seed003-string-buffer",
-        origin: "seed 003, StringBuffer subject (JDK StringBuffer.append(StringBuffer))",
+        name: "assetfuzzer-string-buffer",
+        origin: "Lai et al. (AssetFuzzer), StringBuffer subject (JDK StringBuffer.append(StringBuffer))",
         bug: BugKind::AtomicSetViolation,
         summary: "append reads the other buffer's length and characters in two critical sections; a setLength between them makes getChars throw",
         found_by: Finding {
@@ -634,8 +634,8 @@ pub static PROGRAMS: &[Program] = &[
         run: string_buffer,
     },
     Program {
-        name: "seed003-jigsaw",
-        origin: "seed 003, Jigsaw subject (high-level data race on raw and rlen)",
+        name: "assetfuzzer-jigsaw",
+        origin: "Lai et al. (AssetFuzzer), Jigsaw subject (high-level data race on raw and rlen)",
         bug: BugKind::AtomicSetViolation,
         summary: "raw and rlen are updated in separate critical sections; the other thread's update between them leaves rlen describing the wrong buffer",
         found_by: Finding {

@@ -808,8 +808,8 @@ pub fn long_run(variant: Variant) {
 /// The programs of this module, in the order of the paper.
 pub static PROGRAMS: &[Program] = &[
     Program {
-        name: "seed004-derby",
-        origin: "seed 004, Fig 2 (Apache Derby referencedColumnMap)",
+        name: "tame-derby",
+        origin: "Huang, Rauchwerger (TAME), Fig 2 (Apache Derby referencedColumnMap)",
         bug: BugKind::ScheduleSensitiveBranch,
         summary: "a non-null check of a shared field is followed by a second read that another thread may have nulled",
         found_by: Finding {
@@ -821,8 +821,8 @@ pub static PROGRAMS: &[Program] = &[
         run: derby,
     },
     Program {
-        name: "seed004-fig1",
-        origin: "seed 004, Fig 1 (is_good: protocol chosen by a monitored flag)",
+        name: "tame-fig1",
+        origin: "Huang, Rauchwerger (TAME), Fig 1 (is_good: protocol chosen by a monitored flag)",
         bug: BugKind::ScheduleSensitiveBranch,
         summary: "the is_good branch reads the optimistic initial value before the monitor's first measurement and picks the wrong protocol",
         found_by: Finding {
@@ -834,8 +834,8 @@ pub static PROGRAMS: &[Program] = &[
         run: fig1,
     },
     Program {
-        name: "seed004-check-hash",
-        origin: "seed 004, checkHash example (fine-grained tracing figure)",
+        name: "tame-check-hash",
+        origin: "Huang, Rauchwerger (TAME), checkHash example (fine-grained tracing figure)",
         bug: BugKind::ScheduleSensitiveBranch,
         summary: "both threads see no stored hash, both store, and the cross-check of the two hash implementations never happens",
         found_by: Finding {
@@ -847,8 +847,8 @@ pub static PROGRAMS: &[Program] = &[
         run: check_hash,
     },
     Program {
-        name: "seed004-local-branches",
-        origin: "seed 004, precision (not in the paper): branches on thread-local and synchronisation-ordered data",
+        name: "tame-local-branches",
+        origin: "Huang, Rauchwerger (TAME), precision (not in the paper): branches on thread-local and synchronisation-ordered data",
         bug: BugKind::ScheduleSensitiveBranch,
         summary: "the consumer checks under the handoff's lock whether the table is published instead of waiting for it, and looks up an empty table",
         found_by: Finding {
@@ -860,8 +860,8 @@ pub static PROGRAMS: &[Program] = &[
         run: local_branches,
     },
     Program {
-        name: "seed004-long-run",
-        origin: "seed 004, Table 2 analogue (not in the paper): a million steps, few of them shared",
+        name: "tame-long-run",
+        origin: "Huang, Rauchwerger (TAME), Table 2 analogue (not in the paper): a million steps, few of them shared",
         bug: BugKind::ScheduleSensitiveBranch,
         summary: "two workers both find a flush point unclaimed (check-then-act on an atomic) and flush it twice",
         found_by: Finding {
