@@ -217,17 +217,7 @@ fn outputs_are_checked_before_the_run() {
     for (flag, path) in &cases {
         let path = path.to_str().unwrap();
         let out = interleave(&[
-            "bench",
-            "-p",
-            "rpro-d1",
-            "-s",
-            "random",
-            "-n",
-            "2",
-            "--seeds",
-            "1",
-            flag,
-            path,
+            "bench", "-p", "rpro-d1", "-s", "random", "-n", "2", "--seeds", "1", flag, path,
         ]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{flag} {path}: {stderr}");
