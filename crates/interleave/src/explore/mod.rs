@@ -40,6 +40,7 @@ use crate::{Error, RaceMode};
 mod determinism;
 mod replay;
 mod rounds;
+mod shard;
 
 use determinism::*;
 use replay::*;
@@ -143,6 +144,15 @@ impl Builder {
     /// Runs executions on `workers` OS threads.
     pub fn workers(mut self, workers: usize) -> Builder {
         self.config.workers = workers;
+        self
+    }
+
+    /// Runs only shard `number` of `count` (counted from 1) of the exploration, so that `count`
+    /// machines split it; an invalid shard (`3/2`, `0/0`) is an error when the exploration
+    /// starts. `INTERLEAVE_SHARD=i/n` overrides it. See [`Config::shard`] and the README's
+    /// section on sharding.
+    pub fn shard(mut self, number: u64, count: u64) -> Builder {
+        self.config.shard = Some(crate::config::Shard::unchecked(number, count));
         self
     }
 
@@ -294,6 +304,9 @@ impl Builder {
         match self.explore(f) {
             Err(error) => panic!("interleave: {error}"),
             Ok(report) => {
+                if let Some(summary) = &report.shard {
+                    show_once(&summary.to_line(), "");
+                }
                 if let Some(failure) = report.first_failure() {
                     let notes: String = report
                         .notes
@@ -303,7 +316,7 @@ impl Builder {
                     panic!("{failure}{notes}");
                 }
                 for note in &report.notes {
-                    show_once(note);
+                    show_once(note, "interleave: note: ");
                 }
             }
         }
@@ -346,10 +359,10 @@ pub fn replay<F: Fn() + Sync>(token: &str, f: F) {
 /// An execution index, its schedule, and whether to keep its trace.
 type Plan = (u64, Box<dyn Schedule + Send>, bool);
 
-/// Writes `note` to the process's standard error unless it was written before. The test
-/// harness captures only what the print macros write, so a note written through the stream
-/// itself shows in the output of `cargo test` without `--nocapture`.
-fn show_once(note: &str) {
+/// Writes `note` after `prefix` to the process's standard error unless it was written before.
+/// The test harness captures only what the print macros write, so a note written through the
+/// stream itself shows in the output of `cargo test` without `--nocapture`.
+fn show_once(note: &str, prefix: &str) {
     use std::io::Write;
     static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut shown = SHOWN
@@ -360,5 +373,5 @@ fn show_once(note: &str) {
     }
     shown.push(note.to_string());
     // A closed standard error leaves nowhere to say it; the test still passes.
-    let _ = writeln!(std::io::stderr().lock(), "interleave: note: {note}");
+    let _ = writeln!(std::io::stderr().lock(), "{prefix}{note}");
 }

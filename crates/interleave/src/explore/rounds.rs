@@ -71,18 +71,24 @@ pub(super) fn explore_with(
     let mut seen_warnings = HashSet::new();
     let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
+    let mut tally = shard::Tally::default();
     let mut round = 1usize;
     let mut next = 0u64;
     'rounds: while next < config.executions {
         let size = (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
         let mut plans = Vec::new();
+        let mut planned = 0u64;
         for index in next..next + size {
             match strategy.plan(index, execution_seed(config.seed, index)) {
-                Some(schedule) => plans.push((index, schedule, strategy.wants_trace(index))),
+                Some(schedule) => {
+                    planned += 1;
+                    if shard::role(config.shard, strategy, index) != shard::Role::Skip {
+                        plans.push((index, schedule, strategy.wants_trace(index)));
+                    }
+                }
                 None => break,
             }
         }
-        let planned = plans.len() as u64;
         for summary in execute(&run, plans, config.workers, config.stop_on_first_failure) {
             strategy.observe(
                 summary.index,
@@ -98,6 +104,15 @@ pub(super) fn explore_with(
                     violations: summary.violations.len(),
                 },
             );
+            if !shard::owns(config.shard, summary.index) {
+                // Run to learn from only: the shard that owns it reports it.
+                tally.learning_executions += 1;
+                if summary.failure.is_some() && config.stop_on_first_failure {
+                    tally.stopped_by = Some(summary.index);
+                    break 'rounds;
+                }
+                continue;
+            }
             report.executions += 1;
             report.steps += summary.steps;
             if !summary.violations.is_empty() {
@@ -130,6 +145,9 @@ pub(super) fn explore_with(
         next += planned;
         round = (round * 2).min(MAX_ROUND);
     }
+    report.shard = config
+        .shard
+        .map(|s| shard::summary(s, config, &report, &tally, run.test.clone()));
     report.strategy_stats = strategy.stats();
     report.states = config.count_states.then_some(states.len() as u64);
     for warning in strategy.warnings() {
