@@ -96,7 +96,10 @@ pub fn merge_shards(inputs: &[PathBuf], json: Option<&PathBuf>) -> anyhow::Resul
                 );
             }
             let key = Exploration {
-                test: summary.test.clone().unwrap_or_else(|| "(no test)".to_string()),
+                test: summary
+                    .test
+                    .clone()
+                    .unwrap_or_else(|| "(no test)".to_string()),
                 strategy: summary.strategy.clone(),
                 seed: summary.seed,
                 budget: summary.budget,
@@ -216,7 +219,9 @@ mod tests {
 
     fn line(shard: u64, failure: Option<u64>, stopped_by: Option<u64>) -> String {
         let failure = failure.map_or("null".to_string(), |execution| {
-            format!("{{\"execution\":{execution},\"kind\":\"panic\",\"token\":\"il2-{execution}\"}}")
+            format!(
+                "{{\"execution\":{execution},\"kind\":\"panic\",\"token\":\"il2-{execution}\"}}"
+            )
         });
         let stopped = stopped_by.map_or("null".to_string(), |e| e.to_string());
         format!(
@@ -232,10 +237,7 @@ mod tests {
         // The tests run in parallel; each call gets its own directory.
         static CALLS: AtomicUsize = AtomicUsize::new(0);
         let call = CALLS.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "merge-shards-{}-{call}",
-            std::process::id()
-        ));
+        let dir = std::env::temp_dir().join(format!("merge-shards-{}-{call}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         let path = dir.join("shards.log");
         std::fs::write(&path, lines.join("\nunrelated output\n"))?;
@@ -261,8 +263,12 @@ mod tests {
 
     #[test]
     fn passing_shards_add_up() {
-        let (code, json) = merged(&[line(1, None, None), line(2, None, None), line(3, None, None)])
-            .unwrap();
+        let (code, json) = merged(&[
+            line(1, None, None),
+            line(2, None, None),
+            line(3, None, None),
+        ])
+        .unwrap();
         assert_eq!(code, ExitCode::SUCCESS);
         assert!(json.contains("\"executions\": 90"), "{json}");
     }
@@ -270,7 +276,10 @@ mod tests {
     #[test]
     fn a_missing_or_inconsistent_shard_is_an_error() {
         let missing = merged(&[line(1, None, None), line(3, None, None)]).unwrap_err();
-        assert!(missing.to_string().contains("shard 2/3 missing"), "{missing}");
+        assert!(
+            missing.to_string().contains("shard 2/3 missing"),
+            "{missing}"
+        );
         let unreported = merged(&[
             line(1, None, None),
             line(2, None, None),

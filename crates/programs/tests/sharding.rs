@@ -53,7 +53,10 @@ fn failures<'a>(reports: impl IntoIterator<Item = &'a Report>) -> Vec<(u64, Stri
 }
 
 fn summary(report: &Report) -> &ShardSummary {
-    report.shard.as_ref().expect("a sharded run summarises itself")
+    report
+        .shard
+        .as_ref()
+        .expect("a sharded run summarises itself")
 }
 
 /// Checks that 2 and 3 shards of `spec` partition the unsharded run of every program, and
@@ -63,7 +66,10 @@ fn check_partition(spec: &str) -> Vec<(ShardSummary, u64)> {
     let mut found = 0;
     for (name, variant) in PROGRAMS {
         let whole = explore(name, variant, spec, None, false);
-        assert!(whole.shard.is_none(), "an unsharded run has no shard summary");
+        assert!(
+            whole.shard.is_none(),
+            "an unsharded run has no shard summary"
+        );
         for count in [2, 3] {
             let shards: Vec<Report> = (1..=count)
                 .map(|number| explore(name, variant, spec, Some((number, count)), false))
@@ -82,7 +88,10 @@ fn check_partition(spec: &str) -> Vec<(ShardSummary, u64)> {
             assert_eq!(failures(&shards), failures([&whole]), "{context}: failures");
             for (number, report) in (1..=count).zip(&shards) {
                 let summary = summary(report);
-                assert_eq!((summary.shard.number(), summary.shard.count()), (number, count));
+                assert_eq!(
+                    (summary.shard.number(), summary.shard.count()),
+                    (number, count)
+                );
                 assert!(
                     report
                         .failures
@@ -95,7 +104,10 @@ fn check_partition(spec: &str) -> Vec<(ShardSummary, u64)> {
         }
         found += usize::from(!whole.failures.is_empty());
     }
-    assert!(found >= 2, "{spec} finds bugs, so the failures compared are not all empty");
+    assert!(
+        found >= 2,
+        "{spec} finds bugs, so the failures compared are not all empty"
+    );
     summaries
 }
 
@@ -147,7 +159,9 @@ fn auto_shards_run_exactly_the_executions_of_one_run() {
         );
     }
     assert!(
-        summaries.iter().any(|(summary, _)| summary.learning_executions > 0),
+        summaries
+            .iter()
+            .any(|(summary, _)| summary.learning_executions > 0),
         "some shard runs executions it does not own, to learn from"
     );
     check_first_failure("auto");

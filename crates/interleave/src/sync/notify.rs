@@ -12,8 +12,8 @@ use std::fmt;
 use std::panic::Location;
 
 use super::{Mutex, MutexGuard};
-use crate::runtime::{self, Awaited};
 use crate::runtime::op::Site;
+use crate::runtime::{self, Awaited};
 use crate::thread::{self, Thread};
 
 /// A one-permit notification between threads of an execution.

@@ -85,7 +85,9 @@ fn a_blocking_notify_is_one_object_with_its_own_operations() {
         .full_interleaving(true)
         .explore(notify_before_publishing)
         .expect("a valid configuration");
-    let failure = report.first_failure().expect("the write races with the read");
+    let failure = report
+        .first_failure()
+        .expect("the write races with the read");
     let text = failure.to_string();
     let interleaving = text
         .split("\n\nTo reproduce")
