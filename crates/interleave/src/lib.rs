@@ -229,6 +229,10 @@
 //! reproduced or a search widened without editing code.
 //! `INTERLEAVE_STACK_SIZE` sets the bytes of every thread's stack and `INTERLEAVE_WATCHDOG` the
 //! seconds without progress before the watchdog ends a hung test (see below).
+//! `INTERLEAVE_SHARD=i/n` ([`Builder::shard`]) runs shard `i` of `n` (counted from 1) of every
+//! exploration, so that `n` CI jobs split a test's executions: together they run exactly the
+//! executions of one run, and `interleave merge-shards` combines the summaries they print
+//! ([`ShardSummary`]) into its verdict.
 //!
 //! ## Testing the same code against std
 //!
