@@ -5,8 +5,10 @@
 //! `interleave::ShardSummary`); the inputs are files that hold such lines anywhere, such as the
 //! saved logs of CI jobs. Summaries of one exploration (the same test, strategy, seed, budget and
 //! shard count) are combined: every shard must be there, the executions add up to those of one
-//! unsharded run, and the failure with the smallest execution index is the unsharded run's
-//! first failure.
+//! unsharded run, and the earliest failure is the unsharded run's first failure: the one with
+//! the smallest execution index when the shards share out executions, or, when they share out a
+//! systematic search's subtrees, the one whose subtree the search reached first (its `order`),
+//! then the smallest index within that shard.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,17 +28,36 @@ struct Summary {
     strategy: String,
     seed: u64,
     budget: u64,
+    partition: Partition,
     executions: u64,
     learning_executions: u64,
     failure: Option<ShardFailure>,
     stopped_by: Option<u64>,
 }
 
+/// How the shards share out the executions (`interleave::ShardPartition`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Partition {
+    /// By index: the indices are the unsharded run's.
+    Executions,
+    /// By subtree: each shard's indices are its own, and `order` orders the failures.
+    Prefixes,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 struct ShardFailure {
     execution: u64,
+    order: Option<u64>,
     kind: String,
     token: String,
+}
+
+impl ShardFailure {
+    /// Where the failure comes in the unsharded run's order.
+    fn position(&self) -> (u64, u64) {
+        (self.order.unwrap_or(0), self.execution)
+    }
 }
 
 /// What identifies one sharded exploration.
@@ -47,6 +68,7 @@ struct Exploration {
     seed: u64,
     budget: u64,
     shards: u64,
+    partition: Partition,
 }
 
 /// The combined verdict of one exploration, also written with `--json`.
@@ -65,6 +87,9 @@ struct Verdict {
     first_failure: Option<ShardFailure>,
     /// The shard (counted from 1) that found the first failure.
     found_by_shard: Option<u64>,
+    /// How the shards shared out the executions: `executions` (the failure's index is the
+    /// unsharded run's) or `prefixes` (it is the finding shard's own).
+    partition: Partition,
 }
 
 /// Reads the summaries in `inputs`, prints one verdict per exploration, writes them as JSON to
@@ -104,6 +129,7 @@ pub fn merge_shards(inputs: &[PathBuf], json: Option<&PathBuf>) -> anyhow::Resul
                 seed: summary.seed,
                 budget: summary.budget,
                 shards: summary.shards,
+                partition: summary.partition,
             };
             let shards = groups.entry(key.clone()).or_default();
             if let Some(earlier) = shards.get(&summary.shard) {
@@ -165,13 +191,18 @@ fn combine(key: Exploration, shards: &BTreeMap<u64, Summary>) -> anyhow::Result<
     }
     let first = shards
         .values()
-        .filter_map(|s| s.failure.as_ref().map(|f| (f.execution, s.shard, f)))
-        .min_by_key(|(execution, _, _)| *execution);
+        .filter_map(|s| s.failure.as_ref().map(|f| (f.position(), s.shard, f)))
+        .min_by_key(|(position, _, _)| *position);
     // A shard stops early only at a failure its owner reports; without any, a summary is
-    // missing or comes from another build.
+    // missing or comes from another build. Shards that share out subtrees number their
+    // executions each their own way, so only a failure must be there.
     let stopped = shards.values().filter_map(|s| s.stopped_by).min();
     if let Some(stopped) = stopped {
-        if first.is_none_or(|(execution, _, _)| execution > stopped) {
+        let reported = match key.partition {
+            Partition::Executions => first.is_some_and(|(_, _, f)| f.execution <= stopped),
+            Partition::Prefixes => first.is_some(),
+        };
+        if !reported {
             bail!(
                 "{} ({}, seed {}): a shard stopped at the failure of execution {stopped}, which \
                  no shard reports; are the summaries from one build and one run?",
@@ -186,6 +217,7 @@ fn combine(key: Exploration, shards: &BTreeMap<u64, Summary>) -> anyhow::Result<
         learning_executions: shards.values().map(|s| s.learning_executions).sum(),
         first_failure: first.map(|(_, _, failure)| failure.clone()),
         found_by_shard: first.map(|(_, shard, _)| shard),
+        partition: key.partition,
         test: key.test,
         strategy: key.strategy,
         seed: key.seed,
@@ -202,9 +234,16 @@ fn describe(verdict: &Verdict) -> String {
     );
     match (&verdict.first_failure, verdict.found_by_shard) {
         (Some(failure), Some(shard)) => format!(
-            "{head}: FAILED: {} in execution {} (found by shard {shard}/{}); replay it with \
+            "{head}: FAILED: {} in execution {}{} (found by shard {shard}/{}); replay it with \
              INTERLEAVE_REPLAY={}",
-            failure.kind, failure.execution, verdict.shards, failure.token
+            failure.kind,
+            failure.execution,
+            match verdict.partition {
+                Partition::Executions => "",
+                Partition::Prefixes => " of its shard",
+            },
+            verdict.shards,
+            failure.token
         ),
         _ => format!(
             "{head}: passed {} executions ({} more run on several shards to learn from)",
@@ -217,18 +256,41 @@ fn describe(verdict: &Verdict) -> String {
 mod tests {
     use super::*;
 
+    /// The summary line shard `shard` of 3 prints, as the library writes it, after a CI
+    /// log's timestamp.
+    fn summary_line(
+        shard: u64,
+        partition: interleave::ShardPartition,
+        failure: Option<(u64, Option<u64>)>,
+        stopped_by: Option<u64>,
+    ) -> String {
+        let summary = interleave::ShardSummary {
+            shard: interleave::Shard::new(shard, 3).unwrap(),
+            test: Some("t".to_string()),
+            strategy: "random".to_string(),
+            seed: 0,
+            budget: 90,
+            partition,
+            executions: 30,
+            learning_executions: 0,
+            failure: failure.map(|(execution, order)| interleave::ShardFailure {
+                execution,
+                order,
+                kind: "panic".to_string(),
+                token: format!("il2-{execution}"),
+            }),
+            stopped_by,
+        };
+        format!("2026-01-01T00:00:00Z {}", summary.to_line())
+    }
+
     fn line(shard: u64, failure: Option<u64>, stopped_by: Option<u64>) -> String {
-        let failure = failure.map_or("null".to_string(), |execution| {
-            format!(
-                "{{\"execution\":{execution},\"kind\":\"panic\",\"token\":\"il2-{execution}\"}}"
-            )
-        });
-        let stopped = stopped_by.map_or("null".to_string(), |e| e.to_string());
-        format!(
-            "2026-01-01T00:00:00Z {SHARD_SUMMARY_PREFIX}{{\"version\":1,\"test\":\"t\",\
-             \"shard\":{shard},\"shards\":3,\"strategy\":\"random\",\"seed\":0,\"budget\":90,\
-             \"executions\":30,\"learning_executions\":0,\"failure\":{failure},\
-             \"stopped_by\":{stopped}}}"
+        let failure = failure.map(|execution| (execution, None));
+        summary_line(
+            shard,
+            interleave::ShardPartition::Executions,
+            failure,
+            stopped_by,
         )
     }
 
@@ -259,6 +321,22 @@ mod tests {
         assert_eq!(verdicts[0]["first_failure"]["execution"], 7);
         assert_eq!(verdicts[0]["found_by_shard"], 2);
         assert_eq!(verdicts[0]["executions"], 90);
+    }
+
+    #[test]
+    fn subtrees_order_the_failures_of_a_split_search_before_indices() {
+        let prefixes = interleave::ShardPartition::Prefixes;
+        let (code, json) = merged(&[
+            summary_line(1, prefixes, Some((3, Some(4))), None),
+            summary_line(2, prefixes, Some((40, Some(1))), None),
+            summary_line(3, prefixes, None, Some(12)),
+        ])
+        .unwrap();
+        assert_eq!(code, ExitCode::FAILURE);
+        let verdicts: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(verdicts[0]["first_failure"]["execution"], 40);
+        assert_eq!(verdicts[0]["found_by_shard"], 2);
+        assert_eq!(verdicts[0]["partition"], "prefixes");
     }
 
     #[test]

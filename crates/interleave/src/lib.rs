@@ -409,8 +409,8 @@ pub use interleave_macros::test;
 pub use interleave_macros::unit_of_work;
 pub use persistence::{Persistence, REGRESSIONS_DIRECTORY};
 pub use report::{
-    AtomicityViolation, Failure, FailureKind, Persisted, Report, ShardFailure, ShardSummary,
-    TokenError, SHARD_SUMMARY_PREFIX,
+    AtomicityViolation, Failure, FailureKind, Persisted, Report, ShardFailure, ShardPartition,
+    ShardSummary, TokenError, SHARD_SUMMARY_PREFIX,
 };
 pub use strategy::{SpecError, StrategySpec};
 

@@ -3,8 +3,9 @@
 //! schedules: the same steps and the same failures with the same replay tokens), and the
 //! earliest failure over the shards is the unsharded run's first failure. Checked for samplers
 //! that split evenly (random, POS), for `auto` (which also runs its PCT member's executions on
-//! every shard, because PCT learns from each), and for systematic DFS (which learns from every
-//! execution, so every shard runs the whole tree and reports only its share).
+//! every shard, because PCT learns from each), and for systematic DFS, whose search tree the
+//! shards split by prefixes: they run exactly the unsharded search's schedules (under indices
+//! of their own), and the failure of the earliest prefix is its first failure.
 
 use interleave::{Builder, Report, ShardSummary};
 use interleave_programs::{find, Variant};
@@ -19,7 +20,37 @@ const PROGRAMS: [(&str, Variant); 4] = [
     ("seed000-fig3", Variant::Fixed),
 ];
 
+/// Programs whose whole DFS tree takes fewer than [`DFS_BUDGET`] executions, some with failing
+/// and some with passing leaves, and fixed twins.
+const SEARCHED: [(&str, Variant); 6] = [
+    ("seed000-merge-sort", Variant::Buggy),
+    ("seed000-merge-sort", Variant::Fixed),
+    ("seed002-losenotify", Variant::Buggy),
+    ("async-lost-wakeup", Variant::Buggy),
+    ("async-permit-leak", Variant::Buggy),
+    ("async-permit-leak", Variant::Fixed),
+];
+const DFS_BUDGET: u64 = 3_000;
+
 fn explore(
+    name: &str,
+    variant: Variant,
+    spec: &str,
+    shard: Option<(u64, u64)>,
+    stop_on_first_failure: bool,
+) -> Report {
+    explore_within(
+        EXECUTIONS,
+        name,
+        variant,
+        spec,
+        shard,
+        stop_on_first_failure,
+    )
+}
+
+fn explore_within(
+    budget: u64,
     name: &str,
     variant: Variant,
     spec: &str,
@@ -30,7 +61,7 @@ fn explore(
     let mut builder = Builder::new()
         .ignore_environment()
         .strategy(spec.parse().expect("a valid spec"))
-        .executions(EXECUTIONS)
+        .executions(budget)
         .seed(3)
         .stop_on_first_failure(stop_on_first_failure);
     if let Some((number, count)) = shard {
@@ -167,15 +198,77 @@ fn auto_shards_run_exactly_the_executions_of_one_run() {
     check_first_failure("auto");
 }
 
+/// The failure tokens of `reports`, sorted: the schedules, whatever their indices.
+fn tokens<'a>(reports: impl IntoIterator<Item = &'a Report>) -> Vec<String> {
+    let mut tokens: Vec<String> = failures(reports).into_iter().map(|(_, t)| t).collect();
+    tokens.sort();
+    tokens
+}
+
 #[test]
-fn dfs_shards_report_exactly_the_executions_of_one_run() {
-    for (summary, whole) in check_partition("dfs") {
-        // DFS plans each execution from the one before, so every shard runs them all.
-        assert_eq!(
-            summary.learning_executions + summary.executions,
-            whole,
-            "{summary:?}"
-        );
+fn dfs_shards_split_the_tree_and_run_exactly_the_schedules_of_one_search() {
+    check_tree_split("dfs");
+}
+
+#[test]
+fn delay_bounded_shards_split_the_tree_and_run_exactly_the_schedules_of_one_search() {
+    check_tree_split("delay");
+}
+
+fn check_tree_split(spec: &str) {
+    let mut split = false;
+    for (name, variant) in SEARCHED {
+        let search = |shard, stop| explore_within(DFS_BUDGET, name, variant, spec, shard, stop);
+        let whole = search(None, false);
+        assert!(whole.executions < DFS_BUDGET, "{name}: the search ends");
+        let first = search(None, true);
+        for count in [2, 3] {
+            let context = format!("{spec} on {name} ({variant:?}) in {count} shards");
+            let shards: Vec<Report> = (1..=count)
+                .map(|number| search(Some((number, count)), false))
+                .collect();
+            assert_eq!(
+                shards.iter().map(|r| r.executions).sum::<u64>(),
+                whole.executions,
+                "{context}: executions"
+            );
+            assert_eq!(
+                shards.iter().map(|r| r.steps).sum::<u64>(),
+                whole.steps,
+                "{context}: steps"
+            );
+            assert_eq!(
+                tokens(&shards),
+                tokens([&whole]),
+                "{context}: failing schedules"
+            );
+            for report in &shards {
+                let summary = summary(report);
+                assert_eq!(summary.partition, interleave::ShardPartition::Prefixes);
+                // A shard enters another's subtree only to leave it at once.
+                split |= summary.executions + summary.learning_executions < whole.executions;
+            }
+            let earliest = (1..=count)
+                .map(|number| search(Some((number, count)), true))
+                .filter_map(|report| {
+                    let failure = summary(&report).failure.clone()?;
+                    Some((
+                        failure.order.expect("ordered by prefix"),
+                        failure.execution,
+                        failure.token,
+                    ))
+                })
+                .min()
+                .map(|(_, _, token)| token);
+            assert_eq!(
+                earliest,
+                first.first_failure().map(|f| f.token.clone()),
+                "{context}: the first failure"
+            );
+        }
     }
-    check_first_failure("dfs");
+    assert!(
+        split,
+        "the shards split the search rather than each running all of it"
+    );
 }

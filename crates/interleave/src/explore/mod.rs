@@ -38,6 +38,7 @@ use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec,
 use crate::{Error, RaceMode};
 
 mod determinism;
+mod prefix_split;
 mod replay;
 mod rounds;
 mod shard;

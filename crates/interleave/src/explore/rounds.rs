@@ -71,7 +71,7 @@ pub(super) fn explore_with(
     let mut seen_warnings = HashSet::new();
     let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
-    let mut tally = shard::Tally::default();
+    let mut sharding = shard::Sharding::new(config.shard, strategy);
     let mut round = 1usize;
     let mut next = 0u64;
     'rounds: while next < config.executions {
@@ -82,7 +82,7 @@ pub(super) fn explore_with(
             match strategy.plan(index, execution_seed(config.seed, index)) {
                 Some(schedule) => {
                     planned += 1;
-                    if shard::role(config.shard, strategy, index) != shard::Role::Skip {
+                    if let Some(schedule) = sharding.admit(strategy, index, schedule) {
                         plans.push((index, schedule, strategy.wants_trace(index)));
                     }
                 }
@@ -104,14 +104,14 @@ pub(super) fn explore_with(
                     violations: summary.violations.len(),
                 },
             );
-            if !shard::owns(config.shard, summary.index) {
-                // Run to learn from only: the shard that owns it reports it.
-                tally.learning_executions += 1;
-                if summary.failure.is_some() && config.stop_on_first_failure {
-                    tally.stopped_by = Some(summary.index);
-                    break 'rounds;
-                }
-                continue;
+            match sharding.reports(
+                summary.index,
+                summary.failure.is_some(),
+                config.stop_on_first_failure,
+            ) {
+                shard::Reported::Yes => {}
+                shard::Reported::No => continue,
+                shard::Reported::NoAndStop => break 'rounds,
             }
             report.executions += 1;
             report.steps += summary.steps;
@@ -145,9 +145,7 @@ pub(super) fn explore_with(
         next += planned;
         round = (round * 2).min(MAX_ROUND);
     }
-    report.shard = config
-        .shard
-        .map(|s| shard::summary(s, config, &report, &tally, run.test.clone()));
+    report.shard = sharding.summary(config, &report, run.test.clone());
     report.strategy_stats = strategy.stats();
     report.states = config.count_states.then_some(states.len() as u64);
     for warning in strategy.warnings() {

@@ -10,7 +10,7 @@ mod violation;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use shard::{ShardFailure, ShardSummary, SHARD_SUMMARY_PREFIX};
+pub use shard::{ShardFailure, ShardPartition, ShardSummary, SHARD_SUMMARY_PREFIX};
 pub use token::TokenError;
 pub use violation::AtomicityViolation;
 

@@ -25,6 +25,8 @@ pub struct ShardSummary {
     pub seed: u64,
     /// The execution budget of the whole (unsharded) exploration.
     pub budget: u64,
+    /// How the executions are shared out.
+    pub partition: ShardPartition,
     /// The executions this shard owns that it ran; over all shards, the executions of one
     /// unsharded run.
     pub executions: u64,
@@ -40,11 +42,36 @@ pub struct ShardSummary {
     pub stopped_by: Option<u64>,
 }
 
+/// How the shards of an exploration share out its executions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardPartition {
+    /// Execution `k` belongs to shard `k mod n + 1`: the indices are those of an unsharded run.
+    Executions,
+    /// A systematic search's subtrees are dealt out by their prefixes: the schedules are those
+    /// of an unsharded run, the indices each shard's own, and failures are ordered by
+    /// [`ShardFailure::order`] first.
+    Prefixes,
+}
+
+impl ShardPartition {
+    fn name(self) -> &'static str {
+        match self {
+            ShardPartition::Executions => "executions",
+            ShardPartition::Prefixes => "prefixes",
+        }
+    }
+}
+
 /// The first failure of a shard.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShardFailure {
-    /// The failing execution's index.
+    /// The failing execution's index (the unsharded run's index when the shards share out
+    /// executions; the shard's own when they share out prefixes).
     pub execution: u64,
+    /// With [`ShardPartition::Prefixes`], the position of the failing execution's prefix among
+    /// the prefixes in the order the search reached them, the same on every shard: the failure
+    /// of the smallest position, then the smallest index, is the unsharded run's first.
+    pub order: Option<u64>,
     /// What went wrong ([`crate::FailureKind`]'s words).
     pub kind: String,
     /// The replay token.
@@ -58,8 +85,9 @@ impl ShardSummary {
         let optional = |value: Option<String>| value.unwrap_or_else(|| "null".to_string());
         let failure = optional(self.failure.as_ref().map(|failure| {
             format!(
-                "{{\"execution\":{},\"kind\":{},\"token\":{}}}",
+                "{{\"execution\":{},\"order\":{},\"kind\":{},\"token\":{}}}",
                 failure.execution,
+                optional(failure.order.map(|order| order.to_string())),
                 json_string(&failure.kind),
                 json_string(&failure.token)
             )
@@ -68,14 +96,15 @@ impl ShardSummary {
         let _ = write!(
             line,
             "{{\"version\":1,\"test\":{},\"shard\":{},\"shards\":{},\"strategy\":{},\"seed\":{},\
-             \"budget\":{},\"executions\":{},\"learning_executions\":{},\"failure\":{},\
-             \"stopped_by\":{}}}",
+             \"budget\":{},\"partition\":\"{}\",\"executions\":{},\"learning_executions\":{},\
+             \"failure\":{},\"stopped_by\":{}}}",
             optional(self.test.as_deref().map(json_string)),
             self.shard.number(),
             self.shard.count(),
             json_string(&self.strategy),
             self.seed,
             self.budget,
+            self.partition.name(),
             self.executions,
             self.learning_executions,
             failure,
@@ -118,10 +147,12 @@ mod tests {
             strategy: "auto".to_string(),
             seed: 7,
             budget: 100,
+            partition: ShardPartition::Executions,
             executions: 33,
             learning_executions: 5,
             failure: Some(ShardFailure {
                 execution: 31,
+                order: None,
                 kind: "panic".to_string(),
                 token: "il2-abc".to_string(),
             }),
@@ -133,8 +164,9 @@ mod tests {
             line,
             "interleave-shard-summary: {\"version\":1,\"test\":\"tests::a \\\"quoted\\\"\\nname\",\
              \"shard\":2,\"shards\":3,\"strategy\":\"auto\",\"seed\":7,\"budget\":100,\
-             \"executions\":33,\"learning_executions\":5,\"failure\":{\"execution\":31,\
-             \"kind\":\"panic\",\"token\":\"il2-abc\"},\"stopped_by\":null}"
+             \"partition\":\"executions\",\"executions\":33,\"learning_executions\":5,\
+             \"failure\":{\"execution\":31,\"order\":null,\"kind\":\"panic\",\
+             \"token\":\"il2-abc\"},\"stopped_by\":null}"
         );
     }
 }

@@ -117,6 +117,15 @@ pub trait Strategy: Send {
         true
     }
 
+    /// Whether a sharded exploration splits this strategy's search tree by prefixes instead of
+    /// dealing executions by index: for a systematic search that plans each execution from the
+    /// one before, and whose subtrees do not depend on each other, so that abandoning an
+    /// execution where it enters another shard's subtree makes the search skip that subtree
+    /// (`explore/prefix_split.rs`). Default: false.
+    fn splits_by_prefix(&self) -> bool {
+        false
+    }
+
     /// Whether [`observe`](Strategy::observe) needs the whole trace of execution `execution`
     /// (recording it costs time, so strategies ask only for the executions they analyse).
     fn wants_trace(&self, execution: u64) -> bool {
