@@ -30,9 +30,10 @@ pub struct ShardSummary {
     /// The executions this shard owns that it ran; over all shards, the executions of one
     /// unsharded run.
     pub executions: u64,
-    /// The executions other shards own that this one ran too, because the strategy learns
-    /// from them ([`crate::strategy::Strategy::learns_from`]); they are the price of planning
-    /// exactly as an unsharded run does.
+    /// The executions other shards own that this one ran too: because the strategy learns
+    /// from them ([`crate::strategy::Strategy::learns_from`]), or, for a search split by
+    /// prefixes, up to where they entered another shard's subtree. They are the price of
+    /// planning exactly as an unsharded run does.
     pub learning_executions: u64,
     /// The first failing execution this shard owns: its index (the same as in an unsharded
     /// run), kind and replay token.
