@@ -278,19 +278,24 @@ impl Builder {
                 Some(note) => notes.push(note),
             }
         }
-        let mut report = match &config.persistence {
-            None => explore_with(&config, strategy.as_mut(), &f, site),
-            Some(persistence) => {
-                if let Some(report) =
-                    replay_saved(&config, persistence, monitor, &f, site, &mut notes)
-                {
-                    return Ok(report);
+        let mut report =
+            match &config.persistence {
+                None => explore_with(&config, strategy.as_mut(), &f, site),
+                Some(persistence) => {
+                    if let Some(mut report) =
+                        replay_saved(&config, persistence, monitor, &f, site, &mut notes)
+                    {
+                        // Every shard replays the saved tokens, and each says so in its summary:
+                        // a failure there comes first, as execution 0, as it would unsharded.
+                        report.shard = shard::Sharding::new(config.shard, strategy.as_ref())
+                            .summary(&config, &report, current_test());
+                        return Ok(report);
+                    }
+                    let mut report = explore_with(&config, strategy.as_mut(), &f, site);
+                    save_failures(persistence, &mut report.failures);
+                    report
                 }
-                let mut report = explore_with(&config, strategy.as_mut(), &f, site);
-                save_failures(persistence, &mut report.failures);
-                report
-            }
-        };
+            };
         notes.append(&mut report.notes);
         report.notes = notes;
         Ok(report)
