@@ -57,10 +57,23 @@ fn explore_within(
     shard: Option<(u64, u64)>,
     stop_on_first_failure: bool,
 ) -> Report {
+    explore_on(1, budget, name, variant, spec, shard, stop_on_first_failure)
+}
+
+fn explore_on(
+    workers: usize,
+    budget: u64,
+    name: &str,
+    variant: Variant,
+    spec: &str,
+    shard: Option<(u64, u64)>,
+    stop_on_first_failure: bool,
+) -> Report {
     let program = find(name).expect("a suite program");
     let mut builder = Builder::new()
         .ignore_environment()
         .strategy(spec.parse().expect("a valid spec"))
+        .workers(workers)
         .executions(budget)
         .seed(3)
         .stop_on_first_failure(stop_on_first_failure);
@@ -271,4 +284,34 @@ fn check_tree_split(spec: &str) {
         split,
         "the shards split the search rather than each running all of it"
     );
+}
+
+/// A shard's share and summary do not depend on how many workers run its executions.
+#[test]
+fn a_shard_runs_the_same_executions_on_two_workers() {
+    for (spec, name, variant) in [
+        ("auto", "seed001-sqlite", Variant::Buggy),
+        ("delay", "seed000-merge-sort", Variant::Fixed),
+    ] {
+        for number in 1..=2 {
+            let run = |workers| {
+                explore_on(
+                    workers,
+                    DFS_BUDGET,
+                    name,
+                    variant,
+                    spec,
+                    Some((number, 2)),
+                    false,
+                )
+            };
+            let (one, two) = (run(1), run(2));
+            assert_eq!(
+                (one.executions, one.steps, tokens([&one])),
+                (two.executions, two.steps, tokens([&two])),
+                "{spec} on {name}, shard {number}/2"
+            );
+            assert_eq!(one.shard, two.shard, "{spec} on {name}, shard {number}/2");
+        }
+    }
 }
