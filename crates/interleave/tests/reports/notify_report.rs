@@ -74,7 +74,7 @@ fn a_notify_deadlock_names_the_notify() {
                3 | wait (waits) Notify1 @reports/notify_report.rs:42:12 |
                5 |                                                      | start @reports/notify_report.rs:37:9
                6 |                                                      | wait (waits) Notify2 @reports/notify_report.rs:38:19
-            next | park @reports/notify_report.rs:42:12                 | park @reports/notify_report.rs:38:19"#]]
+            next | wait (waits) Notify1 @reports/notify_report.rs:42:12 | wait (waits) Notify2 @reports/notify_report.rs:38:19"#]]
     .assert_eq(body);
 }
 
