@@ -1,5 +1,5 @@
 //! Splitting a systematic search's tree across shards by prefixes, for strategies whose every
-//! plan depends on the execution before ([`Strategy::splits_by_prefix`]: DFS).
+//! plan depends on the execution before ([`Strategy::splits_by_prefix`]: DFS, delay bounding).
 //!
 //! A prefix is the sequence of threads an execution chose at its first [`SPLIT_DEPTH`] steps
 //! where two or more threads could run. Each prefix belongs to one shard, by a hash of it. A
@@ -14,9 +14,16 @@
 //! is ordered by the position of its prefix among the prefixes in the order the search first
 //! reached them, which is the same on every shard, and then by its index within the shard.
 //!
-//! This is exact for a search whose subtrees do not depend on each other (DFS, whose tree
-//! below a node depends only on the path to it); DPOR adds backtracking points to earlier nodes
-//! from races it sees deep in a subtree, so it does not split this way.
+//! This is exact for a search whose subtrees do not depend on each other (DFS and delay
+//! bounding, whose tree below a node depends only on the path to it); DPOR adds backtracking
+//! points to earlier nodes from races it sees deep in a subtree, and ICB's pruning draws on
+//! other subtrees too, so they do not split this way (measured on the suite: splitting them
+//! loses or changes schedules).
+//!
+//! With an execution budget, each shard spends its own budget on its own subtrees (and one
+//! abandoned execution per other prefix), so the shards together get at least as far through
+//! every subtree as the unsharded search does: they find its first failure, and may find one
+//! it would only have reached with a larger budget.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

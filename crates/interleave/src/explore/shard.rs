@@ -13,9 +13,9 @@
 //! indices, the same schedules.
 //!
 //! A systematic search that plans each execution from the one before cannot be split by index,
-//! so one that allows it ([`Strategy::splits_by_prefix`], DFS) is split by the prefixes of its
-//! tree instead (`prefix_split.rs`): every shard walks the tree down to a shallow depth, and
-//! each subtree belongs to one shard. The shards then run exactly the unsharded run's
+//! so one that allows it ([`Strategy::splits_by_prefix`]: DFS, delay bounding) is split by the
+//! prefixes of its tree instead (`prefix_split.rs`): every shard walks the tree down to a
+//! shallow depth, and each subtree belongs to one shard. The shards then run exactly the unsharded run's
 //! schedules, under indices of their own, and order their failures by the subtree's position
 //! in the search ([`crate::ShardFailure::order`]).
 //!
