@@ -2,7 +2,9 @@
 //!
 //! - `first-bug.svg`: for every buggy program and every strategy that is not part of a sweep,
 //!   the median executions to the first bug (dot) and the range over the seeds that found it
-//!   (bar), on a log scale; a cross right of the budget line means no run found the bug.
+//!   (bar), on a log scale; a cross right of the budget line means no run found the bug, and a
+//!   hollow square further right that the tool cannot run the program (a peer without the
+//!   primitive it needs), which says nothing about the bug; the legend explains both marks.
 //! - `sweep-N-STRATEGY-PARAMETER.svg`, one per `--sweep`: the fraction of executions exposing each program's bug
 //!   against the swept parameter (the probability curves of seed 001's figures), log scale, with
 //!   each other interleave strategy of the run (say PCT) as a dashed reference line in the
@@ -125,6 +127,7 @@ fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::
     }
     let budget = results.config.executions.max(1) as f64;
     let not_found_x = budget * 2.0;
+    let not_runnable_x = budget * 8.0;
     let n = programs.len();
     let height = 110 + ROW * n as u32;
     let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
@@ -132,7 +135,7 @@ fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!(
-                "Executions to first bug: median (dot) and min..max over seeds (bar); x = not found in {} executions",
+                "Executions to first bug: median (dot) and min..max over seeds (bar); x = not found in {} executions, square = not runnable",
                 results.config.executions
             ),
             ("sans-serif", 16),
@@ -171,6 +174,7 @@ fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::
         let mut bars = Vec::new();
         let mut dots = Vec::new();
         let mut crosses = Vec::new();
+        let mut squares = Vec::new();
         for (i, program) in programs.iter().enumerate() {
             let Some(cell) = buggy(program, strategy) else {
                 continue;
@@ -182,7 +186,8 @@ fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::
                     bars.push([(firsts[0] as f64, y), (firsts[firsts.len() - 1] as f64, y)]);
                     dots.push((median, y));
                 }
-                None => crosses.push((not_found_x, y)),
+                None if cell.runnable() => crosses.push((not_found_x, y)),
+                None => squares.push((not_runnable_x, y)),
             }
         }
         for bar in bars {
@@ -197,12 +202,35 @@ fn first_bug(results: &Results, strategies: &[&String], path: &Path) -> anyhow::
                     .map(|p| Cross::new(p, 4, color.stroke_width(2))),
             )
             .map_err(plot_error)?;
+        // A hollow square, in pixels around the point: not runnable is no measurement.
+        chart
+            .draw_series(squares.into_iter().map(|p| {
+                EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], color.stroke_width(2))
+            }))
+            .map_err(plot_error)?;
         chart
             .draw_series(dots.into_iter().map(|p| Circle::new(p, 4, color.filled())))
             .map_err(plot_error)?
             .label(strategy.as_str())
             .legend(move |(x, y)| Circle::new((x, y), 4, color.filled()));
     }
+    // Legend entries for the two marks that are not measurements; their series draw nothing.
+    let grey = BLACK.mix(0.6);
+    chart
+        .draw_series(std::iter::empty::<Cross<(f64, f64), i32>>())
+        .map_err(plot_error)?
+        .label(format!(
+            "not found in {} executions",
+            results.config.executions
+        ))
+        .legend(move |(x, y)| Cross::new((x, y), 4, grey.stroke_width(2)));
+    chart
+        .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+        .map_err(plot_error)?
+        .label("not runnable: the tool cannot run the program")
+        .legend(move |(x, y)| {
+            Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], grey.stroke_width(2))
+        });
     finish(&mut chart, &root, SeriesLabelPosition::UpperRight)
 }
 
@@ -285,4 +313,89 @@ fn sweep_chart(
         }
     }
     finish(&mut chart, &root, SeriesLabelPosition::LowerRight)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Config, Record, Shard, FORMAT};
+
+    /// A run of `random` and a peer on one buggy program, neither finding the bug; the peer's
+    /// records say `note` (`None`: it ran).
+    fn results(peer_note: Option<&str>) -> Results {
+        let record = |strategy: &str, tool: &str, note: Option<&str>| Record {
+            program: "seed001-d1".into(),
+            fixed: false,
+            strategy: strategy.into(),
+            tool: tool.into(),
+            seed: 0,
+            executions: if note.is_some() { 0 } else { 10 },
+            first_failure: None,
+            failures: 0,
+            first_bug: None,
+            bugs: 0,
+            stops_at_first_failure: tool != "interleave",
+            steps: None,
+            seconds: 0.0,
+            failure_kind: None,
+            message: None,
+            token: None,
+            note: note.map(str::to_string),
+            stats: None,
+        };
+        Results {
+            format: FORMAT.into(),
+            config: Config {
+                programs: vec!["seed001-d1".into()],
+                strategies: vec!["random".into(), "loom:b=2".into()],
+                sweeps: vec![],
+                variants: vec!["buggy".into()],
+                executions: 10,
+                seeds: 1,
+                first_seed: 0,
+                version: "0".into(),
+            },
+            shards: vec![Shard { index: 1, count: 1 }],
+            partial: false,
+            records: vec![
+                record("random", "interleave", None),
+                record("loom:b=2", "loom", peer_note),
+            ],
+        }
+    }
+
+    fn chart(results: &Results, name: &str) -> String {
+        let dir =
+            std::env::temp_dir().join(format!("interleave-chart-{}-{name}", std::process::id()));
+        let written = write_all(results, &dir).unwrap();
+        assert_eq!(written, vec![dir.join("first-bug.svg")]);
+        std::fs::read_to_string(&written[0]).unwrap()
+    }
+
+    #[test]
+    fn a_program_a_tool_cannot_run_is_drawn_apart_from_one_it_did_not_find() {
+        let not_found = chart(&results(None), "not-found");
+        let not_runnable = chart(
+            &results(Some("unsupported: loom has no async runtime")),
+            "not-runnable",
+        );
+        for svg in [&not_found, &not_runnable] {
+            assert!(
+                svg.contains("not runnable: the tool cannot run the program"),
+                "{svg}"
+            );
+            assert!(svg.contains("not found in 10 executions"), "{svg}");
+        }
+        // The peer's mark changes from a cross (two lines) to a hollow square: one rectangle
+        // more and one cross fewer; the legend is the same in both.
+        let count = |svg: &str, element: &str| svg.matches(element).count();
+        assert_eq!(
+            count(&not_runnable, "<rect"),
+            count(&not_found, "<rect") + 1
+        );
+        assert_eq!(
+            count(&not_runnable, "<line"),
+            count(&not_found, "<line") - 2
+        );
+    }
 }

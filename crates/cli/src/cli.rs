@@ -38,6 +38,18 @@ enum CliCommand {
         #[command(flatten)]
         outputs: OutputArgs,
     },
+    /// Combine the summaries that the shards of sharded tests (`INTERLEAVE_SHARD=i/n`) print
+    /// into one verdict per test: every shard must be there, and the failure with the smallest
+    /// execution index is the one an unsharded run reports first.
+    #[command(name = "merge-shards", after_help = MERGE_SHARDS_EXIT_STATUS)]
+    MergeShards {
+        /// Files holding the shards' summary lines (CI job logs, saved test output).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Write the verdicts as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// List the benchmark programs with their origin and bug kind.
     List,
     /// Re-run one schedule of a program from a replay token and print the report.
@@ -59,6 +71,12 @@ enum CliCommand {
     #[command(name = "peer-worker", hide = true)]
     PeerWorker,
 }
+
+/// What `interleave merge-shards` exits with.
+const MERGE_SHARDS_EXIT_STATUS: &str = "Exit status:
+  0  every test passed on all of its shards
+  1  a test failed (the verdict names the first failing execution and its token)
+  2  no verdict: a shard's summary is missing, inconsistent or unreadable";
 
 /// What `interleave replay` exits with; `main` maps outcomes to these codes.
 const REPLAY_EXIT_STATUS: &str = "Exit status:
@@ -222,6 +240,10 @@ pub enum Command {
         inputs: Vec<PathBuf>,
         outputs: Outputs,
     },
+    MergeShards {
+        inputs: Vec<PathBuf>,
+        json: Option<PathBuf>,
+    },
     List,
     Replay {
         program: &'static Program,
@@ -263,6 +285,11 @@ impl Cli {
         matches!(self.command, CliCommand::Replay { .. })
     }
 
+    /// Whether the command is `merge-shards`, whose exit code 1 means a test failed.
+    pub fn is_merge_shards(&self) -> bool {
+        matches!(self.command, CliCommand::MergeShards { .. })
+    }
+
     pub fn into_command(self) -> anyhow::Result<Command> {
         match self.command {
             CliCommand::List => Ok(Command::List),
@@ -272,6 +299,12 @@ impl Cli {
                 let outputs = Outputs::from(outputs);
                 outputs.check()?;
                 Ok(Command::Merge { inputs, outputs })
+            }
+            CliCommand::MergeShards { inputs, json } => {
+                if let Some(path) = &json {
+                    output::check_file("--json", path)?;
+                }
+                Ok(Command::MergeShards { inputs, json })
             }
             CliCommand::Replay {
                 program,

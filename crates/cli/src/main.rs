@@ -5,6 +5,8 @@
 //!   bug was exposed and how many executions it took to expose it first; it writes JSON, CSV and
 //!   SVG charts on request and can run one shard of a split run;
 //! - `merge` combines shard files into the same table and charts;
+//! - `merge-shards` combines the summaries of the shards of sharded tests
+//!   (`INTERLEAVE_SHARD=i/n`) into one verdict per test;
 //! - `list` shows the programs; `replay` re-runs one failing schedule of a program and says by
 //!   its exit code whether the failure reproduced (1), the program diverged (3) or ran clean (0);
 //! - `ssb` finds a program's schedule-sensitive branches (`interleave::ssb`).
@@ -14,6 +16,7 @@
 mod bench;
 mod chart;
 mod cli;
+mod merge_shards;
 mod output;
 mod peers;
 mod plan;
@@ -32,6 +35,8 @@ fn main() -> ExitCode {
     // own rather than the 1 that means "the failure reproduced".
     let error_code = if cli.is_replay() {
         bench::ReplayOutcome::Unusable.into()
+    } else if cli.is_merge_shards() {
+        ExitCode::from(2)
     } else {
         ExitCode::FAILURE
     };
@@ -49,6 +54,9 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     match cli.into_command()? {
         cli::Command::Bench(plan) => bench::bench(&plan),
         cli::Command::Merge { inputs, outputs } => bench::merge(&inputs, &outputs),
+        cli::Command::MergeShards { inputs, json } => {
+            merge_shards::merge_shards(&inputs, json.as_ref())
+        }
         cli::Command::List => {
             bench::list();
             Ok(ExitCode::SUCCESS)

@@ -27,6 +27,12 @@ impl Cell<'_> {
         firsts
     }
 
+    /// Whether some record ran the program: a cell without one is "not runnable" (the tool
+    /// cannot run the program, or every run ended in an error), which is no "not found".
+    pub fn runnable(&self) -> bool {
+        self.ran().next().is_some()
+    }
+
     /// Records that ran the program (not unsupported, no error).
     fn ran(&self) -> impl Iterator<Item = &&Record> {
         self.records
@@ -275,7 +281,7 @@ fn summary(buggy: &[&((String, bool, String), Cell<'_>)]) -> String {
         });
         let runs = cell.ran().count();
         let found = cell.firsts().len();
-        let slot = if runs == 0 {
+        let slot = if !cell.runnable() {
             3
         } else if found == runs {
             0

@@ -380,3 +380,65 @@ fn replay_exit_codes_say_what_happened() {
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains("Exit status"), "{help}");
 }
+
+/// The summaries of the shards of a real sharded exploration, combined by `merge-shards`,
+/// give the verdict of the unsharded run; each exit code says what happened: 1 when a test
+/// failed (the first failure of the unsharded run), 0 when all passed, 2 when a shard is
+/// missing.
+#[test]
+fn merge_shards_combines_the_shards_of_an_exploration_into_its_verdict() {
+    let program = interleave_programs::find("seed000-fig3").expect("a suite program");
+    let explore = |variant, shard: Option<u64>| {
+        let mut builder = interleave::Builder::new()
+            .ignore_environment()
+            .strategy("random".parse().unwrap())
+            .executions(300)
+            .seed(1);
+        if let Some(number) = shard {
+            builder = builder.shard(number, 3);
+        }
+        builder
+            .explore(move || (program.run)(variant))
+            .expect("explores")
+    };
+    let dir = scratch("merge-shards");
+    let write = |variant, name: &str| {
+        let paths: Vec<PathBuf> = (1..=3)
+            .map(|number| {
+                let report = explore(variant, Some(number));
+                let path = dir.join(format!("{name}-{number}.log"));
+                let line = report.shard.expect("a summary").to_line();
+                std::fs::write(&path, format!("running 1 test\n{line}\ntest result: ok\n"))
+                    .unwrap();
+                path
+            })
+            .collect();
+        paths
+    };
+    let failing = write(interleave_programs::Variant::Buggy, "buggy");
+    let whole = explore(interleave_programs::Variant::Buggy, None);
+    let first = whole.first_failure().expect("random finds the race");
+    let json = dir.join("verdict.json");
+    let mut args: Vec<&str> = vec!["merge-shards", "--json", json.to_str().unwrap()];
+    args.extend(failing.iter().map(|p| p.to_str().unwrap()));
+    let out = interleave(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains(&first.token), "{stdout}");
+    let verdict: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(verdict[0]["first_failure"]["execution"], first.execution);
+
+    let passing = write(interleave_programs::Variant::Fixed, "fixed");
+    let mut args = vec!["merge-shards"];
+    args.extend(passing.iter().map(|p| p.to_str().unwrap()));
+    let out = interleave(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("passed 300 executions"), "{stdout}");
+
+    let out = interleave(&["merge-shards", passing[0].to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("shard 2/3, 3/3 missing"), "{stderr}");
+}

@@ -16,6 +16,7 @@
 //! | `INTERLEAVE_WATCHDOG` | [`Config::watchdog`] (seconds, 0 for off) | `INTERLEAVE_WATCHDOG=60` |
 //! | `INTERLEAVE_SPURIOUS_WAKEUPS` | [`Config::spurious_wakeups`] (`on`/`off`) | `INTERLEAVE_SPURIOUS_WAKEUPS=on` |
 //! | `INTERLEAVE_FULL_REPORT` | [`Config::full_interleaving`] (`on`/`off`) | `INTERLEAVE_FULL_REPORT=1` |
+//! | `INTERLEAVE_SHARD` | [`Config::shard`] (`i/n`, counted from 1) | `INTERLEAVE_SHARD=2/3` |
 //! | `CI` | [`Persistence::save`] (false when set) | `CI=true` |
 
 use std::path::PathBuf;
@@ -54,6 +55,9 @@ pub const ENV_SPURIOUS_WAKEUPS: &str = "INTERLEAVE_SPURIOUS_WAKEUPS";
 pub const ENV_MEMORY: &str = "INTERLEAVE_MEMORY";
 /// Overrides [`Config::full_interleaving`]: `on`, `true`, `1` or `off`, `false`, `0`.
 pub const ENV_FULL_REPORT: &str = "INTERLEAVE_FULL_REPORT";
+/// Sets [`Config::shard`]: `i/n` runs shard `i` of `n` (counted from 1, as `cargo nextest
+/// --partition count:i/n` counts), such as `INTERLEAVE_SHARD=2/3`; empty for no sharding.
+pub const ENV_SHARD: &str = "INTERLEAVE_SHARD";
 /// Set by continuous integration services; when it is set (to anything but empty, `0` or
 /// `false`) and [`ENV_PERSIST`] is not, failures are not saved ([`Persistence::save`]).
 const ENV_CI: &str = "CI";
@@ -135,6 +139,88 @@ pub struct Config {
     /// [`crate::Builder::persist_failures`] sets it for a hand-written test.
     /// Environment: `INTERLEAVE_PERSIST` ([`ENV_PERSIST`]) and `CI`.
     pub persistence: Option<Persistence>,
+    /// Run only this machine's share of the exploration, so that `n` machines (CI jobs) split
+    /// one test's executions; their summaries combine with `interleave merge-shards`. Default:
+    /// none (every execution). Environment: `INTERLEAVE_SHARD` (`i/n`, counted from 1).
+    pub shard: Option<Shard>,
+}
+
+/// Shard `number` of `count` ([`Config::shard`]), counted from 1: `1/3`, `2/3` and `3/3` split
+/// an exploration in three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shard {
+    number: u64,
+    count: u64,
+}
+
+/// Why a shard such as `3/2` or `a/b` is not one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// The text is not two whole numbers around a slash.
+    #[error("expected i/n, two whole numbers such as 2/3 (shard i of n, counted from 1)")]
+    Format,
+    /// Zero shards.
+    #[error("the number of shards n in i/n must be at least 1")]
+    NoShards,
+    /// The shard's number is 0 or larger than the count.
+    #[error("there is no shard {number} of {count}: shards are counted from 1 to {count}")]
+    OutOfRange {
+        /// The shard asked for.
+        number: u64,
+        /// How many shards there are.
+        count: u64,
+    },
+}
+
+impl Shard {
+    /// Shard `number` of `count`, counted from 1.
+    pub fn new(number: u64, count: u64) -> Result<Shard, ShardError> {
+        if count == 0 {
+            return Err(ShardError::NoShards);
+        }
+        if number == 0 || number > count {
+            return Err(ShardError::OutOfRange { number, count });
+        }
+        Ok(Shard { number, count })
+    }
+
+    /// A shard that [`Config::validate`] checks later, for the builder's infallible setter.
+    pub(crate) fn unchecked(number: u64, count: u64) -> Shard {
+        Shard { number, count }
+    }
+
+    /// Its number, from 1 to [`Shard::count`].
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// How many shards the exploration is split into.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.number, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
+        let (number, count) = text.trim().split_once('/').ok_or(ShardError::Format)?;
+        let whole = |part: &str| {
+            let part = part.trim();
+            // `parse` accepts a leading `+`; a shard is digits only.
+            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(ShardError::Format);
+            }
+            part.parse::<u64>().map_err(|_| ShardError::Format)
+        };
+        Shard::new(whole(number)?, whole(count)?)
+    }
 }
 
 impl Default for Config {
@@ -157,6 +243,7 @@ impl Default for Config {
             count_states: false,
             monitor_atomic_sets: false,
             persistence: None,
+            shard: None,
         }
     }
 }
@@ -282,6 +369,17 @@ impl Config {
                     reason: format!("expected one of {}", MemoryModel::NAMES.join(", ")),
                 })?;
         }
+        if let Some(value) = var(ENV_SHARD) {
+            self.shard = if value.trim().is_empty() {
+                None
+            } else {
+                Some(value.parse().map_err(|e: ShardError| Error::Environment {
+                    name: ENV_SHARD,
+                    value: value.clone(),
+                    reason: e.to_string(),
+                })?)
+            };
+        }
         self.apply_persistence_vars(&var);
         self.validate()
     }
@@ -327,6 +425,11 @@ impl Config {
         }
         if self.stack_size < 16 * 1024 {
             return invalid("stack_size must be at least 16 KiB");
+        }
+        if let Some(shard) = self.shard {
+            if let Err(error) = Shard::new(shard.number, shard.count) {
+                return Err(Error::Config(format!("shard {shard}: {error}")));
+            }
         }
         Ok(())
     }
@@ -385,6 +488,46 @@ mod tests {
         assert_eq!(config.seed, 5);
         assert_eq!(config.strategy, StrategySpec::pct(2));
         assert_eq!(config.replay.as_deref(), Some("il2-abc"));
+    }
+
+    #[test]
+    fn the_shard_variable_takes_i_of_n_counted_from_one() {
+        let mut config = Config::default();
+        config.apply_vars(env(&[(ENV_SHARD, " 2/3 ")])).unwrap();
+        assert_eq!(config.shard, Some(Shard::new(2, 3).unwrap()));
+        config.apply_vars(env(&[(ENV_SHARD, "1/1")])).unwrap();
+        assert_eq!(config.shard.map(|s| (s.number(), s.count())), Some((1, 1)));
+        config.apply_vars(env(&[(ENV_SHARD, "")])).unwrap();
+        assert_eq!(config.shard, None, "an empty value means no sharding");
+    }
+
+    #[test]
+    fn bad_shards_are_rejected_with_the_reason() {
+        let cases: [(&'static [(&'static str, &'static str)], &str); 7] = [
+            (&[(ENV_SHARD, "3/2")], "there is no shard 3 of 2"),
+            (&[(ENV_SHARD, "0/2")], "counted from 1 to 2"),
+            (&[(ENV_SHARD, "0/0")], "must be at least 1"),
+            (&[(ENV_SHARD, "a/b")], "expected i/n"),
+            (&[(ENV_SHARD, "2")], "expected i/n"),
+            (&[(ENV_SHARD, "-1/2")], "expected i/n"),
+            (&[(ENV_SHARD, "1/99999999999999999999")], "expected i/n"),
+        ];
+        for (pairs, reason) in cases {
+            let message = Config::default()
+                .apply_vars(env(pairs))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                message.contains(ENV_SHARD) && message.contains(reason),
+                "{pairs:?}: {message}"
+            );
+        }
+        let built = Config {
+            shard: Some(Shard::unchecked(4, 3)),
+            ..Config::default()
+        };
+        let message = built.validate().unwrap_err().to_string();
+        assert!(message.contains("there is no shard 4 of 3"), "{message}");
     }
 
     #[test]

@@ -229,6 +229,10 @@
 //! reproduced or a search widened without editing code.
 //! `INTERLEAVE_STACK_SIZE` sets the bytes of every thread's stack and `INTERLEAVE_WATCHDOG` the
 //! seconds without progress before the watchdog ends a hung test (see below).
+//! `INTERLEAVE_SHARD=i/n` ([`Builder::shard`]) runs shard `i` of `n` (counted from 1) of every
+//! exploration, so that `n` CI jobs split a test's executions: together they run exactly the
+//! executions of one run, and `interleave merge-shards` combines the summaries they print
+//! ([`ShardSummary`]) into its verdict.
 //!
 //! ## Testing the same code against std
 //!
@@ -349,8 +353,9 @@ pub mod time;
 pub use atomic_set::unit_of_work;
 pub use branch::branch;
 pub use config::{
-    Config, MemoryModel, RaceMode, ENV_EXECUTIONS, ENV_FULL_REPORT, ENV_MAX_STEPS, ENV_MEMORY,
-    ENV_PERSIST, ENV_REPLAY, ENV_SEED, ENV_STRATEGY, ENV_WORKERS,
+    Config, MemoryModel, RaceMode, Shard, ShardError, ENV_EXECUTIONS, ENV_FULL_REPORT,
+    ENV_MAX_STEPS, ENV_MEMORY, ENV_PERSIST, ENV_REPLAY, ENV_SEED, ENV_SHARD, ENV_STRATEGY,
+    ENV_WORKERS,
 };
 pub use explore::{check, replay, Builder};
 /// Makes a function a test that explores its body under interleave's scheduler.
@@ -403,7 +408,10 @@ pub use interleave_macros::test;
 /// Makes a function a unit of work: see [`atomic_set`].
 pub use interleave_macros::unit_of_work;
 pub use persistence::{Persistence, REGRESSIONS_DIRECTORY};
-pub use report::{AtomicityViolation, Failure, FailureKind, Persisted, Report, TokenError};
+pub use report::{
+    AtomicityViolation, Failure, FailureKind, Persisted, Report, ShardFailure, ShardPartition,
+    ShardSummary, TokenError, SHARD_SUMMARY_PREFIX,
+};
 pub use strategy::{SpecError, StrategySpec};
 
 /// `#[interleave::test]` rejects, at compile time, what it cannot run. Each example below is

@@ -184,10 +184,15 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
     let op = slot.pending;
     let object = op.object as usize;
     let state = ex.stopped.objects.get(object);
+    // A thread parked in `sync::Notify::wait` is blocked in that wait, not in a park of its own.
+    let operation = match slot.awaiting[..] {
+        [Awaited::Notification { .. }] if op.kind == OpKind::Park => "wait",
+        _ => op.kind.name(),
+    };
     let mut line = format!(
         "{} blocked in {} at {}",
         thread_label(ex.recording, t),
-        op.kind.name(),
+        operation,
         ShortSite(slot.pending_site)
     );
     if ex.recording.object(op.object).is_some() {
@@ -236,6 +241,15 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
             _ => "notified".to_string(),
         },
         (OpKind::Join, _) => format!("waits for thread {} to finish", op.arg),
+        (OpKind::Park, _) if matches!(slot.awaiting[..], [Awaited::Notification { .. }]) => {
+            match slot.awaiting[0] {
+                Awaited::Notification { object, .. } => format!(
+                    "waits for a notification of {}",
+                    ex.recording.object_name(object)
+                ),
+                _ => unreachable!("matched above"),
+            }
+        }
         (OpKind::Park, _) if !slot.awaiting.is_empty() => {
             let awaited: Vec<String> = slot
                 .awaiting
@@ -248,6 +262,11 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
                     Awaited::Task(site) => {
                         format!("the end of the task spawned at {}", ShortSite(site))
                     }
+                    Awaited::Notification { object, site } => format!(
+                        "a notification of {} (wait at {})",
+                        ex.recording.object_name(object),
+                        ShortSite(site)
+                    ),
                 })
                 .collect();
             format!(

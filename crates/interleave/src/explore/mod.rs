@@ -38,8 +38,10 @@ use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec,
 use crate::{Error, RaceMode};
 
 mod determinism;
+mod prefix_split;
 mod replay;
 mod rounds;
+mod shard;
 
 use determinism::*;
 use replay::*;
@@ -143,6 +145,15 @@ impl Builder {
     /// Runs executions on `workers` OS threads.
     pub fn workers(mut self, workers: usize) -> Builder {
         self.config.workers = workers;
+        self
+    }
+
+    /// Runs only shard `number` of `count` (counted from 1) of the exploration, so that `count`
+    /// machines split it; an invalid shard (`3/2`, `0/0`) is an error when the exploration
+    /// starts. `INTERLEAVE_SHARD=i/n` overrides it. See [`Config::shard`] and the README's
+    /// section on sharding.
+    pub fn shard(mut self, number: u64, count: u64) -> Builder {
+        self.config.shard = Some(crate::config::Shard::unchecked(number, count));
         self
     }
 
@@ -267,19 +278,24 @@ impl Builder {
                 Some(note) => notes.push(note),
             }
         }
-        let mut report = match &config.persistence {
-            None => explore_with(&config, strategy.as_mut(), &f, site),
-            Some(persistence) => {
-                if let Some(report) =
-                    replay_saved(&config, persistence, monitor, &f, site, &mut notes)
-                {
-                    return Ok(report);
+        let mut report =
+            match &config.persistence {
+                None => explore_with(&config, strategy.as_mut(), &f, site),
+                Some(persistence) => {
+                    if let Some(mut report) =
+                        replay_saved(&config, persistence, monitor, &f, site, &mut notes)
+                    {
+                        // Every shard replays the saved tokens, and each says so in its summary:
+                        // a failure there comes first, as execution 0, as it would unsharded.
+                        report.shard = shard::Sharding::new(config.shard, strategy.as_ref())
+                            .summary(&config, &report, current_test());
+                        return Ok(report);
+                    }
+                    let mut report = explore_with(&config, strategy.as_mut(), &f, site);
+                    save_failures(persistence, &mut report.failures);
+                    report
                 }
-                let mut report = explore_with(&config, strategy.as_mut(), &f, site);
-                save_failures(persistence, &mut report.failures);
-                report
-            }
-        };
+            };
         notes.append(&mut report.notes);
         report.notes = notes;
         Ok(report)
@@ -294,6 +310,9 @@ impl Builder {
         match self.explore(f) {
             Err(error) => panic!("interleave: {error}"),
             Ok(report) => {
+                if let Some(summary) = &report.shard {
+                    show_once(&summary.to_line(), "");
+                }
                 if let Some(failure) = report.first_failure() {
                     let notes: String = report
                         .notes
@@ -303,7 +322,7 @@ impl Builder {
                     panic!("{failure}{notes}");
                 }
                 for note in &report.notes {
-                    show_once(note);
+                    show_once(note, "interleave: note: ");
                 }
             }
         }
@@ -346,10 +365,10 @@ pub fn replay<F: Fn() + Sync>(token: &str, f: F) {
 /// An execution index, its schedule, and whether to keep its trace.
 type Plan = (u64, Box<dyn Schedule + Send>, bool);
 
-/// Writes `note` to the process's standard error unless it was written before. The test
-/// harness captures only what the print macros write, so a note written through the stream
-/// itself shows in the output of `cargo test` without `--nocapture`.
-fn show_once(note: &str) {
+/// Writes `note` after `prefix` to the process's standard error unless it was written before.
+/// The test harness captures only what the print macros write, so a note written through the
+/// stream itself shows in the output of `cargo test` without `--nocapture`.
+fn show_once(note: &str, prefix: &str) {
     use std::io::Write;
     static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut shown = SHOWN
@@ -360,5 +379,5 @@ fn show_once(note: &str) {
     }
     shown.push(note.to_string());
     // A closed standard error leaves nowhere to say it; the test still passes.
-    let _ = writeln!(std::io::stderr().lock(), "interleave: note: {note}");
+    let _ = writeln!(std::io::stderr().lock(), "{prefix}{note}");
 }

@@ -71,18 +71,24 @@ pub(super) fn explore_with(
     let mut seen_warnings = HashSet::new();
     let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
+    let mut sharding = shard::Sharding::new(config.shard, strategy);
     let mut round = 1usize;
     let mut next = 0u64;
     'rounds: while next < config.executions {
         let size = (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
         let mut plans = Vec::new();
+        let mut planned = 0u64;
         for index in next..next + size {
             match strategy.plan(index, execution_seed(config.seed, index)) {
-                Some(schedule) => plans.push((index, schedule, strategy.wants_trace(index))),
+                Some(schedule) => {
+                    planned += 1;
+                    if let Some(schedule) = sharding.admit(strategy, index, schedule) {
+                        plans.push((index, schedule, strategy.wants_trace(index)));
+                    }
+                }
                 None => break,
             }
         }
-        let planned = plans.len() as u64;
         for summary in execute(&run, plans, config.workers, config.stop_on_first_failure) {
             strategy.observe(
                 summary.index,
@@ -98,6 +104,15 @@ pub(super) fn explore_with(
                     violations: summary.violations.len(),
                 },
             );
+            match sharding.reports(
+                summary.index,
+                summary.failure.is_some(),
+                config.stop_on_first_failure,
+            ) {
+                shard::Reported::Yes => {}
+                shard::Reported::No => continue,
+                shard::Reported::NoAndStop => break 'rounds,
+            }
             report.executions += 1;
             report.steps += summary.steps;
             if !summary.violations.is_empty() {
@@ -130,6 +145,7 @@ pub(super) fn explore_with(
         next += planned;
         round = (round * 2).min(MAX_ROUND);
     }
+    report.shard = sharding.summary(config, &report, run.test.clone());
     report.strategy_stats = strategy.stats();
     report.states = config.count_states.then_some(states.len() as u64);
     for warning in strategy.warnings() {

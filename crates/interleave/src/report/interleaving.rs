@@ -22,7 +22,7 @@ use crate::analysis::thread_label;
 use crate::config::ENV_FULL_REPORT;
 use crate::runtime::memory::INITIAL_VALUE;
 use crate::runtime::op::{ObjIdx, OpKind, ShortSite, Site, NO_OBJECT};
-use crate::runtime::Recording;
+use crate::runtime::{Awaited, Recording};
 
 /// Rows kept from the end of a long interleaving (rows of steps the failure is about come on
 /// top).
@@ -161,6 +161,9 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
             }
             Row::Pending if !ex.threads[t].finished => {
                 let slot = &ex.threads[t];
+                if let Some(notify) = waits_for_notification(ex, t) {
+                    return describe("wait (waits)", notify, slot.pending_site);
+                }
                 let operation = if is_internal(ex, slot.pending.object) {
                     "poll"
                 } else {
@@ -269,6 +272,19 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
         );
     }
     out
+}
+
+/// The `sync::Notify` that thread `t` was parked waiting for when the engine stopped the
+/// execution, if it was: the row shows that wait, not the park it is made of.
+fn waits_for_notification(ex: &Recording, t: usize) -> Option<ObjIdx> {
+    let stopped = ex.failure.as_ref()?.stopped.as_ref()?;
+    let thread = stopped.threads.get(t)?;
+    match thread.awaiting[..] {
+        [Awaited::Notification { object, .. }] if thread.pending.kind == OpKind::Park => {
+            Some(object)
+        }
+        _ => None,
+    }
 }
 
 /// Whether `object` is the internal state lock of a primitive built on it.

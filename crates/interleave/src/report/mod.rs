@@ -3,12 +3,14 @@
 //! one-line call and the environment variable that reproduce it.
 
 mod interleaving;
+mod shard;
 pub(crate) mod token;
 mod violation;
 
 use std::fmt;
 use std::path::PathBuf;
 
+pub use shard::{ShardFailure, ShardPartition, ShardSummary, SHARD_SUMMARY_PREFIX};
 pub use token::TokenError;
 pub use violation::AtomicityViolation;
 
@@ -201,6 +203,9 @@ pub struct Report {
     /// skipped (not a token, or a token that no longer replays) and regression files that
     /// could not be read.
     pub notes: Vec<String>,
+    /// What this shard ran and found, when the exploration was sharded
+    /// ([`crate::Config::shard`]); `interleave merge-shards` combines the shards' summaries.
+    pub shard: Option<ShardSummary>,
 }
 
 impl Report {
@@ -218,6 +223,7 @@ impl Report {
             violations: Vec::new(),
             violating_executions: 0,
             notes: Vec::new(),
+            shard: None,
         }
     }
 

@@ -174,6 +174,9 @@ pub(crate) enum Awaited {
     Primitive(&'static str, Option<Site>),
     /// The end of the task spawned at this site (awaiting its `JoinHandle`).
     Task(Site),
+    /// A notification of the blocking `sync::Notify` whose state is object `object`, waited
+    /// for at `site`.
+    Notification { object: u32, site: Site },
 }
 
 /// What to do when two accesses to a tracked variable race.

@@ -218,6 +218,10 @@ impl Recording {
                 thread: e.thread as usize,
                 kind: e.kind,
                 object: self.object(e.object),
+                object_name: self
+                    .objects
+                    .get(e.object as usize)
+                    .map_or("", |record| record.name),
                 target: match e.kind {
                     OpKind::Spawn => {
                         spawned += 1;
@@ -258,6 +262,11 @@ pub struct TraceEvent {
     pub kind: OpKind,
     /// The object it acted on, if any.
     pub object: Option<ObjectId>,
+    /// What reports call the type of that object (`AtomicU32`, `Mutex`, `UnsafeCell`; empty
+    /// without an object), so that an analysis names it as reports do
+    /// (`Recording::object_name`: the type name and the object's ordinal among those of the
+    /// type, in the order the execution first used them).
+    pub object_name: &'static str,
     /// For `Spawn`, the spawned thread; for `Join`, the joined thread; for `Wake`, the mutex
     /// the woken waiter takes back.
     pub target: Option<TraceTarget>,

@@ -128,6 +128,11 @@ impl Strategy for Auto {
         member.strategy.observe(local, outcome);
     }
 
+    fn learns_from(&self, execution: u64) -> bool {
+        let (member, local) = self.route(execution);
+        self.members[member].strategy.learns_from(local)
+    }
+
     fn wants_trace(&self, execution: u64) -> bool {
         let (member, local) = self.route(execution);
         self.members[member].strategy.wants_trace(local)

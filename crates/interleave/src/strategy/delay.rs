@@ -109,6 +109,13 @@ impl Strategy for DelayBound {
         }))
     }
 
+    fn splits_by_prefix(&self) -> bool {
+        // A schedule's delays below a node depend only on the path to it, so shards can search
+        // disjoint subtrees (`explore/prefix_split.rs`; checked on the suite by
+        // crates/programs/tests/sharding.rs).
+        true
+    }
+
     fn round_size(&self) -> usize {
         self.levels.round_size()
     }

@@ -683,6 +683,12 @@ impl Strategy for Dfs {
         1
     }
 
+    fn splits_by_prefix(&self) -> bool {
+        // The tree below a node depends only on the path to it (no sleep sets, no
+        // backtracking points added from elsewhere), so shards can search disjoint subtrees.
+        true
+    }
+
     fn observe(&mut self, _execution: u64, outcome: &Outcome) {
         self.tree.grow(outcome, true);
         self.tree.backtrack();

@@ -322,6 +322,7 @@ mod tests {
             thread,
             kind,
             object,
+            object_name: "",
             target: None,
             site: Location::caller(),
             seq_cst: false,

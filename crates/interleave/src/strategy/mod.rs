@@ -106,6 +106,26 @@ pub trait Strategy: Send {
         let _ = (execution, outcome);
     }
 
+    /// Whether the plans of later executions may depend on the outcome of execution
+    /// `execution`. A sharded exploration ([`crate::Config::shard`]) runs each execution on the
+    /// one shard that owns it, and every execution some plan learns from on every shard, so
+    /// that all shards plan alike and together run exactly the schedules of one unsharded run.
+    /// The default, `true`, is always sound; a strategy that learns from every execution is
+    /// then not split at all (each shard runs all of them).
+    fn learns_from(&self, execution: u64) -> bool {
+        let _ = execution;
+        true
+    }
+
+    /// Whether a sharded exploration splits this strategy's search tree by prefixes instead of
+    /// dealing executions by index: for a systematic search that plans each execution from the
+    /// one before, and whose subtrees do not depend on each other, so that abandoning an
+    /// execution where it enters another shard's subtree makes the search skip that subtree
+    /// (`explore/prefix_split.rs`). Default: false.
+    fn splits_by_prefix(&self) -> bool {
+        false
+    }
+
     /// Whether [`observe`](Strategy::observe) needs the whole trace of execution `execution`
     /// (recording it costs time, so strategies ask only for the executions they analyse).
     fn wants_trace(&self, execution: u64) -> bool {

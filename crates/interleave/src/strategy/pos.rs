@@ -68,6 +68,11 @@ impl Strategy for Pos {
     fn plan(&mut self, _execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
         Some(Box::new(PosSchedule::new(seed)))
     }
+
+    fn learns_from(&self, _execution: u64) -> bool {
+        // Each execution's priorities come from its own seed only.
+        false
+    }
 }
 
 /// One execution of POS; also the sampler that RFF (`rff.rs`) steers, by narrowing the threads

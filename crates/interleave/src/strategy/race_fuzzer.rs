@@ -51,6 +51,7 @@ use rand_pcg::Pcg64Mcg;
 use super::{
     below, Access, ObjectId, OpKind, Outcome, PendingOp, Random, Schedule, Site, Strategy, View,
 };
+use crate::analysis::predict::object_names::ObjectNames;
 use crate::analysis::predict::race_prediction::{predict, PotentialRace, RaceAccess};
 
 /// Directed executions per potential race when the spec does not say.
@@ -70,6 +71,8 @@ pub struct RaceFuzzer {
     directed: Vec<Directing>,
     /// The potential race being directed.
     current: usize,
+    /// What reports call the objects of the profiling executions, for the warnings.
+    names: ObjectNames,
 }
 
 /// The directed executions of one potential race.
@@ -98,6 +101,7 @@ impl RaceFuzzer {
             races: Vec::new(),
             directed: Vec::new(),
             current: 0,
+            names: ObjectNames::default(),
         }
     }
 
@@ -143,6 +147,9 @@ impl Strategy for RaceFuzzer {
 
     fn observe(&mut self, execution: u64, outcome: &Outcome) {
         if self.profiling(execution) {
+            if let Some(trace) = outcome.trace {
+                self.names.observe(trace);
+            }
             for race in outcome.trace.map(predict).unwrap_or_default() {
                 if !self.races.iter().any(|r| r.sites() == race.sites()) {
                     self.races.push(race);
@@ -219,8 +226,10 @@ impl Strategy for RaceFuzzer {
                 format!(
                     "race realised on {}: {first} and {second} were both about to access it \
                      at the same time (no lock kept them apart); thread {} went first \
-                     (directed execution {execution} of this pair)",
-                    realisation.object, first.thread
+                     (directed execution {execution} of this pair)\n  {}",
+                    self.names.name(realisation.object),
+                    first.thread,
+                    self.names.legend(realisation.object)
                 )
             })
             .collect();
@@ -235,8 +244,11 @@ impl Strategy for RaceFuzzer {
                         n => format!("not realised in {n} directed executions"),
                     };
                     format!(
-                        "potential race ({tried}) on {}: {} and {}",
-                        race.object, race.first, race.second
+                        "potential race ({tried}) on {}: {} and {}\n  {}",
+                        self.names.name(race.object),
+                        race.first,
+                        race.second,
+                        self.names.legend(race.object)
                     )
                 }),
         );

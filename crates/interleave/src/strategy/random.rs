@@ -23,6 +23,11 @@ impl Strategy for Random {
             rng: Pcg64Mcg::seed_from_u64(seed),
         }))
     }
+
+    fn learns_from(&self, _execution: u64) -> bool {
+        // Each walk depends on its own seed only.
+        false
+    }
 }
 
 struct RandomSchedule {

@@ -252,6 +252,12 @@ impl Strategy for Surw {
         self.profiling()
     }
 
+    fn learns_from(&self, execution: u64) -> bool {
+        // Only the profiling executions, the first ones (planned one at a time), shape the
+        // profile; the plans after them depend on it and their own seeds only.
+        execution < self.profile_executions
+    }
+
     fn round_size(&self) -> usize {
         // Profiling must finish before the first SURW execution is planned.
         if self.profiling() {
@@ -421,6 +427,7 @@ mod tests {
             thread,
             kind,
             object,
+            object_name: "",
             target,
             site: Location::caller(),
             seq_cst: false,

@@ -142,6 +142,11 @@ impl<T: ?Sized> Mutex<T> {
 }
 
 impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    /// The mutex's index in the running execution, for primitives built on it.
+    pub(super) fn index(&self) -> ObjIdx {
+        self.idx
+    }
+
     /// Unlocks without scheduling; the caller takes responsibility (used by `Condvar::wait`).
     pub(super) fn into_parts(self) -> (&'a Mutex<T>, Site) {
         let parts = (self.mutex, self.site);

@@ -1,11 +1,20 @@
 //! A blocking one-permit notification, shaped like loom's `sync::Notify`: `notify` leaves a
-//! permit (notifying twice leaves one), `wait` takes it or blocks until there is one. Built on
-//! this crate's `Mutex` and `Condvar`, so waiting and notifying are scheduling points with the
-//! happens-before edge of the lock, and a wait that is never notified is reported as a deadlock.
+//! permit (notifying twice leaves one), `wait` takes it or blocks until there is one.
+//!
+//! It keeps its permit and waiting threads behind an internal state lock, as the async
+//! primitives do, so reports show one `Notify` object with its own operations (`notify`,
+//! `wait`, `wait (waits)`) rather than the lock and condition variable it would otherwise be
+//! made of. Taking the state lock gives waiting and notifying the happens-before edge of a
+//! lock; a waiting thread parks until a notifier unparks it, so a wait that is never notified
+//! is reported as a deadlock.
 
 use std::fmt;
+use std::panic::Location;
 
-use super::{Condvar, Mutex};
+use super::{Mutex, MutexGuard};
+use crate::runtime::op::Site;
+use crate::runtime::{self, Awaited};
+use crate::thread::{self, Thread};
 
 /// A one-permit notification between threads of an execution.
 ///
@@ -23,8 +32,13 @@ use super::{Condvar, Mutex};
 /// });
 /// ```
 pub struct Notify {
-    permit: Mutex<bool>,
-    changed: Condvar,
+    state: Mutex<NotifyState>,
+}
+
+struct NotifyState {
+    permit: bool,
+    /// The threads parked in `wait`, in the order they started waiting.
+    waiters: Vec<Thread>,
 }
 
 impl Notify {
@@ -32,39 +46,74 @@ impl Notify {
     #[track_caller]
     pub const fn new() -> Notify {
         Notify {
-            permit: Mutex::new(false),
-            changed: Condvar::new(),
+            state: Mutex::state_of(
+                "Notify",
+                NotifyState {
+                    permit: false,
+                    waiters: Vec::new(),
+                },
+            ),
         }
     }
 
     /// Leaves the permit and wakes a waiting thread.
     #[track_caller]
     pub fn notify(&self) {
-        *lock_ignoring_poison(&self.permit) = true;
-        self.changed.notify_one();
+        let site = Location::caller();
+        let woken = {
+            let mut state = self.state_at(site, "notify");
+            state.permit = true;
+            (!state.waiters.is_empty()).then(|| state.waiters.remove(0))
+        };
+        if let Some(waiter) = woken {
+            waiter.unpark_at(site);
+        }
     }
 
     /// Takes the permit, blocking until there is one.
     #[track_caller]
     pub fn wait(&self) {
-        let mut permit = lock_ignoring_poison(&self.permit);
-        while !*permit {
-            permit = self
-                .changed
-                .wait(permit)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let site = Location::caller();
+        loop {
+            {
+                let mut state = self.state_at(site, "wait");
+                if state.permit {
+                    state.permit = false;
+                    return;
+                }
+                let me = thread::current();
+                if !state.waiters.iter().any(|waiter| waiter.id() == me.id()) {
+                    state.waiters.push(me);
+                }
+                let object = state.index();
+                runtime::with(|ex| {
+                    ex.show_last_step_waits();
+                    // What a deadlock report says this thread waits for.
+                    let me = ex.me();
+                    ex.threads[me]
+                        .awaiting
+                        .push(Awaited::Notification { object, site });
+                });
+            }
+            // Woken by a notifier, or spuriously (`Config::spurious_wakeups`): either way the
+            // permit is checked again, and another thread may have taken it first.
+            thread::park_at(site);
+            runtime::with(|ex| {
+                let me = ex.me();
+                ex.threads[me]
+                    .awaiting
+                    .retain(|awaited| !matches!(awaited, Awaited::Notification { .. }));
+            });
         }
-        *permit = false;
     }
-}
 
-/// The permit is a plain flag that a panicking thread cannot leave half-written, so a poisoned
-/// lock still holds a meaningful value.
-#[track_caller]
-fn lock_ignoring_poison(permit: &Mutex<bool>) -> super::MutexGuard<'_, bool> {
-    permit
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// Takes the state lock for the user's `operation`, the step recorded at `site` (the
+    /// user's call) and shown as that operation on this `Notify`.
+    fn state_at(&self, site: Site, operation: &'static str) -> MutexGuard<'_, NotifyState> {
+        let guard = self.state.lock_at(site);
+        runtime::with(|ex| ex.show_last_step_as(operation));
+        guard
+    }
 }
 
 impl Default for Notify {

@@ -4,6 +4,7 @@
 mod helpers;
 
 mod failures;
+mod notify_report;
 mod persistence;
 mod readable;
 mod replay;

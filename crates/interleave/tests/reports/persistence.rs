@@ -422,3 +422,28 @@ fn a_line_that_is_not_utf8_is_skipped_alone() {
         "{message}"
     );
 }
+
+/// Every shard of a sharded run replays the saved tokens first, and a shard whose replay fails
+/// summarises it as the first failure (execution 0), so the merged verdict is that failure.
+#[test]
+fn a_sharded_run_summarises_a_saved_failure_on_every_shard() {
+    let directory = TempDir::new("sharded");
+    let saved = explore(config(&directory, &[]), lost_withdrawal);
+    let token = saved
+        .first_failure()
+        .expect("found and saved")
+        .token
+        .clone();
+    for number in 1..=2 {
+        let report = builder(config(&directory, &[]))
+            .shard(number, 2)
+            .explore(lost_withdrawal)
+            .unwrap();
+        let summary = report.shard.as_ref().expect("a sharded run has a summary");
+        let failure = summary
+            .failure
+            .as_ref()
+            .expect("the saved token fails again");
+        assert_eq!((failure.execution, &failure.token), (0, &token));
+    }
+}

@@ -137,12 +137,24 @@ fn the_realised_race_is_reported_with_both_sites() {
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     let warning = &report.warnings[0];
     assert!(
-        warning.starts_with("race realised on atomic#0"),
+        warning.starts_with("race realised on AtomicU321: "),
         "{warning}"
     );
     for expected in [&check, &act, "thread 0", "thread 1"] {
         assert!(warning.contains(expected), "{expected} in {warning}");
     }
+    // The object has the name and legend line the failure's report gives it.
+    let failure = report.failures[0].to_string();
+    let legend = failure
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("AtomicU321 = "))
+        .unwrap_or_else(|| panic!("the report's legend names AtomicU321:\n{failure}"));
+    assert!(
+        warning.lines().any(|line| line.trim() == legend),
+        "{legend:?} in {warning}"
+    );
+    assert!(!warning.contains('#'), "no atomic#0 form: {warning}");
     assert!(
         warning.contains(&format!("writes at strategies/{act}"))
             && warning.contains(&format!("reads at strategies/{check}")),
@@ -259,7 +271,7 @@ fn read_locks_do_not_exclude_each_other() {
     assert_eq!(stat(&report, "directed execution that first realised"), "1");
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     assert!(
-        report.warnings[0].starts_with("race realised on atomic#0"),
+        report.warnings[0].starts_with("race realised on AtomicU321: "),
         "{:?}",
         report.warnings
     );
@@ -324,7 +336,8 @@ fn an_unrealisable_prediction_is_only_listed_as_potential() {
     let warning = &report.warnings[0];
     assert!(
         warning.starts_with("potential race (not realised in 10 directed executions)")
-            && warning.contains("Var#0"),
+            && warning.contains(" on Var1: ")
+            && warning.contains("\n  Var1 = Var created at strategies/race_fuzzer.rs:"),
         "{warning}"
     );
 }

@@ -363,6 +363,7 @@ mod tests {
                 thread,
                 kind,
                 object,
+                object_name: "",
                 target,
                 site: Location::caller(),
                 seq_cst: false,

@@ -7,4 +7,5 @@ pub(crate) mod atomic_set_prediction;
 pub(crate) mod fork_join;
 pub(crate) mod lock_order;
 pub(crate) mod lockset;
+pub(crate) mod object_names;
 pub(crate) mod race_prediction;

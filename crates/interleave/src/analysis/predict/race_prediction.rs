@@ -75,16 +75,6 @@ impl PotentialRace {
     }
 }
 
-impl fmt::Display for PotentialRace {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "race on {}: {} and {}",
-            self.object, self.first, self.second
-        )
-    }
-}
-
 /// The latest step of one access statement of one thread under one lockset: when it is
 /// ordered before a later access, so are the statement's earlier steps (program order), so
 /// only the latest needs comparing.
