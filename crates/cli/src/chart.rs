@@ -324,7 +324,7 @@ mod tests {
     /// records say `note` (`None`: it ran).
     fn results(peer_note: Option<&str>) -> Results {
         let record = |strategy: &str, tool: &str, note: Option<&str>| Record {
-            program: "seed001-d1".into(),
+            program: "rpro-d1".into(),
             fixed: false,
             strategy: strategy.into(),
             tool: tool.into(),
@@ -346,7 +346,7 @@ mod tests {
         Results {
             format: FORMAT.into(),
             config: Config {
-                programs: vec!["seed001-d1".into()],
+                programs: vec!["rpro-d1".into()],
                 strategies: vec!["random".into(), "loom:b=2".into()],
                 sweeps: vec![],
                 variants: vec!["buggy".into()],

@@ -387,7 +387,7 @@ fn replay_exit_codes_say_what_happened() {
 /// missing.
 #[test]
 fn merge_shards_combines_the_shards_of_an_exploration_into_its_verdict() {
-    let program = interleave_programs::find("seed000-fig3").expect("a suite program");
+    let program = interleave_programs::find("bounding-fig3").expect("a suite program");
     let explore = |variant, shard: Option<u64>| {
         let mut builder = interleave::Builder::new()
             .ignore_environment()

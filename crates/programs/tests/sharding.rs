@@ -14,18 +14,18 @@ const EXECUTIONS: u64 = 240;
 
 /// Buggy programs the checked strategies expose within the budget, and a fixed twin.
 const PROGRAMS: [(&str, Variant); 4] = [
-    ("seed000-fig3", Variant::Buggy),
-    ("seed001-sqlite", Variant::Buggy),
-    ("seed000-producer-consumer", Variant::Buggy),
-    ("seed000-fig3", Variant::Fixed),
+    ("bounding-fig3", Variant::Buggy),
+    ("rpro-sqlite", Variant::Buggy),
+    ("bounding-producer-consumer", Variant::Buggy),
+    ("bounding-fig3", Variant::Fixed),
 ];
 
 /// Programs whose whole DFS tree takes fewer than [`DFS_BUDGET`] executions, some with failing
 /// and some with passing leaves, and fixed twins.
 const SEARCHED: [(&str, Variant); 6] = [
-    ("seed000-merge-sort", Variant::Buggy),
-    ("seed000-merge-sort", Variant::Fixed),
-    ("seed002-losenotify", Variant::Buggy),
+    ("bounding-merge-sort", Variant::Buggy),
+    ("bounding-merge-sort", Variant::Fixed),
+    ("valsched-losenotify", Variant::Buggy),
     ("async-lost-wakeup", Variant::Buggy),
     ("async-permit-leak", Variant::Buggy),
     ("async-permit-leak", Variant::Fixed),
@@ -290,8 +290,8 @@ fn check_tree_split(spec: &str) {
 #[test]
 fn a_shard_runs_the_same_executions_on_two_workers() {
     for (spec, name, variant) in [
-        ("auto", "seed001-sqlite", Variant::Buggy),
-        ("delay", "seed000-merge-sort", Variant::Fixed),
+        ("auto", "rpro-sqlite", Variant::Buggy),
+        ("delay", "bounding-merge-sort", Variant::Fixed),
     ] {
         for number in 1..=2 {
             let run = |workers| {
