@@ -62,6 +62,20 @@ struct Decision {
     /// The threads asleep when the choice was made (see [`Tree::with_sleep_sets`]; empty
     /// otherwise).
     asleep: Vec<usize>,
+    /// Preemptions before this choice (see [`Tree::bounded`]).
+    preemptions: u32,
+    /// The thread that took the previous step, when it is among the options: choosing any
+    /// other thread preempts it. `None` when every option is free (the previous thread
+    /// blocked, finished, or yielded and waits under the yield rule).
+    running: Option<usize>,
+}
+
+impl Decision {
+    /// The preemptions after choosing `option` here.
+    fn preemptions_with(&self, option: usize) -> u32 {
+        let preempts = self.choice == Choice::Thread && self.running.is_some_and(|r| r != option);
+        self.preemptions + u32::from(preempts)
+    }
 }
 
 /// One node of the search tree: a decision, and which of its options are still to try.
@@ -95,6 +109,8 @@ pub(super) struct Tree {
     sleep_sets: bool,
     /// Executions ended early because every thread they could run was asleep.
     sleep_blocked: u64,
+    /// The preemption bound (see [`Tree::bounded`]), if any.
+    bound: Option<u32>,
 }
 
 /// What one execution reports: every decision, in order, and for every step the threads whose
@@ -140,6 +156,31 @@ impl Tree {
         }
     }
 
+    /// A tree whose schedules preempt at most `bound` times: a preemption is a switch away
+    /// from the thread that took the previous step while the yield rule still lets it run
+    /// (Musuvathi and Qadeer, *Iterative Context Bounding*, PLDI 2007). Options that would
+    /// exceed the bound are never tried; the default continuation never preempts. It keeps no
+    /// sleep sets: a thread asleep at a node was explored from an ancestor, where the
+    /// equivalent schedule may need more preemptions than the bound allows, so a sleeping
+    /// thread would hide schedules the bound keeps.
+    pub(super) fn bounded(bound: u32) -> Tree {
+        Tree {
+            bound: Some(bound),
+            ..Tree::default()
+        }
+    }
+
+    /// The preemption bound, if any.
+    pub(super) fn bound(&self) -> Option<u32> {
+        self.bound
+    }
+
+    /// Whether choosing `option` at `node` keeps the schedule within the preemption bound.
+    fn within_bound(&self, node: &Node, option: usize) -> bool {
+        self.bound
+            .is_none_or(|bound| node.decision.preemptions_with(option) <= bound)
+    }
+
     /// The schedule of the next execution, or `None` when the search is over.
     pub(super) fn plan(&mut self) -> Option<Box<dyn Schedule + Send>> {
         if self.finished {
@@ -172,6 +213,7 @@ impl Tree {
             rule: YieldRule::default(),
             yielded: false,
             sleep,
+            preemptions: 0,
         }))
     }
 
@@ -231,10 +273,12 @@ impl Tree {
             return true;
         };
         let node = &self.nodes[index];
-        node.decision
-            .options
-            .iter()
-            .all(|t| node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t))
+        node.decision.options.iter().all(|&t| {
+            node.backtrack.contains(&t)
+                || node.done.contains(&t)
+                || node.sleep.contains(&t)
+                || !self.within_bound(node, t)
+        })
     }
 
     /// Whether the node of step `step` still needs a thread from `initials` to run from the
@@ -250,42 +294,49 @@ impl Tree {
     }
 
     /// Requires one thread of `initials` to run from the state before step `step`: `preferred`
-    /// when it is among them and could run there, otherwise the lowest-numbered one that
-    /// could; when none could (a race the dependence relation did not order), every thread
-    /// that could and is not asleep.
-    pub(super) fn require_one_of(&mut self, step: usize, initials: &[usize], preferred: usize) {
+    /// when it is among them and could run there within the preemption bound, otherwise the
+    /// lowest-numbered one that could. When none of them is an option there (a race the
+    /// dependence relation did not order) and `fallback` is set, every option within the
+    /// bound that is not asleep; when some are options but only beyond the bound, none (a
+    /// bounded search adds its conservative points elsewhere, see `dpor.rs`).
+    pub(super) fn require_one_of(
+        &mut self,
+        step: usize,
+        initials: &[usize],
+        preferred: usize,
+        fallback: bool,
+    ) {
         let Some(&index) = self.steps.get(step) else {
             return;
         };
-        let node = &mut self.nodes[index];
+        let node = &self.nodes[index];
         let options = &node.decision.options;
-        let chosen = if initials.contains(&preferred) && options.contains(&preferred) {
+        let runnable = |t: usize| options.contains(&t) && self.within_bound(node, t);
+        let chosen = if initials.contains(&preferred) && runnable(preferred) {
             Some(preferred)
         } else {
-            initials
+            initials.iter().copied().filter(|&t| runnable(t)).min()
+        };
+        let additions: Vec<usize> = match chosen {
+            Some(thread) => vec![thread],
+            None if fallback && !initials.iter().any(|t| options.contains(t)) => options
                 .iter()
                 .copied()
-                .filter(|t| options.contains(t))
-                .min()
+                .filter(|&t| !node.sleep.contains(&t) && self.within_bound(node, t))
+                .collect(),
+            None => Vec::new(),
         };
-        match chosen {
-            Some(thread) => {
-                if !node.backtrack.contains(&thread) {
-                    node.backtrack.push(thread);
-                }
-            }
-            None => {
-                for &thread in options {
-                    if !node.backtrack.contains(&thread) && !node.sleep.contains(&thread) {
-                        node.backtrack.push(thread);
-                    }
-                }
+        let node = &mut self.nodes[index];
+        for thread in additions {
+            if !node.backtrack.contains(&thread) {
+                node.backtrack.push(thread);
             }
         }
     }
 
     /// Moves to the deepest node with an option still to try; false when there is none.
     pub(super) fn backtrack(&mut self) -> bool {
+        let bound = self.bound;
         while let Some(node) = self.nodes.last_mut() {
             let next = node
                 .backtrack
@@ -293,6 +344,7 @@ impl Tree {
                 .copied()
                 .filter(|t| !node.done.contains(t))
                 .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
+                .filter(|&t| bound.is_none_or(|bound| node.decision.preemptions_with(t) <= bound))
                 .min();
             if let Some(option) = next {
                 node.decision.chosen = option;
@@ -324,6 +376,8 @@ impl Tree {
                         VALUE_CAP / 2,
                         VALUE_CAP / 2
                     )
+                } else if let Some(bound) = self.bound {
+                    format!("every schedule of at most {bound} preemptions")
                 } else {
                     "the whole search space".to_string()
                 },
@@ -569,6 +623,8 @@ struct PrefixSchedule {
     /// With sleep sets, the threads asleep at the next decision from the last one of the
     /// prefix on (before it, the tree already knows the sleepers).
     sleep: Option<Vec<usize>>,
+    /// Preemptions so far (see [`Tree::bounded`]).
+    preemptions: u32,
 }
 
 impl PrefixSchedule {
@@ -615,6 +671,13 @@ impl Schedule for PrefixSchedule {
         if let (Some(sleep), true) = (&mut self.sleep, tracks_sleep) {
             sleep.retain(|&t| t != chosen && !may_depend(view, t, chosen));
         }
+        // Switching away from the thread that took the last step while it may still run is
+        // a preemption; a yield, a block or a finish makes the switch free.
+        let running = view.last_thread().filter(|last| allowed.contains(last));
+        let preemptions = self.preemptions;
+        if running.is_some_and(|r| r != chosen) {
+            self.preemptions += 1;
+        }
         self.yielded = chosen < view.thread_count() && is_yield(view, chosen);
         self.rule.ran(view, chosen, &mut ended);
         let step = self.steps.thread_steps;
@@ -630,6 +693,8 @@ impl Schedule for PrefixSchedule {
             options: allowed,
             chosen,
             asleep,
+            preemptions,
+            running,
         });
         chosen
     }
@@ -648,6 +713,8 @@ impl Schedule for PrefixSchedule {
             options: (0..options as usize).collect(),
             chosen,
             asleep,
+            preemptions: self.preemptions,
+            running: None,
         });
         draw_value(bound, chosen as u64)
     }
@@ -668,11 +735,22 @@ impl Dfs {
     pub fn new() -> Dfs {
         Dfs::default()
     }
+
+    /// A search over every schedule of at most `preemptions` preemptions (spec `dfs:c=N`;
+    /// see [`Tree::bounded`]).
+    pub fn bounded(preemptions: u32) -> Dfs {
+        Dfs {
+            tree: Tree::bounded(preemptions),
+        }
+    }
 }
 
 impl Strategy for Dfs {
     fn spec(&self) -> String {
-        "dfs".to_string()
+        match self.tree.bound() {
+            Some(bound) => format!("dfs:c={bound}"),
+            None => "dfs".to_string(),
+        }
     }
 
     fn plan(&mut self, _execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {

@@ -77,6 +77,33 @@ impl Dpor {
         }
     }
 
+    /// A search over the schedules of at most `preemptions` preemptions (spec `dpor:c=N`),
+    /// with the conservative backtracking points of bounded partial-order reduction (see the
+    /// module docs).
+    pub fn bounded(preemptions: u32) -> Dpor {
+        Dpor {
+            tree: Tree::bounded(preemptions),
+            races: 0,
+        }
+    }
+
+    /// Requires one of `initials` to run from the state before step `step` (`preferred` when
+    /// it can), unless one already runs there; under a preemption bound, also from the
+    /// conservative point before it (see [`conservative_point`]).
+    fn require(&mut self, trace: &[TraceEvent], step: usize, initials: &[usize], preferred: usize) {
+        if self.tree.needs_one_of(step, initials) {
+            self.tree.require_one_of(step, initials, preferred, true);
+        }
+        if self.tree.bound().is_none() {
+            return;
+        }
+        if let Some(point) = conservative_point(trace, step) {
+            if self.tree.needs_one_of(point, initials) {
+                self.tree.require_one_of(point, initials, preferred, false);
+            }
+        }
+    }
+
     /// Finds the races of the new steps of the execution just observed (from `first_new`)
     /// and requires their reversal.
     fn analyse(&mut self, outcome: &Outcome, first_new: usize) {
@@ -222,9 +249,7 @@ impl Dpor {
                 .filter(|&t| t != event.thread && !next.contains(&t))
                 .collect();
             for thread in disabled {
-                if self.tree.needs_one_of(i, &[thread]) {
-                    self.tree.require_one_of(i, &[thread], thread);
-                }
+                self.require(trace, i, &[thread], thread);
             }
         }
     }
@@ -238,7 +263,7 @@ impl Dpor {
     /// sleeps there. The thread of `i` is preferred.
     fn reverse(&mut self, trace: &[TraceEvent], step_clocks: &[u32], n: usize, j: usize, i: usize) {
         let (racer, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
-        if self.tree.saturated(j) {
+        if self.tree.saturated(j) && self.tree.bound().is_none() {
             return;
         }
         // Each thread's own clock entry at its first step in `notdep(j).i`, and the threads
@@ -257,10 +282,25 @@ impl Dpor {
                 initials.push(q);
             }
         }
-        if self.tree.needs_one_of(j, &initials) {
-            self.tree.require_one_of(j, &initials, trace[i].thread);
-        }
+        self.require(trace, j, &initials, trace[i].thread);
     }
+}
+
+/// The conservative backtracking point of bounded partial-order reduction for a race
+/// reversed at step `step` (Coons, Musuvathi and McKinley, *Bounded Partial-Order
+/// Reduction*, OOPSLA 2013): the start of the block of consecutive steps of one thread that
+/// ends just before `step`, that is, the latest step before it at which the thread running
+/// changed (or the first step). A thread that cannot run at `step` within the preemption
+/// bound (running it there preempts the thread in the middle of its block) may still run at
+/// a block's start, where the switch costs no more than the one the trace made; running it
+/// there instead is what makes the bounded search cover every schedule of the bounded
+/// depth-first search. `None` for the first step.
+fn conservative_point(trace: &[TraceEvent], step: usize) -> Option<usize> {
+    let mut point = step.checked_sub(1)?;
+    while point > 0 && trace[point - 1].thread == trace[point].thread {
+        point -= 1;
+    }
+    Some(point)
 }
 
 /// Whether step `earlier` is a dependence of the later step `later` only because it let
@@ -311,7 +351,10 @@ fn join(into: &mut [u32], from: &[u32]) {
 
 impl Strategy for Dpor {
     fn spec(&self) -> String {
-        "dpor".to_string()
+        match self.tree.bound() {
+            Some(bound) => format!("dpor:c={bound}"),
+            None => "dpor".to_string(),
+        }
     }
 
     fn plan(&mut self, _execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {
