@@ -10,7 +10,8 @@
 //! Choices are of two kinds. A thread choice is among the enabled threads that the yield rule
 //! ([`YieldRule`]) lets run: a thread that yields (`thread::yield_now`, `hint::spin_loop`, a
 //! sleep, a wait that ends by its timeout) waits until every other thread that could run when
-//! it yielded has taken a step, as long as one of them can run, so a spin-wait cannot spin for
+//! it yielded has taken a step (a step other than its start, which only marks that it begins
+//! to run), as long as one of them can run, so a spin-wait cannot spin for
 //! ever while the thread it waits for is starved, and the search tree of a correct spin-wait is
 //! finite. A thread blocked at the yield (in a `join`, on a lock) does not hold the yielder
 //! back: waiting for it too left out schedules the rule promises, such as the yielder going on
@@ -26,8 +27,13 @@
 //! threads asleep on arrival, a node never tries a sleeping thread, and an execution whose
 //! every runnable thread sleeps is abandoned as redundant; `dfs` keeps none.
 //!
-//! Guarantee: when it finishes, every schedule the yield rule allows, with every value of every
-//! draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
+//! With a preemption bound ([`Tree::bounded`], specs `dfs:c=N` and `dpor:c=N`) a thread choice
+//! never takes an execution beyond `N` preemptions: switches away from the thread that took
+//! the last step while the rule still lets it run (a yield, a block or a finish makes the
+//! switch free). The default continuation never preempts.
+//!
+//! Guarantee: when it finishes, every schedule the yield rule allows (with at most `N`
+//! preemptions, under a bound), with every value of every draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
 //! such schedules that differ only in the order of independent steps). The rule leaves out
 //! only schedules in which a thread continues after a yield before another thread that could
 //! run has taken a step, which `yield_now` promises make no difference.
@@ -210,7 +216,7 @@ impl Tree {
                 .map(|n| n.decision.chosen)
                 .collect(),
             steps: Steps::default(),
-            rule: YieldRule::default(),
+            rule: YieldRule::for_search(),
             yielded: false,
             sleep,
             preemptions: 0,
@@ -435,7 +441,8 @@ fn draw_value(bound: u64, index: u64) -> u64 {
 /// runtime counts as a yield too) declares that it cannot make progress until another thread
 /// does. So after thread `t` yields, it waits for every other thread that could run at its
 /// yield, and may not run again until each of them has made progress since: taken a step (of
-/// any kind, a yield included), or become unable to run (blocked or finished), whichever comes
+/// any kind, a yield included; for the systematic searches, not its start step, see
+/// [`YieldRule::for_search`]), or become unable to run (blocked or finished), whichever comes
 /// first. A thread that waits for no one may run.
 ///
 /// Loom lets the yielding thread run again after any one other thread has taken a step; under
@@ -463,9 +470,29 @@ pub(super) struct YieldRule {
     waits: Vec<Vec<usize>>,
     /// How many threads wait, so a program that does not yield pays one test per step.
     waiting: usize,
+    /// Whether a thread's start step ends the waits for it (see [`YieldRule::for_search`]).
+    starts_are_progress: bool,
 }
 
 impl YieldRule {
+    /// The rule of the systematic searches: a thread's start step (which only marks that it
+    /// begins to run, and touches nothing another thread sees) does not end the waits for it;
+    /// its first real step does. A yield and another thread's start step then commute (either
+    /// order leaves the yielder waiting for that thread), so DPOR need not order them: with
+    /// the samplers' rule, a spinner that yields just before or just after a new thread starts
+    /// gets one more iteration in one order than the other, and DPOR explored both.
+    pub(super) fn for_search() -> YieldRule {
+        YieldRule::default()
+    }
+
+    /// The rule of the samplers: every step is progress.
+    pub(super) fn for_sampling() -> YieldRule {
+        YieldRule {
+            starts_are_progress: true,
+            ..YieldRule::default()
+        }
+    }
+
     /// Pushes onto `allowed` the enabled threads the rule lets run, in increasing order, and
     /// onto `ended` the threads whose wait for a thread ended because that thread has
     /// longer run (the step taken last made it so).
@@ -509,7 +536,10 @@ impl YieldRule {
         if chosen >= view.thread_count() {
             return;
         }
-        if self.waiting > 0 {
+        let starts = view
+            .pending(chosen)
+            .is_some_and(|op| op.kind == OpKind::Start);
+        if self.waiting > 0 && (self.starts_are_progress || !starts) {
             for (t, waits) in self.waits.iter_mut().enumerate() {
                 if let Some(at) = waits.iter().position(|&u| u == chosen) {
                     waits.swap_remove(at);
@@ -542,11 +572,21 @@ impl YieldRule {
 
 /// The yield rule for a schedule that needs only the threads it lets run, not which waits
 /// ended (the samplers): the rule and its scratch buffers, kept to save an allocation per step.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct YieldGate {
     rule: YieldRule,
     allowed: Vec<usize>,
     ended: Vec<usize>,
+}
+
+impl Default for YieldGate {
+    fn default() -> YieldGate {
+        YieldGate {
+            rule: YieldRule::for_sampling(),
+            allowed: Vec::new(),
+            ended: Vec::new(),
+        }
+    }
 }
 
 impl YieldGate {
