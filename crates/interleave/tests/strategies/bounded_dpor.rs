@@ -349,10 +349,13 @@ fn lock_and_unlocked_reader() -> String {
     format!("{:?}", reader.join().unwrap())
 }
 
-/// The programs of the comparison, and whether they use channels (whose messages `dpor`
-/// orders more finely than the same-object graph of [`happens_before`], so only outcomes are
-/// compared there).
-const PROGRAMS: [(&str, fn() -> String, bool); 5] = [
+/// A program of the comparison: its name, its body, and whether it uses channels (whose
+/// messages `dpor` orders more finely than the same-object graph of [`happens_before`], so
+/// only outcomes are compared there).
+type Program = (&'static str, fn() -> String, bool);
+
+/// The programs of the comparison.
+const PROGRAMS: [Program; 5] = [
     ("stores and loads, 3 threads", stores_and_loads, false),
     ("counter reads, 3 threads", counter_reads, false),
     (
