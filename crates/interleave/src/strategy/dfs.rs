@@ -97,6 +97,10 @@ struct Node {
     /// that starts here with one of them is equivalent to one already explored, so none is
     /// tried.
     sleep: Vec<usize>,
+    /// The options whose step, run from this node, left their thread unable to run next (it
+    /// yielded and waits, blocked or finished): under a preemption bound only these may sleep
+    /// in the node's later subtrees (see [`Tree::bounded`]).
+    gave_way: Vec<usize>,
 }
 
 /// The search tree of a stateless depth-first search.
@@ -165,13 +169,14 @@ impl Tree {
     /// A tree whose schedules preempt at most `bound` times: a preemption is a switch away
     /// from the thread that took the previous step while the yield rule still lets it run
     /// (Musuvathi and Qadeer, *Iterative Context Bounding*, PLDI 2007). Options that would
-    /// exceed the bound are never tried; the default continuation never preempts. It keeps no
-    /// sleep sets: a thread asleep at a node was explored from an ancestor, where the
-    /// equivalent schedule may need more preemptions than the bound allows, so a sleeping
-    /// thread would hide schedules the bound keeps.
-    pub(super) fn bounded(bound: u32) -> Tree {
+    /// exceed the bound are never tried; the default continuation never preempts. With
+    /// `sleep_sets` (bounded DPOR), an explored option sleeps in its siblings' subtrees only
+    /// when its step gave way and it cost no more preemptions than the sibling (see
+    /// `dpor.rs`): other sleepers would hide schedules the bound keeps.
+    pub(super) fn bounded(bound: u32, sleep_sets: bool) -> Tree {
         Tree {
             bound: Some(bound),
+            sleep_sets,
             ..Tree::default()
         }
     }
@@ -199,11 +204,23 @@ impl Tree {
                 let node = &self.nodes[last];
                 let mut sleep = node.sleep.clone();
                 if node.decision.choice == Choice::Thread {
+                    // Under a preemption bound, a sleeping thread `t` stands for schedules
+                    // that run it later than here, which are equivalent to schedules that run
+                    // it here first, explored already, but with up to two more preemptions:
+                    // one to switch to `t` here, one to switch away from it after its step.
+                    // Neither is added when `t` gave way after its step and costs no more
+                    // here than the option now chosen; only then may it sleep.
+                    let chosen = node.decision.chosen;
+                    let cost = |t: usize| node.decision.preemptions_with(t);
+                    let may_sleep = |t: usize| {
+                        self.bound.is_none()
+                            || (node.gave_way.contains(&t) && cost(t) <= cost(chosen))
+                    };
                     sleep.extend(
                         node.done
                             .iter()
                             .copied()
-                            .filter(|&t| t != node.decision.chosen && !node.sleep.contains(&t)),
+                            .filter(|&t| t != chosen && !node.sleep.contains(&t) && may_sleep(t)),
                     );
                 }
                 sleep
@@ -220,6 +237,7 @@ impl Tree {
             yielded: false,
             sleep,
             preemptions: 0,
+            bound: self.bound,
         }))
     }
 
@@ -255,8 +273,25 @@ impl Tree {
                 backtrack,
                 done: vec![decision.chosen],
                 sleep: decision.asleep.clone(),
+                gave_way: Vec::new(),
                 decision: decision.clone(),
             });
+        }
+        // Whether each thread step from the changed node on left its thread unable to run
+        // next. After the last step nothing is known (the execution may have been cut short),
+        // so that step counts as not giving way.
+        for at in self.steps.partition_point(|&n| n < changed)..self.steps.len() {
+            let Some(&next) = self.steps.get(at + 1) else {
+                break;
+            };
+            let index = self.steps[at];
+            let chosen = self.nodes[index].decision.chosen;
+            if !self.nodes[next].decision.options.contains(&chosen) {
+                let node = &mut self.nodes[index];
+                if !node.gave_way.contains(&chosen) {
+                    node.gave_way.push(chosen);
+                }
+            }
         }
         if outcome.abandoned && self.sleep_sets {
             self.sleep_blocked += 1;
@@ -665,6 +700,8 @@ struct PrefixSchedule {
     sleep: Option<Vec<usize>>,
     /// Preemptions so far (see [`Tree::bounded`]).
     preemptions: u32,
+    /// The preemption bound, if any.
+    bound: Option<u32>,
 }
 
 impl PrefixSchedule {
@@ -696,10 +733,17 @@ impl Schedule for PrefixSchedule {
             Some(forced) => forced,
             None if asleep.is_empty() => default_choice(view, &allowed, self.yielded),
             None => {
+                // Under a preemption bound, a thread beyond it is no continuation either.
+                let running = view.last_thread().filter(|last| allowed.contains(last));
+                let within = |t: usize| {
+                    self.bound.is_none_or(|bound| {
+                        self.preemptions + u32::from(running.is_some_and(|r| r != t)) <= bound
+                    })
+                };
                 let awake: Vec<usize> = allowed
                     .iter()
                     .copied()
-                    .filter(|t| !asleep.contains(t))
+                    .filter(|&t| !asleep.contains(&t) && within(t))
                     .collect();
                 if awake.is_empty() {
                     // Every continuation is equivalent to one explored already.
@@ -780,7 +824,7 @@ impl Dfs {
     /// see [`Tree::bounded`]).
     pub fn bounded(preemptions: u32) -> Dfs {
         Dfs {
-            tree: Tree::bounded(preemptions),
+            tree: Tree::bounded(preemptions, false),
         }
     }
 }
