@@ -583,13 +583,16 @@ fn spin_lock() -> String {
     format!("{}", log.load(Ordering::SeqCst))
 }
 
+/// A program and its name.
+type Named = (&'static str, fn() -> String);
+
 /// With yields, where the enumeration of this file does not apply (the yield rule decides
 /// which threads may run), `dpor:c=N` reaches exactly the outcomes and happens-before graphs
 /// of `dfs:c=N`, which runs every schedule of at most `N` preemptions that the rule allows,
 /// for N = 0, 1, 2.
 #[test]
 fn bounded_dpor_reaches_what_bounded_dfs_reaches_on_spin_loops() {
-    let programs: [(&str, fn() -> String); 3] = [
+    let programs: [Named; 3] = [
         ("spin-wait, 2 threads", || spin_wait(1)),
         ("spin-wait, 3 threads", || spin_wait(2)),
         ("spin lock, 2 threads", spin_lock),
