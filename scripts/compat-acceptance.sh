@@ -20,7 +20,6 @@ mkdir -p "$scratch"
 # Tests that are expected to fail here, with the reason; a listed test that passes counts as a
 # pass. Keys are <suite>/<binary>/<test>.
 declare -A known=(
-  [loom/spec/acq_rel]="preemption_bound maps onto icb, which explores schedules but reads the latest store at every load, so the Acquire/Release outcome the test asserts reachable is not explored (dpor and the samplers reach it)"
   [loom/atomic/lazy_static_arc_shutdown]="loom drops lazy_static! values when the main thread returns and fails a detached thread that reads one later; interleave keeps them until every thread has ended"
 )
 

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! [`model()`] explores the closure with interleave's exhaustive `dpor` strategy, or with
-//! preemption-bounded `icb` when a preemption bound is set (see [`model::Builder`] for how every
+//! preemption-bounded `dpor:c=N` when a preemption bound is set (see [`model::Builder`] for how every
 //! loom setting and `LOOM_*` variable maps). A failure is interleave's report, with the
 //! interleaving and a replay token; `INTERLEAVE_STRATEGY` and the other `INTERLEAVE_*` variables
 //! still override the mapped settings, so a loom test can also be sampled with PCT beyond

@@ -3,7 +3,7 @@
 //! | loom | interleave |
 //! |---|---|
 //! | `model`, `Builder::check` without a preemption bound | `dpor`: every schedule up to partial-order equivalence |
-//! | `preemption_bound` / `LOOM_MAX_PREEMPTIONS` = `c` | `icb:c=<c>,v=all`: every schedule with at most `c` preemptions |
+//! | `preemption_bound` / `LOOM_MAX_PREEMPTIONS` = `c` | `dpor:c=<c>`: bounded partial-order reduction, every schedule with at most `c` preemptions up to partial-order equivalence, any number of threads, under the weak memory model |
 //! | `max_permutations` / `LOOM_MAX_PERMUTATIONS` | `Builder::executions` |
 //! | `max_duration` / `LOOM_MAX_DURATION` | a time budget: no execution starts after it |
 //! | `max_branches` / `LOOM_MAX_BRANCHES` | `Builder::max_steps` (a longer execution fails as a livelock) |
@@ -99,9 +99,10 @@ impl Builder {
     pub fn strategy(&self) -> StrategySpec {
         match self.preemption_bound {
             None => StrategySpec::Dpor,
-            Some(bound) => format!("icb:c={bound},v=all")
-                .parse()
-                .expect("an icb spec with a numeric bound is valid"),
+            Some(bound) => StrategySpec::BoundedDpor {
+                // A bound beyond `u32::MAX` preemptions bounds nothing a model can reach.
+                preemptions: u32::try_from(bound).unwrap_or(u32::MAX),
+            },
         }
     }
 

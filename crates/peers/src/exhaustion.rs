@@ -1,20 +1,27 @@
 //! Executions to exhaust: how many executions interleave's `dpor` and loom's model checker
-//! each need to explore the whole search space of the same loom-style programs.
+//! each need to explore the whole search space of the same loom-style programs, unbounded and
+//! with a preemption bound of 2 (`dpor:c=2`, what `interleave-loom` maps loom's
+//! `preemption_bound` to).
 //!
 //! The programs are written once, in the `exhaustible!` macro, and instantiated against
 //! `interleave` and `loom`, so both tools run the same source: two to four threads with
 //! spin-waits, a spin lock, channels, a barrier built from a mutex and a condition variable
 //! (loom 0.7 has no `Barrier`), and lock-protected counters. Both explore under their weak
-//! memory models (loom's C11 model, interleave's default), unbounded.
+//! memory models (loom's C11 model, interleave's default).
 //!
 //! | tool | how |
 //! |---|---|
 //! | interleave `dpor` | `Builder::new().ignore_environment().strategy("dpor").executions(LIMIT).workers(1).explore(f)`; the report must say it covered the whole search space |
+//! | interleave `dpor:c=2` | the same with `strategy("dpor:c=2")`; the report must say it covered every schedule of at most 2 preemptions |
 //! | loom | `loom::model::Builder::new()` with no preemption bound, `check(f)`; executions are counted by a static counter inside the model closure |
+//! | loom, bound 2 | the same with `preemption_bound = Some(2)` |
 //!
 //! Each tool runs every program to the end of its search (up to [`LIMIT`] executions for
-//! interleave; loom has no such cap here, so every program is small enough for it to finish),
-//! and the table prints both counts and whether `dpor` needed no more than loom.
+//! interleave; loom has no such cap here, and gives up on its own on spin loops it cannot
+//! bound), and the table prints the counts and whether interleave needed no more than loom,
+//! unbounded and bounded. The two tools count preemptions alike (a switch away from a thread
+//! that could go on; a yield makes the switch free), but loom's schedule points and interleave's
+//! steps differ, so the bounded rows compare searches of about, not exactly, the same space.
 
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 use std::time::Instant;
@@ -265,31 +272,33 @@ pub fn all_programs() -> Vec<Program> {
     ]
 }
 
-/// What exhausting one program under interleave's `dpor` took: executions, and whether the
-/// report said the whole search space was covered.
-pub fn dpor_executions(f: fn()) -> (u64, bool) {
+/// What exhausting one program under interleave's `spec` (`dpor` or `dpor:c=N`) took:
+/// executions, and whether the report said the search covered its whole space.
+pub fn dpor_executions(f: fn(), spec: &str) -> (u64, bool) {
     let report = interleave::Builder::new()
         .ignore_environment()
-        .strategy("dpor".parse().expect("dpor is a strategy"))
+        .strategy(spec.parse().expect("a dpor spec"))
         .executions(LIMIT)
         .workers(1)
         .explore(f)
-        .unwrap_or_else(|e| panic!("interleave dpor: {e}"));
+        .unwrap_or_else(|e| panic!("interleave {spec}: {e}"));
     if let Some(failure) = report.failures.first() {
-        panic!("interleave dpor found a failure in a correct program:\n{failure}");
+        panic!("interleave {spec} found a failure in a correct program:\n{failure}");
     }
-    let exhausted = report.stat("covered") == Some("the whole search space");
+    let covered = report.stat("covered").unwrap_or_default();
+    let exhausted =
+        covered == "the whole search space" || covered.starts_with("every schedule of at most");
     (report.executions, exhausted)
 }
 
 static LOOM_EXECUTIONS: AtomicU64 = AtomicU64::new(0);
 
-/// How many executions loom's model checker runs to exhaust `f`, unbounded, or `Err` with how
-/// many it ran before it gave up (it panics when an execution exceeds its maximum number of
-/// branches, as spin loops of three threads do).
-pub fn loom_executions(f: fn()) -> Result<u64, u64> {
+/// How many executions loom's model checker runs to exhaust `f` with `preemption_bound`, or
+/// `Err` with how many it ran before it gave up (it panics when an execution exceeds its
+/// maximum number of branches, as unbounded spin loops of three threads do).
+pub fn loom_executions(f: fn(), preemption_bound: Option<usize>) -> Result<u64, u64> {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = None;
+    builder.preemption_bound = preemption_bound;
     builder.max_permutations = None;
     builder.max_duration = None;
     builder.checkpoint_file = None;
@@ -304,35 +313,61 @@ pub fn loom_executions(f: fn()) -> Result<u64, u64> {
     finished.map(|()| executions).map_err(|_| executions)
 }
 
-/// Prints the table: every program's executions to exhaust under `dpor` and loom.
+/// One comparison: interleave's count (and whether it exhausted) against loom's; the two cells
+/// and whether interleave needed no more executions than loom.
+fn compare(interleave: (u64, bool), loom: Result<u64, u64>) -> (String, String, bool) {
+    let (executions, exhausted) = interleave;
+    let interleave_text = if exhausted {
+        executions.to_string()
+    } else {
+        format!(">{executions}")
+    };
+    match loom {
+        Ok(loom) => (
+            interleave_text,
+            loom.to_string(),
+            exhausted && executions <= loom,
+        ),
+        Err(ran) => (interleave_text, format!("gave up ({ran})"), exhausted),
+    }
+}
+
+/// The preemption bound of the bounded columns.
+pub const BOUND: usize = 2;
+
+/// Prints the table: every program's executions to exhaust under `dpor` and loom, unbounded
+/// and with a preemption bound of [`BOUND`].
 pub fn run() {
     let start = Instant::now();
     println!(
-        "executions to exhaust: interleave dpor vs loom {} (unbounded, weak memory models)",
+        "executions to exhaust: interleave dpor vs loom {} (weak memory models), unbounded and \
+         with preemption bound {BOUND}",
         crate::throughput::LOOM_VERSION
     );
     println!(
-        "  {:<26} {:>12} {:>16} {:>8}",
-        "program", "dpor", "loom", "dpor<=loom"
+        "  {:<26} {:>8} {:>16} {:>5}   {:>8} {:>16} {:>5}",
+        "program", "dpor", "loom", "<=", "dpor:c=2", "loom bound 2", "<="
     );
+    let bounded = format!("dpor:c={BOUND}");
     for program in all_programs() {
-        let (dpor, exhausted) = dpor_executions(program.interleave);
-        let loom = loom_executions(program.loom);
-        let dpor_text = if exhausted {
-            dpor.to_string()
-        } else {
-            format!(">{dpor}")
-        };
-        let (loom_text, at_most_loom) = match loom {
-            Ok(loom) => (loom.to_string(), exhausted && dpor <= loom),
-            Err(ran) => (format!("gave up ({ran})"), exhausted),
-        };
+        let (dpor, loom, unbounded_ok) = compare(
+            dpor_executions(program.interleave, "dpor"),
+            loom_executions(program.loom, None),
+        );
+        let (dpor_bounded, loom_bounded, bounded_ok) = compare(
+            dpor_executions(program.interleave, &bounded),
+            loom_executions(program.loom, Some(BOUND)),
+        );
+        let yes = |ok: bool| if ok { "yes" } else { "no" };
         println!(
-            "  {:<26} {:>12} {:>16} {:>8}",
+            "  {:<26} {:>8} {:>16} {:>5}   {:>8} {:>16} {:>5}",
             program.name,
-            dpor_text,
-            loom_text,
-            if at_most_loom { "yes" } else { "no" }
+            dpor,
+            loom,
+            yes(unbounded_ok),
+            dpor_bounded,
+            loom_bounded,
+            yes(bounded_ok)
         );
     }
     println!("  ({:.1}s)", start.elapsed().as_secs_f64());

@@ -10,7 +10,8 @@
 //! Choices are of two kinds. A thread choice is among the enabled threads that the yield rule
 //! ([`YieldRule`]) lets run: a thread that yields (`thread::yield_now`, `hint::spin_loop`, a
 //! sleep, a wait that ends by its timeout) waits until every other thread that could run when
-//! it yielded has taken a step, as long as one of them can run, so a spin-wait cannot spin for
+//! it yielded has taken a step (a step other than its start, which only marks that it begins
+//! to run), as long as one of them can run, so a spin-wait cannot spin for
 //! ever while the thread it waits for is starved, and the search tree of a correct spin-wait is
 //! finite. A thread blocked at the yield (in a `join`, on a lock) does not hold the yielder
 //! back: waiting for it too left out schedules the rule promises, such as the yielder going on
@@ -26,8 +27,13 @@
 //! threads asleep on arrival, a node never tries a sleeping thread, and an execution whose
 //! every runnable thread sleeps is abandoned as redundant; `dfs` keeps none.
 //!
-//! Guarantee: when it finishes, every schedule the yield rule allows, with every value of every
-//! draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
+//! With a preemption bound ([`Tree::bounded`], specs `dfs:c=N` and `dpor:c=N`) a thread choice
+//! never takes an execution beyond `N` preemptions: switches away from the thread that took
+//! the last step while the rule still lets it run (a yield, a block or a finish makes the
+//! switch free). The default continuation never preempts.
+//!
+//! Guarantee: when it finishes, every schedule the yield rule allows (with at most `N`
+//! preemptions, under a bound), with every value of every draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
 //! such schedules that differ only in the order of independent steps). The rule leaves out
 //! only schedules in which a thread continues after a yield before another thread that could
 //! run has taken a step, which `yield_now` promises make no difference.
@@ -62,6 +68,20 @@ struct Decision {
     /// The threads asleep when the choice was made (see [`Tree::with_sleep_sets`]; empty
     /// otherwise).
     asleep: Vec<usize>,
+    /// Preemptions before this choice (see [`Tree::bounded`]).
+    preemptions: u32,
+    /// The thread that took the previous step, when it is among the options: choosing any
+    /// other thread preempts it. `None` when every option is free (the previous thread
+    /// blocked, finished, or yielded and waits under the yield rule).
+    running: Option<usize>,
+}
+
+impl Decision {
+    /// The preemptions after choosing `option` here.
+    fn preemptions_with(&self, option: usize) -> u32 {
+        let preempts = self.choice == Choice::Thread && self.running.is_some_and(|r| r != option);
+        self.preemptions + u32::from(preempts)
+    }
 }
 
 /// One node of the search tree: a decision, and which of its options are still to try.
@@ -77,6 +97,10 @@ struct Node {
     /// that starts here with one of them is equivalent to one already explored, so none is
     /// tried.
     sleep: Vec<usize>,
+    /// The options whose step, run from this node, left their thread unable to run next (it
+    /// yielded and waits, blocked or finished): under a preemption bound only these may sleep
+    /// in the node's later subtrees (see [`Tree::bounded`]).
+    gave_way: Vec<usize>,
 }
 
 /// The search tree of a stateless depth-first search.
@@ -95,6 +119,8 @@ pub(super) struct Tree {
     sleep_sets: bool,
     /// Executions ended early because every thread they could run was asleep.
     sleep_blocked: u64,
+    /// The preemption bound (see [`Tree::bounded`]), if any.
+    bound: Option<u32>,
 }
 
 /// What one execution reports: every decision, in order, and for every step the threads whose
@@ -140,6 +166,32 @@ impl Tree {
         }
     }
 
+    /// A tree whose schedules preempt at most `bound` times: a preemption is a switch away
+    /// from the thread that took the previous step while the yield rule still lets it run
+    /// (Musuvathi and Qadeer, *Iterative Context Bounding*, PLDI 2007). Options that would
+    /// exceed the bound are never tried; the default continuation never preempts. With
+    /// `sleep_sets` (bounded DPOR), an explored option sleeps in its siblings' subtrees only
+    /// when its step gave way and it cost no more preemptions than the sibling (see
+    /// `dpor.rs`): other sleepers would hide schedules the bound keeps.
+    pub(super) fn bounded(bound: u32, sleep_sets: bool) -> Tree {
+        Tree {
+            bound: Some(bound),
+            sleep_sets,
+            ..Tree::default()
+        }
+    }
+
+    /// The preemption bound, if any.
+    pub(super) fn bound(&self) -> Option<u32> {
+        self.bound
+    }
+
+    /// Whether choosing `option` at `node` keeps the schedule within the preemption bound.
+    fn within_bound(&self, node: &Node, option: usize) -> bool {
+        self.bound
+            .is_none_or(|bound| node.decision.preemptions_with(option) <= bound)
+    }
+
     /// The schedule of the next execution, or `None` when the search is over.
     pub(super) fn plan(&mut self) -> Option<Box<dyn Schedule + Send>> {
         if self.finished {
@@ -152,11 +204,23 @@ impl Tree {
                 let node = &self.nodes[last];
                 let mut sleep = node.sleep.clone();
                 if node.decision.choice == Choice::Thread {
+                    // Under a preemption bound, a sleeping thread `t` stands for schedules
+                    // that run it later than here, which are equivalent to schedules that run
+                    // it here first, explored already, but with up to two more preemptions:
+                    // one to switch to `t` here, one to switch away from it after its step.
+                    // Neither is added when `t` gave way after its step and costs no more
+                    // here than the option now chosen; only then may it sleep.
+                    let chosen = node.decision.chosen;
+                    let cost = |t: usize| node.decision.preemptions_with(t);
+                    let may_sleep = |t: usize| {
+                        self.bound.is_none()
+                            || (node.gave_way.contains(&t) && cost(t) <= cost(chosen))
+                    };
                     sleep.extend(
                         node.done
                             .iter()
                             .copied()
-                            .filter(|&t| t != node.decision.chosen && !node.sleep.contains(&t)),
+                            .filter(|&t| t != chosen && !node.sleep.contains(&t) && may_sleep(t)),
                     );
                 }
                 sleep
@@ -169,9 +233,11 @@ impl Tree {
                 .map(|n| n.decision.chosen)
                 .collect(),
             steps: Steps::default(),
-            rule: YieldRule::default(),
+            rule: YieldRule::for_search(),
             yielded: false,
             sleep,
+            preemptions: 0,
+            bound: self.bound,
         }))
     }
 
@@ -207,8 +273,25 @@ impl Tree {
                 backtrack,
                 done: vec![decision.chosen],
                 sleep: decision.asleep.clone(),
+                gave_way: Vec::new(),
                 decision: decision.clone(),
             });
+        }
+        // Whether each thread step from the changed node on left its thread unable to run
+        // next. After the last step nothing is known (the execution may have been cut short),
+        // so that step counts as not giving way.
+        for at in self.steps.partition_point(|&n| n < changed)..self.steps.len() {
+            let Some(&next) = self.steps.get(at + 1) else {
+                break;
+            };
+            let index = self.steps[at];
+            let chosen = self.nodes[index].decision.chosen;
+            if !self.nodes[next].decision.options.contains(&chosen) {
+                let node = &mut self.nodes[index];
+                if !node.gave_way.contains(&chosen) {
+                    node.gave_way.push(chosen);
+                }
+            }
         }
         if outcome.abandoned && self.sleep_sets {
             self.sleep_blocked += 1;
@@ -231,10 +314,12 @@ impl Tree {
             return true;
         };
         let node = &self.nodes[index];
-        node.decision
-            .options
-            .iter()
-            .all(|t| node.backtrack.contains(t) || node.done.contains(t) || node.sleep.contains(t))
+        node.decision.options.iter().all(|&t| {
+            node.backtrack.contains(&t)
+                || node.done.contains(&t)
+                || node.sleep.contains(&t)
+                || !self.within_bound(node, t)
+        })
     }
 
     /// Whether the node of step `step` still needs a thread from `initials` to run from the
@@ -250,42 +335,49 @@ impl Tree {
     }
 
     /// Requires one thread of `initials` to run from the state before step `step`: `preferred`
-    /// when it is among them and could run there, otherwise the lowest-numbered one that
-    /// could; when none could (a race the dependence relation did not order), every thread
-    /// that could and is not asleep.
-    pub(super) fn require_one_of(&mut self, step: usize, initials: &[usize], preferred: usize) {
+    /// when it is among them and could run there within the preemption bound, otherwise the
+    /// lowest-numbered one that could. When none of them is an option there (a race the
+    /// dependence relation did not order) and `fallback` is set, every option within the
+    /// bound that is not asleep; when some are options but only beyond the bound, none (a
+    /// bounded search adds its conservative points elsewhere, see `dpor.rs`).
+    pub(super) fn require_one_of(
+        &mut self,
+        step: usize,
+        initials: &[usize],
+        preferred: usize,
+        fallback: bool,
+    ) {
         let Some(&index) = self.steps.get(step) else {
             return;
         };
-        let node = &mut self.nodes[index];
+        let node = &self.nodes[index];
         let options = &node.decision.options;
-        let chosen = if initials.contains(&preferred) && options.contains(&preferred) {
+        let runnable = |t: usize| options.contains(&t) && self.within_bound(node, t);
+        let chosen = if initials.contains(&preferred) && runnable(preferred) {
             Some(preferred)
         } else {
-            initials
+            initials.iter().copied().filter(|&t| runnable(t)).min()
+        };
+        let additions: Vec<usize> = match chosen {
+            Some(thread) => vec![thread],
+            None if fallback && !initials.iter().any(|t| options.contains(t)) => options
                 .iter()
                 .copied()
-                .filter(|t| options.contains(t))
-                .min()
+                .filter(|&t| !node.sleep.contains(&t) && self.within_bound(node, t))
+                .collect(),
+            None => Vec::new(),
         };
-        match chosen {
-            Some(thread) => {
-                if !node.backtrack.contains(&thread) {
-                    node.backtrack.push(thread);
-                }
-            }
-            None => {
-                for &thread in options {
-                    if !node.backtrack.contains(&thread) && !node.sleep.contains(&thread) {
-                        node.backtrack.push(thread);
-                    }
-                }
+        let node = &mut self.nodes[index];
+        for thread in additions {
+            if !node.backtrack.contains(&thread) {
+                node.backtrack.push(thread);
             }
         }
     }
 
     /// Moves to the deepest node with an option still to try; false when there is none.
     pub(super) fn backtrack(&mut self) -> bool {
+        let bound = self.bound;
         while let Some(node) = self.nodes.last_mut() {
             let next = node
                 .backtrack
@@ -293,6 +385,7 @@ impl Tree {
                 .copied()
                 .filter(|t| !node.done.contains(t))
                 .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
+                .filter(|&t| bound.is_none_or(|bound| node.decision.preemptions_with(t) <= bound))
                 .min();
             if let Some(option) = next {
                 node.decision.chosen = option;
@@ -324,6 +417,8 @@ impl Tree {
                         VALUE_CAP / 2,
                         VALUE_CAP / 2
                     )
+                } else if let Some(bound) = self.bound {
+                    format!("every schedule of at most {bound} preemptions")
                 } else {
                     "the whole search space".to_string()
                 },
@@ -381,7 +476,8 @@ fn draw_value(bound: u64, index: u64) -> u64 {
 /// runtime counts as a yield too) declares that it cannot make progress until another thread
 /// does. So after thread `t` yields, it waits for every other thread that could run at its
 /// yield, and may not run again until each of them has made progress since: taken a step (of
-/// any kind, a yield included), or become unable to run (blocked or finished), whichever comes
+/// any kind, a yield included; for the systematic searches, not its start step, see
+/// [`YieldRule::for_search`]), or become unable to run (blocked or finished), whichever comes
 /// first. A thread that waits for no one may run.
 ///
 /// Loom lets the yielding thread run again after any one other thread has taken a step; under
@@ -409,9 +505,29 @@ pub(super) struct YieldRule {
     waits: Vec<Vec<usize>>,
     /// How many threads wait, so a program that does not yield pays one test per step.
     waiting: usize,
+    /// Whether a thread's start step ends the waits for it (see [`YieldRule::for_search`]).
+    starts_are_progress: bool,
 }
 
 impl YieldRule {
+    /// The rule of the systematic searches: a thread's start step (which only marks that it
+    /// begins to run, and touches nothing another thread sees) does not end the waits for it;
+    /// its first real step does. A yield and another thread's start step then commute (either
+    /// order leaves the yielder waiting for that thread), so DPOR need not order them: with
+    /// the samplers' rule, a spinner that yields just before or just after a new thread starts
+    /// gets one more iteration in one order than the other, and DPOR explored both.
+    pub(super) fn for_search() -> YieldRule {
+        YieldRule::default()
+    }
+
+    /// The rule of the samplers: every step is progress.
+    pub(super) fn for_sampling() -> YieldRule {
+        YieldRule {
+            starts_are_progress: true,
+            ..YieldRule::default()
+        }
+    }
+
     /// Pushes onto `allowed` the enabled threads the rule lets run, in increasing order, and
     /// onto `ended` the threads whose wait for a thread ended because that thread has
     /// longer run (the step taken last made it so).
@@ -455,7 +571,10 @@ impl YieldRule {
         if chosen >= view.thread_count() {
             return;
         }
-        if self.waiting > 0 {
+        let starts = view
+            .pending(chosen)
+            .is_some_and(|op| op.kind == OpKind::Start);
+        if self.waiting > 0 && (self.starts_are_progress || !starts) {
             for (t, waits) in self.waits.iter_mut().enumerate() {
                 if let Some(at) = waits.iter().position(|&u| u == chosen) {
                     waits.swap_remove(at);
@@ -488,11 +607,21 @@ impl YieldRule {
 
 /// The yield rule for a schedule that needs only the threads it lets run, not which waits
 /// ended (the samplers): the rule and its scratch buffers, kept to save an allocation per step.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct YieldGate {
     rule: YieldRule,
     allowed: Vec<usize>,
     ended: Vec<usize>,
+}
+
+impl Default for YieldGate {
+    fn default() -> YieldGate {
+        YieldGate {
+            rule: YieldRule::for_sampling(),
+            allowed: Vec::new(),
+            ended: Vec::new(),
+        }
+    }
 }
 
 impl YieldGate {
@@ -569,6 +698,10 @@ struct PrefixSchedule {
     /// With sleep sets, the threads asleep at the next decision from the last one of the
     /// prefix on (before it, the tree already knows the sleepers).
     sleep: Option<Vec<usize>>,
+    /// Preemptions so far (see [`Tree::bounded`]).
+    preemptions: u32,
+    /// The preemption bound, if any.
+    bound: Option<u32>,
 }
 
 impl PrefixSchedule {
@@ -600,10 +733,17 @@ impl Schedule for PrefixSchedule {
             Some(forced) => forced,
             None if asleep.is_empty() => default_choice(view, &allowed, self.yielded),
             None => {
+                // Under a preemption bound, a thread beyond it is no continuation either.
+                let running = view.last_thread().filter(|last| allowed.contains(last));
+                let within = |t: usize| {
+                    self.bound.is_none_or(|bound| {
+                        self.preemptions + u32::from(running.is_some_and(|r| r != t)) <= bound
+                    })
+                };
                 let awake: Vec<usize> = allowed
                     .iter()
                     .copied()
-                    .filter(|t| !asleep.contains(t))
+                    .filter(|&t| !asleep.contains(&t) && within(t))
                     .collect();
                 if awake.is_empty() {
                     // Every continuation is equivalent to one explored already.
@@ -614,6 +754,13 @@ impl Schedule for PrefixSchedule {
         };
         if let (Some(sleep), true) = (&mut self.sleep, tracks_sleep) {
             sleep.retain(|&t| t != chosen && !may_depend(view, t, chosen));
+        }
+        // Switching away from the thread that took the last step while it may still run is
+        // a preemption; a yield, a block or a finish makes the switch free.
+        let running = view.last_thread().filter(|last| allowed.contains(last));
+        let preemptions = self.preemptions;
+        if running.is_some_and(|r| r != chosen) {
+            self.preemptions += 1;
         }
         self.yielded = chosen < view.thread_count() && is_yield(view, chosen);
         self.rule.ran(view, chosen, &mut ended);
@@ -630,6 +777,8 @@ impl Schedule for PrefixSchedule {
             options: allowed,
             chosen,
             asleep,
+            preemptions,
+            running,
         });
         chosen
     }
@@ -648,6 +797,8 @@ impl Schedule for PrefixSchedule {
             options: (0..options as usize).collect(),
             chosen,
             asleep,
+            preemptions: self.preemptions,
+            running: None,
         });
         draw_value(bound, chosen as u64)
     }
@@ -668,11 +819,22 @@ impl Dfs {
     pub fn new() -> Dfs {
         Dfs::default()
     }
+
+    /// A search over every schedule of at most `preemptions` preemptions (spec `dfs:c=N`;
+    /// see [`Tree::bounded`]).
+    pub fn bounded(preemptions: u32) -> Dfs {
+        Dfs {
+            tree: Tree::bounded(preemptions, false),
+        }
+    }
 }
 
 impl Strategy for Dfs {
     fn spec(&self) -> String {
-        "dfs".to_string()
+        match self.tree.bound() {
+            Some(bound) => format!("dfs:c={bound}"),
+            None => "dfs".to_string(),
+        }
     }
 
     fn plan(&mut self, _execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {

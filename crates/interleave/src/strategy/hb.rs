@@ -157,7 +157,7 @@ pub(super) fn reads_only(kind: OpKind) -> bool {
 
 /// Whether the pending operations of threads `a` and `b` may be dependent, for sleep sets: a
 /// relation at least as coarse as the one `dpor` computes on the trace, from what a pending
-/// operation shows. A yield (or a wait that times out) depends on every step, under the yield
+/// operation shows. A thread's start depends only on asking whether it has finished; a yield (or a wait that times out) depends on every step, under the yield
 /// rule; a fence on every atomic access and fence (it may be `SeqCst`); a woken `Condvar`
 /// waiter on every mutex step and every other waking waiter (the mutex it takes back is not
 /// shown); otherwise the two share [`primary_conflict`] and do not both only read it.
@@ -165,6 +165,17 @@ pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
     let (Some(x), Some(y)) = (view.pending(a), view.pending(b)) else {
         return true;
     };
+    // Asking whether a thread has finished depends on that thread's steps (one may be its
+    // last).
+    let asks_about = |t: usize, op: &PendingOp, other: usize| {
+        op.kind == OpKind::Poll && op.object.is_none() && view.pending_arg(t) == other as u32 + 1
+    };
+    // A thread's start step touches nothing another thread sees and, under the searches'
+    // yield rule, ends no wait (`dfs.rs`, `YieldRule::for_search`): only the question whether
+    // the thread has finished depends on it, since it may be the thread's last step.
+    if x.kind == OpKind::Start || y.kind == OpKind::Start {
+        return asks_about(a, &x, b) || asks_about(b, &y, a);
+    }
     if is_yield(view, a) || is_yield(view, b) {
         return true;
     }
@@ -183,11 +194,6 @@ pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
     if (x.kind == OpKind::Wake && mutex_step(&y)) || (y.kind == OpKind::Wake && mutex_step(&x)) {
         return true;
     }
-    // Asking whether a thread has finished depends on that thread's steps (one may be its
-    // last).
-    let asks_about = |t: usize, op: &PendingOp, other: usize| {
-        op.kind == OpKind::Poll && op.object.is_none() && view.pending_arg(t) == other as u32 + 1
-    };
     if asks_about(a, &x, b) || asks_about(b, &y, a) {
         return true;
     }

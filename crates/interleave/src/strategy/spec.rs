@@ -112,6 +112,17 @@ pub enum StrategySpec {
     Dfs,
     /// Depth-first search with dynamic partial-order reduction (`dpor`).
     Dpor,
+    /// Depth-first search over every schedule of at most `c` preemptions (`dfs:c=2`).
+    BoundedDfs {
+        /// The preemption bound `c`.
+        preemptions: u32,
+    },
+    /// Bounded partial-order reduction (`dpor:c=2`): `dpor` over the schedules of at most `c`
+    /// preemptions, reaching every Mazurkiewicz trace `dfs:c=N` reaches.
+    BoundedDpor {
+        /// The preemption bound `c`.
+        preemptions: u32,
+    },
     /// Value-schedule-based testing (`vs`, `vs:profile=8`): depth-first over the orders of
     /// concurrent access pairs, after `profile` random profiling executions.
     ValueSchedule {
@@ -251,6 +262,8 @@ impl StrategySpec {
                 | StrategySpec::Delay { .. }
                 | StrategySpec::Dfs
                 | StrategySpec::Dpor
+                | StrategySpec::BoundedDfs { .. }
+                | StrategySpec::BoundedDpor { .. }
         )
     }
 
@@ -321,6 +334,8 @@ impl StrategySpec {
             StrategySpec::Delay { delays } => Box::new(DelayBound::new(delays)),
             StrategySpec::Dfs => Box::new(Dfs::new()),
             StrategySpec::Dpor => Box::new(Dpor::new()),
+            StrategySpec::BoundedDfs { preemptions } => Box::new(Dfs::bounded(preemptions)),
+            StrategySpec::BoundedDpor { preemptions } => Box::new(Dpor::bounded(preemptions)),
             StrategySpec::ValueSchedule { profile } => {
                 Box::new(ValueSchedule::new().with_profile(profile))
             }
@@ -483,8 +498,8 @@ impl FromStr for StrategySpec {
             "tb" => ("tb", "t, c, yields"),
             "icb" => ("icb", "c, v, t, prune, yields"),
             "delay" => ("delay", "d"),
-            "dfs" => ("dfs", "no parameters"),
-            "dpor" => ("dpor", "no parameters"),
+            "dfs" => ("dfs", "c"),
+            "dpor" => ("dpor", "c"),
             "vs" => ("vs", "profile"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
             "rm" => ("rm", "no parameters"),
@@ -511,8 +526,14 @@ impl FromStr for StrategySpec {
             "delay" => StrategySpec::Delay {
                 delays: p.number(&["d", "delays"], super::delay::DEFAULT_DELAYS, 0)?,
             },
-            "dfs" => StrategySpec::Dfs,
-            "dpor" => StrategySpec::Dpor,
+            "dfs" => match p.optional_number(&["c", "preemptions"], 0)? {
+                Some(preemptions) => StrategySpec::BoundedDfs { preemptions },
+                None => StrategySpec::Dfs,
+            },
+            "dpor" => match p.optional_number(&["c", "preemptions"], 0)? {
+                Some(preemptions) => StrategySpec::BoundedDpor { preemptions },
+                None => StrategySpec::Dpor,
+            },
             "rm" => StrategySpec::RuntimeMonitor,
             "assetfuzzer" => StrategySpec::AssetFuzzer {
                 profile: p.number(&["profile"], super::asset_fuzzer::DEFAULT_PROFILE, 1)?,
@@ -806,6 +827,8 @@ mod tests {
             "icb:c=0,v=0,t=3,prune=0",
             "dfs",
             "dpor",
+            "dfs:c=0",
+            "dpor:c=2",
             "vs",
             "vs:profile=5",
             "racefuzzer",
@@ -828,6 +851,40 @@ mod tests {
             "racefuzzer:d=2",
         ] {
             assert!(bad.parse::<StrategySpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn parses_preemption_bounds_of_the_systematic_searches() {
+        assert_eq!(
+            "dpor:c=2".parse::<StrategySpec>(),
+            Ok(StrategySpec::BoundedDpor { preemptions: 2 })
+        );
+        assert_eq!(
+            "dfs:preemptions=0".parse::<StrategySpec>(),
+            Ok(StrategySpec::BoundedDfs { preemptions: 0 })
+        );
+        assert!(StrategySpec::BoundedDpor { preemptions: 1 }.is_deterministic());
+        for (bad, expected) in [
+            (
+                "dpor:c=-1",
+                "invalid value \"-1\" for c: expected a whole number",
+            ),
+            (
+                "dpor:c=two",
+                "invalid value \"two\" for c: expected a whole number",
+            ),
+            (
+                "dpor:d=2",
+                "strategy dpor has no parameter \"d\" (it takes: c)",
+            ),
+            (
+                "dfs:c=1,v=all",
+                "strategy dfs has no parameter \"v\" (it takes: c)",
+            ),
+        ] {
+            let message = bad.parse::<StrategySpec>().unwrap_err().to_string();
+            assert_eq!(message, expected, "{bad}");
         }
     }
 }

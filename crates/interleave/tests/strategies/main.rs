@@ -5,6 +5,7 @@ mod helpers;
 
 mod atom_fuzzer;
 mod atomic_sets;
+mod bounded_dpor;
 mod deadlock_prediction;
 mod exhaustion;
 mod partial_order_sampling;
