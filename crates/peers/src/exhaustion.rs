@@ -14,10 +14,13 @@
 //!
 //! Each tool runs every program to the end of its search (up to [`LIMIT`] executions for
 //! interleave; loom has no such cap here, so every program is small enough for it to finish),
-//! and the table prints both counts and whether `dpor` needed no more than loom.
+//! and the table prints both counts and whether `dpor` needed no more than loom. It also
+//! prints each tool's executions per second on the program: `dpor`'s and loom's over their
+//! whole searches, and those of plain `dfs` (`strategy("dfs")`, no reduction) over at most
+//! [`DFS_LIMIT`] executions, which is where it stops on the larger programs.
 
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The execution budget of interleave's search: far more than any program here needs.
 pub const LIMIT: u64 = 1_000_000;
@@ -265,74 +268,118 @@ pub fn all_programs() -> Vec<Program> {
     ]
 }
 
-/// What exhausting one program under interleave's `dpor` took: executions, and whether the
-/// report said the whole search space was covered.
-pub fn dpor_executions(f: fn()) -> (u64, bool) {
+/// What one tool's run of a program to the end of its search took.
+#[derive(Clone, Copy, Debug)]
+pub struct Exhaust {
+    /// Executions run.
+    pub executions: u64,
+    /// Whether the search covered the whole space (for loom: it finished without giving up).
+    pub exhausted: bool,
+    /// Wall time of the run.
+    pub time: Duration,
+}
+
+impl Exhaust {
+    /// Executions per second.
+    pub fn execs_per_sec(&self) -> f64 {
+        self.executions as f64 / self.time.as_secs_f64()
+    }
+}
+
+/// Runs `f` under interleave's systematic `strategy` (`dpor` or `dfs`) until it covers the
+/// whole search space or has run `limit` executions.
+pub fn interleave_exhaust(strategy: &str, limit: u64, f: fn()) -> Exhaust {
+    let start = Instant::now();
     let report = interleave::Builder::new()
         .ignore_environment()
-        .strategy("dpor".parse().expect("dpor is a strategy"))
-        .executions(LIMIT)
+        .strategy(strategy.parse().expect("a systematic strategy"))
+        .executions(limit)
         .workers(1)
         .explore(f)
-        .unwrap_or_else(|e| panic!("interleave dpor: {e}"));
+        .unwrap_or_else(|e| panic!("interleave {strategy}: {e}"));
+    let time = start.elapsed();
     if let Some(failure) = report.failures.first() {
-        panic!("interleave dpor found a failure in a correct program:\n{failure}");
+        panic!("interleave {strategy} found a failure in a correct program:\n{failure}");
     }
-    let exhausted = report.stat("covered") == Some("the whole search space");
-    (report.executions, exhausted)
+    Exhaust {
+        executions: report.executions,
+        exhausted: report.stat("covered") == Some("the whole search space"),
+        time,
+    }
 }
 
 static LOOM_EXECUTIONS: AtomicU64 = AtomicU64::new(0);
 
-/// How many executions loom's model checker runs to exhaust `f`, unbounded, or `Err` with how
-/// many it ran before it gave up (it panics when an execution exceeds its maximum number of
-/// branches, as spin loops of three threads do).
-pub fn loom_executions(f: fn()) -> Result<u64, u64> {
+/// How many executions loom's model checker runs to exhaust `f`, unbounded, and how long it
+/// took; `exhausted` is false when it gave up (it panics when an execution exceeds its maximum
+/// number of branches, as spin loops of three threads do).
+pub fn loom_exhaust(f: fn()) -> Exhaust {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = None;
     builder.max_permutations = None;
     builder.max_duration = None;
     builder.checkpoint_file = None;
     LOOM_EXECUTIONS.store(0, StdOrdering::SeqCst);
+    let start = Instant::now();
     let finished = std::panic::catch_unwind(|| {
         builder.check(move || {
             LOOM_EXECUTIONS.fetch_add(1, StdOrdering::Relaxed);
             f()
         })
     });
-    let executions = LOOM_EXECUTIONS.load(StdOrdering::SeqCst);
-    finished.map(|()| executions).map_err(|_| executions)
+    Exhaust {
+        executions: LOOM_EXECUTIONS.load(StdOrdering::SeqCst),
+        exhausted: finished.is_ok(),
+        time: start.elapsed(),
+    }
 }
 
-/// Prints the table: every program's executions to exhaust under `dpor` and loom.
+/// The executions `dfs` may run per program: plain depth-first search has no partial-order
+/// reduction, so on the larger programs it would run for minutes; its executions per second
+/// are measured on what it runs.
+pub const DFS_LIMIT: u64 = 20_000;
+
+/// Prints the table: every program's executions to exhaust under `dpor` and loom, and the
+/// executions per second of `dpor`, `dfs` (up to [`DFS_LIMIT`]) and loom on it.
 pub fn run() {
     let start = Instant::now();
     println!(
-        "executions to exhaust: interleave dpor vs loom {} (unbounded, weak memory models)",
+        "executions to exhaust: interleave dpor vs loom {} (unbounded, weak memory models); execs/s of dpor, dfs (at most {DFS_LIMIT} executions) and loom",
         crate::throughput::LOOM_VERSION
     );
     println!(
-        "  {:<26} {:>12} {:>16} {:>8}",
-        "program", "dpor", "loom", "dpor<=loom"
+        "  {:<26} {:>9} {:>16} {:>10} {:>10} {:>9} {:>10} {:>10}",
+        "program", "dpor", "loom", "dpor<=loom", "dpor ex/s", "dfs", "dfs ex/s", "loom ex/s"
     );
     for program in all_programs() {
-        let (dpor, exhausted) = dpor_executions(program.interleave);
-        let loom = loom_executions(program.loom);
-        let dpor_text = if exhausted {
-            dpor.to_string()
-        } else {
-            format!(">{dpor}")
+        let dpor = interleave_exhaust("dpor", LIMIT, program.interleave);
+        let dfs = interleave_exhaust("dfs", DFS_LIMIT, program.interleave);
+        let loom = loom_exhaust(program.loom);
+        let count = |run: &Exhaust| {
+            if run.exhausted {
+                run.executions.to_string()
+            } else {
+                format!(">{}", run.executions)
+            }
         };
-        let (loom_text, at_most_loom) = match loom {
-            Ok(loom) => (loom.to_string(), exhausted && dpor <= loom),
-            Err(ran) => (format!("gave up ({ran})"), exhausted),
+        let (loom_text, at_most_loom) = if loom.exhausted {
+            (
+                loom.executions.to_string(),
+                dpor.exhausted && dpor.executions <= loom.executions,
+            )
+        } else {
+            (format!("gave up ({})", loom.executions), dpor.exhausted)
         };
         println!(
-            "  {:<26} {:>12} {:>16} {:>8}",
+            "  {:<26} {:>9} {:>16} {:>10} {:>10} {:>9} {:>10} {:>10}",
             program.name,
-            dpor_text,
+            count(&dpor),
             loom_text,
-            if at_most_loom { "yes" } else { "no" }
+            if at_most_loom { "yes" } else { "no" },
+            crate::throughput::thousands(dpor.execs_per_sec()),
+            count(&dfs),
+            crate::throughput::thousands(dfs.execs_per_sec()),
+            crate::throughput::thousands(loom.execs_per_sec()),
         );
     }
     println!("  ({:.1}s)", start.elapsed().as_secs_f64());
