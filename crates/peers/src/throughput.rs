@@ -45,7 +45,8 @@
 //!   interleave is faster.
 //!
 //! After these four tables, the same run prints the executions each of interleave's `dpor`
-//! and loom needs to exhaust the same loom-style programs ([`crate::exhaustion`]), then the
+//! and loom needs to exhaust the same loom-style programs, with the executions per second of
+//! `dpor`, `dfs` and loom on each ([`crate::exhaustion`]), then the
 //! async task-switch comparison of interleave's `future` module with shuttle's
 //! ([`crate::async_switch`]).
 //!
