@@ -22,9 +22,12 @@
 //! unbounded and bounded. The two tools count preemptions alike (a switch away from a thread
 //! that could go on; a yield makes the switch free), but loom's schedule points and interleave's
 //! steps differ, so the bounded rows compare searches of about, not exactly, the same space.
+//! It also prints each tool's executions per second on the program: `dpor`'s and loom's over
+//! their whole unbounded searches, and those of plain `dfs` (`strategy("dfs")`, no reduction)
+//! over at most [`DFS_LIMIT`] executions, which is where it stops on the larger programs.
 
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The execution budget of interleave's search: far more than any program here needs.
 pub const LIMIT: u64 = 1_000_000;
@@ -272,102 +275,160 @@ pub fn all_programs() -> Vec<Program> {
     ]
 }
 
-/// What exhausting one program under interleave's `spec` (`dpor` or `dpor:c=N`) took:
-/// executions, and whether the report said the search covered its whole space.
-pub fn dpor_executions(f: fn(), spec: &str) -> (u64, bool) {
+/// What one tool's run of a program to the end of its search took.
+#[derive(Clone, Copy, Debug)]
+pub struct Exhaust {
+    /// Executions run.
+    pub executions: u64,
+    /// Whether the search covered the whole space (for loom: it finished without giving up).
+    pub exhausted: bool,
+    /// Wall time of the run.
+    pub time: Duration,
+}
+
+impl Exhaust {
+    /// Executions per second.
+    pub fn execs_per_sec(&self) -> f64 {
+        self.executions as f64 / self.time.as_secs_f64()
+    }
+}
+
+/// Runs `f` under interleave's systematic `strategy` (`dpor`, `dpor:c=N` or `dfs`) until it
+/// covers its whole search space (under a bound: every schedule within it) or has run `limit`
+/// executions.
+pub fn interleave_exhaust(strategy: &str, limit: u64, f: fn()) -> Exhaust {
+    let start = Instant::now();
     let report = interleave::Builder::new()
         .ignore_environment()
-        .strategy(spec.parse().expect("a dpor spec"))
-        .executions(LIMIT)
+        .strategy(strategy.parse().expect("a systematic strategy"))
+        .executions(limit)
         .workers(1)
         .explore(f)
-        .unwrap_or_else(|e| panic!("interleave {spec}: {e}"));
+        .unwrap_or_else(|e| panic!("interleave {strategy}: {e}"));
+    let time = start.elapsed();
     if let Some(failure) = report.failures.first() {
-        panic!("interleave {spec} found a failure in a correct program:\n{failure}");
+        panic!("interleave {strategy} found a failure in a correct program:\n{failure}");
     }
-    let covered = report.stat("covered").unwrap_or_default();
-    let exhausted =
-        covered == "the whole search space" || covered.starts_with("every schedule of at most");
-    (report.executions, exhausted)
+    Exhaust {
+        executions: report.executions,
+        exhausted: report.stat("covered").is_some_and(|covered| {
+            covered == "the whole search space" || covered.starts_with("every schedule of at most")
+        }),
+        time,
+    }
 }
 
 static LOOM_EXECUTIONS: AtomicU64 = AtomicU64::new(0);
 
-/// How many executions loom's model checker runs to exhaust `f` with `preemption_bound`, or
-/// `Err` with how many it ran before it gave up (it panics when an execution exceeds its
-/// maximum number of branches, as unbounded spin loops of three threads do).
-pub fn loom_executions(f: fn(), preemption_bound: Option<usize>) -> Result<u64, u64> {
+/// How many executions loom's model checker runs to exhaust `f` with `preemption_bound`, and
+/// how long it took; `exhausted` is false when it gave up (it panics when an execution exceeds
+/// its maximum number of branches, as unbounded spin loops of three threads do).
+pub fn loom_exhaust(f: fn(), preemption_bound: Option<usize>) -> Exhaust {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = preemption_bound;
     builder.max_permutations = None;
     builder.max_duration = None;
     builder.checkpoint_file = None;
     LOOM_EXECUTIONS.store(0, StdOrdering::SeqCst);
+    let start = Instant::now();
     let finished = std::panic::catch_unwind(|| {
         builder.check(move || {
             LOOM_EXECUTIONS.fetch_add(1, StdOrdering::Relaxed);
             f()
         })
     });
-    let executions = LOOM_EXECUTIONS.load(StdOrdering::SeqCst);
-    finished.map(|()| executions).map_err(|_| executions)
+    Exhaust {
+        executions: LOOM_EXECUTIONS.load(StdOrdering::SeqCst),
+        exhausted: finished.is_ok(),
+        time: start.elapsed(),
+    }
 }
 
-/// One comparison: interleave's count (and whether it exhausted) against loom's; the two cells
-/// and whether interleave needed no more executions than loom.
-fn compare(interleave: (u64, bool), loom: Result<u64, u64>) -> (String, String, bool) {
-    let (executions, exhausted) = interleave;
-    let interleave_text = if exhausted {
-        executions.to_string()
-    } else {
-        format!(">{executions}")
-    };
-    match loom {
-        Ok(loom) => (
+/// One comparison: interleave's count (`>N` when it did not exhaust) against loom's (`gave up
+/// (N)` when it gave up), and whether interleave needed no more executions than loom.
+fn compare(interleave: &Exhaust, loom: &Exhaust) -> (String, String, bool) {
+    let interleave_text = count(interleave);
+    if loom.exhausted {
+        (
             interleave_text,
-            loom.to_string(),
-            exhausted && executions <= loom,
-        ),
-        Err(ran) => (interleave_text, format!("gave up ({ran})"), exhausted),
+            loom.executions.to_string(),
+            interleave.exhausted && interleave.executions <= loom.executions,
+        )
+    } else {
+        (
+            interleave_text,
+            format!("gave up ({})", loom.executions),
+            interleave.exhausted,
+        )
+    }
+}
+
+/// A run's executions, `>N` when it stopped before the end of its search.
+fn count(run: &Exhaust) -> String {
+    if run.exhausted {
+        run.executions.to_string()
+    } else {
+        format!(">{}", run.executions)
     }
 }
 
 /// The preemption bound of the bounded columns.
 pub const BOUND: usize = 2;
 
+/// The executions `dfs` may run per program: plain depth-first search has no partial-order
+/// reduction, so on the larger programs it would run for minutes; its executions per second
+/// are measured on what it runs.
+pub const DFS_LIMIT: u64 = 20_000;
+
 /// Prints the table: every program's executions to exhaust under `dpor` and loom, unbounded
-/// and with a preemption bound of [`BOUND`].
+/// and with a preemption bound of [`BOUND`], and the executions per second of `dpor`, `dfs`
+/// (up to [`DFS_LIMIT`]) and loom on it, unbounded.
 pub fn run() {
     let start = Instant::now();
     println!(
         "executions to exhaust: interleave dpor vs loom {} (weak memory models), unbounded and \
-         with preemption bound {BOUND}",
+         with preemption bound {BOUND}; execs/s of dpor, dfs (at most {DFS_LIMIT} executions) \
+         and loom, unbounded",
         crate::throughput::LOOM_VERSION
     );
     println!(
-        "  {:<26} {:>8} {:>16} {:>5}   {:>8} {:>16} {:>5}",
-        "program", "dpor", "loom", "<=", "dpor:c=2", "loom bound 2", "<="
+        "  {:<26} {:>8} {:>16} {:>4}  {:>8} {:>16} {:>4}  {:>9} {:>7} {:>9} {:>9}",
+        "program",
+        "dpor",
+        "loom",
+        "<=",
+        "dpor:c=2",
+        "loom bound 2",
+        "<=",
+        "dpor ex/s",
+        "dfs",
+        "dfs ex/s",
+        "loom ex/s"
     );
     let bounded = format!("dpor:c={BOUND}");
     for program in all_programs() {
-        let (dpor, loom, unbounded_ok) = compare(
-            dpor_executions(program.interleave, "dpor"),
-            loom_executions(program.loom, None),
-        );
+        let dpor = interleave_exhaust("dpor", LIMIT, program.interleave);
+        let loom = loom_exhaust(program.loom, None);
+        let (dpor_text, loom_text, unbounded_ok) = compare(&dpor, &loom);
         let (dpor_bounded, loom_bounded, bounded_ok) = compare(
-            dpor_executions(program.interleave, &bounded),
-            loom_executions(program.loom, Some(BOUND)),
+            &interleave_exhaust(&bounded, LIMIT, program.interleave),
+            &loom_exhaust(program.loom, Some(BOUND)),
         );
+        let dfs = interleave_exhaust("dfs", DFS_LIMIT, program.interleave);
         let yes = |ok: bool| if ok { "yes" } else { "no" };
         println!(
-            "  {:<26} {:>8} {:>16} {:>5}   {:>8} {:>16} {:>5}",
+            "  {:<26} {:>8} {:>16} {:>4}  {:>8} {:>16} {:>4}  {:>9} {:>7} {:>9} {:>9}",
             program.name,
-            dpor,
-            loom,
+            dpor_text,
+            loom_text,
             yes(unbounded_ok),
             dpor_bounded,
             loom_bounded,
-            yes(bounded_ok)
+            yes(bounded_ok),
+            crate::throughput::thousands(dpor.execs_per_sec()),
+            count(&dfs),
+            crate::throughput::thousands(dfs.execs_per_sec()),
+            crate::throughput::thousands(loom.execs_per_sec()),
         );
     }
     println!("  ({:.1}s)", start.elapsed().as_secs_f64());

@@ -1,8 +1,8 @@
-//! Throughput comparison of interleave with its peers, shuttle and loom, on three workloads.
+//! Throughput comparison of interleave with its peers, shuttle and loom, on four workloads.
 //!
 //! # What it measures
 //!
-//! Three small workloads are written once, in the `workloads!` macro, and instantiated three
+//! Four small workloads are written once, in the `workloads!` macro, and instantiated three
 //! times against `interleave`, `shuttle` and `loom`, so all three tools run the same source code:
 //!
 //! - **(a) mutex**: 2 threads each do 50 increments of an `Arc<Mutex<u64>>`; asserts 100.
@@ -10,6 +10,10 @@
 //! - **(c) condvar**: 2 producers and 2 consumers share a one-slot buffer
 //!   (`Mutex<Option<u64>>` plus a `not_empty` and a `not_full` `Condvar`); each producer puts
 //!   [`ITEMS_PER_THREAD`] items, each consumer takes as many; asserts every item was consumed once.
+//! - **(d) rwlock**: 8 threads share an `Arc<RwLock<u64>>`: 6 readers and 2 writers each take
+//!   it [`RWLOCK_ROUNDS`] times (a writer adds 1, a reader checks the bound); asserts 8. loom 0.7
+//!   runs at most 5 threads with the main one, so its instantiation has 3 readers and 1 writer:
+//!   its row in this table measures a smaller program.
 //!
 //! Each workload is run, in one process and on one OS thread, under five runners:
 //!
@@ -40,8 +44,9 @@
 //! - The ratio lines divide interleave's executions per second by the peer's: above 1.0x
 //!   interleave is faster.
 //!
-//! After these three tables, the same run prints the executions each of interleave's `dpor`
-//! and loom needs to exhaust the same loom-style programs ([`crate::exhaustion`]), then the
+//! After these four tables, the same run prints the executions each of interleave's `dpor`
+//! and loom needs to exhaust the same loom-style programs, with the executions per second of
+//! `dpor`, `dfs` and loom on each ([`crate::exhaustion`]), then the
 //! async task-switch comparison of interleave's `future` module with shuttle's
 //! ([`crate::async_switch`]).
 //!
@@ -56,6 +61,8 @@ use crate::suite_runs::Counting;
 
 /// Items each producer puts (and each consumer takes) in workload (c).
 pub const ITEMS_PER_THREAD: u64 = 5;
+/// Times each thread of workload (d) takes the `RwLock`.
+pub const RWLOCK_ROUNDS: u64 = 4;
 /// Repetitions per runner; the fastest is reported.
 pub const REPETITIONS: usize = 3;
 /// Executions per runner and repetition when `--executions` is not given (~1-2 minutes in all).
@@ -75,7 +82,7 @@ macro_rules! workloads {
         /// The workloads instantiated for one tool.
         pub mod $module {
             use ::$rt::sync::atomic::{AtomicUsize, Ordering};
-            use ::$rt::sync::{Arc, Condvar, Mutex};
+            use ::$rt::sync::{Arc, Condvar, Mutex, RwLock};
             use ::$rt::thread;
 
             /// (a) 2 threads x 50 Mutex increments.
@@ -168,6 +175,44 @@ macro_rules! workloads {
                 assert_eq!(total, (2 * K) * (2 * K + 1) / 2);
                 assert!(shared.0.lock().unwrap().is_none());
             }
+
+            /// (d) 8 threads share an `RwLock<u64>`: 6 readers and 2 writers, each taking the
+            /// lock [`RWLOCK_ROUNDS`](crate::throughput::RWLOCK_ROUNDS) times.
+            pub fn rwlock() {
+                rwlock_with(6, 2);
+            }
+
+            /// (d) as loom can run it: loom 0.7 caps an execution at 5 threads with the main
+            /// one (`MAX_THREADS`), so 3 readers and 1 writer.
+            pub fn rwlock_small() {
+                rwlock_with(3, 1);
+            }
+
+            /// `readers` threads read-lock and `writers` threads write-lock one `RwLock<u64>`
+            /// [`RWLOCK_ROUNDS`](crate::throughput::RWLOCK_ROUNDS) times each; a writer adds 1,
+            /// a reader checks the value never exceeds what the writers can have added.
+            fn rwlock_with(readers: u64, writers: u64) {
+                const ROUNDS: u64 = $crate::throughput::RWLOCK_ROUNDS;
+                let lock = Arc::new(RwLock::new(0u64));
+                let handles: Vec<_> = (0..readers + writers)
+                    .map(|i| {
+                        let lock = Arc::clone(&lock);
+                        thread::spawn(move || {
+                            for _ in 0..ROUNDS {
+                                if i < writers {
+                                    *lock.write().unwrap() += 1;
+                                } else {
+                                    assert!(*lock.read().unwrap() <= writers * ROUNDS);
+                                }
+                            }
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().unwrap();
+                }
+                assert_eq!(*lock.read().unwrap(), writers * ROUNDS);
+            }
         }
     };
 }
@@ -190,7 +235,7 @@ pub struct Workload {
     pub loom: fn(),
 }
 
-/// The three workloads.
+/// The four workloads.
 pub fn all_workloads() -> Vec<Workload> {
     vec![
         Workload {
@@ -213,6 +258,13 @@ pub fn all_workloads() -> Vec<Workload> {
             interleave: on_interleave::condvar,
             shuttle: on_shuttle::condvar,
             loom: on_loom::condvar,
+        },
+        Workload {
+            name: "(d) rwlock",
+            description: "6 readers + 2 writers x 4 RwLock acquisitions (loom: 3 readers + 1 writer, its 5-thread cap)",
+            interleave: on_interleave::rwlock,
+            shuttle: on_shuttle::rwlock,
+            loom: on_loom::rwlock_small,
         },
     ]
 }
@@ -445,7 +497,7 @@ pub fn run(opts: &Options) {
     println!("total wall time {:.1}s", total.elapsed().as_secs_f64());
 }
 
-/// The three thread workloads under the five runners.
+/// The thread workloads under the five runners.
 fn run_thread_workloads(opts: &Options) {
     let n = opts.executions;
     let reps = opts.repetitions;
@@ -565,7 +617,8 @@ fn run_thread_workloads(opts: &Options) {
     }
 }
 
-fn thousands(x: f64) -> String {
+/// `x` rounded, with thousands separated by commas.
+pub fn thousands(x: f64) -> String {
     let s = format!("{:.0}", x);
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {

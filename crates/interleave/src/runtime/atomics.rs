@@ -83,7 +83,9 @@ impl Execution {
 
     /// Marks in `object`'s clock the running thread's epoch at a store, so a plain read
     /// (`unsync_load`) checks that every store happens before it, as under sequential
-    /// consistency, where the clock is the stores' released clocks.
+    /// consistency, where the clock is the stores' released clocks. Inlined: a call cost
+    /// more than the two entries it moves (about 15 instructions of 33 per store).
+    #[inline(always)]
     fn note_writer(&mut self, object: ObjIdx) {
         let thread = self.current;
         let epoch = self.threads[thread].clock.get(thread);

@@ -299,6 +299,9 @@ pub(crate) struct WeakMemory {
     threads: Vec<ThreadMemory>,
     /// The clocks of every `SeqCst` fence so far, joined.
     sc_fences: VectorClock,
+    /// Whether the execution made a `SeqCst` fence, so `SeqCst` accesses before the first
+    /// one skip joining `sc_fences` (all zero until then).
+    sc_fenced: bool,
     /// The clocks of every `SeqCst` access so far, joined.
     sc_accesses: VectorClock,
     /// How many stores the execution made.
@@ -313,6 +316,7 @@ impl WeakMemory {
         }
         self.threads.clear();
         self.sc_fences = VectorClock::default();
+        self.sc_fenced = false;
         self.sc_accesses = VectorClock::default();
         self.stores = 0;
     }
@@ -340,7 +344,7 @@ impl WeakMemory {
         order: Ordering,
         current: u64,
     ) {
-        if order == Ordering::SeqCst {
+        if order == Ordering::SeqCst && self.sc_fenced {
             clock.join(&self.sc_fences);
         }
         self.make_room_for(thread);
@@ -469,27 +473,44 @@ impl WeakMemory {
     ) {
         self.begin(object, thread, clock, order, previous);
         let latest = self.locations[object as usize].len - 1;
-        self.read(object, latest, thread, clock, order);
         let Some(bits) = written else {
+            self.read(object, latest, thread, clock, order);
             if order == Ordering::SeqCst {
                 self.sc_access(thread, clock);
             }
             return;
         };
+        // A successful one reads as a load does, except that it does not mark the store it
+        // read as seen by its thread: the store it writes next is newer and carries the same
+        // mark (the thread's epoch does not move in between), so a later load's floor stops
+        // there first and the reader mark could change no choice. For the same reason its
+        // `SeqCst` read leaves the floor of `SeqCst` loads to `after_write`, which raises it to
+        // the new store. Only the clocks move.
+        let ThreadMemory {
+            fence_release,
+            pending_acquire,
+            ..
+        } = &mut self.threads[thread];
         let location = &mut self.locations[object as usize];
-        // The store continues the release sequence of the store it read; an acquiring and
-        // releasing one has already joined that into its clock.
-        let released = if releases(order) {
-            &*clock
-        } else {
-            &self.threads[thread].fence_release
-        };
         let (read, slot) = location.read_and_next(latest);
-        if acquires(order) && releases(order) {
-            slot.sync.copy_from(clock);
+        // The store continues the release sequence of the store it read; an acquiring and
+        // releasing one joins that into its clock first.
+        if acquires(order) {
+            clock.join(&read.sync);
+            if releases(order) {
+                slot.sync.copy_from(clock);
+            } else {
+                slot.sync.copy_from(&read.sync);
+                slot.sync.join(fence_release);
+            }
         } else {
+            pending_acquire.join(&read.sync);
             slot.sync.copy_from(&read.sync);
-            slot.sync.join(released);
+            slot.sync.join(if releases(order) {
+                &*clock
+            } else {
+                fence_release
+            });
         }
         self.stores += 1;
         let store = location.push();
@@ -500,7 +521,7 @@ impl WeakMemory {
     /// What a store or a successful read-modify-write does after joining the modification
     /// order: a `SeqCst` one raises the location's floor for `SeqCst` loads and joins the
     /// `SeqCst` order; a releasing one ends its thread's epoch.
-    #[inline]
+    #[inline(always)]
     fn after_write(
         &mut self,
         object: ObjIdx,
@@ -537,6 +558,7 @@ impl WeakMemory {
             clock.join(&self.sc_fences);
             clock.join(&self.sc_accesses);
             self.sc_fences.join(clock);
+            self.sc_fenced = true;
         }
         if releases(order) {
             self.threads[thread].fence_release.copy_from(clock);

@@ -200,6 +200,38 @@ fn reads_of_one_location_respect_its_modification_order() {
 }
 
 #[test]
+fn a_read_modify_write_hides_older_stores_from_its_thread_and_those_that_sync_with_it() {
+    // The model marks a successful read-modify-write's own store as seen by its thread, not
+    // the store it read (the store it writes is newer): a thread that acquires what the
+    // read-modify-write's thread released afterwards must still read its store or a later one.
+    let seen = outcomes(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let flag = Arc::new(AtomicUsize::new(0));
+        let stored = Arc::clone(&x);
+        let writer = thread::spawn(move || stored.store(10, Relaxed));
+        let (counter, published) = (Arc::clone(&x), Arc::clone(&flag));
+        let incrementer = thread::spawn(move || {
+            let read = counter.fetch_add(1, Relaxed);
+            let again = counter.load(Relaxed);
+            published.store(1, Release);
+            (read, again)
+        });
+        let observed = (flag.load(Acquire) == 1).then(|| x.load(Relaxed));
+        writer.join().unwrap();
+        let (read, again) = incrementer.join().unwrap();
+        (read, again, observed)
+    });
+    assert!(seen.contains(&(10, 11, Some(11))), "{seen:?}");
+    assert!(seen.contains(&(0, 1, Some(1))), "{seen:?}");
+    assert!(seen.contains(&(0, 1, Some(10))), "{seen:?}");
+    for &(read, again, observed) in &seen {
+        let allowed: &[usize] = if read == 10 { &[11] } else { &[1, 10] };
+        assert!(allowed.contains(&again), "{seen:?}");
+        assert!(observed.is_none_or(|v| allowed.contains(&v)), "{seen:?}");
+    }
+}
+
+#[test]
 fn two_plus_two_writes_keeps_the_modification_order_of_execution() {
     // RC11 allows x == 1 && y == 1 at the end for relaxed stores; the model adds stores to the
     // modification order where they run, which never orders them that way (a documented
