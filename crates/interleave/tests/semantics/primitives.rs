@@ -389,3 +389,42 @@ fn lazy_static_initialize_runs_the_initialiser_once_per_execution() {
         assert_eq!(INITIALISATIONS.with(|n| n.get()), before + 1);
     });
 }
+
+/// `fetch_update` is std's load and compare-exchange loop: when another thread writes the
+/// atomic while `f` runs, the exchange fails and `f` runs again with the new value, so no
+/// update is lost and both call counts are reached by the exhaustive searches.
+#[test]
+fn fetch_update_retries_when_the_value_changes_while_f_runs() {
+    for spec in ["dfs", "dpor"] {
+        let calls_seen = std::sync::Mutex::new(BTreeSet::new());
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let value = Arc::new(AtomicUsize::new(0));
+                let other = {
+                    let value = value.clone();
+                    thread::spawn(move || value.fetch_add(1, Ordering::SeqCst))
+                };
+                let mut calls = 0;
+                let previous = value
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| {
+                        calls += 1;
+                        Some(v + 10)
+                    })
+                    .unwrap();
+                other.join().unwrap();
+                assert_eq!(value.load(Ordering::SeqCst), 11, "an update was lost");
+                if calls == 2 {
+                    assert_eq!(previous, 1, "the retry saw the other thread's write");
+                }
+                calls_seen.lock().unwrap().insert(calls);
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert_eq!(
+            calls_seen.into_inner().unwrap(),
+            BTreeSet::from([1, 2]),
+            "{spec}"
+        );
+    }
+}
