@@ -428,3 +428,60 @@ fn fetch_update_retries_when_the_value_changes_while_f_runs() {
         );
     }
 }
+
+/// A channel's happens-before is std's: a receipt learns of its own message's send only, not
+/// of another sender's earlier send; the send that takes the slot of a full bounded channel
+/// learns of the receipt that freed it.
+#[test]
+fn a_channel_orders_each_send_before_its_receipt_only() {
+    for spec in ["dfs", "dpor"] {
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let (first_sender, receiver) = mpsc::channel();
+                let second_sender = first_sender.clone();
+                let one = thread::spawn(move || first_sender.send(1).unwrap());
+                let two = thread::spawn(move || second_sender.send(2).unwrap());
+                let (one_id, two_id) = (one.thread().id().as_usize(), two.thread().id().as_usize());
+                let got = receiver.recv().unwrap();
+                let clock = thread::vector_clock();
+                let (sender, other) = if got == 1 { (one_id, two_id) } else { (two_id, one_id) };
+                assert!(clock[sender] > 0, "the receipt learns of its send: {clock:?}");
+                assert_eq!(clock[other], 0, "the receipt learns of no other send: {clock:?}");
+                receiver.recv().unwrap();
+                let clock = thread::vector_clock();
+                assert!(clock[one_id] > 0 && clock[two_id] > 0, "{clock:?}");
+                one.join().unwrap();
+                two.join().unwrap();
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+    }
+}
+
+#[test]
+fn the_send_into_a_freed_slot_learns_of_the_receipt_that_freed_it() {
+    for spec in ["dfs", "dpor"] {
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let (sender, receiver) = mpsc::sync_channel(1);
+                let main_id = thread::current().id().as_usize();
+                let receiving = thread::spawn(move || {
+                    receiver.recv().unwrap();
+                    receiver.recv().unwrap();
+                });
+                let receiver_id = receiving.thread().id().as_usize();
+                sender.send(()).unwrap();
+                let before = thread::vector_clock();
+                assert_eq!(before[receiver_id], 0, "nothing was received yet: {before:?}");
+                sender.send(()).unwrap();
+                let after = thread::vector_clock();
+                assert!(after[receiver_id] > 0, "the first receipt freed the slot: {after:?}");
+                assert!(after[main_id] > 0);
+                receiving.join().unwrap();
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+    }
+}
