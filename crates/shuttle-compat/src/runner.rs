@@ -104,6 +104,9 @@ impl PortfolioRunner {
 
 /// Runs the exploration `plan` describes under `config`.
 fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
+    if let Some(reason) = plan.refused {
+        panic!("{reason}");
+    }
     let mut builder = interleave::Builder::new()
         .strategy(plan.strategy.clone())
         .executions(plan.executions)
