@@ -485,3 +485,47 @@ fn the_send_into_a_freed_slot_learns_of_the_receipt_that_freed_it() {
         assert!(report.is_ok(), "{spec}: {report}");
     }
 }
+
+/// `Causality` carries happens-before by hand: a value handed over through state interleave
+/// does not see (a `std` mutex) is ordered after its write when the taker acquires the
+/// history the writer released, and is a data race when it does not.
+#[test]
+fn causality_orders_a_hand_over_that_interleave_does_not_see() {
+    use interleave::cell::Var;
+    use interleave::sync::Causality;
+
+    fn hand_over(acquire: bool) -> interleave::Report {
+        helpers::builder("dfs")
+            .executions(1_000)
+            .explore(move || {
+                let value = Arc::new(Var::new(0));
+                let slot = Arc::new(std::sync::Mutex::new(None::<Causality>));
+                let taker = {
+                    let (value, slot) = (value.clone(), slot.clone());
+                    thread::spawn(move || loop {
+                        let handed = slot.lock().unwrap().take();
+                        if let Some(history) = handed {
+                            if acquire {
+                                history.acquire();
+                            }
+                            assert_eq!(value.get(), 1);
+                            break;
+                        }
+                        thread::yield_now();
+                    })
+                };
+                value.set(1);
+                *slot.lock().unwrap() = Some(Causality::release());
+                taker.join().unwrap();
+            })
+            .unwrap()
+    }
+    let acquired = hand_over(true);
+    assert!(acquired.is_ok(), "{acquired}");
+    let not_acquired = hand_over(false);
+    assert_eq!(
+        not_acquired.first_failure().map(|failure| failure.kind),
+        Some(interleave::FailureKind::DataRace),
+        "{not_acquired}"
+    );
+}
