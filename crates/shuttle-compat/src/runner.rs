@@ -226,7 +226,8 @@ where
     Runner::new(RoundRobinScheduler::new(1), Config::new()).run(f);
 }
 
-/// Runs `f` in `iterations` random schedules (see [`UrwRandomScheduler`]).
+/// Runs `f` in `iterations` schedules of the selectively uniform random walk (see
+/// [`UrwRandomScheduler`]).
 #[track_caller]
 pub fn check_urw<F>(f: F, iterations: usize)
 where

@@ -5,7 +5,7 @@
 //! | `RandomScheduler::new(n)` / `new_from_seed(s, n)` | `random`, `n` executions (seed `s`) |
 //! | `PctScheduler::new(d, n)` / `new_from_seed(s, d, n)` | `pct:d=<d>`, `n` executions |
 //! | `DfsScheduler::new(max, _)` | `dfs`, at most `max` executions; random data is enumerated too |
-//! | `UrwRandomScheduler::new(n)` | `random`: interleave has no uniform random walk, so this is the plain random walk |
+//! | `UrwRandomScheduler::new(n)` / `new_from_seed(s, n)` | `surw`, the selectively uniform random walk, `n` executions (seed `s`) |
 //! | `RoundRobinScheduler::new(n)` | `dfs`, whose first schedule runs each thread until it blocks |
 //! | `ReplayScheduler::new_from_encoded(t)` | `interleave::replay` of token `t` |
 //! | `UncontrolledNondeterminismCheckScheduler::new(s)` | `s` with interleave's re-run check on |
@@ -214,7 +214,8 @@ scheduler!(
     DfsScheduler
 );
 scheduler!(
-    /// shuttle's uniform random walk; interleave runs its plain random walk.
+    /// shuttle's uniform random walk; interleave runs its selectively uniform random walk
+    /// (`surw`).
     UrwRandomScheduler
 );
 scheduler!(
@@ -272,17 +273,17 @@ impl DfsScheduler {
 }
 
 impl UrwRandomScheduler {
-    /// `max_iterations` random executions.
+    /// `max_iterations` executions of the selectively uniform random walk.
     pub fn new(max_iterations: usize) -> UrwRandomScheduler {
         UrwRandomScheduler {
-            plan: Plan::new(StrategySpec::Random, max_iterations),
+            plan: Plan::new(StrategySpec::surw(), max_iterations),
         }
     }
 
-    /// `max_iterations` random executions from `seed`.
+    /// `max_iterations` executions of the selectively uniform random walk from `seed`.
     pub fn new_from_seed(seed: u64, max_iterations: usize) -> UrwRandomScheduler {
         UrwRandomScheduler {
-            plan: Plan::new(StrategySpec::Random, max_iterations).seeded(seed),
+            plan: Plan::new(StrategySpec::surw(), max_iterations).seeded(seed),
         }
     }
 }
