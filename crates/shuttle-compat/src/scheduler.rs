@@ -328,6 +328,16 @@ impl ReplayScheduler {
     /// shuttle's permission to stop a replay whose schedule ends before the test does; an
     /// interleave token always replays a whole execution, so there is nothing to allow.
     pub fn set_allow_incomplete(&mut self) {}
+
+    /// shuttle's stop of a replay once the execution reaches the vector clock `clock`. It
+    /// builds, and running the replay then panics: interleave replays a whole execution.
+    pub fn set_target_clock(&mut self, clock: &[u32]) {
+        let _ = clock;
+        self.plan.refused.get_or_insert(
+            "interleave-shuttle cannot stop a replay at a target vector clock: an interleave \
+             replay token replays a whole execution",
+        );
+    }
 }
 
 /// Runs its scheduler's executions with interleave's check for uncontrolled nondeterminism:

@@ -457,4 +457,14 @@ fn user_schedulers_and_shuttle_schedules_are_refused_with_the_reason() {
         message.contains("cannot replay a shuttle Schedule"),
         "{message}"
     );
+
+    let mut replay = ReplayScheduler::new_from_encoded("il2-unused");
+    replay.set_target_clock(&[2, 1]);
+    let message = panic_message(|| {
+        shuttle::Runner::new(replay, Default::default()).run(|| {});
+    });
+    assert!(message.contains("target vector clock"), "{message}");
+
+    let message = panic_message(shuttle::current::reset_step_count);
+    assert!(message.contains("cannot reset the step count"), "{message}");
 }

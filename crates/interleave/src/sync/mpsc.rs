@@ -10,7 +10,8 @@
 //! the sender's clock, not every earlier send's), the receipt that frees a slot of a bounded
 //! channel happens before the send that takes the slot (the `k`-th send of a channel of
 //! capacity `c` after the `(k - c)`-th receipt; for a rendezvous channel, the `k`-th send ends
-//! after the `k`-th receipt), and a disconnection is seen after the drop that caused it.
+//! after the `k`-th receipt). Finding the channel disconnected orders nothing, as in shuttle: no
+//! message passed.
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
@@ -121,8 +122,6 @@ impl<T> Channel<T> {
             unreachable!("a channel handle points at another kind of object");
         };
         if !*receiver_alive {
-            // The send learns of the receiver's drop.
-            ex.acquire(idx);
             return Err(value);
         }
         *len += 1;
@@ -180,10 +179,6 @@ impl<T> Channel<T> {
             }
             None => {
                 let disconnected = *senders == 0;
-                if disconnected {
-                    // The receiver learns of the drops of the senders.
-                    ex.acquire(idx);
-                }
                 ex.describe_channel_step(ChannelStep::FoundNone { ticket });
                 Err(disconnected)
             }

@@ -445,9 +445,19 @@ fn a_channel_orders_each_send_before_its_receipt_only() {
                 let (one_id, two_id) = (one.thread().id().as_usize(), two.thread().id().as_usize());
                 let got = receiver.recv().unwrap();
                 let clock = thread::vector_clock();
-                let (sender, other) = if got == 1 { (one_id, two_id) } else { (two_id, one_id) };
-                assert!(clock[sender] > 0, "the receipt learns of its send: {clock:?}");
-                assert_eq!(clock[other], 0, "the receipt learns of no other send: {clock:?}");
+                let (sender, other) = if got == 1 {
+                    (one_id, two_id)
+                } else {
+                    (two_id, one_id)
+                };
+                assert!(
+                    clock[sender] > 0,
+                    "the receipt learns of its send: {clock:?}"
+                );
+                assert_eq!(
+                    clock[other], 0,
+                    "the receipt learns of no other send: {clock:?}"
+                );
                 receiver.recv().unwrap();
                 let clock = thread::vector_clock();
                 assert!(clock[one_id] > 0 && clock[two_id] > 0, "{clock:?}");
@@ -474,10 +484,16 @@ fn the_send_into_a_freed_slot_learns_of_the_receipt_that_freed_it() {
                 let receiver_id = receiving.thread().id().as_usize();
                 sender.send(()).unwrap();
                 let before = thread::vector_clock();
-                assert_eq!(before[receiver_id], 0, "nothing was received yet: {before:?}");
+                assert_eq!(
+                    before[receiver_id], 0,
+                    "nothing was received yet: {before:?}"
+                );
                 sender.send(()).unwrap();
                 let after = thread::vector_clock();
-                assert!(after[receiver_id] > 0, "the first receipt freed the slot: {after:?}");
+                assert!(
+                    after[receiver_id] > 0,
+                    "the first receipt freed the slot: {after:?}"
+                );
                 assert!(after[main_id] > 0);
                 receiving.join().unwrap();
             })

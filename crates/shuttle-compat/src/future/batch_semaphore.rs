@@ -203,7 +203,9 @@ impl State {
 
     /// The running task's history joins that of the requests that took permits.
     fn release_into_takers(&mut self) {
-        self.takers.get_or_insert_with(Causality::new).release_into();
+        self.takers
+            .get_or_insert_with(Causality::new)
+            .release_into();
     }
 
     /// The running task, which finds too few permits, learns of the requests that took them.
