@@ -6,10 +6,11 @@
 //!
 //! loom::model(|| {
 //!     let cell = UnsafeCell::new(1);
-//!     let writer = cell.get_mut();
-//!     // SAFETY: no other access to the cell is alive.
-//!     unsafe { *writer.deref() += 1 };
-//!     drop(writer);
+//!     {
+//!         let writer = cell.get_mut();
+//!         // SAFETY: no other access to the cell is alive.
+//!         unsafe { *writer.deref() += 1 };
+//!     }
 //!     let reader = cell.get();
 //!     assert_eq!(reader.with(|value| unsafe { *value }), 2);
 //! });

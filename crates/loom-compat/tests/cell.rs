@@ -21,9 +21,7 @@ fn writes(joined_first: bool) {
             handle.join().unwrap();
         }
     }
-    let writer = cell.get_mut();
-    writer.with(|value| unsafe { *value += 1 });
-    drop(writer);
+    cell.get_mut().with(|value| unsafe { *value += 1 });
     if let Some(handle) = other {
         handle.join().unwrap();
     }
