@@ -23,6 +23,44 @@ declare -A known=(
   [loom/atomic/lazy_static_arc_shutdown]="loom drops lazy_static! values when the main thread returns and fails a detached thread that reads one later; interleave keeps them until every thread has ended"
 )
 
+# shuttle tests that assert shuttle's own schedule format or scheduler internals, which no other
+# engine reproduces; each group shares its reason.
+shuttle_internal() { # reason tests...
+  local reason=$1 test
+  shift
+  for test in "$@"; do known[shuttle/shuttle/$test]="shuttle internals: $reason"; done
+}
+shuttle_internal "counts the schedules of shuttle's DFS, whose scheduling points are shuttle's, not interleave's" \
+  basic::dfs::trivial_two_threads basic::dfs::two_threads basic::dfs::two_threads_depth_5 \
+  basic::dfs::yield_loop_one_thread basic::dfs::yield_loop_two_threads \
+  basic::dfs::yield_loop_two_threads_bounded basic::dfs::yield_loop_three_threads \
+  future::basic::drop_shuttle_future future::basic::drop_shuttle_yield_future future::basic::async_atomic
+shuttle_internal "reads the iteration metrics shuttle's runner emits as tracing events" \
+  basic::metrics::iterations_test_basic basic::metrics::iterations_test_panic
+shuttle_internal "compares shuttle's task signatures (hashes of its spawn call stacks)" \
+  basic::task::async_tasks_created_at_same_src_location_have_different_signatures \
+  basic::task::async_tasks_created_in_different_src_locations_have_different_signatures \
+  basic::task::sync_tasks_created_at_same_src_location_have_different_signatures \
+  basic::task::sync_tasks_created_in_different_src_locations_have_different_signatures \
+  basic::task::task_signatures_consistent_across_shuttle_iterations
+shuttle_internal "matches the exact messages of shuttle's schedule recording; interleave detects each of these nondeterminisms and reports it in its own words" \
+  basic::uncontrolled_nondeterminism::hashset_without_set_seed \
+  basic::uncontrolled_nondeterminism::panic_context_switch_when_expecting_rng \
+  basic::uncontrolled_nondeterminism::panic_ended_earlier basic::uncontrolled_nondeterminism::panic_is_yielding \
+  basic::uncontrolled_nondeterminism::panic_rng_when_expecting_context_switch \
+  basic::uncontrolled_nondeterminism::panic_set_of_runnable basic::uncontrolled_nondeterminism::panic_should_have_ended
+shuttle_internal "asserts how shuttle's DFS seeds its random number generators per execution and thread" \
+  data::random::dfs_does_not_reseed_across_executions data::random::dfs_thread_rng_decorrelated_disabled \
+  data::random::dfs_threads_decorrelated_enabled
+shuttle_internal "replays a schedule string in shuttle's encoding, which is no interleave replay token" \
+  basic::condvar::replay_producer_consumer_broken2 data::random::random_mod_10_equals_7_replay_fails \
+  demo::async_match_deadlock::async_match_deadlock_replay demo::bounded_buffer::test_bounded_buffer_minimal_deadlock_replay
+shuttle_internal "expects shuttle's runner to install a tracing dispatcher per task and to emit its scheduler's tracing events" \
+  basic::tracing::default_dispatcher_is_per_task basic::tracing::default_dispatcher_is_per_task_under_global_default \
+  basic::labels::test_tracing_without_label_fn
+shuttle_internal "expects the exact schedules of shuttle's PCT (its priorities and change points), not PCT's guarantee" \
+  basic::pct::figure1a_pct basic::pct::no_concurrency basic::pct::yield_spin_loop_unfair
+
 declare -i passed=0 failed=0 skipped=0
 results=$scratch/results.tsv
 : > "$results"
@@ -54,6 +92,10 @@ run_binaries() { # suite
       [ -n "${known[$suite/$name/$test]:-}" ] && key="$suite/$name/$test"
       if [ $status -eq 0 ]; then
         report "$suite" "$name" "$test" pass ""
+      elif grep -q "cannot run a user-written shuttle Scheduler" "$log"; then
+        report "$suite" "$name" "$test" skip "shuttle internals: runs a user-written shuttle Scheduler, which interleave cannot run (refused with a panic that says so)"
+      elif grep -q "cannot replay a shuttle Schedule" "$log"; then
+        report "$suite" "$name" "$test" skip "shuttle internals: replays a hand-made shuttle Schedule (shuttle's scheduling decisions, not interleave's steps; refused with a panic that says so)"
       elif [ -n "${known[$key]:-}" ]; then
         report "$suite" "$name" "$test" skip "${known[$key]}"
       elif [ $status -eq 137 ]; then
@@ -112,6 +154,9 @@ if [ "$which" = shuttle ] || [ "$which" = all ]; then
     # A module that does not build counts each of its tests as skipped, with the compiler's
     # first error as the reason.
     while IFS=$'\t' read -r module reason; do
+      case $reason in
+        *shuttle_engine*) reason="shuttle internals: a test of this module uses the crate shuttle_engine (its thread-local internals) directly, so the module $reason" ;;
+      esac
       while read -r test; do
         report shuttle shuttle "${module//\//::}::$test" skip "$reason"
       done < <(awk '/^ *#\[test\]/{t=1; next} t && /fn [a-z_0-9]+/{sub(/.*fn /, ""); sub(/[(<].*/, ""); print; t=0}' \

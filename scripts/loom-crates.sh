@@ -6,8 +6,10 @@
 #   scripts/loom-crates.sh [suites|historical|all] [CRATE]   (default: all; CRATE runs one suite)
 #
 # suites      concurrent-queue 2.5.0, bytes 1.12.2 and oneshot 0.2.1, each run the way its own CI
-#             runs its loom tests (cfg flag, features, LOOM_* variables, release or debug); prints
-#             per crate and per run the tests passed / failed, the build time and the test time.
+#             runs its loom tests (cfg flag, features, LOOM_* variables, release or debug; for
+#             oneshot, every feature set that `cargo hack --feature-powerset` makes with loom on);
+#             prints per crate, feature set and run the tests passed / failed, the build time
+#             and the test time.
 # historical  oneshot 0.1.10, whose Receiver::drop did not handle the UNPARKING state (a panic
 #             when a polled receiver is dropped while the sender wakes it; fixed in 0.1.11), with
 #             the loom test that 0.1.11 added for it; prints whether each backend finds the bug,
@@ -64,6 +66,10 @@ prepare() { # name version backend
   fi
 }
 
+# oneshot's loom CI runs `cargo hack test --feature-powerset` with loom always on; these are
+# the sets it makes from oneshot's features std and async.
+ONESHOT_FEATURE_SETS=(loom loom,std loom,async loom,std,async)
+
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
@@ -75,7 +81,9 @@ run_suite() { # name version backend env... -- cargo-test-args...
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  local dir=$scratch/$name-$version/$backend log=$scratch/logs/$name-$version.$backend.log
+  # SUITE_LABEL (a feature set, say) tells runs of one crate apart in the output and the logs.
+  local label=${SUITE_LABEL:-}
+  local dir=$scratch/$name-$version/$backend log=$scratch/logs/$name-$version$label.$backend.log
   local target=$scratch/target/$name-$version.$backend
   [ "${CLEAN:-0}" = 1 ] && rm -rf "$target"
   local t0 t1 t2 status
@@ -84,7 +92,7 @@ run_suite() { # name version backend env... -- cargo-test-args...
   status=$?
   t1=$(now)
   if [ $status -ne 0 ]; then
-    printf '  %-24s %-10s build FAILED after %ss (log: %s)\n' "$name $version" "$backend" "$(secs "$t0" "$t1")" "$log"
+    printf '  %-24s %-10s build FAILED after %ss (log: %s)\n' "$name $version$label" "$backend" "$(secs "$t0" "$t1")" "$log"
     grep -m5 -E '^error' -A3 "$log" | sed 's/^/    /'
     return
   fi
@@ -96,8 +104,8 @@ run_suite() { # name version backend env... -- cargo-test-args...
   failed=$(sed -n 's/^test result: .* \([0-9]*\) failed.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
   ignored=$(sed -n 's/^test result: .* \([0-9]*\) ignored.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
   printf '  %-24s %-10s %3d passed %2d failed %2d ignored   build %6ss   tests %6ss   exit %d   (log: %s)\n' \
-    "$name $version" "$backend" "$passed" "$failed" "$ignored" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" "$status" "$log"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$version" "$backend" "$passed" "$failed" \
+    "$name $version$label" "$backend" "$passed" "$failed" "$ignored" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" "$status" "$log"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name$label" "$version" "$backend" "$passed" "$failed" \
     "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" >>"$scratch/results.tsv"
 }
 
@@ -112,6 +120,22 @@ both() { # name version env... -- cargo-test-args...
   run_suite "$name" "$version" interleave "$@"
 }
 
+# oneshot <version>'s loom tests under every feature set of its CI, on both backends; the
+# second build of a set is incremental (one target directory per backend).
+oneshot_feature_sets() { # version
+  local version=$1 features backend
+  [ -n "$only" ] && [ "$only" != oneshot ] && return
+  unpack oneshot "$version" || return
+  prepare oneshot "$version" loom || return
+  prepare oneshot "$version" interleave || return
+  for features in "${ONESHOT_FEATURE_SETS[@]}"; do
+    for backend in loom interleave; do
+      SUITE_LABEL="[$features]" run_suite oneshot "$version" "$backend" \
+        "RUSTFLAGS=--cfg oneshot_loom" LOOM_MAX_BRANCHES=100000 -- --features "$features"
+    done
+  done
+}
+
 if [ "$which" = suites ] || [ "$which" = all ]; then
   : >"$scratch/results.tsv"
   echo "Loom suites, real loom 0.7 vs interleave-loom ($scratch):"
@@ -120,10 +144,9 @@ if [ "$which" = suites ] || [ "$which" = all ]; then
     --release --test loom --features loom
   # tokio-rs/bytes CI, job `loom` (the loom tests are unit tests under cfg(all(test, loom))).
   both bytes 1.12.2 "RUSTFLAGS=--cfg loom -Dwarnings" -- --lib
-  # faern/oneshot CI, step "Test with loom" (cargo hack over feature sets that include loom);
-  # here once, with every feature, so that the std and async tests run too.
-  both oneshot 0.2.1 "RUSTFLAGS=--cfg oneshot_loom" LOOM_MAX_BRANCHES=100000 -- \
-    --features loom,std,async
+  # faern/oneshot CI, step "Test with loom": `cargo hack` over the feature sets that include
+  # loom. The same feature sets run here one after the other, without needing cargo-hack.
+  oneshot_feature_sets 0.2.1
 fi
 
 # Runs oneshot <version>'s loom test poll_then_drop_receiver_during_send (0.1.11's tests/loom.rs

@@ -87,6 +87,14 @@ impl Thread {
             Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
             site,
         );
+        self.unpark_in_this_step();
+    }
+
+    /// Unparks the thread as part of the step the running thread has just taken, without a
+    /// scheduling point of its own: for a task's abort, whose step on the abort flag wakes the
+    /// task too.
+    pub(crate) fn unpark_in_this_step(&self) {
+        let target = self.id.0;
         runtime::with(|ex| {
             let me = ex.me();
             let clock = ex.threads[me].clock.clone();

@@ -29,8 +29,9 @@
 //! });
 //! ```
 //!
-//! Atomics run sequentially consistent whatever the `Ordering`: tests that need loom's weak
-//! memory model (a load that reads a stale `Relaxed` value) do not fail here.
+//! Atomics run under interleave's weak memory model: `dpor` and the samplers explore the stale
+//! values a `Relaxed` or `Acquire` load may read, as loom does; preemption-bounded `icb` reads
+//! the latest store at every load.
 
 #![warn(missing_docs)]
 

@@ -96,6 +96,20 @@ impl PartialOrd for VectorClock {
     }
 }
 
+/// shuttle's reset of the step count that its step bound checks, for a test that calls it
+/// whenever it has made progress.
+///
+/// # Panics
+/// Always: interleave's step bound (`Config::max_steps`) counts every step of the execution,
+/// which the strategies and the replay token rely on, so it cannot be reset; raise the bound
+/// instead.
+pub fn reset_step_count() {
+    panic!(
+        "interleave-shuttle cannot reset the step count: interleave's step bound counts every \
+         step of the execution; raise Config::max_steps instead"
+    );
+}
+
 /// The running task's vector clock (interleave's happens-before clock).
 pub fn clock() -> VectorClock {
     VectorClock {

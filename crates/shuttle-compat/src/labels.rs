@@ -171,6 +171,8 @@ struct Registry {
     next_pending: u64,
     /// How many resources each task has created at each site, for resource signatures.
     created: HashMap<(usize, &'static Location<'static>), usize>,
+    /// The spawned tasks whose closure or future has ended (returned, panicked or was dropped).
+    finished: std::collections::HashSet<usize>,
 }
 
 thread_local! {
@@ -218,9 +220,30 @@ pub(crate) fn for_child() -> Inherited {
     })
 }
 
+/// Marks its task finished when dropped: held by the closure or future of a spawned task for
+/// as long as it runs, so it drops when the task returns, panics or is aborted.
+#[must_use = "the task counts as finished when this is dropped"]
+pub(crate) struct Running(usize);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = REGISTRY.try_with(|registry| {
+            if let Ok(mut registry) = registry.try_borrow_mut() {
+                registry.finished.insert(self.0);
+            }
+        });
+    }
+}
+
+/// Whether the spawned task `task` of this execution has finished.
+pub(crate) fn has_finished(task: usize) -> bool {
+    REGISTRY.with(|registry| registry.borrow().finished.contains(&task))
+}
+
 /// Installs the inherited snapshot as the running task's labels and tag, first applying the
-/// parent's `ChildLabelFn` if it had one, then naming the task after its thread's name.
-pub(crate) fn adopt(inherited: Inherited) {
+/// parent's `ChildLabelFn` if it had one, then naming the task after its thread's name;
+/// returns what marks the task finished when its closure or future is gone.
+pub(crate) fn adopt(inherited: Inherited) -> Running {
     let me = crate::current::me();
     let mut record = inherited
         .0
@@ -234,6 +257,7 @@ pub(crate) fn adopt(inherited: Inherited) {
     }
     let replaced = REGISTRY.with(|registry| registry.borrow_mut().tasks.insert(me.0, record));
     drop(replaced);
+    Running(me.0)
 }
 
 /// Runs `f` on the labels of `task`, which start empty.

@@ -104,6 +104,9 @@ impl PortfolioRunner {
 
 /// Runs the exploration `plan` describes under `config`.
 fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
+    if let Some(reason) = plan.refused {
+        panic!("{reason}");
+    }
     let mut builder = interleave::Builder::new()
         .strategy(plan.strategy.clone())
         .executions(plan.executions)
@@ -223,7 +226,8 @@ where
     Runner::new(RoundRobinScheduler::new(1), Config::new()).run(f);
 }
 
-/// Runs `f` in `iterations` random schedules (see [`UrwRandomScheduler`]).
+/// Runs `f` in `iterations` schedules of the selectively uniform random walk (see
+/// [`UrwRandomScheduler`]).
 #[track_caller]
 pub fn check_urw<F>(f: F, iterations: usize)
 where

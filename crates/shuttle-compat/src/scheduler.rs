@@ -5,14 +5,19 @@
 //! | `RandomScheduler::new(n)` / `new_from_seed(s, n)` | `random`, `n` executions (seed `s`) |
 //! | `PctScheduler::new(d, n)` / `new_from_seed(s, d, n)` | `pct:d=<d>`, `n` executions |
 //! | `DfsScheduler::new(max, _)` | `dfs`, at most `max` executions; random data is enumerated too |
-//! | `UrwRandomScheduler::new(n)` | `random`: interleave has no uniform random walk, so this is the plain random walk |
+//! | `UrwRandomScheduler::new(n)` / `new_from_seed(s, n)` | `surw`, the selectively uniform random walk, `n` executions (seed `s`) |
 //! | `RoundRobinScheduler::new(n)` | `dfs`, whose first schedule runs each thread until it blocks |
 //! | `ReplayScheduler::new_from_encoded(t)` | `interleave::replay` of token `t` |
 //! | `UncontrolledNondeterminismCheckScheduler::new(s)` | `s` with interleave's re-run check on |
 //!
-//! `Scheduler` is sealed: shuttle's trait lets a user schedule from the list of runnable tasks,
-//! but interleave's strategies plan whole executions from richer views of the program, so a
-//! user-written shuttle scheduler has no meaning here and does not compile.
+//! `Scheduler` has shuttle's methods, so code that implements or wraps it builds, but a
+//! user-written scheduler cannot drive interleave: interleave's strategies plan whole
+//! executions from richer views of the program than the runnable tasks shuttle's trait sees.
+//! Running one panics with that reason, and so does calling the decision methods of this
+//! module's schedulers, which are plans for interleave's strategies rather than step-by-step
+//! deciders. A [`Schedule`] (shuttle's list of task ids) builds too, and replaying one panics:
+//! interleave's steps are not shuttle's, so shuttle's schedules mean nothing here; replay the
+//! token of an interleave report instead.
 
 use std::path::Path;
 
@@ -27,6 +32,8 @@ pub struct Plan {
     pub(crate) seed: Option<u64>,
     pub(crate) replay: Option<String>,
     pub(crate) check_determinism: bool,
+    /// Why this plan cannot run, for a request interleave has no meaning for.
+    pub(crate) refused: Option<&'static str>,
 }
 
 impl Plan {
@@ -37,6 +44,7 @@ impl Plan {
             seed: None,
             replay: None,
             check_determinism: false,
+            refused: None,
         }
     }
 
@@ -46,16 +54,118 @@ impl Plan {
     }
 }
 
-mod sealed {
-    /// Keeps `Scheduler` to this crate's types (see the module docs).
-    pub trait Sealed {}
+/// Why a user-written scheduler cannot run here.
+const USER_SCHEDULER: &str = "interleave-shuttle cannot run a user-written shuttle Scheduler: \
+     interleave's strategies plan whole executions from a richer view of the program than the \
+     runnable tasks shuttle's trait sees, so a scheduler that picks the next task has no \
+     meaning here; use one of shuttle::scheduler's schedulers (each runs an interleave \
+     strategy) or INTERLEAVE_STRATEGY";
+
+/// Why this module's schedulers do not take decisions one at a time.
+const NOT_STEPPED: &str = "interleave-shuttle's schedulers are plans for interleave's \
+     strategies and take no decisions one at a time, so a scheduler that wraps one cannot \
+     run here";
+
+/// A shuttle scheduler. This module's types each stand for an interleave strategy; the
+/// decision methods are shuttle's, so code that implements or wraps the trait builds, but only
+/// this module's schedulers run (see the module docs).
+pub trait Scheduler {
+    /// shuttle's start of an execution.
+    ///
+    /// # Panics
+    /// For this module's schedulers, which interleave runs whole.
+    fn new_execution(&mut self) -> Option<Schedule>;
+
+    /// shuttle's choice of the next task among `runnable_tasks`.
+    ///
+    /// # Panics
+    /// For this module's schedulers, which interleave runs whole.
+    fn next_task(
+        &mut self,
+        runnable_tasks: &[&Task],
+        current_task: Option<TaskId>,
+        is_yielding: bool,
+    ) -> Option<TaskId>;
+
+    /// shuttle's source of random data.
+    ///
+    /// # Panics
+    /// For this module's schedulers, which interleave runs whole.
+    fn next_u64(&mut self) -> u64;
+
+    /// The interleave exploration this scheduler stands for.
+    ///
+    /// # Panics
+    /// For a scheduler written outside this crate, which has no interleave strategy.
+    #[doc(hidden)]
+    fn plan(&self) -> Plan {
+        panic!("{USER_SCHEDULER}")
+    }
 }
 
-/// A shuttle scheduler: one of this module's types, each mapped onto an interleave strategy.
-pub trait Scheduler: sealed::Sealed {
-    /// The interleave exploration this scheduler stands for.
-    #[doc(hidden)]
-    fn plan(&self) -> Plan;
+/// shuttle's view of a runnable task, given to [`Scheduler::next_task`]; interleave never
+/// makes one, since it runs no user-written scheduler.
+#[derive(Debug)]
+pub struct Task {
+    id: TaskId,
+}
+
+impl Task {
+    /// The task's identifier.
+    pub fn id(&self) -> TaskId {
+        self.id
+    }
+}
+
+/// shuttle's schedule: a seed and the task (or random value) chosen at each step. It builds,
+/// so code that makes one compiles, but interleave cannot replay it (see
+/// [`ReplayScheduler::new_from_schedule`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// The seed of the random data.
+    pub seed: u64,
+    steps: Vec<Option<TaskId>>,
+}
+
+impl Schedule {
+    /// An empty schedule.
+    pub fn new(seed: u64) -> Schedule {
+        Schedule {
+            seed,
+            steps: Vec::new(),
+        }
+    }
+
+    /// A schedule that runs `task_ids` in turn.
+    pub fn new_from_task_ids<T: Into<TaskId>>(
+        seed: u64,
+        task_ids: impl IntoIterator<Item = T>,
+    ) -> Schedule {
+        Schedule {
+            seed,
+            steps: task_ids.into_iter().map(|id| Some(id.into())).collect(),
+        }
+    }
+
+    /// Appends a step that runs `task`.
+    pub fn push_task(&mut self, task: TaskId) {
+        self.steps.push(Some(task));
+    }
+
+    /// Appends a step that draws random data.
+    pub fn push_random(&mut self) {
+        self.steps.push(None);
+    }
+
+    /// How many steps it has.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether it has no steps.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
 }
 
 macro_rules! scheduler {
@@ -66,9 +176,24 @@ macro_rules! scheduler {
             plan: Plan,
         }
 
-        impl sealed::Sealed for $name {}
-
         impl Scheduler for $name {
+            fn new_execution(&mut self) -> Option<Schedule> {
+                panic!("{NOT_STEPPED}")
+            }
+
+            fn next_task(
+                &mut self,
+                _runnable_tasks: &[&Task],
+                _current_task: Option<TaskId>,
+                _is_yielding: bool,
+            ) -> Option<TaskId> {
+                panic!("{NOT_STEPPED}")
+            }
+
+            fn next_u64(&mut self) -> u64 {
+                panic!("{NOT_STEPPED}")
+            }
+
             fn plan(&self) -> Plan {
                 self.plan.clone()
             }
@@ -89,7 +214,8 @@ scheduler!(
     DfsScheduler
 );
 scheduler!(
-    /// shuttle's uniform random walk; interleave runs its plain random walk.
+    /// shuttle's uniform random walk; interleave runs its selectively uniform random walk
+    /// (`surw`).
     UrwRandomScheduler
 );
 scheduler!(
@@ -147,17 +273,17 @@ impl DfsScheduler {
 }
 
 impl UrwRandomScheduler {
-    /// `max_iterations` random executions.
+    /// `max_iterations` executions of the selectively uniform random walk.
     pub fn new(max_iterations: usize) -> UrwRandomScheduler {
         UrwRandomScheduler {
-            plan: Plan::new(StrategySpec::Random, max_iterations),
+            plan: Plan::new(StrategySpec::surw(), max_iterations),
         }
     }
 
-    /// `max_iterations` random executions from `seed`.
+    /// `max_iterations` executions of the selectively uniform random walk from `seed`.
     pub fn new_from_seed(seed: u64, max_iterations: usize) -> UrwRandomScheduler {
         UrwRandomScheduler {
-            plan: Plan::new(StrategySpec::Random, max_iterations).seeded(seed),
+            plan: Plan::new(StrategySpec::surw(), max_iterations).seeded(seed),
         }
     }
 }
@@ -184,6 +310,34 @@ impl ReplayScheduler {
         let token = std::fs::read_to_string(path)?;
         Ok(ReplayScheduler::new_from_encoded(&token))
     }
+
+    /// shuttle's replay of a hand-made [`Schedule`]. It builds, and running it panics: a
+    /// shuttle schedule lists shuttle's scheduling decisions, which are not interleave's steps,
+    /// so it names no interleave execution.
+    pub fn new_from_schedule(schedule: Schedule) -> ReplayScheduler {
+        let _ = schedule;
+        let mut plan = Plan::new(StrategySpec::Random, 1);
+        plan.refused = Some(
+            "interleave-shuttle cannot replay a shuttle Schedule: it lists shuttle's scheduling \
+             decisions, which are not interleave's steps; replay the token printed in an \
+             interleave report (ReplayScheduler::new_from_encoded) instead",
+        );
+        ReplayScheduler { plan }
+    }
+
+    /// shuttle's permission to stop a replay whose schedule ends before the test does; an
+    /// interleave token always replays a whole execution, so there is nothing to allow.
+    pub fn set_allow_incomplete(&mut self) {}
+
+    /// shuttle's stop of a replay once the execution reaches the vector clock `clock`. It
+    /// builds, and running the replay then panics: interleave replays a whole execution.
+    pub fn set_target_clock(&mut self, clock: &[u32]) {
+        let _ = clock;
+        self.plan.refused.get_or_insert(
+            "interleave-shuttle cannot stop a replay at a target vector clock: an interleave \
+             replay token replays a whole execution",
+        );
+    }
 }
 
 /// Runs its scheduler's executions with interleave's check for uncontrolled nondeterminism:
@@ -200,9 +354,25 @@ impl<S: Scheduler> UncontrolledNondeterminismCheckScheduler<S> {
     }
 }
 
-impl<S: Scheduler> sealed::Sealed for UncontrolledNondeterminismCheckScheduler<S> {}
-
 impl<S: Scheduler> Scheduler for UncontrolledNondeterminismCheckScheduler<S> {
+    fn new_execution(&mut self) -> Option<Schedule> {
+        self.inner.new_execution()
+    }
+
+    fn next_task(
+        &mut self,
+        runnable_tasks: &[&Task],
+        current_task: Option<TaskId>,
+        is_yielding: bool,
+    ) -> Option<TaskId> {
+        self.inner
+            .next_task(runnable_tasks, current_task, is_yielding)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.inner.next_u64()
+    }
+
     fn plan(&self) -> Plan {
         let mut plan = self.inner.plan();
         plan.check_determinism = true;
@@ -210,9 +380,24 @@ impl<S: Scheduler> Scheduler for UncontrolledNondeterminismCheckScheduler<S> {
     }
 }
 
-impl<S: Scheduler + ?Sized> sealed::Sealed for Box<S> {}
-
 impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
+    fn new_execution(&mut self) -> Option<Schedule> {
+        (**self).new_execution()
+    }
+
+    fn next_task(
+        &mut self,
+        runnable_tasks: &[&Task],
+        current_task: Option<TaskId>,
+        is_yielding: bool,
+    ) -> Option<TaskId> {
+        (**self).next_task(runnable_tasks, current_task, is_yielding)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        (**self).next_u64()
+    }
+
     fn plan(&self) -> Plan {
         (**self).plan()
     }

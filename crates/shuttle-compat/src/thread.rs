@@ -19,7 +19,7 @@ where
 {
     let inherited = labels::for_child();
     interleave::thread::spawn(move || {
-        labels::adopt(inherited);
+        let _running = labels::adopt(inherited);
         f()
     })
 }
@@ -62,7 +62,7 @@ impl Builder {
     {
         let inherited = labels::for_child();
         self.inner.spawn(move || {
-            labels::adopt(inherited);
+            let _running = labels::adopt(inherited);
             f()
         })
     }
@@ -83,7 +83,7 @@ impl Builder {
     {
         let inherited = labels::for_child();
         self.inner.spawn_scoped(scope, move || {
-            labels::adopt(inherited);
+            let _running = labels::adopt(inherited);
             f()
         })
     }

@@ -408,3 +408,63 @@ mod batch_semaphore {
         assert!(message.starts_with("deadlock"), "{message}");
     }
 }
+
+/// A user-written shuttle scheduler builds (shuttle's trait methods exist) but running it
+/// panics with the reason, as does replaying a hand-made shuttle `Schedule`; neither silently
+/// runs something else.
+#[test]
+fn user_schedulers_and_shuttle_schedules_are_refused_with_the_reason() {
+    use shuttle::scheduler::{RandomScheduler, ReplayScheduler, Schedule, Scheduler, Task, TaskId};
+
+    struct FirstRunnable(RandomScheduler);
+
+    impl Scheduler for FirstRunnable {
+        fn new_execution(&mut self) -> Option<Schedule> {
+            self.0.new_execution()
+        }
+
+        fn next_task(
+            &mut self,
+            runnable_tasks: &[&Task],
+            _current_task: Option<TaskId>,
+            _is_yielding: bool,
+        ) -> Option<TaskId> {
+            runnable_tasks.first().map(|task| task.id())
+        }
+
+        fn next_u64(&mut self) -> u64 {
+            self.0.next_u64()
+        }
+    }
+
+    let message = panic_message(|| {
+        shuttle::Runner::new(FirstRunnable(RandomScheduler::new(1)), Default::default()).run(|| {});
+    });
+    assert!(
+        message.contains("cannot run a user-written shuttle Scheduler"),
+        "{message}"
+    );
+
+    let mut schedule = Schedule::new_from_task_ids(0, vec![0, 0, 1]);
+    schedule.push_random();
+    assert_eq!(schedule.len(), 4);
+    let mut replay = ReplayScheduler::new_from_schedule(schedule);
+    replay.set_allow_incomplete();
+    let message = panic_message(|| {
+        shuttle::Runner::new(replay, Default::default()).run(|| {});
+    });
+    assert!(
+        message.contains("cannot replay a shuttle Schedule"),
+        "{message}"
+    );
+
+    let mut replay = ReplayScheduler::new_from_encoded("il2-unused");
+    replay.set_target_clock(&[2, 1]);
+    let message = panic_message(|| {
+        shuttle::Runner::new(replay, Default::default()).run(|| {});
+    });
+    assert!(message.contains("target vector clock"), "{message}");
+
+    let message = panic_message(shuttle::current::reset_step_count);
+    assert!(message.contains("cannot reset the step count"), "{message}");
+}

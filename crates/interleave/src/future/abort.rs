@@ -33,7 +33,10 @@ impl AbortHandle {
     pub fn abort(&self) {
         self.aborted.decided.store(true, Ordering::SeqCst);
         self.aborted.requested.store(true, StdOrdering::Relaxed);
-        self.thread.unpark();
+        // Woken in the same step: a second scheduling point here would let the task drop its
+        // future before the aborting thread's next step, which no runtime does (tokio and
+        // shuttle both set the flag and wake the task at once).
+        self.thread.unpark_in_this_step();
     }
 
     /// Whether the task has finished, by completing or by being cancelled (a scheduling

@@ -220,10 +220,13 @@ pub struct JoinHandle<T> {
 }
 
 /// A task's abort flag. The task checks `requested` before every poll without a scheduling
-/// point, and takes a step on `decided` when it acts on an abort and when its future is ready;
-/// `abort` sets both in one step on `decided`. So the abort and whatever the task does about
-/// it are steps on one object of this crate, which every search (DPOR too) orders both ways,
-/// at the cost of one step per task rather than one per poll.
+/// point, and takes a step on `decided` before its first poll and whenever it acts on an
+/// abort; `abort` sets both, and wakes the task, in one step on `decided`. So an abort that
+/// comes before the task starts, and the task's acting on one, are steps on one object of this
+/// crate, which every search (DPOR too) orders both ways, at the cost of one step per task
+/// rather than one per poll. An abort takes effect at the task's next poll, as tokio's and
+/// shuttle's: a poll that returns `Ready` has finished the task, whatever abort came while it
+/// ran.
 struct Abort {
     requested: std::sync::atomic::AtomicBool,
     decided: AtomicBool,
@@ -290,20 +293,19 @@ fn run_task<F: Future>(
     let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
+    let mut first_poll = true;
     loop {
         // The step on `decided` makes the abort visible to the searches as what the task
-        // acted on; it is taken only once an abort was requested.
-        if aborted.requested.load(StdOrdering::Relaxed)
+        // acted on. It is taken before the first poll, so an abort before the task starts is
+        // ordered both ways with it, and later only once an abort was requested.
+        if (first_poll || aborted.requested.load(StdOrdering::Relaxed))
             && aborted.decided.load_at(Ordering::SeqCst, site)
         {
             return Err(JoinError::Cancelled);
         }
+        first_poll = false;
         poll_again();
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
-            // An abort that comes before this step wins the race with the completion.
-            if aborted.decided.load_at(Ordering::SeqCst, site) {
-                return Err(JoinError::Cancelled);
-            }
             return Ok(value);
         }
         thread::park_at(site);
@@ -335,8 +337,11 @@ impl<T> Drop for JoinHandle<T> {
 
 impl<T> JoinHandle<T> {
     /// Cancels the task: it stops at its next poll (its future is dropped there) and awaiting
-    /// the handle gives [`JoinError::Cancelled`], unless it had already finished. The abort is
-    /// a scheduling point, so whether it comes before the task finishes is explored.
+    /// the handle gives [`JoinError::Cancelled`], unless that poll never comes because the
+    /// task finished first (a poll that was running when the abort came and returns `Ready`
+    /// finishes it). The abort is one scheduling point, so whether it comes before the task
+    /// finishes is explored, and the task does not act on it before the aborting thread's
+    /// next step.
     #[track_caller]
     pub fn abort(&self) {
         self.abort_handle().abort();

@@ -38,8 +38,8 @@
 //! - stores join the modification order where they run, so outcomes that need a store to be
 //!   ordered before one that ran earlier (2+2W's) never happen;
 //! - every read-modify-write reads the latest store, also a failed `compare_exchange` (whose
-//!   load could read an older one) and `fetch_update`, which std implements as a load and a
-//!   loop of weak compare-exchanges;
+//!   load could read an older one); `fetch_update` is std's load and loop of compare-exchanges,
+//!   so its load may read an older store, and its exchange then fails and retries;
 //! - a load reads one of the last [`STORE_HISTORY`] stores of its location (loom keeps seven);
 //! - once a thread yields (`yield_now`, `spin_loop`, a sleep, a wait that times out), its loads
 //!   read no store older than the latest one made before the yield: stores become visible in

@@ -372,9 +372,11 @@ macro_rules! atomic_common {
             )
         }
 
-        /// Applies `f` to the value as one atomic step; stores `Some` results. Unlike std's,
-        /// which loads with `fetch_order` and then loops over weak compare-exchanges, it reads
-        /// the latest value, so `f` runs once.
+        /// Stores `f` of the value while it returns `Some`, as std's: a load with
+        /// `fetch_order`, then compare-exchanges with `set_order` that retry with the value
+        /// they found, so `f` runs again when another thread wrote the atomic (or the load read
+        /// a stale value) between the load and the exchange. Returns the value `f` was last
+        /// given, `Ok` if it was replaced.
         ///
         /// # Panics
         /// On a `fetch_order` of `Release` or `AcqRel`, as std does.
@@ -389,27 +391,16 @@ macro_rules! atomic_common {
         where
             F: FnMut($t) -> Option<$t>,
         {
-            check_load(fetch_order);
-            read_modify_write(
-                &self.handle,
-                announced(set_order, fetch_order),
-                Location::caller(),
-                || self.bits(),
-                || {
-                    let previous = self.inner.load(SC);
-                    match f(previous) {
-                        Some(next) => {
-                            self.inner.store(next, SC);
-                            Ok(previous)
-                        }
-                        None => Err(previous),
-                    }
-                },
-                |result| match result {
-                    Ok(_) => (true, set_order),
-                    Err(_) => (false, fetch_order),
-                },
-            )
+            let mut previous = self.load(fetch_order);
+            while let Some(next) = f(previous) {
+                // A strong exchange: a spurious failure would only run `f` once more with the
+                // same value.
+                match self.compare_exchange(previous, next, set_order, fetch_order) {
+                    Ok(replaced) => return Ok(replaced),
+                    Err(found) => previous = found,
+                }
+            }
+            Err(previous)
         }
 
         /// [`fetch_update`](Self::fetch_update) under its newer std name.
@@ -427,7 +418,8 @@ macro_rules! atomic_common {
             self.fetch_update(set_order, fetch_order, f)
         }
 
-        /// Stores `f` of the value as one atomic step; returns the previous value.
+        /// Stores `f` of the value, retrying as [`fetch_update`](Self::fetch_update) does;
+        /// returns the value `f` replaced.
         #[inline]
         #[track_caller]
         pub fn update<F>(&self, set_order: Ordering, fetch_order: Ordering, mut f: F) -> $t

@@ -6,6 +6,7 @@
 
 pub mod atomic;
 mod barrier;
+mod causality;
 mod condvar;
 pub mod mpsc;
 mod mutex;
@@ -17,6 +18,7 @@ mod rwlock;
 pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult, Weak};
 
 pub use barrier::{Barrier, BarrierWaitResult};
+pub use causality::Causality;
 pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{Mutex, MutexGuard};
 pub use notify::Notify;

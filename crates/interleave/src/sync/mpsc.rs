@@ -5,6 +5,13 @@
 //! the receiver takes the message. `recv_timeout` may time out at any scheduling point after it
 //! started (the execution's virtual clock, see [`crate::time`], then moves to its deadline); a
 //! message already there when the receiver runs is received.
+//!
+//! Happens-before is std's: a message's send happens before its receipt (the message carries
+//! the sender's clock, not every earlier send's), the receipt that frees a slot of a bounded
+//! channel happens before the send that takes the slot (the `k`-th send of a channel of
+//! capacity `c` after the `(k - c)`-th receipt; for a rendezvous channel, the `k`-th send ends
+//! after the `k`-th receipt). Finding the channel disconnected orders nothing, as in shuttle: no
+//! message passed.
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
@@ -15,6 +22,7 @@ use std::time::Duration;
 
 pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 
+use crate::runtime::clock::VectorClock;
 use crate::runtime::object::{ObjState, ObjectHandle};
 use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
 use crate::runtime::{self, ChannelStep, Execution};
@@ -26,8 +34,13 @@ pub(crate) const COMMUTES: u32 = 1;
 
 struct Channel<T> {
     handle: ObjectHandle,
-    queue: UnsafeCell<VecDeque<T>>,
-    unbounded: bool,
+    /// The messages, each with its sender's clock at the send.
+    queue: UnsafeCell<VecDeque<(T, VectorClock)>>,
+    /// `None` for an unbounded channel.
+    capacity: Option<usize>,
+    /// Of a bounded channel: the receiver's clock at each receipt, by ticket, until the send
+    /// that the receipt made room for takes it.
+    receipts: UnsafeCell<VecDeque<(u64, VectorClock)>>,
 }
 
 // SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
@@ -40,7 +53,8 @@ impl<T> Channel<T> {
         let channel = Arc::new(Channel {
             handle: ObjectHandle::new(site),
             queue: UnsafeCell::new(VecDeque::new()),
-            unbounded: capacity.is_none(),
+            capacity,
+            receipts: UnsafeCell::new(VecDeque::new()),
         });
         runtime::with(|ex| {
             let idx = ex.object(&channel.handle, ObjectKind::Channel);
@@ -73,9 +87,26 @@ impl<T> Channel<T> {
     }
 
     #[allow(clippy::mut_from_ref)]
-    fn queue(&self) -> &mut VecDeque<T> {
+    fn queue(&self) -> &mut VecDeque<(T, VectorClock)> {
         // SAFETY: see the `Sync` impl; callers never hold the reference across a switch.
         unsafe { &mut *self.queue.get() }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn receipts(&self) -> &mut VecDeque<(u64, VectorClock)> {
+        // SAFETY: as for `queue`.
+        unsafe { &mut *self.receipts.get() }
+    }
+
+    /// The running thread learns of the receipt with `ticket`, which it waited for.
+    fn learn_of_receipt(&self, ex: &mut Execution, ticket: u64) {
+        let receipts = self.receipts();
+        if let Some(position) = receipts.iter().position(|(taken, _)| *taken == ticket) {
+            if let Some((_, clock)) = receipts.remove(position) {
+                let me = ex.me();
+                ex.threads[me].clock.join(&clock);
+            }
+        }
     }
 
     /// Enqueues `value` unless the receiver is gone; returns the message's ticket.
@@ -101,8 +132,19 @@ impl<T> Channel<T> {
             ticket: ticket as u32,
             bounded: capacity.is_some(),
         });
-        self.queue().push_back(value);
-        ex.release(idx);
+        // The slot this send takes was freed by the receipt `capacity` tickets earlier.
+        if let Some(freed_by) = self
+            .capacity
+            .filter(|&capacity| capacity > 0)
+            .and_then(|capacity| ticket.checked_sub(capacity as u64))
+            .filter(|&freed_by| freed_by > 0)
+        {
+            self.learn_of_receipt(ex, freed_by);
+        }
+        let me = ex.me();
+        let clock = ex.threads[me].clock.clone();
+        ex.threads[me].clock.tick(me);
+        self.queue().push_back((value, clock));
         if let Some(step) = described {
             ex.describe_channel_step(step);
         }
@@ -122,10 +164,16 @@ impl<T> Channel<T> {
         };
         let ticket = (*received + 1) as u32;
         match self.queue().pop_front() {
-            Some(value) => {
+            Some((value, sent_at)) => {
                 *len -= 1;
                 *received += 1;
-                ex.acquire(idx);
+                let me = ex.me();
+                ex.threads[me].clock.join(&sent_at);
+                if self.capacity.is_some() {
+                    let clock = ex.threads[me].clock.clone();
+                    self.receipts().push_back((u64::from(ticket), clock));
+                    ex.threads[me].clock.tick(me);
+                }
                 ex.describe_channel_step(ChannelStep::Received { ticket });
                 Ok(value)
             }
@@ -138,7 +186,7 @@ impl<T> Channel<T> {
     }
 
     fn send_blocking(&self, value: T, site: Site) -> Result<(), SendError<T>> {
-        let commutes = if self.unbounded { COMMUTES } else { 0 };
+        let commutes = if self.capacity.is_none() { COMMUTES } else { 0 };
         let idx = self.schedule_with(OpKind::Send, commutes, false, site);
         let pushed = runtime::with(|ex| {
             let rendezvous = matches!(
@@ -158,6 +206,7 @@ impl<T> Channel<T> {
                     ex.threads[me].ticket = ticket;
                 });
                 self.schedule(OpKind::SendWait, false, site);
+                runtime::with(|ex| self.learn_of_receipt(ex, ticket));
                 Ok(())
             }
             Ok(_) => Ok(()),

@@ -322,7 +322,7 @@ fn an_async_report() {
     first_failure(
         &explore("dfs", async_lost_update),
         expect![[r#"
-            interleave found a panic in execution 63 (strategy dfs, seed 0):
+            interleave found a panic in execution 125 (strategy dfs, seed 0):
 
               thread 0 (main) panicked at crates/interleave/tests/reports/report_snapshots.rs:126:9:
                 assertion `left == right` failed
@@ -340,10 +340,10 @@ fn an_async_report() {
                    3 | lock AsyncMutex1 @reports/report_snapshots.rs:123:29   |
                    5 | unlock AsyncMutex1 @reports/report_snapshots.rs:123:29 |
                    7 |                                                        | start @reports/report_snapshots.rs:118:13
-                   8 |                                                        | lock AsyncMutex1 @reports/report_snapshots.rs:119:37
+                   8 |                                                        | load Task1 @reports/report_snapshots.rs:118:13
                      |                                                        | ... 2 more steps
-                  14 |                                                        | unlock AsyncMutex1 @reports/report_snapshots.rs:120:26
-                  16 |                                                        | load Task1 @reports/report_snapshots.rs:118:13
+                  13 |                                                        | lock AsyncMutex1 @reports/report_snapshots.rs:120:26
+                  15 |                                                        | unlock AsyncMutex1 @reports/report_snapshots.rs:120:26
                   17 | lock AsyncMutex1 @reports/report_snapshots.rs:124:18   |
                   19 | unlock AsyncMutex1 @reports/report_snapshots.rs:124:18 |
                   21 | poll @reports/report_snapshots.rs:118:13               |
@@ -351,8 +351,8 @@ fn an_async_report() {
                   24 | unlock AsyncMutex1 @reports/report_snapshots.rs:126:29 |
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AwAGAQoACQAEoI0GAZJikNdlwYvRAYvRIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZOTKdhI
+                INTERLEAVE_REPLAY=il2-AwAGAQoACQAEoI0GAUIslec0b9kzAdkzIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZDi0V3w
             or replace the call with
-                interleave::replay("il2-AwAGAQoACQAEoI0GAZJikNdlwYvRAYvRIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZOTKdhI", || ...)"#]],
+                interleave::replay("il2-AwAGAQoACQAEoI0GAUIslec0b9kzAdkzIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZDi0V3w", || ...)"#]],
     );
 }

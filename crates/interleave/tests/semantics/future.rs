@@ -8,6 +8,8 @@ use interleave::sync::atomic::{AtomicBool, Ordering};
 use interleave::sync::Arc;
 use interleave::Builder;
 
+use crate::helpers;
+
 #[test]
 fn an_aborted_task_is_cancelled_and_a_finished_one_keeps_its_output() {
     let report = Builder::new()
@@ -90,4 +92,67 @@ fn a_deadlock_of_tasks_names_what_each_task_awaits() {
         text.contains("it awaits the end of the task spawned at semantics/future.rs:"),
         "{text}"
     );
+}
+
+/// An abort takes effect at the task's next poll: a poll that was running when the abort came
+/// and returns `Ready` has finished the task, so its output is kept (tokio's and shuttle's
+/// rule). Here the task's only poll sends, which lets the main thread run and abort, and then
+/// returns; no schedule of either exhaustive search may cancel it.
+#[test]
+fn a_poll_that_finishes_wins_over_an_abort_that_came_while_it_ran() {
+    for spec in ["dfs", "dpor"] {
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let (sent, received) = future::sync::oneshot::channel();
+                let task = future::spawn(async move {
+                    sent.send(()).unwrap();
+                    7
+                });
+                future::block_on(received).unwrap();
+                task.abort();
+                assert_eq!(future::block_on(task), Ok(7));
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert!(report.executions > 1, "{spec}: {report}");
+    }
+}
+
+/// `abort` is one step: the aborted task cannot drop its future between the abort and the
+/// aborting thread's next step. The drop is observed through a std atomic, which is no
+/// scheduling point, right after `abort` returns.
+#[test]
+fn an_aborted_task_acts_on_the_abort_only_after_the_aborters_next_step() {
+    struct DroppedFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl Drop for DroppedFlag {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    for spec in ["dfs", "dpor"] {
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let notify = Arc::new(Notify::new());
+                let task = {
+                    let flag = DroppedFlag(dropped.clone());
+                    let notify = notify.clone();
+                    future::spawn(async move {
+                        let _flag = flag;
+                        notify.notified().await;
+                    })
+                };
+                task.abort();
+                assert!(
+                    !dropped.load(std::sync::atomic::Ordering::SeqCst),
+                    "the task dropped its future inside the abort"
+                );
+                assert_eq!(future::block_on(task), Err(JoinError::Cancelled));
+                assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+    }
 }

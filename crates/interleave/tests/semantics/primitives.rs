@@ -389,3 +389,159 @@ fn lazy_static_initialize_runs_the_initialiser_once_per_execution() {
         assert_eq!(INITIALISATIONS.with(|n| n.get()), before + 1);
     });
 }
+
+/// `fetch_update` is std's load and compare-exchange loop: when another thread writes the
+/// atomic while `f` runs, the exchange fails and `f` runs again with the new value, so no
+/// update is lost and both call counts are reached by the exhaustive searches.
+#[test]
+fn fetch_update_retries_when_the_value_changes_while_f_runs() {
+    for spec in ["dfs", "dpor"] {
+        let calls_seen = std::sync::Mutex::new(BTreeSet::new());
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let value = Arc::new(AtomicUsize::new(0));
+                let other = {
+                    let value = value.clone();
+                    thread::spawn(move || value.fetch_add(1, Ordering::SeqCst))
+                };
+                let mut calls = 0;
+                let previous = value
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| {
+                        calls += 1;
+                        Some(v + 10)
+                    })
+                    .unwrap();
+                other.join().unwrap();
+                assert_eq!(value.load(Ordering::SeqCst), 11, "an update was lost");
+                if calls == 2 {
+                    assert_eq!(previous, 1, "the retry saw the other thread's write");
+                }
+                calls_seen.lock().unwrap().insert(calls);
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert_eq!(
+            calls_seen.into_inner().unwrap(),
+            BTreeSet::from([1, 2]),
+            "{spec}"
+        );
+    }
+}
+
+/// A channel's happens-before is std's: a receipt learns of its own message's send only, not
+/// of another sender's earlier send; the send that takes the slot of a full bounded channel
+/// learns of the receipt that freed it.
+#[test]
+fn a_channel_orders_each_send_before_its_receipt_only() {
+    for spec in ["dfs", "dpor"] {
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let (first_sender, receiver) = mpsc::channel();
+                let second_sender = first_sender.clone();
+                let one = thread::spawn(move || first_sender.send(1).unwrap());
+                let two = thread::spawn(move || second_sender.send(2).unwrap());
+                let (one_id, two_id) = (one.thread().id().as_usize(), two.thread().id().as_usize());
+                let got = receiver.recv().unwrap();
+                let clock = thread::vector_clock();
+                let (sender, other) = if got == 1 {
+                    (one_id, two_id)
+                } else {
+                    (two_id, one_id)
+                };
+                assert!(
+                    clock[sender] > 0,
+                    "the receipt learns of its send: {clock:?}"
+                );
+                assert_eq!(
+                    clock[other], 0,
+                    "the receipt learns of no other send: {clock:?}"
+                );
+                receiver.recv().unwrap();
+                let clock = thread::vector_clock();
+                assert!(clock[one_id] > 0 && clock[two_id] > 0, "{clock:?}");
+                one.join().unwrap();
+                two.join().unwrap();
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+    }
+}
+
+#[test]
+fn the_send_into_a_freed_slot_learns_of_the_receipt_that_freed_it() {
+    for spec in ["dfs", "dpor"] {
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .explore(|| {
+                let (sender, receiver) = mpsc::sync_channel(1);
+                let main_id = thread::current().id().as_usize();
+                let receiving = thread::spawn(move || {
+                    receiver.recv().unwrap();
+                    receiver.recv().unwrap();
+                });
+                let receiver_id = receiving.thread().id().as_usize();
+                sender.send(()).unwrap();
+                let before = thread::vector_clock();
+                assert_eq!(
+                    before[receiver_id], 0,
+                    "nothing was received yet: {before:?}"
+                );
+                sender.send(()).unwrap();
+                let after = thread::vector_clock();
+                assert!(
+                    after[receiver_id] > 0,
+                    "the first receipt freed the slot: {after:?}"
+                );
+                assert!(after[main_id] > 0);
+                receiving.join().unwrap();
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+    }
+}
+
+/// `Causality` carries happens-before by hand: a value handed over through state interleave
+/// does not see (a `std` mutex) is ordered after its write when the taker acquires the
+/// history the writer released, and is a data race when it does not.
+#[test]
+fn causality_orders_a_hand_over_that_interleave_does_not_see() {
+    use interleave::cell::Var;
+    use interleave::sync::Causality;
+
+    fn hand_over(acquire: bool) -> interleave::Report {
+        helpers::builder("dfs")
+            .executions(1_000)
+            .explore(move || {
+                let value = Arc::new(Var::new(0));
+                let slot = Arc::new(std::sync::Mutex::new(None::<Causality>));
+                let taker = {
+                    let (value, slot) = (value.clone(), slot.clone());
+                    thread::spawn(move || loop {
+                        let handed = slot.lock().unwrap().take();
+                        if let Some(history) = handed {
+                            if acquire {
+                                history.acquire();
+                            }
+                            assert_eq!(value.get(), 1);
+                            break;
+                        }
+                        thread::yield_now();
+                    })
+                };
+                value.set(1);
+                *slot.lock().unwrap() = Some(Causality::release());
+                taker.join().unwrap();
+            })
+            .unwrap()
+    }
+    let acquired = hand_over(true);
+    assert!(acquired.is_ok(), "{acquired}");
+    let not_acquired = hand_over(false);
+    assert_eq!(
+        not_acquired.first_failure().map(|failure| failure.kind),
+        Some(interleave::FailureKind::DataRace),
+        "{not_acquired}"
+    );
+}

@@ -3,34 +3,45 @@
 //! grants one permit per request.
 //!
 //! Every operation that reads or changes the semaphore (each poll of an `Acquire`, `try_acquire`,
-//! `release`, `close`, `available_permits`) first takes a sequentially consistent step on an
-//! interleave atomic that belongs to the semaphore: that step is the scheduling point, it orders
+//! `release`, `close`, `available_permits`) first takes a `Relaxed` read-modify-write step on an
+//! interleave atomic that belongs to the semaphore: that step is the scheduling point and orders
 //! the operation against every other one on the same semaphore in every search (DPOR included),
-//! and it carries the happens-before edges of a `SeqCst` read-modify-write. The state itself sits
-//! in a `std` mutex that is never contended, since all tasks of an execution run on one OS
-//! thread. A task waiting for permits returns `Pending` from its `Acquire`, so interleave parks
-//! it until a release or close wakes it; a wait nobody can end is reported as a deadlock.
+//! without ordering them by happens-before. Happens-before is the permits' own, as shuttle's:
+//! released permits carry their releaser's history ([`interleave::sync::Causality`]), a request
+//! that takes permits learns the history of those it took (the oldest first), and a request
+//! that finds too few learns of the requests that took them. The state itself sits in a `std`
+//! mutex that is never contended, since all tasks of an execution run on one OS thread. A task
+//! waiting for permits returns `Pending` from its `Acquire`, so interleave parks it until a
+//! release or close wakes it; a wait nobody can end is reported as a deadlock. A waiter whose
+//! task has finished without resolving or dropping its `Acquire` (kept alive somewhere else) is
+//! passed over by releases, and its reservation is dropped, so it keeps no permits from anyone;
+//! polling that `Acquire` again from a live task still works.
 //!
 //! Differences from shuttle: every poll is a scheduling point except the repeated polls of a
 //! waiter of a fair semaphore (shuttle also skips the first poll of an unfair request that
-//! blocks), and permits
-//! carry no vector clocks of their own (an acquire is ordered after every earlier operation on
-//! the semaphore, not only after the releases whose permits it took). A semaphore's
-//! [`ResourceSignature`] is its creation site, the task that created it and how many that task
-//! had created there before: the same semaphore has the same signature in every execution.
+//! blocks), and waking a parked waiter orders the waker before it, as any unpark does. A
+//! semaphore's [`ResourceSignature`] is its creation site, the task that created it and how
+//! many that task had created there before: the same semaphore has the same signature in every
+//! execution.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool as StdAtomicBool;
+use std::sync::atomic::AtomicUsize as StdAtomicUsize;
 use std::sync::atomic::Ordering as StdOrdering;
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard as StdMutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use interleave::sync::atomic::{AtomicUsize, Ordering};
+use interleave::sync::Causality;
 
+use crate::labels;
 use crate::sync::ResourceSignature;
+
+/// The task of a waiter that no task has queued yet.
+const NO_TASK: usize = usize::MAX;
 
 /// Which waiters a release serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,8 +97,14 @@ struct Waiter {
     priority: Priority,
     /// A release handed it its permits.
     granted: StdAtomicBool,
+    /// The history of the permits a release handed it, which it learns when it sees them.
+    granted_history: StdMutex<Option<Causality>>,
     /// It is in the queue.
     queued: StdAtomicBool,
+    /// It was woken and has not polled since: a second wake would tell it nothing new.
+    woken: StdAtomicBool,
+    /// The task that queued it or holds the reservation with it, `NO_TASK` before that.
+    task: StdAtomicUsize,
     waker: StdMutex<Option<Waker>>,
 }
 
@@ -96,9 +113,29 @@ impl Waiter {
         *lock(&self.waker) = Some(waker.clone());
     }
 
+    /// Records the running task as the one waiting with this request.
+    fn set_task(&self) {
+        self.task
+            .store(crate::current::me().into(), StdOrdering::SeqCst);
+    }
+
+    /// Whether the task that waits with this request has finished without resolving it.
+    fn abandoned(&self) -> bool {
+        let task = self.task.load(StdOrdering::SeqCst);
+        task != NO_TASK && labels::has_finished(task)
+    }
+
+    /// Hands the request its permits, with their history.
+    fn grant(&self, history: Causality) {
+        *lock(&self.granted_history) = Some(history);
+        self.queued.store(false, StdOrdering::SeqCst);
+        self.granted.store(true, StdOrdering::SeqCst);
+    }
+
     /// Wakes the task waiting on this request, with the waker lock released: the wake can be a
     /// scheduling point, and the woken task sets its waker when it polls.
     fn wake(&self) {
+        self.woken.store(true, StdOrdering::SeqCst);
         let waker = lock(&self.waker).clone();
         if let Some(waker) = waker {
             waker.wake();
@@ -109,6 +146,15 @@ impl Waiter {
 #[derive(Debug)]
 struct State {
     available: usize,
+    /// How many of the semaphore's initial permits are still available: they are the oldest,
+    /// and carry no history.
+    initial: usize,
+    /// The released permits that are available, in release order, each batch with the history
+    /// of its release; with `initial` their counts add up to `available`.
+    permits: VecDeque<(usize, Causality)>,
+    /// The history of every request that took permits, which a request that finds too few
+    /// learns (`None` until the first, so that `const_new` can build the state).
+    takers: Option<Causality>,
     closed: bool,
     waiters: VecDeque<Arc<Waiter>>,
     /// The request that holds the semaphore's reservation: until it has its permits, nobody
@@ -117,6 +163,58 @@ struct State {
 }
 
 impl State {
+    /// Makes `count` permits available, released with `history`.
+    fn give(&mut self, count: usize, history: Causality) {
+        if count > 0 {
+            self.available += count;
+            self.permits.push_back((count, history));
+        }
+    }
+
+    /// Takes `count` available permits, the oldest first, and returns their history.
+    fn take(&mut self, count: usize) -> Causality {
+        self.available -= count;
+        let mut history = Causality::new();
+        let from_initial = count.min(self.initial);
+        self.initial -= from_initial;
+        let mut left = count - from_initial;
+        while left > 0 {
+            let Some((batch, batch_history)) = self.permits.front_mut() else {
+                break;
+            };
+            history.merge(batch_history);
+            if *batch > left {
+                *batch -= left;
+                left = 0;
+            } else {
+                left -= *batch;
+                self.permits.pop_front();
+            }
+        }
+        history
+    }
+
+    /// The running task takes `count` permits: it learns their history, and requests that
+    /// later find too few learn of it.
+    fn take_for_running_task(&mut self, count: usize) {
+        self.take(count).acquire();
+        self.release_into_takers();
+    }
+
+    /// The running task's history joins that of the requests that took permits.
+    fn release_into_takers(&mut self) {
+        self.takers
+            .get_or_insert_with(Causality::new)
+            .release_into();
+    }
+
+    /// The running task, which finds too few permits, learns of the requests that took them.
+    fn learn_of_takers(&self) {
+        if let Some(takers) = &self.takers {
+            takers.acquire();
+        }
+    }
+
     /// The permits that another request than the reservation's holder can take now.
     fn takeable(&self) -> usize {
         if self.reservation.is_some() {
@@ -150,9 +248,10 @@ impl State {
                 .iter()
                 .all(|waiter| waiter.priority == Priority::Bypassable);
         if may_take && self.takeable() >= num_permits {
-            self.available -= num_permits;
+            self.take_for_running_task(num_permits);
             Ok(())
         } else {
+            self.learn_of_takers();
             Err(TryAcquireError::NoPermits)
         }
     }
@@ -164,14 +263,19 @@ impl State {
         let mut served = Vec::new();
         let mut index = 0;
         while let Some(waiter) = self.waiters.get(index) {
-            if waiter.num_permits <= self.available {
+            if waiter.abandoned() {
                 let waiter = self
                     .waiters
                     .remove(index)
                     .expect("the waiter was just read");
-                self.available -= waiter.num_permits;
                 waiter.queued.store(false, StdOrdering::SeqCst);
-                waiter.granted.store(true, StdOrdering::SeqCst);
+            } else if waiter.num_permits <= self.available {
+                let waiter = self
+                    .waiters
+                    .remove(index)
+                    .expect("the waiter was just read");
+                let history = self.take(waiter.num_permits);
+                waiter.grant(history);
                 served.push(waiter);
             } else if waiter.priority == Priority::Bypassable {
                 index += 1;
@@ -182,19 +286,36 @@ impl State {
         served
     }
 
-    /// The waiters of an unfair semaphore that could now progress, to wake once the state is
-    /// unlocked; they retry when polled.
+    /// The waiters of an unfair semaphore that could now progress and were not woken since
+    /// they last polled, to wake once the state is unlocked; they retry when polled. Waiters
+    /// and a reservation of finished tasks are dropped first.
     #[must_use]
-    fn unfair_waiters_to_wake(&self) -> Vec<Arc<Waiter>> {
+    fn unfair_waiters_to_wake(&mut self) -> Vec<Arc<Waiter>> {
+        if self
+            .reservation
+            .as_ref()
+            .is_some_and(|holder| holder.abandoned())
+        {
+            self.reservation = None;
+        }
+        self.waiters.retain(|waiter| {
+            let abandoned = waiter.abandoned();
+            if abandoned {
+                waiter.queued.store(false, StdOrdering::SeqCst);
+            }
+            !abandoned
+        });
+        let unwoken = |waiter: &&Arc<Waiter>| !waiter.woken.load(StdOrdering::SeqCst);
         if let Some(holder) = &self.reservation {
             if holder.num_permits <= self.available {
-                return vec![holder.clone()];
+                return std::iter::once(holder).filter(unwoken).cloned().collect();
             }
             return Vec::new();
         }
         self.waiters
             .iter()
             .filter(|waiter| waiter.min_permits <= self.available)
+            .filter(unwoken)
             .cloned()
             .collect()
     }
@@ -264,6 +385,9 @@ impl BatchSemaphore {
             step: AtomicUsize::new(0),
             state: StdMutex::new(State {
                 available: num_permits,
+                initial: num_permits,
+                permits: VecDeque::new(),
+                takers: None,
                 closed: false,
                 waiters: VecDeque::new(),
                 reservation: None,
@@ -283,7 +407,7 @@ impl BatchSemaphore {
     #[track_caller]
     fn step(&self) {
         if !std::thread::panicking() {
-            self.step.fetch_add(1, Ordering::SeqCst);
+            self.step.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -386,7 +510,7 @@ impl BatchSemaphore {
             return;
         }
         let mut state = self.state();
-        state.available += num_permits;
+        state.give(num_permits, Causality::release());
         let to_wake = match self.fairness {
             Fairness::StrictlyFair => state.serve_from_front(),
             Fairness::Unfair => state.unfair_waiters_to_wake(),
@@ -503,7 +627,10 @@ impl<'a> Acquire<'a> {
                 min_permits,
                 priority,
                 granted: StdAtomicBool::new(false),
+                granted_history: StdMutex::new(None),
                 queued: StdAtomicBool::new(false),
+                woken: StdAtomicBool::new(false),
+                task: StdAtomicUsize::new(NO_TASK),
                 waker: StdMutex::new(None),
             }),
             reserving,
@@ -524,6 +651,7 @@ impl<'a> Acquire<'a> {
     /// Waits, queued at the place the request's priority gives it.
     fn wait(&self, context: &Context<'_>, state: &mut State) -> Poll<Result<(), AcquireError>> {
         self.waiter.set_waker(context.waker());
+        self.waiter.set_task();
         if !self.is_queued() {
             match self.waiter.priority {
                 Priority::Front => state.waiters.push_front(self.waiter.clone()),
@@ -546,17 +674,18 @@ impl<'a> Acquire<'a> {
                 return Poll::Pending;
             }
             state.reservation = None;
-            state.available -= num_permits;
+            state.take_for_running_task(num_permits);
             let to_wake = state.unfair_waiters_to_wake();
             drop(state);
             wake(to_wake);
             return self.finish(Ok(()));
         }
         if state.reservation.is_some() || state.available < self.waiter.min_permits {
+            state.learn_of_takers();
             return self.wait(context, &mut state);
         }
         if state.available >= num_permits {
-            state.available -= num_permits;
+            state.take_for_running_task(num_permits);
             drop(state);
             if self.is_queued() {
                 semaphore.remove_waiter(&self.waiter);
@@ -573,6 +702,7 @@ impl<'a> Acquire<'a> {
             state.waiters.remove(index);
             self.waiter.queued.store(false, StdOrdering::SeqCst);
         }
+        self.waiter.set_task();
         state.reservation = Some(self.waiter.clone());
         Poll::Pending
     }
@@ -590,7 +720,12 @@ impl Future for Acquire<'_> {
             self.semaphore.step();
         }
         self.polled = true;
+        self.waiter.woken.store(false, StdOrdering::SeqCst);
         if self.waiter.granted.load(StdOrdering::SeqCst) {
+            if let Some(history) = lock(&self.waiter.granted_history).take() {
+                history.acquire();
+                self.semaphore.state().release_into_takers();
+            }
             return self.finish(Ok(()));
         }
         if self.semaphore.is_closed() {

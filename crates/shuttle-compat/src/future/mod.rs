@@ -90,7 +90,7 @@ where
     let inherited = labels::for_child();
     JoinHandle {
         inner: interleave::future::spawn(async move {
-            labels::adopt(inherited);
+            let _running = labels::adopt(inherited);
             future.await
         }),
     }
@@ -107,7 +107,7 @@ where
     let inherited = labels::for_child();
     JoinHandle {
         inner: interleave::future::spawn_local(async move {
-            labels::adopt(inherited);
+            let _running = labels::adopt(inherited);
             future.await
         }),
     }

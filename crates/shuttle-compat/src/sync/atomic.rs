@@ -6,7 +6,7 @@
 //! all tasks of an execution run on one OS thread), and every operation first takes one
 //! sequentially consistent step of the same kind on an interleave atomic that belongs to the
 //! value: a load for a load, a store for a store, a read-modify-write for the others (a failed
-//! compare-exchange only reads). That step is the operation's scheduling point, orders it
+//! compare-exchange too). That step is the operation's scheduling point, orders it
 //! against every other operation on the same atomic in every search, and gives it the
 //! happens-before edges of a `SeqCst` access of its kind. So 128-bit atomics are always
 //! sequentially consistent whatever ordering is passed, as every shuttle atomic is: a bug that
@@ -57,20 +57,15 @@ macro_rules! wide_atomic {
                 *self.value() = new;
             }
 
-            /// A read-modify-write in one step, which writes the step atomic only when `op`
-            /// says it wrote the value: a failed compare-exchange is a load, as in shuttle.
+            /// A read-modify-write in one step: a swap of the step atomic, after which `op`
+            /// runs before the next scheduling point, so no other operation on this atomic
+            /// comes between its read and its write. A compare-exchange that fails takes the
+            /// same step, so it synchronises like a successful one (stronger than std, never
+            /// weaker).
             #[track_caller]
-            fn read_modify_write<R>(&self, op: impl FnOnce(&mut $int) -> (R, bool)) -> R {
-                let mut op = Some(op);
-                let mut result = None;
-                // interleave applies the update once, at the step.
-                let _ = self.step.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |_| {
-                    let op = op.take()?;
-                    let (value, wrote) = op(&mut self.value());
-                    result = Some(value);
-                    wrote.then_some(false)
-                });
-                result.expect("interleave applies an atomic update once")
+            fn read_modify_write<R>(&self, op: impl FnOnce(&mut $int) -> R) -> R {
+                self.step.swap(false, Ordering::SeqCst);
+                op(&mut self.value())
             }
 
             /// A mutable reference to the value; no scheduling is needed.
@@ -102,7 +97,7 @@ macro_rules! wide_atomic {
             /// Stores `new` and returns the previous value.
             #[track_caller]
             pub fn swap(&self, new: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, new), true))
+                self.read_modify_write(|value| std::mem::replace(value, new))
             }
 
             /// Stores `new` if the value is `current`; returns the previous value, `Ok` if it
@@ -118,9 +113,9 @@ macro_rules! wide_atomic {
                 self.read_modify_write(|value| {
                     if *value == current {
                         *value = new;
-                        (Ok(current), true)
+                        Ok(current)
                     } else {
-                        (Err(*value), false)
+                        Err(*value)
                     }
                 })
             }
@@ -145,28 +140,28 @@ macro_rules! wide_atomic {
                 }
             }
 
-            /// Applies `f` to the value as one atomic step and stores `Some` results; returns
-            /// the previous value, `Ok` if `f` gave a new one.
+            /// Stores `f` of the value while it returns `Some`, as std's: a load, then
+            /// compare-exchanges that retry with the value they found, so `f` runs again when
+            /// another thread wrote the atomic in between. Returns the value `f` was last
+            /// given, `Ok` if it was replaced.
             #[track_caller]
             pub fn fetch_update<F>(
                 &self,
-                _set_order: Ordering,
-                _fetch_order: Ordering,
+                set_order: Ordering,
+                fetch_order: Ordering,
                 mut f: F,
             ) -> Result<$int, $int>
             where
                 F: FnMut($int) -> Option<$int>,
             {
-                self.read_modify_write(|value| {
-                    let previous = *value;
-                    match f(previous) {
-                        Some(next) => {
-                            *value = next;
-                            (Ok(previous), true)
-                        }
-                        None => (Err(previous), false),
+                let mut previous = self.load(fetch_order);
+                while let Some(next) = f(previous) {
+                    match self.compare_exchange(previous, next, set_order, fetch_order) {
+                        Ok(replaced) => return Ok(replaced),
+                        Err(found) => previous = found,
                     }
-                })
+                }
+                Err(previous)
             }
 
             /// [`fetch_update`](Self::fetch_update) under its newer std name.
@@ -183,7 +178,8 @@ macro_rules! wide_atomic {
                 self.fetch_update(set_order, fetch_order, f)
             }
 
-            /// Stores `f` of the value as one atomic step; returns the previous value.
+            /// Stores `f` of the value, retrying as [`fetch_update`](Self::fetch_update) does;
+            /// returns the value `f` replaced.
             #[track_caller]
             pub fn update<F>(&self, set_order: Ordering, fetch_order: Ordering, mut f: F) -> $int
             where
@@ -197,49 +193,49 @@ macro_rules! wide_atomic {
             /// Adds (wrapping) and returns the previous value.
             #[track_caller]
             pub fn fetch_add(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, value.wrapping_add(operand)), true))
+                self.read_modify_write(|value| std::mem::replace(value, value.wrapping_add(operand)))
             }
 
             /// Subtracts (wrapping) and returns the previous value.
             #[track_caller]
             pub fn fetch_sub(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, value.wrapping_sub(operand)), true))
+                self.read_modify_write(|value| std::mem::replace(value, value.wrapping_sub(operand)))
             }
 
             /// Bitwise and; returns the previous value.
             #[track_caller]
             pub fn fetch_and(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, *value & operand), true))
+                self.read_modify_write(|value| std::mem::replace(value, *value & operand))
             }
 
             /// Bitwise nand; returns the previous value.
             #[track_caller]
             pub fn fetch_nand(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, !(*value & operand)), true))
+                self.read_modify_write(|value| std::mem::replace(value, !(*value & operand)))
             }
 
             /// Bitwise or; returns the previous value.
             #[track_caller]
             pub fn fetch_or(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, *value | operand), true))
+                self.read_modify_write(|value| std::mem::replace(value, *value | operand))
             }
 
             /// Bitwise xor; returns the previous value.
             #[track_caller]
             pub fn fetch_xor(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, *value ^ operand), true))
+                self.read_modify_write(|value| std::mem::replace(value, *value ^ operand))
             }
 
             /// Maximum; returns the previous value.
             #[track_caller]
             pub fn fetch_max(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, (*value).max(operand)), true))
+                self.read_modify_write(|value| std::mem::replace(value, (*value).max(operand)))
             }
 
             /// Minimum; returns the previous value.
             #[track_caller]
             pub fn fetch_min(&self, operand: $int, _order: Ordering) -> $int {
-                self.read_modify_write(|value| (std::mem::replace(value, (*value).min(operand)), true))
+                self.read_modify_write(|value| std::mem::replace(value, (*value).min(operand)))
             }
 
             /// Reads the value without a scheduling point, as shuttle's `raw_load`: for debug
