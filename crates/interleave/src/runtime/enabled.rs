@@ -12,6 +12,20 @@ impl Execution {
     /// (`early` only).
     #[inline(always)]
     pub(super) fn op_enabled(&self, t: usize, early: bool) -> bool {
+        self.op_enabled_under(
+            t,
+            if early {
+                Timeouts::Early
+            } else {
+                Timeouts::Due
+            },
+        )
+    }
+
+    /// `op_enabled`, with timeouts counted as `timeouts` says.
+    #[inline(always)]
+    pub(super) fn op_enabled_under(&self, t: usize, timeouts: Timeouts) -> bool {
+        let early = timeouts == Timeouts::Early;
         let slot = &self.threads[t];
         let op = slot.pending;
         let state = || &self.objects[op.object as usize].state;
@@ -43,16 +57,21 @@ impl Execution {
                 };
                 let spurious = early && self.recording.limits.spurious_wakeups;
                 mutex_free
-                    && (!slot.waiting || self.may_time_out(slot, early) || notified() || spurious)
+                    && (!slot.waiting
+                        || self.may_time_out(slot, timeouts)
+                        || notified()
+                        || spurious)
             }
             OpKind::Join => self.threads[op.arg as usize].finished,
             OpKind::Park => {
                 slot.park_token
                     || (early && self.recording.limits.spurious_wakeups)
-                    || self.may_time_out(slot, early)
-                    || slot.timer_deadline.is_some_and(|d| early || d <= self.now)
+                    || self.may_time_out(slot, timeouts)
+                    || slot
+                        .timer_deadline
+                        .is_some_and(|d| timeouts.fire(d, self.now))
             }
-            OpKind::Sleep => self.may_time_out(slot, early),
+            OpKind::Sleep => self.may_time_out(slot, timeouts),
             OpKind::BarrierLeave => match state() {
                 ObjState::Barrier { generation, .. } => *generation != slot.barrier_generation,
                 _ => true,
@@ -80,7 +99,7 @@ impl Execution {
             },
             OpKind::Recv => match state() {
                 ObjState::Channel { len, senders, .. } => {
-                    *len > 0 || *senders == 0 || self.may_time_out(slot, early)
+                    *len > 0 || *senders == 0 || self.may_time_out(slot, timeouts)
                 }
                 _ => true,
             },

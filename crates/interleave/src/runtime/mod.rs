@@ -51,6 +51,7 @@ mod stacks;
 mod switching;
 mod teardown;
 mod timers;
+use timers::Timeouts;
 mod view;
 mod watchdog;
 

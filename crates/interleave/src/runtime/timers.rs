@@ -3,6 +3,29 @@
 
 use super::*;
 
+/// Which timeouts `Execution::op_enabled_under` counts as able to end a wait now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Timeouts {
+    /// Any: a timed wait may end at any scheduling point after it started.
+    Early,
+    /// Only those whose deadline the virtual clock has reached.
+    Due,
+    /// None: whether anything but a timeout lets the thread run.
+    Never,
+}
+
+impl Timeouts {
+    /// Whether a deadline at `deadline` may fire at `now`.
+    #[inline(always)]
+    pub(super) fn fire(self, deadline: Duration, now: Duration) -> bool {
+        match self {
+            Timeouts::Early => true,
+            Timeouts::Due => deadline <= now,
+            Timeouts::Never => false,
+        }
+    }
+}
+
 /// An async timer (`time::Sleep`) waiting for the virtual clock: the thread that polled
 /// it last and the waker to wake at its deadline.
 pub(crate) struct Timer {
@@ -23,18 +46,20 @@ impl Execution {
     /// Whether thread `t`'s pending operation is timed, so it may end by its timeout (it may
     /// still wait for its mutex).
     pub fn deadline_passed(&self, t: usize) -> bool {
-        self.may_time_out(&self.threads[t], true)
+        self.may_time_out(&self.threads[t], Timeouts::Early)
     }
 
-    /// Whether `slot`'s pending operation is timed and may end by its timeout now: at any
-    /// time when `early`, otherwise once the clock has reached its deadline.
+    /// Whether `slot`'s pending operation is timed and may end by its timeout now, as
+    /// `timeouts` says.
     #[inline]
-    pub(super) fn may_time_out(&self, slot: &ThreadSlot, early: bool) -> bool {
-        slot.pending.timed && (early || slot.deadline <= self.now)
+    pub(super) fn may_time_out(&self, slot: &ThreadSlot, timeouts: Timeouts) -> bool {
+        slot.pending.timed && timeouts.fire(slot.deadline, self.now)
     }
 
     /// Whether thread `t`, enabled, can run only by ending its wait by itself: by its timeout or
-    /// its async timer, or by a spurious wake-up when those are allowed.
+    /// its async timer (due or not), or by a spurious wake-up when those are allowed. A
+    /// timeout already due still ends the wait by itself: the strategies' yield rule must see
+    /// that the thread's only step is a timeout (see `View::times_out`).
     #[cold]
     pub(super) fn wakes_itself(&self, t: usize) -> bool {
         let slot = &self.threads[t];
@@ -42,7 +67,7 @@ impl Execution {
             || (slot.pending.kind == OpKind::Park
                 && (slot.timer_deadline.is_some() || self.recording.limits.spurious_wakeups))
             || (slot.pending.kind == OpKind::Wake && self.recording.limits.spurious_wakeups);
-        can && !self.op_enabled(t, false)
+        can && !self.op_enabled_under(t, Timeouts::Never)
     }
 
     /// Thread `chosen` is about to take its step: when only its timeout lets it (its operation

@@ -480,6 +480,14 @@ fn draw_value(bound: u64, index: u64) -> u64 {
 /// [`YieldRule::for_search`]), or become unable to run (blocked or finished), whichever comes
 /// first. A thread that waits for no one may run.
 ///
+/// One exception: when every thread `t` still waits for would end a timed wait by its timeout
+/// if chosen now (a `recv_timeout` with nothing to receive, a `wait_timeout` not notified, a
+/// sleep), `t` may run once before them, its *pass*. Without it, a sleeper's send could never
+/// beat a receiver's later `recv_timeout`, an order std allows: the receiver's only step is its
+/// timeout, and the sleeper would wait for it. The pass is used up by running, and renewed
+/// only when the wait ends, so a thread spinning on something only a timeout can bring still
+/// runs at most one extra round between two steps of the threads it waits for.
+///
 /// Loom lets the yielding thread run again after any one other thread has taken a step; under
 /// an exhaustive search that is not enough, since two spinners could then take turns for ever
 /// and starve the thread they wait for. Here that thread gets its turn before either spinner
@@ -507,6 +515,8 @@ pub(super) struct YieldRule {
     waiting: usize,
     /// Whether a thread's start step ends the waits for it (see [`YieldRule::for_search`]).
     starts_are_progress: bool,
+    /// `passed[t]`: `t` has run on its pass (see [`YieldRule::allowed`]) since its wait began.
+    passed: Vec<bool>,
 }
 
 impl YieldRule {
@@ -549,15 +559,15 @@ impl YieldRule {
                 ended.push(t);
                 if waits.is_empty() {
                     self.waiting -= 1;
+                    self.passed[t] = false;
                 }
             }
         }
-        allowed.extend(
-            enabled
-                .iter()
-                .copied()
-                .filter(|&t| self.waits.get(t).is_none_or(Vec::is_empty)),
-        );
+        allowed.extend(enabled.iter().copied().filter(|&t| {
+            self.waits.get(t).is_none_or(|waits| {
+                waits.is_empty() || (!self.passed[t] && only_timeouts_left(view, waits))
+            })
+        }));
         if allowed.is_empty() {
             // Every thread that can run waits for one that cannot (yet): a rule that exists to
             // prevent starvation must not stop every thread.
@@ -577,32 +587,56 @@ impl YieldRule {
         if self.waiting > 0 && (self.starts_are_progress || !starts) {
             for (t, waits) in self.waits.iter_mut().enumerate() {
                 if let Some(at) = waits.iter().position(|&u| u == chosen) {
+                    // A thread its pass already let run was not held back by this step, so
+                    // for DPOR its next step does not happen after it.
+                    let on_pass = !self.passed[t] && only_timeouts_left(view, waits);
                     waits.swap_remove(at);
-                    ended.push(t);
+                    if !on_pass {
+                        ended.push(t);
+                    }
                     if waits.is_empty() {
                         self.waiting -= 1;
+                        self.passed[t] = false;
                     }
                 }
             }
         }
+        if self
+            .waits
+            .get(chosen)
+            .is_some_and(|waits| !waits.is_empty())
+        {
+            // It runs while it waits: on its pass, or because every runnable thread waited.
+            self.passed[chosen] = true;
+        }
         if is_yield(view, chosen) {
             if self.waits.len() <= chosen {
                 self.waits.resize(chosen + 1, Vec::new());
+                self.passed.resize(chosen + 1, false);
             }
             let waits = &mut self.waits[chosen];
             // A thread that runs normally waits for no one, but a prefix that no longer fits
-            // the program may force one that does; its new yield replaces that wait.
+            // the program may force one that does, and a thread on its pass yields again
+            // while it waits; its new yield replaces that wait (and a used pass stays used).
             if !waits.is_empty() {
                 self.waiting -= 1;
             }
             waits.clear();
             // The threads that could run at the yield; blocked ones do not hold it back.
             waits.extend(view.enabled().iter().copied().filter(|&u| u != chosen));
-            if !waits.is_empty() {
+            if waits.is_empty() {
+                self.passed[chosen] = false;
+            } else {
                 self.waiting += 1;
             }
         }
     }
+}
+
+/// Whether every thread in `waits` would end its wait by its timeout if chosen now: its only
+/// step, which counts as a yield (see `View::times_out`).
+fn only_timeouts_left(view: &View<'_>, waits: &[usize]) -> bool {
+    waits.iter().all(|&u| view.times_out(u))
 }
 
 /// The yield rule for a schedule that needs only the threads it lets run, not which waits

@@ -262,6 +262,46 @@ fn recv_timeout_may_time_out_or_receive_whatever_the_deadline() {
     assert!(late.contains(&(Some(1), ms(10))), "{late:?}");
 }
 
+/// A sleeper's send may beat a receiver's `recv_timeout` whatever their durations, under every
+/// strategy that follows the yield rule, not only in `auto`'s random slot: the receiver's only
+/// step is its timeout, and the yield rule's pass lets the sleeper go before it.
+#[test]
+fn a_sleepers_send_may_beat_a_later_timeout_under_the_yield_rule() {
+    let receive = || {
+        let (tx, rx) = mpsc::channel();
+        let sender = thread::spawn(move || {
+            thread::sleep(ms(10));
+            let _ = tx.send(1);
+        });
+        let received = rx.recv_timeout(ms(2)).ok();
+        drop(rx);
+        sender.join().unwrap();
+        received
+    };
+    for spec in [
+        "pos",
+        "surw",
+        "rff",
+        "dfs",
+        "dpor",
+        "dpor:c=1",
+        "delay:d=2",
+        "random",
+    ] {
+        let seen = std::sync::Mutex::new(BTreeSet::new());
+        let report = helpers::builder(spec)
+            .executions(300)
+            .explore(|| {
+                let value = receive();
+                seen.lock().unwrap().insert(value);
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(seen, BTreeSet::from([None, Some(1)]), "{spec}");
+    }
+}
+
 #[test]
 fn a_sleeping_thread_is_no_deadlock_but_a_thread_waiting_without_deadline_is() {
     all_schedules(|| {
