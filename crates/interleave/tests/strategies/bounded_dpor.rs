@@ -5,6 +5,7 @@
 //! preemptions with `c=2` and not with `c=1`; and it exhausts the bounded space in far fewer
 //! executions than bounded depth-first search (`dfs:c=N`).
 
+use crate::helpers;
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::{Arc as StdArc, Mutex as StdMutex};
@@ -114,44 +115,6 @@ impl Strategy for Enumeration {
     }
 }
 
-/// Records the trace and outcome of every execution of the wrapped strategy.
-struct Recording {
-    inner: Box<dyn Strategy>,
-    slot: Slot,
-    runs: StdArc<StdMutex<Vec<Observed>>>,
-}
-
-impl Strategy for Recording {
-    fn spec(&self) -> String {
-        self.inner.spec()
-    }
-
-    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
-        self.inner.plan(execution, seed)
-    }
-
-    fn wants_trace(&self, _execution: u64) -> bool {
-        true
-    }
-
-    fn round_size(&self) -> usize {
-        self.inner.round_size()
-    }
-
-    fn observe(&mut self, execution: u64, outcome: &Outcome) {
-        let program_outcome = self.slot.lock().unwrap().take();
-        if let (false, Some(program_outcome)) = (outcome.abandoned, program_outcome) {
-            let trace = outcome.trace.expect("a trace").to_vec();
-            self.runs.lock().unwrap().push((trace, program_outcome));
-        }
-        self.inner.observe(execution, outcome);
-    }
-
-    fn stats(&self) -> Vec<(String, String)> {
-        self.inner.stats()
-    }
-}
-
 /// Explores `body` under sequential consistency (every execution is a schedule) with one
 /// worker, passing each execution's outcome to `strategy` through `slot`.
 fn explore(strategy: impl Strategy + 'static, slot: &Slot, body: fn() -> String) -> Report {
@@ -187,11 +150,18 @@ fn enumerate(body: fn() -> String) -> Vec<(u32, Observed)> {
 /// The executions `spec` ran on `body` to exhaust it, and the report.
 fn run(spec: &str, body: fn() -> String) -> (Vec<Observed>, Report) {
     let slot = Slot::default();
-    let runs = StdArc::default();
-    let strategy = Recording {
+    let runs: StdArc<StdMutex<Vec<Observed>>> = StdArc::default();
+    let strategy = helpers::TraceRecorder {
         inner: spec.parse::<StrategySpec>().expect("a spec").build(),
-        slot: slot.clone(),
-        runs: StdArc::clone(&runs),
+        record: {
+            let (slot, runs) = (slot.clone(), StdArc::clone(&runs));
+            move |trace: Option<&[TraceEvent]>| {
+                let program_outcome = slot.lock().unwrap().take();
+                if let (Some(trace), Some(program_outcome)) = (trace, program_outcome) {
+                    runs.lock().unwrap().push((trace.to_vec(), program_outcome));
+                }
+            }
+        },
     };
     let report = explore(strategy, &slot, body);
     let covered = report.stat("covered").unwrap_or_default();

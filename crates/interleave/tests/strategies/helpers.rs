@@ -101,3 +101,44 @@ impl LateInterference {
         })
     }
 }
+
+/// Wraps a strategy and hands every execution's trace to `record` before the wrapped strategy
+/// observes it: `None` for an execution it abandoned (`dpor` abandons one whose every runnable
+/// thread sleeps, as redundant).
+pub struct TraceRecorder<F> {
+    pub inner: Box<dyn interleave::strategy::Strategy>,
+    pub record: F,
+}
+
+impl<F: FnMut(Option<&[interleave::strategy::TraceEvent]>) + Send + 'static>
+    interleave::strategy::Strategy for TraceRecorder<F>
+{
+    fn spec(&self) -> String {
+        self.inner.spec()
+    }
+
+    fn plan(
+        &mut self,
+        execution: u64,
+        seed: u64,
+    ) -> Option<Box<dyn interleave::strategy::Schedule + Send>> {
+        self.inner.plan(execution, seed)
+    }
+
+    fn wants_trace(&self, _execution: u64) -> bool {
+        true
+    }
+
+    fn round_size(&self) -> usize {
+        self.inner.round_size()
+    }
+
+    fn observe(&mut self, execution: u64, outcome: &interleave::strategy::Outcome) {
+        (self.record)((!outcome.abandoned).then(|| outcome.trace.expect("a trace")));
+        self.inner.observe(execution, outcome);
+    }
+
+    fn stats(&self) -> Vec<(String, String)> {
+        self.inner.stats()
+    }
+}

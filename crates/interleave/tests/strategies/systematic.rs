@@ -246,50 +246,16 @@ impl Strategy for Exhaustive {
     }
 }
 
-/// Records the trace of every execution of the wrapped strategy.
-struct Recording {
-    inner: Box<dyn Strategy>,
-    traces: std::sync::Arc<StdMutex<Vec<Vec<TraceEvent>>>>,
-}
-
-impl Strategy for Recording {
-    fn spec(&self) -> String {
-        self.inner.spec()
-    }
-
-    fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
-        self.inner.plan(execution, seed)
-    }
-
-    fn wants_trace(&self, _execution: u64) -> bool {
-        true
-    }
-
-    fn round_size(&self) -> usize {
-        self.inner.round_size()
-    }
-
-    fn observe(&mut self, execution: u64, outcome: &Outcome) {
-        // An execution `dpor` ends because every thread it could run sleeps is redundant.
-        if !outcome.abandoned {
-            self.traces
-                .lock()
-                .unwrap()
-                .push(outcome.trace.expect("trace").to_vec());
-        }
-        self.inner.observe(execution, outcome);
-    }
-
-    fn stats(&self) -> Vec<(String, String)> {
-        self.inner.stats()
-    }
-}
-
 fn traces(spec: &str, body: fn()) -> (Vec<Vec<TraceEvent>>, Report) {
     let traces = std::sync::Arc::new(StdMutex::new(Vec::new()));
-    let strategy = Recording {
+    let strategy = helpers::TraceRecorder {
         inner: spec.parse::<StrategySpec>().unwrap().build(),
-        traces: traces.clone(),
+        record: {
+            let traces = traces.clone();
+            move |trace: Option<&[TraceEvent]>| {
+                traces.lock().unwrap().extend(trace.map(<[_]>::to_vec))
+            }
+        },
     };
     let report = Builder::new()
         .ignore_environment()
