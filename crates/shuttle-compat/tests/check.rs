@@ -152,3 +152,48 @@ fn uncontrolled_nondeterminism_keeps_shuttle_words() {
         10,
     );
 }
+
+/// shuttle's exhaustive DFS needs 55,530 executions for four threads meeting at a barrier four
+/// times (its `barrier_test_many_ok`); `check_dfs` runs interleave's `dpor`, which covers the
+/// same failures in 1,146, and a barrier that one thread too few reaches is still reported as
+/// a deadlock.
+#[test]
+fn check_dfs_exhausts_a_barrier_of_four_threads_and_finds_the_short_one() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let barrier_rounds = |threads: usize, parties: usize| {
+        move || {
+            let barrier = shuttle::sync::Arc::new(shuttle::sync::Barrier::new(parties));
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    let barrier = barrier.clone();
+                    shuttle::thread::spawn(move || {
+                        for _ in 0..4 {
+                            barrier.wait();
+                        }
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.join().unwrap();
+            }
+        }
+    };
+    let counted = {
+        let runs = runs.clone();
+        let body = barrier_rounds(4, 4);
+        move || {
+            runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            body()
+        }
+    };
+    shuttle::check_dfs(counted, None);
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(runs <= 2_000, "{runs} executions");
+    let short = std::panic::catch_unwind(|| shuttle::check_dfs(barrier_rounds(3, 4), None));
+    let message = short.expect_err("three threads never fill a barrier of four");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(text.contains("deadlock"), "{text}");
+}

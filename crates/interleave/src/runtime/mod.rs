@@ -523,9 +523,11 @@ impl Execution {
     }
 
     /// Records the barrier generation the running thread's step just taken (an arrival, or a
-    /// leave) belongs to, for the trace (`TraceTarget::Generation`).
-    pub(crate) fn describe_barrier_step(&mut self, generation: u32) {
-        self.describe_step(&[OpKind::BarrierArrive, OpKind::BarrierLeave], generation);
+    /// leave) belongs to, and whether it was the arrival that filled it, for the trace
+    /// (`TraceTarget::Generation`, `TraceTarget::FilledGeneration`).
+    pub(crate) fn describe_barrier_step(&mut self, generation: u32, fills: bool) {
+        let arg = (generation & !recording::FILLS_GENERATION) | (u32::from(fills) << 31);
+        self.describe_step(&[OpKind::BarrierArrive, OpKind::BarrierLeave], arg);
     }
 
     /// Sets the argument of the running thread's step just taken, if it is of one of `kinds`.

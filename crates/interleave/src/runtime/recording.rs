@@ -237,7 +237,12 @@ impl Recording {
                         ChannelStep::decode(e.arg).map(TraceTarget::Channel)
                     }
                     OpKind::BarrierArrive | OpKind::BarrierLeave => {
-                        Some(TraceTarget::Generation(e.arg))
+                        let generation = e.arg & !FILLS_GENERATION;
+                        Some(if e.arg & FILLS_GENERATION != 0 {
+                            TraceTarget::FilledGeneration(generation)
+                        } else {
+                            TraceTarget::Generation(generation)
+                        })
                     }
                     _ => None,
                 },
@@ -289,9 +294,15 @@ pub enum TraceTarget {
     /// What a step on a channel did (absent for a rendezvous channel's steps and a receiver's
     /// drop).
     Channel(ChannelStep),
-    /// The generation of the barrier an arrival or a leave belongs to (modulo 2^32).
+    /// The generation of the barrier an arrival or a leave belongs to (modulo 2^31).
     Generation(u32),
+    /// The generation of the barrier the arrival filled, which made its thread the leader
+    /// (modulo 2^31).
+    FilledGeneration(u32),
 }
+
+/// The bit of a barrier step's argument that marks the arrival that filled its generation.
+pub(crate) const FILLS_GENERATION: u32 = 1 << 31;
 
 /// What a step on a channel did, for a dependence relation finer than "same channel": a send
 /// and a receive of different messages commute, and so do the drops of two senders.

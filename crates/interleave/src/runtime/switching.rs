@@ -209,6 +209,7 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
         let view = View {
             threads: &ex.threads,
             objects: &ex.recording.objects,
+            states: &ex.objects,
             enabled: &ex.enabled,
             step: ex.recording.events.len() as u64,
             last: ex.recording.events.last().map(|e| e.thread as usize),

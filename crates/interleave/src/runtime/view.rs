@@ -37,6 +37,7 @@ impl PendingOp {
 pub struct View<'a> {
     pub(super) threads: &'a [ThreadSlot],
     pub(super) objects: &'a [ObjectRecord],
+    pub(super) states: &'a [super::object::ObjectEntry],
     pub(super) enabled: &'a [usize],
     pub(super) step: u64,
     pub(super) last: Option<usize>,
@@ -115,6 +116,22 @@ impl View<'_> {
             name: unit.name,
             site: unit.site,
         })
+    }
+
+    /// For a thread about to arrive at a barrier: how many arrivals its generation still needs
+    /// to fill, its own included (1: it fills it and leads); `None` for other operations and
+    /// before the barrier's size is known (its first arrival tells it).
+    pub(crate) fn barrier_arrivals_missing(&self, thread: usize) -> Option<usize> {
+        let op = self.threads[thread].pending;
+        if op.kind != OpKind::BarrierArrive || op.object == NO_OBJECT {
+            return None;
+        }
+        match self.states[op.object as usize].state {
+            super::object::ObjState::Barrier {
+                parties, arrived, ..
+            } if parties > 0 => Some(parties.saturating_sub(arrived)),
+            _ => None,
+        }
     }
 
     /// How many times thread `thread` has yielded in this execution (`yield_now`, `sleep`,

@@ -83,16 +83,27 @@ pub(super) fn conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, 
 /// A channel step without a description writes all three, so it depends on every other step on
 /// the channel.
 pub(super) fn dpor_conflicts(event: &TraceEvent, writes: bool) -> [Option<(Conflict, bool)>; 3] {
-    if let (Some(barrier), Some(TraceTarget::Generation(generation))) = (event.object, event.target)
-    {
-        // An arrival writes its generation of the barrier and a leave reads it: arrivals of
-        // one generation decide the leader between them, a leave waits for its generation
-        // to fill, and steps of different generations commute.
-        return [
-            Some((Conflict::Message(barrier, generation), writes)),
-            None,
-            None,
-        ];
+    // The arrival that fills a generation of a barrier writes it; the other arrivals and the
+    // leaves read it. Two arrivals that do not fill it commute (each only adds itself to the
+    // count, and neither becomes the leader in either order), the filling one decides the
+    // leader against each of them, a leave waits for it, and steps of different generations
+    // commute.
+    match (event.object, event.target) {
+        (Some(barrier), Some(TraceTarget::Generation(generation))) => {
+            return [
+                Some((Conflict::Message(barrier, generation), false)),
+                None,
+                None,
+            ];
+        }
+        (Some(barrier), Some(TraceTarget::FilledGeneration(generation))) => {
+            return [
+                Some((Conflict::Message(barrier, generation), true)),
+                None,
+                None,
+            ];
+        }
+        _ => {}
     }
     match (event.kind, event.target) {
         (OpKind::Park, _) => return [Some((Conflict::Parking(event.thread), true)), None, None],
@@ -205,6 +216,13 @@ pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
     };
     if let (Some(p), Some(q)) = (parked(a, &x), parked(b, &y)) {
         return p == q;
+    }
+    // Two arrivals at a barrier commute unless one of them may fill its generation, which
+    // decides the leader (see `dpor_conflicts`).
+    if x.kind == OpKind::BarrierArrive && y.kind == OpKind::BarrierArrive && x.object == y.object {
+        return view
+            .barrier_arrivals_missing(a)
+            .is_none_or(|missing| missing <= 2);
     }
     // A thread can leave a barrier only once its generation is full, so an arrival that can
     // run at the same time belongs to a later generation.

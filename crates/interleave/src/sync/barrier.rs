@@ -67,7 +67,7 @@ impl Barrier {
                 ex.threads[me].barrier_generation = this_generation;
                 false
             };
-            ex.describe_barrier_step(this_generation as u32);
+            ex.describe_barrier_step(this_generation as u32, leader);
             (leader, this_generation)
         });
         let (leader, generation) = leader;
@@ -78,7 +78,7 @@ impl Barrier {
                 OpKind::BarrierLeave,
                 site,
             );
-            runtime::with(|ex| ex.describe_barrier_step(generation as u32));
+            runtime::with(|ex| ex.describe_barrier_step(generation as u32, false));
         }
         runtime::with(|ex| ex.acquire(idx));
         BarrierWaitResult(leader)
