@@ -40,10 +40,12 @@ use crate::{Error, RaceMode};
 mod determinism;
 mod replay;
 mod rounds;
+mod workers;
 
 use determinism::*;
 use replay::*;
 use rounds::*;
+use workers::*;
 
 pub(crate) use replay::run_token;
 pub(crate) use rounds::{describe_failure, limits};
@@ -341,8 +343,6 @@ pub fn replay<F: Fn() + Sync>(token: &str, f: F) {
     }
 }
 
-/// Runs the planned executions, on `workers` threads, and returns their summaries in index
-/// order. With `stop_early`, executions after a failing one may be skipped.
 /// An execution index, its schedule, and whether to keep its trace.
 type Plan = (u64, Box<dyn Schedule + Send>, bool);
 

@@ -1,5 +1,6 @@
 //! Rounds of executions: the strategy plans a round from what it observed before, the
-//! executions run on one or more workers, and their summaries come back in index order.
+//! executions run on one or more workers (`workers.rs`), and their summaries come back in index
+//! order.
 
 use super::*;
 
@@ -71,65 +72,68 @@ pub(super) fn explore_with(
     let mut seen_warnings = HashSet::new();
     let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
-    let mut round = 1usize;
-    let mut next = 0u64;
-    'rounds: while next < config.executions {
-        let size = (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
-        let mut plans = Vec::new();
-        for index in next..next + size {
-            match strategy.plan(index, execution_seed(config.seed, index)) {
-                Some(schedule) => plans.push((index, schedule, strategy.wants_trace(index))),
-                None => break,
+    with_pool(&run, config.workers, |pool| {
+        let mut round = 1usize;
+        let mut next = 0u64;
+        'rounds: while next < config.executions {
+            let size =
+                (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
+            let mut plans = Vec::new();
+            for index in next..next + size {
+                match strategy.plan(index, execution_seed(config.seed, index)) {
+                    Some(schedule) => plans.push((index, schedule, strategy.wants_trace(index))),
+                    None => break,
+                }
             }
+            let planned = plans.len() as u64;
+            for summary in pool.execute(plans, config.stop_on_first_failure) {
+                strategy.observe(
+                    summary.index,
+                    &Outcome {
+                        steps: summary.steps,
+                        threads: summary.threads,
+                        failed: summary.failure.is_some(),
+                        abandoned: summary.abandoned,
+                        lock_acquisitions: summary.lock_acquisitions,
+                        trace: summary.trace.as_deref(),
+                        feedback: summary.feedback.as_deref(),
+                        declarations: summary.declarations.as_ref(),
+                        violations: summary.violations.len(),
+                    },
+                );
+                report.executions += 1;
+                report.steps += summary.steps;
+                if !summary.violations.is_empty() {
+                    report.violating_executions += 1;
+                }
+                for violation in summary.violations {
+                    if seen_violations.insert(violation.key.clone()) {
+                        report.violations.push(violation);
+                    }
+                }
+                states.extend(summary.states);
+                for warning in summary.warnings {
+                    if seen_warnings.insert(warning.clone()) {
+                        report.warnings.push(warning);
+                    }
+                }
+                if let Some(mut failure) = summary.failure {
+                    if let Some(member) = strategy.member(summary.index) {
+                        failure.strategy = format!("{}, member {member}", failure.strategy);
+                    }
+                    report.failures.push(failure);
+                    if config.stop_on_first_failure {
+                        break 'rounds;
+                    }
+                }
+            }
+            if planned < size {
+                break;
+            }
+            next += planned;
+            round = (round * 2).min(MAX_ROUND);
         }
-        let planned = plans.len() as u64;
-        for summary in execute(&run, plans, config.workers, config.stop_on_first_failure) {
-            strategy.observe(
-                summary.index,
-                &Outcome {
-                    steps: summary.steps,
-                    threads: summary.threads,
-                    failed: summary.failure.is_some(),
-                    abandoned: summary.abandoned,
-                    lock_acquisitions: summary.lock_acquisitions,
-                    trace: summary.trace.as_deref(),
-                    feedback: summary.feedback.as_deref(),
-                    declarations: summary.declarations.as_ref(),
-                    violations: summary.violations.len(),
-                },
-            );
-            report.executions += 1;
-            report.steps += summary.steps;
-            if !summary.violations.is_empty() {
-                report.violating_executions += 1;
-            }
-            for violation in summary.violations {
-                if seen_violations.insert(violation.key.clone()) {
-                    report.violations.push(violation);
-                }
-            }
-            states.extend(summary.states);
-            for warning in summary.warnings {
-                if seen_warnings.insert(warning.clone()) {
-                    report.warnings.push(warning);
-                }
-            }
-            if let Some(mut failure) = summary.failure {
-                if let Some(member) = strategy.member(summary.index) {
-                    failure.strategy = format!("{}, member {member}", failure.strategy);
-                }
-                report.failures.push(failure);
-                if config.stop_on_first_failure {
-                    break 'rounds;
-                }
-            }
-        }
-        if planned < size {
-            break;
-        }
-        next += planned;
-        round = (round * 2).min(MAX_ROUND);
-    }
+    });
     report.strategy_stats = strategy.stats();
     report.states = config.count_states.then_some(states.len() as u64);
     for warning in strategy.warnings() {
@@ -138,55 +142,6 @@ pub(super) fn explore_with(
         }
     }
     report
-}
-
-pub(super) fn execute(
-    run: &Run<'_>,
-    plans: Vec<Plan>,
-    workers: usize,
-    stop_early: bool,
-) -> Vec<Summary> {
-    if workers <= 1 || plans.len() <= 1 {
-        let mut summaries = Vec::with_capacity(plans.len());
-        for (index, schedule, keep_trace) in plans {
-            let summary = run_one(run, index, schedule, keep_trace);
-            let failed = summary.failure.is_some();
-            summaries.push(summary);
-            if failed && stop_early {
-                break;
-            }
-        }
-        return summaries;
-    }
-    let first_failure = AtomicU64::new(u64::MAX);
-    let next_plan = AtomicUsize::new(0);
-    let plans: Vec<Mutex<Option<Plan>>> = plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
-    let summaries = Mutex::new(Vec::with_capacity(plans.len()));
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(plans.len()) {
-            scope.spawn(|| loop {
-                let position = next_plan.fetch_add(1, Ordering::Relaxed);
-                let Some(plan) = plans.get(position) else {
-                    break;
-                };
-                let Some((index, schedule, keep_trace)) = plan.lock().expect("plan lock").take()
-                else {
-                    continue;
-                };
-                if stop_early && index > first_failure.load(Ordering::Relaxed) {
-                    continue;
-                }
-                let summary = run_one(run, index, schedule, keep_trace);
-                if summary.failure.is_some() {
-                    first_failure.fetch_min(index, Ordering::Relaxed);
-                }
-                summaries.lock().expect("summary lock").push(summary);
-            });
-        }
-    });
-    let mut summaries = summaries.into_inner().expect("summary lock");
-    summaries.sort_by_key(|s| s.index);
-    summaries
 }
 
 pub(super) fn run_one(
