@@ -349,8 +349,8 @@ pub mod time;
 pub use atomic_set::unit_of_work;
 pub use branch::branch;
 pub use config::{
-    Config, MemoryModel, RaceMode, ENV_EXECUTIONS, ENV_FULL_REPORT, ENV_MAX_STEPS, ENV_MEMORY,
-    ENV_PERSIST, ENV_REPLAY, ENV_SEED, ENV_STRATEGY, ENV_WORKERS,
+    Config, MemoryModel, RaceMode, AUTOMATIC_WORKERS, ENV_EXECUTIONS, ENV_FULL_REPORT,
+    ENV_MAX_STEPS, ENV_MEMORY, ENV_PERSIST, ENV_REPLAY, ENV_SEED, ENV_STRATEGY, ENV_WORKERS,
 };
 pub use explore::{check, replay, Builder};
 /// Makes a function a test that explores its body under interleave's scheduler.

@@ -26,6 +26,8 @@ pub(super) struct Summary {
     pub(super) threads: usize,
     pub(super) lock_acquisitions: u64,
     pub(super) abandoned: bool,
+    /// It used an object an earlier execution registered (a `static` primitive).
+    pub(super) outlived_objects: bool,
     pub(super) trace: Option<Vec<TraceEvent>>,
     /// The happens-before fingerprint of every prefix, when counting states.
     pub(super) states: Vec<u128>,
@@ -51,12 +53,55 @@ pub(crate) fn limits(config: &Config) -> Limits {
     }
 }
 
+/// An exploration with automatic workers ran executions on several, and then one of its
+/// executions used an object an earlier execution had registered (a `static` primitive): the
+/// order in which executions used it was not the one-worker order, so it starts again on one.
+struct OutlivedObjects;
+
+/// Executions that run on one worker before an automatic exploration uses several: the second
+/// is the first that can meet an object the first registered, such as a `static` primitive.
+const PROBE_EXECUTIONS: u64 = 2;
+
+/// Explores `f` under `strategy` with the settings of `config` and reports what it found.
+///
+/// With automatic workers ([`AUTOMATIC_WORKERS`]) the first [`PROBE_EXECUTIONS`] run on one
+/// worker and the rest on one per core, unless an execution uses an object an earlier one
+/// registered: then the exploration stays on one worker, and if it had already run executions
+/// on several, it starts again from execution 0 with a fresh strategy built from the config
+/// (automatic workers are used only with the config's own strategy, see `Builder::resolve`).
+/// Either way the report is the one a single worker gives.
 pub(super) fn explore_with(
     config: &Config,
     strategy: &mut dyn Strategy,
     f: &(dyn Fn() + Sync),
     site: Site,
 ) -> Report {
+    let fixed = |strategy: &mut dyn Strategy, workers| match explore_rounds(
+        config, strategy, f, site, workers, false,
+    ) {
+        Ok(report) => report,
+        Err(OutlivedObjects) => unreachable!("only automatic workers start again"),
+    };
+    if config.workers != AUTOMATIC_WORKERS {
+        return fixed(strategy, config.workers);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    match explore_rounds(config, strategy, f, site, cores, true) {
+        Ok(report) => report,
+        Err(OutlivedObjects) => fixed(config.strategy.build().as_mut(), 1),
+    }
+}
+
+/// Runs the rounds of an exploration on `workers` workers; with `automatic`, see
+/// [`explore_with`].
+fn explore_rounds(
+    config: &Config,
+    strategy: &mut dyn Strategy,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+    workers: usize,
+    automatic: bool,
+) -> Result<Report, OutlivedObjects> {
     let run = Run {
         f,
         site,
@@ -72,9 +117,12 @@ pub(super) fn explore_with(
     let mut seen_warnings = HashSet::new();
     let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
-    with_pool(&run, config.workers, |pool| {
+    with_pool(&run, workers, |pool| {
         let mut round = 1usize;
         let mut next = 0u64;
+        let mut one_worker = automatic;
+        let mut outlived_objects = false;
+        let mut ran_on_several = false;
         'rounds: while next < config.executions {
             let size =
                 (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
@@ -86,7 +134,19 @@ pub(super) fn explore_with(
                 }
             }
             let planned = plans.len() as u64;
-            for summary in pool.execute(plans, config.stop_on_first_failure) {
+            if automatic && next >= PROBE_EXECUTIONS && !outlived_objects {
+                one_worker = false;
+            }
+            ran_on_several |= !one_worker && plans.len() > 1;
+            let several = !one_worker;
+            for summary in pool.execute(plans, config.stop_on_first_failure, several) {
+                if automatic && summary.outlived_objects {
+                    if ran_on_several {
+                        return Err(OutlivedObjects);
+                    }
+                    outlived_objects = true;
+                    one_worker = true;
+                }
                 strategy.observe(
                     summary.index,
                     &Outcome {
@@ -133,7 +193,8 @@ pub(super) fn explore_with(
             next += planned;
             round = (round * 2).min(MAX_ROUND);
         }
-    });
+        Ok(())
+    })?;
     report.strategy_stats = strategy.stats();
     report.states = config.count_states.then_some(states.len() as u64);
     for warning in strategy.warnings() {
@@ -141,7 +202,7 @@ pub(super) fn explore_with(
             report.warnings.push(warning);
         }
     }
-    report
+    Ok(report)
 }
 
 pub(super) fn run_one(
@@ -203,6 +264,7 @@ pub(super) fn run_one(
         threads: ex.threads.len(),
         lock_acquisitions: ex.lock_acquisitions,
         abandoned: ex.abandoned,
+        outlived_objects: ex.outlived_objects,
         trace: events.filter(|_| keep_trace),
         states,
         feedback: ex.feedback.take(),

@@ -171,10 +171,16 @@ fn help(run: &Run<'_>, shared: &Shared, driver: &Thread) {
 }
 
 impl Pool<'_, '_> {
-    /// Runs `plans` on every worker and returns their summaries in index order. With
-    /// `stop_early`, executions after a failing one may be skipped.
-    pub(super) fn execute(&mut self, plans: Vec<Plan>, stop_early: bool) -> Vec<Summary> {
-        if self.helpers.is_empty() || plans.len() <= 1 {
+    /// Runs `plans` on every worker (on the calling thread alone unless `several`) and returns
+    /// their summaries in index order. With `stop_early`, executions after a failing one may be
+    /// skipped.
+    pub(super) fn execute(
+        &mut self,
+        plans: Vec<Plan>,
+        stop_early: bool,
+        several: bool,
+    ) -> Vec<Summary> {
+        if !several || self.helpers.is_empty() || plans.len() <= 1 {
             return execute_here(self.run, plans, stop_early);
         }
         let count = plans.len();
