@@ -27,7 +27,12 @@
 //! Each interleave strategy's 1-worker and 2-worker repetitions alternate, so each pair ran under
 //! about the same load; the `x2/x1` line gives the speed-up of the best 2-worker repetition over
 //! the best 1-worker one, with the lowest and highest speed-up of the pairs (the spread the
-//! machine's other users cause), and the load average is printed next to it.
+//! machine's other users cause), and the load average is printed next to it. After each pair a
+//! CPU-bound loop is timed on one and two OS threads ([`machine_speedup`]): the best of its
+//! speed-ups is the most the machine allowed then, which interleave's speed-up is to be read
+//! against (at load averages above 2 on 2 cores it is often 1.2-1.5x, not 2x). The `cpu/exec`
+//! column, the process's CPU time per execution, shows what a second worker costs apart from
+//! the load.
 //!
 //! # How to read it
 //!
@@ -503,16 +508,24 @@ struct Scaling {
     spec: &'static str,
     one: Vec<Run>,
     two: Vec<Run>,
+    /// What the machine allowed at each repetition: [`machine_speedup`] right after the pair.
+    machine: Vec<f64>,
 }
 
 impl Scaling {
     fn measure(spec: &'static str, reps: usize, n: u64, f: fn()) -> Scaling {
-        let (mut one, mut two) = (Vec::new(), Vec::new());
+        let (mut one, mut two, mut machine) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reps.max(1) {
             one.push(run_interleave_on(spec, n, WORKER_COUNTS[0], f));
             two.push(run_interleave_on(spec, n, WORKER_COUNTS[1], f));
+            machine.push(machine_speedup());
         }
-        Scaling { spec, one, two }
+        Scaling {
+            spec,
+            one,
+            two,
+            machine,
+        }
     }
 
     fn best_one(&self) -> Run {
@@ -537,6 +550,31 @@ impl Scaling {
         let high = paired.iter().copied().fold(0.0, f64::max);
         (best, low, high)
     }
+}
+
+/// How much faster the same CPU-bound loop (no memory traffic, no synchronisation) runs on two
+/// OS threads than on one right now: the most any 2-worker speed-up can be at this moment on
+/// this shared machine (2.0 on an idle 2-core one).
+pub fn machine_speedup() -> f64 {
+    fn spin(rounds: u64) -> u64 {
+        let mut x = 0u64;
+        for i in 0..rounds {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+        }
+        x
+    }
+    // About 30 ms per thread.
+    const ROUNDS: u64 = 30_000_000;
+    let start = Instant::now();
+    spin(ROUNDS);
+    let one = start.elapsed();
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        scope.spawn(|| spin(ROUNDS));
+        spin(ROUNDS);
+    });
+    let two = start.elapsed();
+    2.0 * one.as_secs_f64() / two.as_secs_f64()
 }
 
 /// The fastest of `runs` per execution.
@@ -573,7 +611,8 @@ fn run_thread_workloads(opts: &Options) {
     println!("interleave's count for the same workload (random's for shuttle random and loom, pct's for shuttle pct);");
     println!("own = shuttle's own next_task calls per execution (separate untimed run); ns/own = time per own decision.");
     println!("ratios = interleave execs/s / peer execs/s (above 1.0x: interleave faster); x2/x1 = 2 workers / 1 worker,");
-    println!("best of N, with the lowest and highest of the N paired repetitions.");
+    println!("best of N, with the lowest and highest of the N paired repetitions, and the best speed-up a CPU-bound loop");
+    println!("got on 2 threads right after each pair (machine: what the machine's other users left; 2.00x when idle).");
     println!("load average at start: {}", load_average());
     for w in all_workloads() {
         println!();
@@ -695,7 +734,11 @@ fn run_thread_workloads(opts: &Options) {
             .iter()
             .map(|scaling| {
                 let (best, low, high) = scaling.speedups();
-                format!("{} {best:.2}x ({low:.2}-{high:.2})", scaling.spec)
+                let machine = scaling.machine.iter().copied().fold(0.0, f64::max);
+                format!(
+                    "{} {best:.2}x ({low:.2}-{high:.2}; machine {machine:.2}x)",
+                    scaling.spec
+                )
             })
             .collect();
         println!("  x2/x1: {}", speedups.join(", "));

@@ -10,9 +10,9 @@
 //! last worker to finish an execution wakes the driver, which reads the slots in index order.
 //! Per execution that is two uncontended atomic read-modify-writes and two uncontended slot
 //! locks; per round, one wake-up of each worker and one of the driver. A worker that finds the
-//! round exhausted spins briefly for the next one before it parks, because the driver usually
-//! publishes it within microseconds (observing and planning a round is cheap next to running
-//! it), and waking a parked thread costs tens of microseconds on a loaded machine.
+//! round exhausted spins briefly for the next one before it parks, because the driver often
+//! publishes it within a microsecond (observing and planning a round is cheap next to running
+//! it), and waking a parked thread costs microseconds more.
 //!
 //! Determinism does not depend on this file: the driver plans and observes in index order
 //! whatever the order in which the workers finish (see `rounds.rs`).
@@ -24,9 +24,11 @@ use std::thread::Thread;
 use super::*;
 
 /// How many times a waiting thread polls before it parks. A poll is a load and a spin-loop
-/// hint (tens of nanoseconds), so this is tens of microseconds of spinning: about the time
-/// the driver needs to observe one round and plan the next.
-const SPINS_BEFORE_PARKING: u32 = 2_000;
+/// hint (a few to tens of nanoseconds), so this is a microsecond or a few: enough for a round
+/// handed over at once, short enough not to burn a core the machine's other users need. On the
+/// shared 2-core machine, 2,000 polls cost 4-10% more CPU per execution with 2 workers than
+/// with 1 (spinning while the other worker was descheduled); no spinning at all, 0-4%.
+const SPINS_BEFORE_PARKING: u32 = 100;
 
 /// One round of executions, shared by the driver and the workers.
 struct Batch {
