@@ -320,9 +320,10 @@
 //!   Spurious wake-ups of `Condvar::wait` and `park` are explored only with
 //!   [`Config::spurious_wakeups`] (they keep every waiter runnable).
 //! - Objects kept in plain `static`s keep their data from one execution to the next. One used
-//!   by two executions at the same time (tests that cargo runs in parallel, several workers)
-//!   fails the second execution at once, naming the static: declare such statics with
-//!   [`lazy_static!`], which gives every execution its own value.
+//!   by two executions at the same time (tests that cargo runs in parallel, an explicit
+//!   [`Builder::workers`] above 1) fails the second execution at once, naming the static:
+//!   declare such statics with [`lazy_static!`], which gives every execution its own value. With
+//!   the default worker count (one per core) a test that uses one runs on one worker.
 
 #![warn(missing_docs)]
 
