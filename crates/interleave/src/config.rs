@@ -26,6 +26,9 @@ use crate::persistence::Persistence;
 use crate::strategy::StrategySpec;
 use crate::Error;
 
+/// [`Config::workers`]: as many workers as the machine has cores, one for a test with statics.
+pub const AUTOMATIC_WORKERS: usize = 0;
+
 /// Overrides [`Config::executions`].
 pub const ENV_EXECUTIONS: &str = "INTERLEAVE_EXECUTIONS";
 /// Overrides [`Config::seed`].
@@ -83,8 +86,14 @@ pub struct Config {
     /// Steps after which an execution fails as a livelock. Default: 100,000.
     /// Environment: `INTERLEAVE_MAX_STEPS`.
     pub max_steps: u64,
-    /// OS threads running executions in parallel; results do not depend on it. Default: 1.
-    /// Environment: `INTERLEAVE_WORKERS`. Tests whose objects live in `static`s must use 1.
+    /// OS threads running executions in parallel; results do not depend on it. Default: 0,
+    /// automatic: as many as the machine has cores (`std::thread::available_parallelism`),
+    /// except that an exploration whose executions use an object registered by an earlier one
+    /// (an interleave primitive in a `static`) runs on one worker, started again from its
+    /// first execution if it had already run some on several, so its report is still the
+    /// one-worker report. A custom strategy runs on one worker unless told otherwise.
+    /// Environment: `INTERLEAVE_WORKERS` (at least 1). An explicit count greater than 1 makes
+    /// executions that use a `static` primitive at the same time fail with the remedies.
     pub workers: usize,
     /// What a data race on a `cell::Var` does. Default: [`RaceMode::Fail`].
     pub data_races: RaceMode,
@@ -230,7 +239,7 @@ impl Default for Config {
             executions: DEFAULT_EXECUTIONS,
             seed: 0,
             max_steps: 100_000,
-            workers: 1,
+            workers: AUTOMATIC_WORKERS,
             data_races: RaceMode::Fail,
             stop_on_first_failure: true,
             stack_size: 256 * 1024,
@@ -323,6 +332,14 @@ impl Config {
         }
         if let Some(value) = var(ENV_WORKERS) {
             self.workers = number(ENV_WORKERS, &value)?;
+            if self.workers == AUTOMATIC_WORKERS {
+                return Err(Error::Environment {
+                    name: ENV_WORKERS,
+                    value,
+                    reason: "workers must be at least 1 (leave it unset for one per core)"
+                        .to_string(),
+                });
+            }
         }
         if let Some(value) = var(ENV_REPLAY) {
             if !value.trim().is_empty() {
@@ -416,9 +433,6 @@ impl Config {
         let invalid = |what: &str| Err(Error::Config(what.to_string()));
         if self.executions == 0 {
             return invalid("executions must be at least 1 (zero executions would test nothing)");
-        }
-        if self.workers == 0 {
-            return invalid("workers must be at least 1");
         }
         if self.max_steps == 0 {
             return invalid("max_steps must be at least 1");

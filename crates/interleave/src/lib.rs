@@ -324,9 +324,10 @@
 //!   Spurious wake-ups of `Condvar::wait` and `park` are explored only with
 //!   [`Config::spurious_wakeups`] (they keep every waiter runnable).
 //! - Objects kept in plain `static`s keep their data from one execution to the next. One used
-//!   by two executions at the same time (tests that cargo runs in parallel, several workers)
-//!   fails the second execution at once, naming the static: declare such statics with
-//!   [`lazy_static!`], which gives every execution its own value.
+//!   by two executions at the same time (tests that cargo runs in parallel, an explicit
+//!   [`Builder::workers`] above 1) fails the second execution at once, naming the static:
+//!   declare such statics with [`lazy_static!`], which gives every execution its own value. With
+//!   the default worker count (one per core) a test that uses one runs on one worker.
 
 #![warn(missing_docs)]
 
@@ -353,9 +354,9 @@ pub mod time;
 pub use atomic_set::unit_of_work;
 pub use branch::branch;
 pub use config::{
-    Config, MemoryModel, RaceMode, Shard, ShardError, ENV_EXECUTIONS, ENV_FULL_REPORT,
-    ENV_MAX_STEPS, ENV_MEMORY, ENV_PERSIST, ENV_REPLAY, ENV_SEED, ENV_SHARD, ENV_STRATEGY,
-    ENV_WORKERS,
+    Config, MemoryModel, RaceMode, Shard, ShardError, AUTOMATIC_WORKERS, ENV_EXECUTIONS,
+    ENV_FULL_REPORT, ENV_MAX_STEPS, ENV_MEMORY, ENV_PERSIST, ENV_REPLAY, ENV_SEED, ENV_SHARD,
+    ENV_STRATEGY, ENV_WORKERS,
 };
 pub use explore::{check, replay, Builder};
 /// Makes a function a test that explores its body under interleave's scheduler.

@@ -1,8 +1,8 @@
 //! interleave's peer comparison: everything that runs shuttle or loom lives in this crate, so
 //! the library itself never depends on them.
 //!
-//! - [`throughput`]: executions per second of the same three workloads under interleave, shuttle
-//!   and loom (`cargo bench -p interleave-peers`).
+//! - [`throughput`]: executions per second of the same three workloads under interleave (six
+//!   strategies, each with 1 and 2 workers), shuttle and loom (`cargo bench -p interleave-peers`).
 //! - [`exhaustion`]: executions to exhaust the same loom-style programs under interleave's
 //!   `dpor` and loom's model checker, printed by the same bench.
 //! - [`async_switch`]: time per async task switch of interleave's `future` module against

@@ -15,18 +15,28 @@
 //!   runs at most 5 threads with the main one, so its instantiation has 3 readers and 1 writer:
 //!   its row in this table measures a smaller program.
 //!
-//! Each workload is run, in one process and on one OS thread, under five runners:
+//! Each workload is run in one process under these runners:
 //!
 //! | runner | how |
 //! |---|---|
-//! | interleave random | `Builder::new().strategy("random").executions(n).seed(1).workers(1).explore(f)` |
-//! | interleave pct:d=3 | the same with `"pct:d=3"` |
+//! | interleave random | `Builder::new().strategy("random").executions(n).seed(1).workers(1).explore(f)`, on one OS thread |
+//! | interleave random x2 | the same with `workers(2)`: two OS threads (this machine's cores) |
+//! | interleave pct:d=3, pos, surw, pctvb, auto (each also x2) | the same with that spec ([`INTERLEAVE_STRATEGIES`]) |
 //! | shuttle random | `shuttle::Runner::new(RandomScheduler::new_from_seed(1, n), Config::default()).run(f)` |
 //! | shuttle pct d=3 | the same with `PctScheduler::new_from_seed(1, 3, n)` |
 //! | loom bound 2 | `loom::model::Builder` with `preemption_bound = Some(2)`, capped at `n` executions with `max_permutations` (loom's DFS may finish the bounded space sooner; executions are counted by a static counter inside the model closure) |
 //!
 //! Every runner is repeated [`REPETITIONS`] times and the **fastest** repetition is reported
 //! (best of 3), because this is a shared 2-core machine where the noise only ever adds time.
+//! Each interleave strategy's 1-worker and 2-worker repetitions alternate, so each pair ran under
+//! about the same load; the `x2/x1` line gives the speed-up of the best 2-worker repetition over
+//! the best 1-worker one, with the lowest and highest speed-up of the pairs (the spread the
+//! machine's other users cause), and the load average is printed next to it. After each pair a
+//! CPU-bound loop is timed on one and two OS threads ([`machine_speedup`]): the best of its
+//! speed-ups is the most the machine allowed then, which interleave's speed-up is to be read
+//! against (at load averages above 2 on 2 cores it is often 1.2-1.5x, not 2x). The `cpu/exec`
+//! column, the process's CPU time per execution, shows what a second worker costs apart from
+//! the load.
 //!
 //! # How to read it
 //!
@@ -278,6 +288,10 @@ pub struct Run {
     pub executions: u64,
     /// Scheduling decisions, when the tool reports them (interleave only).
     pub steps: Option<u64>,
+    /// CPU time the process spent during the run, on all its threads: unlike the wall time, it
+    /// does not grow when other processes take the cores, so it shows what a second worker
+    /// costs apart from the machine's load.
+    pub cpu: Duration,
 }
 
 impl Run {
@@ -289,18 +303,25 @@ impl Run {
 
 /// Runs `f` under interleave with the strategy `spec` for `n` executions on one worker.
 pub fn run_interleave(spec: &str, n: u64, f: fn()) -> Run {
+    run_interleave_on(spec, n, 1, f)
+}
+
+/// Runs `f` under interleave with the strategy `spec` for `n` executions on `workers` workers.
+pub fn run_interleave_on(spec: &str, n: u64, workers: usize, f: fn()) -> Run {
     let strategy = spec
         .parse()
         .unwrap_or_else(|e| panic!("bad strategy {spec:?}: {e:?}"));
+    let cpu = process_cpu_time();
     let start = Instant::now();
     let report = interleave::Builder::new()
         .strategy(strategy)
         .executions(n)
         .seed(1)
-        .workers(1)
+        .workers(workers)
         .explore(f)
         .unwrap_or_else(|e| panic!("interleave {spec}: {e}"));
     let time = start.elapsed();
+    let cpu = process_cpu_time().saturating_sub(cpu);
     if let Some(failure) = report.failures.first() {
         panic!("interleave {spec} found a failure in a correct workload:\n{failure}");
     }
@@ -308,6 +329,7 @@ pub fn run_interleave(spec: &str, n: u64, f: fn()) -> Run {
         time,
         executions: report.executions,
         steps: Some(report.steps),
+        cpu,
     }
 }
 
@@ -324,12 +346,14 @@ pub fn run_shuttle_pct(n: u64, f: fn()) -> Run {
 }
 
 fn time_shuttle<S: shuttle::scheduler::Scheduler + 'static>(scheduler: S, f: fn()) -> Run {
+    let cpu = process_cpu_time();
     let start = Instant::now();
     let executions = shuttle::Runner::new(scheduler, shuttle::Config::default()).run(f);
     Run {
         time: start.elapsed(),
         executions: executions as u64,
         steps: None,
+        cpu: process_cpu_time().saturating_sub(cpu),
     }
 }
 
@@ -369,6 +393,7 @@ pub fn run_loom(n: u64, f: fn()) -> Run {
     builder.max_duration = None;
     builder.checkpoint_file = None;
     LOOM_EXECUTIONS.store(0, StdOrdering::SeqCst);
+    let cpu = process_cpu_time();
     let start = Instant::now();
     builder.check(move || {
         LOOM_EXECUTIONS.fetch_add(1, StdOrdering::Relaxed);
@@ -378,7 +403,23 @@ pub fn run_loom(n: u64, f: fn()) -> Run {
         time: start.elapsed(),
         executions: LOOM_EXECUTIONS.load(StdOrdering::SeqCst) as u64,
         steps: None,
+        cpu: process_cpu_time().saturating_sub(cpu),
     }
+}
+
+/// The CPU time this process has used so far, on all its threads (zero where the clock is not
+/// available).
+pub fn process_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through the pointer, which is valid.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    if status != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// Best (fastest) of `reps` runs.
@@ -406,6 +447,8 @@ pub struct Options {
     pub async_only: bool,
     /// Whether to run only the executions-to-exhaust table ([`crate::exhaustion`]).
     pub exhaustion_only: bool,
+    /// Whether to run only the thread workloads' throughput tables.
+    pub workloads_only: bool,
 }
 
 impl Options {
@@ -416,6 +459,7 @@ impl Options {
         let mut quick = false;
         let mut async_only = false;
         let mut exhaustion_only = false;
+        let mut workloads_only = false;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -429,6 +473,7 @@ impl Options {
                 "--quick" => quick = true,
                 "--async-only" => async_only = true,
                 "--exhaustion-only" => exhaustion_only = true,
+                "--workloads-only" => workloads_only = true,
                 "--bench" => {}
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -443,16 +488,18 @@ impl Options {
             repetitions: if quick { 1 } else { REPETITIONS },
             async_only,
             exhaustion_only,
+            workloads_only,
         })
     }
 }
 
 const USAGE: &str =
-    "usage: peers [--executions N] [--quick] [--async-only] [--exhaustion-only]\n  \
+    "usage: peers [--executions N] [--quick] [--async-only] [--exhaustion-only] [--workloads-only]\n  \
     --executions N  executions per runner and repetition (default 80000)\n  \
     --quick         smoke run: 300 executions, one repetition\n  \
     --async-only    only the async task-switch section (interleave::future vs shuttle::future)\n  \
-    --exhaustion-only  only the executions-to-exhaust table (interleave dpor vs loom)";
+    --exhaustion-only  only the executions-to-exhaust table (interleave dpor vs loom)\n  \
+    --workloads-only   only the thread workloads' throughput tables";
 
 fn parse_count(v: &str) -> Result<u64, String> {
     let n: u64 = v
@@ -467,7 +514,7 @@ fn parse_count(v: &str) -> Result<u64, String> {
 
 /// One row of the table.
 struct Row {
-    runner: &'static str,
+    runner: String,
     run: Run,
     /// Decisions per execution used for ns/decision.
     decisions: f64,
@@ -486,6 +533,10 @@ pub fn run(opts: &Options) {
         crate::exhaustion::run();
         return;
     }
+    if opts.workloads_only {
+        run_thread_workloads(opts);
+        return;
+    }
     if !opts.async_only {
         run_thread_workloads(opts);
         println!();
@@ -497,24 +548,133 @@ pub fn run(opts: &Options) {
     println!("total wall time {:.1}s", total.elapsed().as_secs_f64());
 }
 
-/// The thread workloads under the five runners.
+/// The strategies interleave runs every workload under, each with 1 and with 2 workers.
+pub const INTERLEAVE_STRATEGIES: [&str; 6] = ["random", "pct:d=3", "pos", "surw", "pctvb", "auto"];
+
+/// The worker counts of interleave's rows: one worker, and as many as this 2-core machine has.
+pub const WORKER_COUNTS: [usize; 2] = [1, 2];
+
+/// The repetitions of one interleave strategy with 1 and with 2 workers, taken in alternation so
+/// each pair ran under about the same load.
+struct Scaling {
+    spec: &'static str,
+    one: Vec<Run>,
+    two: Vec<Run>,
+    /// What the machine allowed at each repetition: [`machine_speedup`] right after the pair.
+    machine: Vec<f64>,
+}
+
+impl Scaling {
+    fn measure(spec: &'static str, reps: usize, n: u64, f: fn()) -> Scaling {
+        let (mut one, mut two, mut machine) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..reps.max(1) {
+            one.push(run_interleave_on(spec, n, WORKER_COUNTS[0], f));
+            two.push(run_interleave_on(spec, n, WORKER_COUNTS[1], f));
+            machine.push(machine_speedup());
+        }
+        Scaling {
+            spec,
+            one,
+            two,
+            machine,
+        }
+    }
+
+    fn best_one(&self) -> Run {
+        fastest(&self.one)
+    }
+
+    fn best_two(&self) -> Run {
+        fastest(&self.two)
+    }
+
+    /// The speed-up of the best 2-worker repetition over the best 1-worker one, and the lowest
+    /// and highest speed-up of the repetitions paired in the order they ran.
+    fn speedups(&self) -> (f64, f64, f64) {
+        let best = self.best_two().execs_per_sec() / self.best_one().execs_per_sec();
+        let paired: Vec<f64> = self
+            .one
+            .iter()
+            .zip(&self.two)
+            .map(|(one, two)| two.execs_per_sec() / one.execs_per_sec())
+            .collect();
+        let low = paired.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = paired.iter().copied().fold(0.0, f64::max);
+        (best, low, high)
+    }
+}
+
+/// How much faster the same CPU-bound loop (no memory traffic, no synchronisation) runs on two
+/// OS threads than on one right now: the most any 2-worker speed-up can be at this moment on
+/// this shared machine (2.0 on an idle 2-core one).
+pub fn machine_speedup() -> f64 {
+    fn spin(rounds: u64) -> u64 {
+        let mut x = 0u64;
+        for i in 0..rounds {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+        }
+        x
+    }
+    // About 30 ms per thread.
+    const ROUNDS: u64 = 30_000_000;
+    let start = Instant::now();
+    spin(ROUNDS);
+    let one = start.elapsed();
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        scope.spawn(|| spin(ROUNDS));
+        spin(ROUNDS);
+    });
+    let two = start.elapsed();
+    2.0 * one.as_secs_f64() / two.as_secs_f64()
+}
+
+/// The fastest of `runs` per execution.
+fn fastest(runs: &[Run]) -> Run {
+    let mut runs = runs.iter().copied();
+    best_of(runs.len(), || runs.next().expect("one run per repetition"))
+}
+
+/// The load averages of the machine (`/proc/loadavg`'s first three fields), for the record: the
+/// machine is shared, and a speed-up measured under load is lower than the same code's on an
+/// idle machine.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+/// The thread workloads under shuttle, loom and interleave's strategies with 1 and 2 workers.
 fn run_thread_workloads(opts: &Options) {
     let n = opts.executions;
     let reps = opts.repetitions;
     println!("interleave-peers: interleave vs shuttle {SHUTTLE_VERSION} and loom {LOOM_VERSION}, same workload source for all three");
     println!(
-        "{n} executions per run, {reps} repetition(s) per runner, {} reported; one OS thread (interleave workers(1)), seed 1",
+        "{n} executions per run, {reps} repetition(s) per runner, {} reported; seed 1; shuttle and loom on one OS thread,",
         if reps > 1 { "the fastest (best of N)" } else { "the only one" }
     );
+    println!("interleave with workers(1) and workers(2) (rows `x2`; the two alternate, so each pair ran under the same load)");
     println!("dec/exec: interleave = its Report::steps / Report::executions; shuttle and loom are charged");
     println!("interleave's count for the same workload (random's for shuttle random and loom, pct's for shuttle pct);");
     println!("own = shuttle's own next_task calls per execution (separate untimed run); ns/own = time per own decision.");
-    println!("ratios = interleave execs/s / peer execs/s (above 1.0x: interleave faster).");
+    println!("ratios = interleave execs/s / peer execs/s (above 1.0x: interleave faster); x2/x1 = 2 workers / 1 worker,");
+    println!("best of N, with the lowest and highest of the N paired repetitions, and the best speed-up a CPU-bound loop");
+    println!("got on 2 threads right after each pair (machine: what the machine's other users left; 2.00x when idle).");
+    println!("load average at start: {}", load_average());
     for w in all_workloads() {
         println!();
         println!("{}: {}", w.name, w.description);
-        let ir = best_of(reps, || run_interleave("random", n, w.interleave));
-        let ip = best_of(reps, || run_interleave("pct:d=3", n, w.interleave));
+        let scalings: Vec<Scaling> = INTERLEAVE_STRATEGIES
+            .iter()
+            .map(|spec| Scaling::measure(spec, reps, n, w.interleave))
+            .collect();
+        let ir = scalings[0].best_one();
+        let ip = scalings[1].best_one();
         let sr = best_of(reps, || run_shuttle_random(n, w.shuttle));
         let sp = best_of(reps, || run_shuttle_pct(n, w.shuttle));
         let lm = best_of(reps, || run_loom(n, w.loom));
@@ -523,48 +683,47 @@ fn run_thread_workloads(opts: &Options) {
         let own_p = shuttle_own_decisions(true, own_n, w.shuttle);
         let per = |r: &Run| r.steps.unwrap_or(0) as f64 / r.executions.max(1) as f64;
         let (dr, dp) = (per(&ir), per(&ip));
-        let rows = [
+        let mut rows = Vec::new();
+        for scaling in &scalings {
+            for (label, run) in [("", scaling.best_one()), (" x2", scaling.best_two())] {
+                rows.push(Row {
+                    runner: format!("interleave {}{label}", scaling.spec),
+                    run,
+                    decisions: per(&run),
+                    decisions_note: "own",
+                    own: None,
+                });
+            }
+        }
+        rows.extend([
             Row {
-                runner: "interleave random",
-                run: ir,
-                decisions: dr,
-                decisions_note: "own",
-                own: None,
-            },
-            Row {
-                runner: "interleave pct:d=3",
-                run: ip,
-                decisions: dp,
-                decisions_note: "own",
-                own: None,
-            },
-            Row {
-                runner: "shuttle random",
+                runner: "shuttle random".into(),
                 run: sr,
                 decisions: dr,
                 decisions_note: "il-random",
                 own: Some(own_r),
             },
             Row {
-                runner: "shuttle pct d=3",
+                runner: "shuttle pct d=3".into(),
                 run: sp,
                 decisions: dp,
                 decisions_note: "il-pct",
                 own: Some(own_p),
             },
             Row {
-                runner: "loom bound 2",
+                runner: "loom bound 2".into(),
                 run: lm,
                 decisions: dr,
                 decisions_note: "il-random",
                 own: None,
             },
-        ];
+        ]);
         println!(
-            "  {:<20} {:>8} {:>10} {:>11} {:>9} {:<10} {:>7} {:>8} {:>8}",
+            "  {:<24} {:>8} {:>10} {:>8} {:>11} {:>9} {:<10} {:>7} {:>8} {:>8}",
             "runner",
             "execs",
             "best time",
+            "cpu/exec",
             "execs/s",
             "dec/exec",
             "(from)",
@@ -588,10 +747,11 @@ fn run_thread_workloads(opts: &Options) {
                 .map(|o| format!("{:.0}", secs * 1e9 / (row.run.executions as f64 * o)))
                 .unwrap_or_else(|| "-".into());
             println!(
-                "  {:<20} {:>8} {:>9.3}s {:>11} {:>9.1} {:<10} {:>7} {:>8} {:>8}",
+                "  {:<24} {:>8} {:>9.3}s {:>6.2}us {:>11} {:>9.1} {:<10} {:>7} {:>8} {:>8}",
                 row.runner,
                 row.run.executions,
                 secs,
+                row.run.cpu.as_secs_f64() * 1e6 / row.run.executions.max(1) as f64,
                 thousands(row.run.execs_per_sec()),
                 row.decisions,
                 row.decisions_note,
@@ -608,12 +768,33 @@ fn run_thread_workloads(opts: &Options) {
                 lm.executions
             );
         }
+        let i2r = scalings[0].best_two();
+        let i2p = scalings[1].best_two();
         println!(
-            "  ratios: interleave random / shuttle random = {:.2}x, interleave pct / shuttle pct = {:.2}x, interleave random / loom = {:.2}x",
+            "  ratios, 1 worker:  interleave random / shuttle random = {:.2}x, interleave pct / shuttle pct = {:.2}x, interleave random / loom = {:.2}x",
             ir.execs_per_sec() / sr.execs_per_sec(),
             ip.execs_per_sec() / sp.execs_per_sec(),
             ir.execs_per_sec() / lm.execs_per_sec(),
         );
+        println!(
+            "  ratios, 2 workers: interleave random / shuttle random = {:.2}x, interleave pct / shuttle pct = {:.2}x, interleave random / loom = {:.2}x",
+            i2r.execs_per_sec() / sr.execs_per_sec(),
+            i2p.execs_per_sec() / sp.execs_per_sec(),
+            i2r.execs_per_sec() / lm.execs_per_sec(),
+        );
+        let speedups: Vec<String> = scalings
+            .iter()
+            .map(|scaling| {
+                let (best, low, high) = scaling.speedups();
+                let machine = scaling.machine.iter().copied().fold(0.0, f64::max);
+                format!(
+                    "{} {best:.2}x ({low:.2}-{high:.2}; machine {machine:.2}x)",
+                    scaling.spec
+                )
+            })
+            .collect();
+        println!("  x2/x1: {}", speedups.join(", "));
+        println!("  load average: {}", load_average());
     }
 }
 
@@ -681,6 +862,7 @@ mod tests {
         assert_eq!(p(&["--executions=1_000"]).unwrap().executions, 1000);
         assert!(p(&["--async-only"]).unwrap().async_only);
         assert!(!p(&["--quick"]).unwrap().async_only);
+        assert!(p(&["--workloads-only"]).unwrap().workloads_only);
         assert!(p(&["--bogus"]).is_err());
     }
 }

@@ -23,7 +23,7 @@ use crate::analysis::online::serializability::{self, set_accesses};
 use crate::analysis::stops::failure_text;
 use crate::analysis::thread_label;
 use crate::atomic_set::Declarations;
-use crate::config::{Config, ENV_REPLAY};
+use crate::config::{Config, AUTOMATIC_WORKERS, ENV_REPLAY};
 use crate::persistence::Persistence;
 use crate::regressions::{self, SavedLine};
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
@@ -42,10 +42,12 @@ mod prefix_split;
 mod replay;
 mod rounds;
 mod shard;
+mod workers;
 
 use determinism::*;
 use replay::*;
 use rounds::*;
+use workers::*;
 
 pub(crate) use replay::run_token;
 pub(crate) use rounds::{describe_failure, limits};
@@ -142,7 +144,9 @@ impl Builder {
         self
     }
 
-    /// Runs executions on `workers` OS threads.
+    /// Runs executions on `workers` OS threads; 0 ([`crate::AUTOMATIC_WORKERS`], the
+    /// default) runs them on one per core, or on one when the test uses a `static` primitive
+    /// (see [`Config::workers`]). The report is the same whatever the count.
     pub fn workers(mut self, workers: usize) -> Builder {
         self.config.workers = workers;
         self
@@ -255,7 +259,14 @@ impl Builder {
             config.validate()?;
         }
         let strategy = match self.custom {
-            Some(custom) if config.strategy == chosen => custom,
+            Some(custom) if config.strategy == chosen => {
+                // An automatic exploration that meets a `static` primitive starts again with a
+                // strategy built from the config, which a custom strategy cannot be.
+                if config.workers == AUTOMATIC_WORKERS {
+                    config.workers = 1;
+                }
+                custom
+            }
             _ => config.strategy.build(),
         };
         Ok((config, strategy))
@@ -360,8 +371,6 @@ pub fn replay<F: Fn() + Sync>(token: &str, f: F) {
     }
 }
 
-/// Runs the planned executions, on `workers` threads, and returns their summaries in index
-/// order. With `stop_early`, executions after a failing one may be skipped.
 /// An execution index, its schedule, and whether to keep its trace.
 type Plan = (u64, Box<dyn Schedule + Send>, bool);
 

@@ -1,5 +1,6 @@
 //! Rounds of executions: the strategy plans a round from what it observed before, the
-//! executions run on one or more workers, and their summaries come back in index order.
+//! executions run on one or more workers (`workers.rs`), and their summaries come back in index
+//! order.
 
 use super::*;
 
@@ -25,6 +26,8 @@ pub(super) struct Summary {
     pub(super) threads: usize,
     pub(super) lock_acquisitions: u64,
     pub(super) abandoned: bool,
+    /// It used an object an earlier execution registered (a `static` primitive).
+    pub(super) outlived_objects: bool,
     pub(super) trace: Option<Vec<TraceEvent>>,
     /// The happens-before fingerprint of every prefix, when counting states.
     pub(super) states: Vec<u128>,
@@ -50,12 +53,55 @@ pub(crate) fn limits(config: &Config) -> Limits {
     }
 }
 
+/// An exploration with automatic workers ran executions on several, and then one of its
+/// executions used an object an earlier execution had registered (a `static` primitive): the
+/// order in which executions used it was not the one-worker order, so it starts again on one.
+struct OutlivedObjects;
+
+/// Executions that run on one worker before an automatic exploration uses several: the second
+/// is the first that can meet an object the first registered, such as a `static` primitive.
+const PROBE_EXECUTIONS: u64 = 2;
+
+/// Explores `f` under `strategy` with the settings of `config` and reports what it found.
+///
+/// With automatic workers ([`AUTOMATIC_WORKERS`]) the first [`PROBE_EXECUTIONS`] run on one
+/// worker and the rest on one per core, unless an execution uses an object an earlier one
+/// registered: then the exploration stays on one worker, and if it had already run executions
+/// on several, it starts again from execution 0 with a fresh strategy built from the config
+/// (automatic workers are used only with the config's own strategy, see `Builder::resolve`).
+/// Either way the report is the one a single worker gives.
 pub(super) fn explore_with(
     config: &Config,
     strategy: &mut dyn Strategy,
     f: &(dyn Fn() + Sync),
     site: Site,
 ) -> Report {
+    let fixed = |strategy: &mut dyn Strategy, workers| match explore_rounds(
+        config, strategy, f, site, workers, false,
+    ) {
+        Ok(report) => report,
+        Err(OutlivedObjects) => unreachable!("only automatic workers start again"),
+    };
+    if config.workers != AUTOMATIC_WORKERS {
+        return fixed(strategy, config.workers);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    match explore_rounds(config, strategy, f, site, cores, true) {
+        Ok(report) => report,
+        Err(OutlivedObjects) => fixed(config.strategy.build().as_mut(), 1),
+    }
+}
+
+/// Runs the rounds of an exploration on `workers` workers; with `automatic`, see
+/// [`explore_with`].
+fn explore_rounds(
+    config: &Config,
+    strategy: &mut dyn Strategy,
+    f: &(dyn Fn() + Sync),
+    site: Site,
+    workers: usize,
+    automatic: bool,
+) -> Result<Report, OutlivedObjects> {
     let run = Run {
         f,
         site,
@@ -72,79 +118,98 @@ pub(super) fn explore_with(
     let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
     let mut sharding = shard::Sharding::new(config.shard, strategy);
-    let mut round = 1usize;
-    let mut next = 0u64;
-    'rounds: while next < config.executions {
-        let size = (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
-        let mut plans = Vec::new();
-        let mut planned = 0u64;
-        for index in next..next + size {
-            match strategy.plan(index, execution_seed(config.seed, index)) {
-                Some(schedule) => {
-                    planned += 1;
-                    if let Some(schedule) = sharding.admit(strategy, index, schedule) {
-                        plans.push((index, schedule, strategy.wants_trace(index)));
+    with_pool(&run, workers, |pool| {
+        let mut round = 1usize;
+        let mut next = 0u64;
+        let mut one_worker = automatic;
+        let mut outlived_objects = false;
+        let mut ran_on_several = false;
+        'rounds: while next < config.executions {
+            let size =
+                (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
+            let mut plans = Vec::new();
+            let mut planned = 0u64;
+            for index in next..next + size {
+                match strategy.plan(index, execution_seed(config.seed, index)) {
+                    Some(schedule) => {
+                        planned += 1;
+                        if let Some(schedule) = sharding.admit(strategy, index, schedule) {
+                            plans.push((index, schedule, strategy.wants_trace(index)));
+                        }
+                    }
+                    None => break,
+                }
+            }
+            if automatic && next >= PROBE_EXECUTIONS && !outlived_objects {
+                one_worker = false;
+            }
+            ran_on_several |= !one_worker && plans.len() > 1;
+            let several = !one_worker;
+            for summary in pool.execute(plans, config.stop_on_first_failure, several) {
+                if automatic && summary.outlived_objects {
+                    if ran_on_several {
+                        return Err(OutlivedObjects);
+                    }
+                    outlived_objects = true;
+                    one_worker = true;
+                }
+                strategy.observe(
+                    summary.index,
+                    &Outcome {
+                        steps: summary.steps,
+                        threads: summary.threads,
+                        failed: summary.failure.is_some(),
+                        abandoned: summary.abandoned,
+                        lock_acquisitions: summary.lock_acquisitions,
+                        trace: summary.trace.as_deref(),
+                        feedback: summary.feedback.as_deref(),
+                        declarations: summary.declarations.as_ref(),
+                        violations: summary.violations.len(),
+                    },
+                );
+                match sharding.reports(
+                    summary.index,
+                    summary.failure.is_some(),
+                    config.stop_on_first_failure,
+                ) {
+                    shard::Reported::Yes => {}
+                    shard::Reported::No => continue,
+                    shard::Reported::NoAndStop => break 'rounds,
+                }
+                report.executions += 1;
+                report.steps += summary.steps;
+                if !summary.violations.is_empty() {
+                    report.violating_executions += 1;
+                }
+                for violation in summary.violations {
+                    if seen_violations.insert(violation.key.clone()) {
+                        report.violations.push(violation);
                     }
                 }
-                None => break,
+                states.extend(summary.states);
+                for warning in summary.warnings {
+                    if seen_warnings.insert(warning.clone()) {
+                        report.warnings.push(warning);
+                    }
+                }
+                if let Some(mut failure) = summary.failure {
+                    if let Some(member) = strategy.member(summary.index) {
+                        failure.strategy = format!("{}, member {member}", failure.strategy);
+                    }
+                    report.failures.push(failure);
+                    if config.stop_on_first_failure {
+                        break 'rounds;
+                    }
+                }
             }
+            if planned < size {
+                break;
+            }
+            next += planned;
+            round = (round * 2).min(MAX_ROUND);
         }
-        for summary in execute(&run, plans, config.workers, config.stop_on_first_failure) {
-            strategy.observe(
-                summary.index,
-                &Outcome {
-                    steps: summary.steps,
-                    threads: summary.threads,
-                    failed: summary.failure.is_some(),
-                    abandoned: summary.abandoned,
-                    lock_acquisitions: summary.lock_acquisitions,
-                    trace: summary.trace.as_deref(),
-                    feedback: summary.feedback.as_deref(),
-                    declarations: summary.declarations.as_ref(),
-                    violations: summary.violations.len(),
-                },
-            );
-            match sharding.reports(
-                summary.index,
-                summary.failure.is_some(),
-                config.stop_on_first_failure,
-            ) {
-                shard::Reported::Yes => {}
-                shard::Reported::No => continue,
-                shard::Reported::NoAndStop => break 'rounds,
-            }
-            report.executions += 1;
-            report.steps += summary.steps;
-            if !summary.violations.is_empty() {
-                report.violating_executions += 1;
-            }
-            for violation in summary.violations {
-                if seen_violations.insert(violation.key.clone()) {
-                    report.violations.push(violation);
-                }
-            }
-            states.extend(summary.states);
-            for warning in summary.warnings {
-                if seen_warnings.insert(warning.clone()) {
-                    report.warnings.push(warning);
-                }
-            }
-            if let Some(mut failure) = summary.failure {
-                if let Some(member) = strategy.member(summary.index) {
-                    failure.strategy = format!("{}, member {member}", failure.strategy);
-                }
-                report.failures.push(failure);
-                if config.stop_on_first_failure {
-                    break 'rounds;
-                }
-            }
-        }
-        if planned < size {
-            break;
-        }
-        next += planned;
-        round = (round * 2).min(MAX_ROUND);
-    }
+        Ok(())
+    })?;
     report.shard = sharding.summary(config, &report, run.test.clone());
     report.strategy_stats = strategy.stats();
     report.states = config.count_states.then_some(states.len() as u64);
@@ -153,56 +218,7 @@ pub(super) fn explore_with(
             report.warnings.push(warning);
         }
     }
-    report
-}
-
-pub(super) fn execute(
-    run: &Run<'_>,
-    plans: Vec<Plan>,
-    workers: usize,
-    stop_early: bool,
-) -> Vec<Summary> {
-    if workers <= 1 || plans.len() <= 1 {
-        let mut summaries = Vec::with_capacity(plans.len());
-        for (index, schedule, keep_trace) in plans {
-            let summary = run_one(run, index, schedule, keep_trace);
-            let failed = summary.failure.is_some();
-            summaries.push(summary);
-            if failed && stop_early {
-                break;
-            }
-        }
-        return summaries;
-    }
-    let first_failure = AtomicU64::new(u64::MAX);
-    let next_plan = AtomicUsize::new(0);
-    let plans: Vec<Mutex<Option<Plan>>> = plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
-    let summaries = Mutex::new(Vec::with_capacity(plans.len()));
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(plans.len()) {
-            scope.spawn(|| loop {
-                let position = next_plan.fetch_add(1, Ordering::Relaxed);
-                let Some(plan) = plans.get(position) else {
-                    break;
-                };
-                let Some((index, schedule, keep_trace)) = plan.lock().expect("plan lock").take()
-                else {
-                    continue;
-                };
-                if stop_early && index > first_failure.load(Ordering::Relaxed) {
-                    continue;
-                }
-                let summary = run_one(run, index, schedule, keep_trace);
-                if summary.failure.is_some() {
-                    first_failure.fetch_min(index, Ordering::Relaxed);
-                }
-                summaries.lock().expect("summary lock").push(summary);
-            });
-        }
-    });
-    let mut summaries = summaries.into_inner().expect("summary lock");
-    summaries.sort_by_key(|s| s.index);
-    summaries
+    Ok(report)
 }
 
 pub(super) fn run_one(
@@ -264,6 +280,7 @@ pub(super) fn run_one(
         threads: ex.threads.len(),
         lock_acquisitions: ex.lock_acquisitions,
         abandoned: ex.abandoned,
+        outlived_objects: ex.outlived_objects,
         trace: events.filter(|_| keep_trace),
         states,
         feedback: ex.feedback.take(),

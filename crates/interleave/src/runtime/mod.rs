@@ -635,8 +635,12 @@ impl Execution {
             untracked: claimed.is_ok() && !self.schedule.tracks(id),
             poisoned: false,
         });
-        if let Err(owner) = claimed {
-            self.shared_with_running_execution(id, owner);
+        match claimed {
+            Ok(outlived) => self.recording.outlived_objects |= outlived,
+            Err(owner) => {
+                self.recording.outlived_objects = true;
+                self.shared_with_running_execution(id, owner);
+            }
         }
         idx as ObjIdx
     }

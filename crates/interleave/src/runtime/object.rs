@@ -79,7 +79,14 @@ impl ObjectHandle {
     /// execution that `running` says is still running registered it: then returns that
     /// execution's tag. The object outlives executions (a `static`), and two executions that
     /// used it at once would share its data.
-    pub fn claim(&self, tag: u64, index: ObjIdx, running: impl Fn(u64) -> bool) -> Result<(), u64> {
+    /// On success, says whether an earlier execution had registered it: the handle outlives
+    /// executions.
+    pub fn claim(
+        &self,
+        tag: u64,
+        index: ObjIdx,
+        running: impl Fn(u64) -> bool,
+    ) -> Result<bool, u64> {
         let mine = tag << INDEX_BITS | index as u64;
         // Acquire and release pair with `runtime::live`: an execution publishes that it runs
         // before it claims a handle, so whoever sees its claim sees that it runs.
@@ -95,7 +102,7 @@ impl ObjectHandle {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(owner != 0 && owner != tag),
                 Err(now) => current = now,
             }
         }

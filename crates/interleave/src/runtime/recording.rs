@@ -91,6 +91,11 @@ pub(crate) struct Recording {
     /// could not be allocated, a waker woken from a foreign OS thread. Re-running it under the
     /// same schedule says nothing about the program's determinism.
     pub outside_control: bool,
+    /// The execution used an object that an earlier execution had registered: one that
+    /// outlives executions, such as a primitive in a `static`. Executions running at once on
+    /// several OS threads would share it, so the driver keeps such explorations on one worker
+    /// unless told otherwise.
+    pub outlived_objects: bool,
     pub warnings: Vec<String>,
     /// Units of work, atomic-set owners, branch outcomes and logged values the program
     /// declared (`crate::atomic_set`, `crate::branch`).
@@ -124,6 +129,7 @@ impl Recording {
             failure: None,
             abandoned: false,
             outside_control: false,
+            outlived_objects: false,
             warnings: Vec::new(),
             annotations: Annotations::default(),
             clock_advances: Vec::new(),
@@ -146,6 +152,7 @@ impl Recording {
         self.failure = None;
         self.abandoned = false;
         self.outside_control = false;
+        self.outlived_objects = false;
         self.warnings.clear();
         self.annotations.clear();
         self.clock_advances.clear();

@@ -236,7 +236,8 @@ fn every_strategy_reports_the_same_whatever_the_worker_count() {
     let (mut runs, mut failing_runs) = (0, 0);
     for name in interleave::strategy::STRATEGY_NAMES {
         for (program, f) in programs {
-            let reports: Vec<(usize, String)> = [1, 2, 7]
+            // 0: automatic, one worker per core.
+            let reports: Vec<(usize, String)> = [1, 2, 7, interleave::AUTOMATIC_WORKERS]
                 .into_iter()
                 .map(|workers| {
                     let report = helpers::builder(name)
@@ -261,7 +262,8 @@ fn every_strategy_reports_the_same_whatever_the_worker_count() {
         }
     }
     // The comparison must not be vacuous: at least three quarters of the runs find their bug
-    // (78 of 84 with 14 strategies, before `pos` and `delay` were added).
+    // (78 of 84 with 14 strategies and 3 worker counts, before `pos` and `delay` and automatic
+    // workers were added).
     assert!(
         failing_runs * 4 >= runs * 3,
         "only {failing_runs} of {runs} runs found a bug"

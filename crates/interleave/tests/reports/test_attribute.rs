@@ -6,20 +6,22 @@
 //! the settings are checked by comparing what the body observed under the attribute with what
 //! it observed under a `Builder` given the same settings (and the same environment).
 
-use std::cell::RefCell;
+use std::sync::Mutex as StdMutex;
 
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, Builder, StrategySpec};
 
-std::thread_local! {
-    /// For each run of `racing_threads`, the order in which its threads took the lock. Every
-    /// execution runs on the OS thread that started the exploration (one worker), so a
-    /// thread-local keeps concurrent tests of this file from mixing their records.
-    static ORDERS: RefCell<Vec<Vec<usize>>> = const { RefCell::new(Vec::new()) };
-}
+/// For each run of `racing_threads` in one test, the order in which its threads took the lock.
+/// Executions run on several OS threads (one worker per core by default), so each test of this
+/// file records into its own list, and the lists are compared sorted.
+type Orders = StdMutex<Vec<Vec<usize>>>;
+
+static DEFAULT_ORDERS: Orders = StdMutex::new(Vec::new());
+static PCT_ORDERS: Orders = StdMutex::new(Vec::new());
+static IMPORTED_ORDERS: Orders = StdMutex::new(Vec::new());
 
 /// Three threads append their number to a shared vector; the order depends on the schedule.
-fn racing_threads() {
+fn racing_threads(orders: &Orders) {
     let order = Arc::new(Mutex::new(Vec::new()));
     let handles: Vec<_> = (1..=3)
         .map(|number| {
@@ -31,32 +33,36 @@ fn racing_threads() {
         handle.join().unwrap();
     }
     let observed = order.lock().unwrap().clone();
-    ORDERS.with(|orders| orders.borrow_mut().push(observed));
+    orders.lock().unwrap().push(observed);
 }
 
-/// The orders `run` made `racing_threads` observe, one per run of the body.
-fn orders_of(run: impl FnOnce()) -> Vec<Vec<usize>> {
-    ORDERS.with(|orders| orders.borrow_mut().clear());
+/// The orders `run` made `racing_threads` record in `orders`, one per run of the body, sorted.
+fn orders_of(orders: &Orders, run: impl FnOnce()) -> Vec<Vec<usize>> {
+    orders.lock().unwrap().clear();
     run();
-    ORDERS.with(|orders| orders.take())
+    let mut observed = std::mem::take(&mut *orders.lock().unwrap());
+    observed.sort();
+    observed
 }
 
 #[interleave::test]
 #[ignore = "run by the_default_attribute_runs_like_builder_new"]
 fn with_defaults() {
-    racing_threads();
+    racing_threads(&DEFAULT_ORDERS);
 }
 
 #[interleave::test(strategy = "pct:d=3", executions = 37, seed = 7)]
 #[ignore = "run by the_settings_reach_the_builder"]
 fn with_pct_37_executions_seed_7() {
-    racing_threads();
+    racing_threads(&PCT_ORDERS);
 }
 
 #[test]
 fn the_default_attribute_runs_like_builder_new() {
-    let by_attribute = orders_of(with_defaults);
-    let by_builder = orders_of(|| Builder::new().check(racing_threads));
+    let by_attribute = orders_of(&DEFAULT_ORDERS, with_defaults);
+    let by_builder = orders_of(&DEFAULT_ORDERS, || {
+        Builder::new().check(|| racing_threads(&DEFAULT_ORDERS))
+    });
     assert!(!by_attribute.is_empty());
     assert_eq!(by_attribute, by_builder);
 }
@@ -69,12 +75,20 @@ fn the_settings_reach_the_builder() {
             .executions(37)
             .seed(seed)
     };
-    let by_attribute = orders_of(with_pct_37_executions_seed_7);
-    assert_eq!(by_attribute, orders_of(|| pct(7).check(racing_threads)));
+    let by_attribute = orders_of(&PCT_ORDERS, with_pct_37_executions_seed_7);
+    assert_eq!(
+        by_attribute,
+        orders_of(&PCT_ORDERS, || pct(7).check(|| racing_threads(&PCT_ORDERS)))
+    );
     // The comparison can tell settings apart: another seed or strategy observes other orders,
     // and a count of runs that is not the default's.
-    let isolated =
-        |builder: Builder| orders_of(|| builder.ignore_environment().check(racing_threads));
+    let isolated = |builder: Builder| {
+        orders_of(&PCT_ORDERS, || {
+            builder
+                .ignore_environment()
+                .check(|| racing_threads(&PCT_ORDERS))
+        })
+    };
     let seed_7 = isolated(pct(7));
     assert_ne!(seed_7, isolated(pct(8)));
     assert_ne!(seed_7, isolated(pct(7).strategy(StrategySpec::default())));
@@ -134,6 +148,6 @@ mod imported {
 
     #[test(executions = 5)]
     fn runs_under_interleave() {
-        super::racing_threads();
+        super::racing_threads(&super::IMPORTED_ORDERS);
     }
 }

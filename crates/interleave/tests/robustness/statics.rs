@@ -242,3 +242,121 @@ fn a_lazy_static_outside_an_execution_is_a_clear_panic() {
         "{message}"
     );
 }
+
+/// What a report says that could depend on how executions were spread over workers.
+fn outcome(report: &Report) -> String {
+    let failures: Vec<String> = report
+        .failures
+        .iter()
+        .map(|failure| format!("#{} {}\n{failure}", failure.execution, failure.token))
+        .collect();
+    format!(
+        "executions {} steps {}\n{}",
+        report.executions,
+        report.steps,
+        failures.join("\n")
+    )
+}
+
+/// Explores `f` with the given worker count (0: automatic), ignoring the environment.
+fn explore_on(workers: usize, seed: u64, executions: u64, f: impl Fn() + Sync) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy("random".parse().unwrap())
+        .seed(seed)
+        .executions(executions)
+        .workers(workers)
+        .stop_on_first_failure(false)
+        .explore(f)
+        .unwrap()
+}
+
+/// Automatic workers run a test whose every execution uses a `static` primitive on one worker:
+/// nothing is refused (with two workers the slow executions below would overlap), and the
+/// report is the one-worker report.
+#[test]
+fn automatic_workers_keep_a_test_with_a_static_on_one_worker() {
+    static EVERY_EXECUTION: Mutex<u64> = Mutex::new(0);
+    static SLOW: AtomicUsize = AtomicUsize::new(0);
+    let program = || {
+        let mut guard = EVERY_EXECUTION.lock().unwrap();
+        *guard += 1;
+        if SLOW.fetch_add(1, Ordering::Relaxed).is_multiple_of(16) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        drop(guard);
+    };
+    let automatic = explore_on(interleave::AUTOMATIC_WORKERS, 1, 200, program);
+    assert!(automatic.failures.is_empty(), "{:?}", automatic.failures);
+    let one = explore_on(1, 1, 200, program);
+    assert_eq!(outcome(&automatic), outcome(&one));
+}
+
+/// A `static` primitive first used again after the automatic exploration went to several
+/// workers makes it start again on one, so the report is still the one-worker report and
+/// nothing is refused.
+#[test]
+fn a_static_first_used_on_several_workers_starts_the_exploration_again_on_one() {
+    static RARELY: Mutex<u64> = Mutex::new(0);
+    static DRAWS: StdMutex<Vec<u64>> = StdMutex::new(Vec::new());
+    let rare = |draw: u64| draw < 40;
+    let program = || {
+        let draw = interleave::rand::random_range(0..1000);
+        DRAWS.lock().unwrap().push(draw);
+        if rare(draw) {
+            let mut guard = RARELY.lock().unwrap();
+            *guard += 1;
+            // Long enough in real time for an execution on the other worker to meet it.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            drop(guard);
+        }
+    };
+    let one = explore_on(1, 5, 300, program);
+    let draws = std::mem::take(&mut *DRAWS.lock().unwrap());
+    // Executions 0 and 1 (each followed by its determinism re-run) leave the static alone, so
+    // the automatic exploration goes to several workers before it meets the static.
+    assert!(
+        !rare(draws[0]) && !rare(draws[2]),
+        "choose another seed: {:?}",
+        &draws[..4]
+    );
+    assert!(
+        draws.iter().filter(|draw| rare(**draw)).count() >= 4,
+        "the static is used"
+    );
+    let automatic = explore_on(interleave::AUTOMATIC_WORKERS, 5, 300, program);
+    assert!(automatic.failures.is_empty(), "{:?}", automatic.failures);
+    assert_eq!(outcome(&automatic), outcome(&one));
+    // It did start again: the executions before the static's second use ran twice.
+    let calls = DRAWS.lock().unwrap().len();
+    if std::thread::available_parallelism().map_or(1, |cores| cores.get()) > 1 {
+        assert!(
+            calls > draws.len(),
+            "{calls} calls, {} on one worker",
+            draws.len()
+        );
+    }
+}
+
+/// Without statics, automatic workers run executions on as many OS threads as the machine has
+/// cores.
+#[test]
+fn automatic_workers_use_every_core_when_the_test_has_no_statics() {
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let os_threads = StdMutex::new(std::collections::HashSet::new());
+    let report = explore_on(interleave::AUTOMATIC_WORKERS, 1, 300, || {
+        os_threads
+            .lock()
+            .unwrap()
+            .insert(std::thread::current().id());
+        // Long enough in real time for every worker to claim executions of a round.
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        let counter = interleave::sync::Arc::new(Mutex::new(0));
+        let other = counter.clone();
+        let handle = interleave::thread::spawn(move || *other.lock().unwrap() += 1);
+        *counter.lock().unwrap() += 1;
+        handle.join().unwrap();
+    });
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(os_threads.lock().unwrap().len(), cores.min(300));
+}
