@@ -132,6 +132,22 @@ pub fn current() -> Thread {
     runtime::with(|ex| thread_handle(ex, ex.me()))
 }
 
+/// The running thread, or `None` outside an interleave execution (and while the runtime itself
+/// runs, as it may when a destructor or a logger is called from inside it): for code such as
+/// `Drop` implementations and `tracing` layers that run both inside executions and outside
+/// them. std has the same function, not yet stable, as `std::thread::try_current`.
+///
+/// ```
+/// assert!(interleave::thread::try_current().is_none());
+/// interleave::check(|| {
+///     let main = interleave::thread::try_current().expect("inside an execution");
+///     assert_eq!(main.name(), Some("main"));
+/// });
+/// ```
+pub fn try_current() -> Option<Thread> {
+    runtime::try_with(|ex| thread_handle(ex, ex.me()))
+}
+
 /// The number of scheduling points the running execution has passed so far: each was a
 /// possible context switch, whether or not another thread ran. It grows with every visible
 /// operation of any thread, so it orders the operations of one execution (a timestamp), and

@@ -21,14 +21,22 @@ pub fn me() -> TaskId {
     TaskId::from(interleave::thread::current().id().as_usize())
 }
 
-/// The running task (always `Some` inside a test).
+/// The running task.
+///
+/// # Panics
+/// Outside an execution, with shuttle's words (`ExecutionState` is not set).
 pub fn get_current_task() -> Option<TaskId> {
-    Some(me())
+    match try_get_current_task() {
+        Some(task) => Some(task),
+        None => panic!("`ExecutionState` is not set: get_current_task called outside a test"),
+    }
 }
 
-/// The running task (always `Some` inside a test).
+/// The running task, or `None` outside an execution (and while interleave's runtime itself
+/// runs, where shuttle too has no current task), so `Drop` handlers and `tracing` layers can
+/// call it anywhere.
 pub fn try_get_current_task() -> Option<TaskId> {
-    Some(me())
+    interleave::thread::try_current().map(|thread| TaskId::from(thread.id().as_usize()))
 }
 
 /// The number of possible context switches so far in this execution (interleave's scheduling

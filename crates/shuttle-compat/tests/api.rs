@@ -468,3 +468,24 @@ fn user_schedulers_and_shuttle_schedules_are_refused_with_the_reason() {
     let message = panic_message(shuttle::current::reset_step_count);
     assert!(message.contains("cannot reset the step count"), "{message}");
 }
+
+/// Outside an execution there is no current task: `try_get_current_task` says so and
+/// `get_current_task` panics with shuttle's words; inside, both name the running task.
+#[test]
+fn the_current_task_is_known_inside_an_execution_only() {
+    assert_eq!(current::try_get_current_task(), None);
+    let message = panic_message(|| {
+        current::get_current_task();
+    });
+    assert!(message.contains("`ExecutionState` is not set"), "{message}");
+    shuttle::check_random(
+        || {
+            assert_eq!(current::try_get_current_task(), Some(me()));
+            assert_eq!(current::get_current_task(), Some(me()));
+            let spawned = thread::spawn(current::try_get_current_task);
+            let id: usize = spawned.thread().id().into();
+            assert_eq!(spawned.join().unwrap().map(usize::from), Some(id));
+        },
+        10,
+    );
+}

@@ -356,7 +356,7 @@ pub(crate) fn in_execution() -> bool {
 
 /// Runs `f` with the current execution if there is one and it is not borrowed; for code that
 /// may run anywhere (the panic hook, destructors of panic payloads).
-fn try_with<R>(f: impl FnOnce(&mut Execution) -> R) -> Option<R> {
+pub(crate) fn try_with<R>(f: impl FnOnce(&mut Execution) -> R) -> Option<R> {
     CURRENT.with(|current| {
         let execution = current.execution.get();
         if execution.is_null() || current.borrowed.get() {
