@@ -10,7 +10,7 @@
 //!
 //! Each entry point runs the interleave strategy that matches the shuttle scheduler (see
 //! [`scheduler`]): `check_random` a random walk, `check_pct` PCT, `check_dfs` exhaustive
-//! search up to the order of independent steps (`dpor`). A failure panics with interleave's report, which names the failing
+//! depth-first search. A failure panics with interleave's report, which names the failing
 //! schedule as a replay token that [`replay`] takes; the panic keeps the key words shuttle's
 //! own panics have (`deadlock`, `exceeded max_steps bound`, `tried to acquire a Mutex it already
 //! holds`, `possible nondeterminism`), so `#[should_panic(expected = ...)]` tests still match.

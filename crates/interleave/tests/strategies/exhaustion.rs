@@ -215,9 +215,11 @@ fn dpor_runs_one_execution_per_trace_of_small_programs() {
 /// themselves commute; their completions each wake the main task, in `3!` orders.
 #[test]
 fn dpor_exhausts_barriers_channels_and_self_waking_tasks_in_one_execution_per_trace() {
-    let programs: [(&str, u64, fn()); 8] = [
+    let programs: [(&str, u64, fn()); 9] = [
         ("barrier of 3", 6, || barrier(3, 1, false)),
         ("barrier of 4", 12, || barrier(4, 1, false)),
+        // shuttle's `barrier_test_many_ok` has this shape; its DFS runs 55,530 executions.
+        ("barrier of 4, 4 rounds", 2_000, || barrier(4, 4, false)),
         ("barrier of 2, 3 rounds", 8, || barrier(2, 3, false)),
         ("barrier of 3, 2 rounds", 24, || barrier(3, 2, false)),
         ("3 senders", 6, || senders(3, false)),
