@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::panic::Location;
-use std::sync::atomic::Ordering as StdOrdering;
 use std::sync::Arc;
 
 use super::{Abort, JoinHandle};
@@ -32,7 +31,6 @@ impl AbortHandle {
     #[track_caller]
     pub fn abort(&self) {
         self.aborted.decided.store(true, Ordering::SeqCst);
-        self.aborted.requested.store(true, StdOrdering::Relaxed);
         // Woken in the same step: a second scheduling point here would let the task drop its
         // future before the aborting thread's next step, which no runtime does (tokio and
         // shuttle both set the flag and wake the task at once).

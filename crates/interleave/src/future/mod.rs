@@ -53,7 +53,6 @@ use crate::runtime;
 use crate::runtime::foreign::ForeignWakes;
 use crate::runtime::op::{Op, OpKind, NO_OBJECT};
 use crate::runtime::Awaited;
-use std::sync::atomic::Ordering as StdOrdering;
 
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::thread::{self, Thread};
@@ -219,16 +218,12 @@ pub struct JoinHandle<T> {
     site: &'static Location<'static>,
 }
 
-/// A task's abort flag. The task checks `requested` before every poll without a scheduling
-/// point, and takes a step on `decided` before its first poll and whenever it acts on an
-/// abort; `abort` sets both, and wakes the task, in one step on `decided`. So an abort that
-/// comes before the task starts, and the task's acting on one, are steps on one object of this
-/// crate, which every search (DPOR too) orders both ways, at the cost of one step per task
-/// rather than one per poll. An abort takes effect at the task's next poll, as tokio's and
-/// shuttle's: a poll that returns `Ready` has finished the task, whatever abort came while it
-/// ran.
+/// A task's abort flag. The task takes a step on `decided` before every poll; `abort` sets
+/// it, and wakes the task, in one step on `decided`. So an abort and each poll are steps on one
+/// object of this crate, which every search (DPOR too) orders both ways. An abort takes effect
+/// at the task's next poll, as tokio's and shuttle's: a poll that returns `Ready` has finished
+/// the task, whatever abort came while it ran.
 struct Abort {
-    requested: std::sync::atomic::AtomicBool,
     decided: AtomicBool,
 }
 
@@ -257,7 +252,6 @@ where
     let shared = state.clone();
     // Reports show the flag as the task, created where it was spawned.
     let aborted = Arc::new(Abort {
-        requested: std::sync::atomic::AtomicBool::new(false),
         decided: AtomicBool::named_at(false, site, "Task"),
     });
     let abort_flag = aborted.clone();
@@ -293,17 +287,15 @@ fn run_task<F: Future>(
     let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
-    let mut first_poll = true;
     loop {
-        // The step on `decided` makes the abort visible to the searches as what the task
-        // acted on. It is taken before the first poll, so an abort before the task starts is
-        // ordered both ways with it, and later only once an abort was requested.
-        if (first_poll || aborted.requested.load(StdOrdering::Relaxed))
-            && aborted.decided.load_at(Ordering::SeqCst, site)
-        {
+        // The step on `decided` makes the abort visible to the searches as what each poll
+        // depends on: a poll that runs before the abort may finish the task, one after it
+        // cancels it, and only a step on an object of this crate lets DPOR see that the two
+        // orders differ (with a step before the first poll only, it never reversed an abort
+        // with a later poll, and missed every outcome in which the task finished first).
+        if aborted.decided.load_at(Ordering::SeqCst, site) {
             return Err(JoinError::Cancelled);
         }
-        first_poll = false;
         poll_again();
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
             return Ok(value);

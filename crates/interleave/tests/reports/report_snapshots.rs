@@ -322,7 +322,7 @@ fn an_async_report() {
     first_failure(
         &explore("dfs", async_lost_update),
         expect![[r#"
-            interleave found a panic in execution 125 (strategy dfs, seed 0):
+            interleave found a panic in execution 128 (strategy dfs, seed 0):
 
               thread 0 (main) panicked at crates/interleave/tests/reports/report_snapshots.rs:126:9:
                 assertion `left == right` failed

@@ -156,3 +156,34 @@ fn an_aborted_task_acts_on_the_abort_only_after_the_aborters_next_step() {
         assert!(report.is_ok(), "{spec}: {report}");
     }
 }
+
+/// A task that yields once and then finishes may finish before an abort that an `AbortHandle`
+/// sends while another task awaits it, or be cancelled: every search reaches both outcomes,
+/// `dpor` too (the abort and the task's later polls are ordered through the task's abort flag).
+#[test]
+fn an_abort_while_another_task_joins_may_come_before_or_after_the_task_finishes() {
+    for spec in ["dfs", "dpor", "random"] {
+        let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let report = helpers::builder(spec)
+            .executions(10_000)
+            .explore(|| {
+                let task = future::spawn(async {
+                    future::yield_now().await;
+                    42u32
+                });
+                let abort = task.abort_handle();
+                let joiner = future::spawn(task);
+                abort.abort();
+                let result = future::block_on(joiner).unwrap();
+                seen.lock().unwrap().insert(result.map_err(|_| "cancelled"));
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{spec}: {report}");
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(
+            seen,
+            std::collections::BTreeSet::from([Ok(42), Err("cancelled")]),
+            "{spec}"
+        );
+    }
+}
