@@ -207,6 +207,12 @@ impl Shard {
     pub fn count(&self) -> u64 {
         self.count
     }
+
+    /// Whether this shard owns what `key` numbers (an execution index, a prefix's hash): keys
+    /// are dealt round robin, shard 1 taking those equal to 0 modulo the count.
+    pub(crate) fn owns(&self, key: u64) -> bool {
+        key % self.count == self.number - 1
+    }
 }
 
 impl std::fmt::Display for Shard {
@@ -353,30 +359,10 @@ impl Config {
             self.watchdog = seconds(ENV_WATCHDOG, &value)?;
         }
         if let Some(value) = var(ENV_SPURIOUS_WAKEUPS) {
-            self.spurious_wakeups = match switch(&value) {
-                Some(on) => on,
-                None if value.trim().is_empty() => false,
-                None => {
-                    return Err(Error::Environment {
-                        name: ENV_SPURIOUS_WAKEUPS,
-                        value,
-                        reason: "expected on or off".to_string(),
-                    })
-                }
-            };
+            self.spurious_wakeups = on_off(ENV_SPURIOUS_WAKEUPS, value)?;
         }
         if let Some(value) = var(ENV_FULL_REPORT) {
-            self.full_interleaving = match switch(&value) {
-                Some(on) => on,
-                None if value.trim().is_empty() => false,
-                None => {
-                    return Err(Error::Environment {
-                        name: ENV_FULL_REPORT,
-                        value,
-                        reason: "expected on or off".to_string(),
-                    })
-                }
-            };
+            self.full_interleaving = on_off(ENV_FULL_REPORT, value)?;
         }
         if let Some(value) = var(ENV_MEMORY) {
             self.memory =
@@ -456,6 +442,19 @@ fn switch(value: &str) -> Option<bool> {
         "on" | "true" | "1" | "yes" => Some(true),
         "off" | "false" | "0" | "no" => Some(false),
         _ => None,
+    }
+}
+
+/// The setting of the switch variable `name`: on or off as [`switch`] reads it, off when empty.
+fn on_off(name: &'static str, value: String) -> Result<bool, Error> {
+    match switch(&value) {
+        Some(on) => Ok(on),
+        None if value.trim().is_empty() => Ok(false),
+        None => Err(Error::Environment {
+            name,
+            value,
+            reason: "expected on or off".to_string(),
+        }),
     }
 }
 

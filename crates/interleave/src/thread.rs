@@ -96,12 +96,10 @@ impl Thread {
     pub(crate) fn unpark_in_this_step(&self) {
         let target = self.id.0;
         runtime::with(|ex| {
-            let me = ex.me();
-            let clock = ex.threads[me].clock.clone();
+            let clock = ex.release_snapshot();
             let slot = &mut ex.threads[target];
             slot.park_token = true;
             slot.unpark_clock.join(&clock);
-            ex.threads[me].clock.tick(me);
         });
     }
 }

@@ -103,6 +103,21 @@ fn summary(report: &Report) -> &ShardSummary {
         .expect("a sharded run summarises itself")
 }
 
+/// Asserts that the shards together ran the executions and the steps of the unsharded run,
+/// so their schedules agree.
+fn assert_shards_add_up(shards: &[Report], whole: &Report, context: &str) {
+    assert_eq!(
+        shards.iter().map(|r| r.executions).sum::<u64>(),
+        whole.executions,
+        "{context}: executions"
+    );
+    assert_eq!(
+        shards.iter().map(|r| r.steps).sum::<u64>(),
+        whole.steps,
+        "{context}: steps, so the schedules agree"
+    );
+}
+
 /// Checks that 2 and 3 shards of `spec` partition the unsharded run of every program, and
 /// returns each shard's summary with the number of executions of the unsharded run.
 fn check_partition(spec: &str) -> Vec<(ShardSummary, u64)> {
@@ -119,16 +134,7 @@ fn check_partition(spec: &str) -> Vec<(ShardSummary, u64)> {
                 .map(|number| explore(name, variant, spec, Some((number, count)), false))
                 .collect();
             let context = format!("{spec} on {name} ({variant:?}) in {count} shards");
-            assert_eq!(
-                shards.iter().map(|r| r.executions).sum::<u64>(),
-                whole.executions,
-                "{context}: executions"
-            );
-            assert_eq!(
-                shards.iter().map(|r| r.steps).sum::<u64>(),
-                whole.steps,
-                "{context}: steps, so the schedules agree"
-            );
+            assert_shards_add_up(&shards, &whole, &context);
             assert_eq!(failures(&shards), failures([&whole]), "{context}: failures");
             for (number, report) in (1..=count).zip(&shards) {
                 let summary = summary(report);
@@ -240,16 +246,7 @@ fn check_tree_split(spec: &str) {
             let shards: Vec<Report> = (1..=count)
                 .map(|number| search(Some((number, count)), false))
                 .collect();
-            assert_eq!(
-                shards.iter().map(|r| r.executions).sum::<u64>(),
-                whole.executions,
-                "{context}: executions"
-            );
-            assert_eq!(
-                shards.iter().map(|r| r.steps).sum::<u64>(),
-                whole.steps,
-                "{context}: steps"
-            );
+            assert_shards_add_up(&shards, &whole, &context);
             assert_eq!(
                 tokens(&shards),
                 tokens([&whole]),

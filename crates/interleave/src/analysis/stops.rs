@@ -413,7 +413,8 @@ fn not_enabled(ex: &Scene<'_>, chosen: usize) -> String {
     )
 }
 
-fn plural(count: usize, noun: &str) -> String {
+/// `count` and `noun`, with an `s` unless the count is one.
+pub(crate) fn plural(count: usize, noun: &str) -> String {
     if count == 1 {
         format!("1 {noun}")
     } else {

@@ -124,12 +124,7 @@ impl SplitSchedule {
     /// says whether this shard owns it.
     fn decide(&mut self) -> bool {
         self.decided = true;
-        // Splitmix's finaliser spreads the hash before it is reduced modulo the count.
-        let mut z = self.hash;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let owned = z % self.shard.count() == self.shard.number() - 1;
+        let owned = self.shard.owns(crate::strategy::mix64(self.hash));
         self.prefixes
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

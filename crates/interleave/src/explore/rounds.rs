@@ -121,7 +121,6 @@ fn explore_rounds(
     with_pool(&run, workers, |pool| {
         let mut round = 1usize;
         let mut next = 0u64;
-        let mut one_worker = automatic;
         let mut outlived_objects = false;
         let mut ran_on_several = false;
         'rounds: while next < config.executions {
@@ -140,18 +139,16 @@ fn explore_rounds(
                     None => break,
                 }
             }
-            if automatic && next >= PROBE_EXECUTIONS && !outlived_objects {
-                one_worker = false;
-            }
-            ran_on_several |= !one_worker && plans.len() > 1;
-            let several = !one_worker;
+            // Automatic workers stay at one for the probe executions and once an execution
+            // used an outlived object.
+            let several = !automatic || (next >= PROBE_EXECUTIONS && !outlived_objects);
+            ran_on_several |= several && plans.len() > 1;
             for summary in pool.execute(plans, config.stop_on_first_failure, several) {
                 if automatic && summary.outlived_objects {
                     if ran_on_several {
                         return Err(OutlivedObjects);
                     }
                     outlived_objects = true;
-                    one_worker = true;
                 }
                 strategy.observe(
                     summary.index,

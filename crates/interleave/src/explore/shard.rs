@@ -133,5 +133,5 @@ pub(super) enum Reported {
 /// Whether `shard` owns execution `index` when executions are dealt by index (every execution
 /// when there is no sharding).
 fn owns_index(shard: Option<Shard>, index: u64) -> bool {
-    shard.is_none_or(|shard| index % shard.count() == shard.number() - 1)
+    shard.is_none_or(|shard| shard.owns(index))
 }

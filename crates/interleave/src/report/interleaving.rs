@@ -18,6 +18,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use crate::analysis::stops::plural;
 use crate::analysis::thread_label;
 use crate::config::ENV_FULL_REPORT;
 use crate::runtime::memory::INITIAL_VALUE;
@@ -422,14 +423,6 @@ fn site_line(site: &str) -> (&str, &str) {
     let column = parts.next().unwrap_or("");
     let line = parts.next().unwrap_or("");
     (line, column)
-}
-
-fn plural(count: usize, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
 }
 
 #[cfg(test)]

@@ -7,25 +7,11 @@ impl Execution {
     /// Whether thread `t`'s pending operation can take effect now. A timed operation (a
     /// sleep, a timeout, a parked task's timer) may end by its timeout at any scheduling point
     /// after it started (`early`), since the time a thread takes to reach a step is not
-    /// bounded; without `early`, only once the virtual clock has reached its deadline. With
-    /// spurious wake-ups allowed, a condition-variable wait or a park may end at any point too
-    /// (`early` only).
+    /// bounded; without `early` no timeout counts, which tells whether anything but its timeout
+    /// lets the thread run (`wakes_itself`). With spurious wake-ups allowed, a
+    /// condition-variable wait or a park may end at any point too (`early` only).
     #[inline(always)]
     pub(super) fn op_enabled(&self, t: usize, early: bool) -> bool {
-        self.op_enabled_under(
-            t,
-            if early {
-                Timeouts::Early
-            } else {
-                Timeouts::Due
-            },
-        )
-    }
-
-    /// `op_enabled`, with timeouts counted as `timeouts` says.
-    #[inline(always)]
-    pub(super) fn op_enabled_under(&self, t: usize, timeouts: Timeouts) -> bool {
-        let early = timeouts == Timeouts::Early;
         let slot = &self.threads[t];
         let op = slot.pending;
         let state = || &self.objects[op.object as usize].state;
@@ -57,21 +43,16 @@ impl Execution {
                 };
                 let spurious = early && self.recording.limits.spurious_wakeups;
                 mutex_free
-                    && (!slot.waiting
-                        || self.may_time_out(slot, timeouts)
-                        || notified()
-                        || spurious)
+                    && (!slot.waiting || self.may_time_out(slot, early) || notified() || spurious)
             }
             OpKind::Join => self.threads[op.arg as usize].finished,
             OpKind::Park => {
                 slot.park_token
                     || (early && self.recording.limits.spurious_wakeups)
-                    || self.may_time_out(slot, timeouts)
-                    || slot
-                        .timer_deadline
-                        .is_some_and(|d| timeouts.fire(d, self.now))
+                    || self.may_time_out(slot, early)
+                    || (early && slot.timer_deadline.is_some())
             }
-            OpKind::Sleep => self.may_time_out(slot, timeouts),
+            OpKind::Sleep => self.may_time_out(slot, early),
             OpKind::BarrierLeave => match state() {
                 ObjState::Barrier { generation, .. } => *generation != slot.barrier_generation,
                 _ => true,
@@ -99,7 +80,7 @@ impl Execution {
             },
             OpKind::Recv => match state() {
                 ObjState::Channel { len, senders, .. } => {
-                    *len > 0 || *senders == 0 || self.may_time_out(slot, timeouts)
+                    *len > 0 || *senders == 0 || self.may_time_out(slot, early)
                 }
                 _ => true,
             },
@@ -132,12 +113,15 @@ impl Execution {
                     ObjState::RwLock {
                         writer: Some(_), ..
                     } => false,
-                    ObjState::RwLock { readers, .. }
-                        if readers.is_empty() && self.threads[t].read_defers != Some(true) =>
-                    {
-                        true
+                    ObjState::RwLock { readers, .. } => {
+                        let readers_hold = !readers.is_empty();
+                        if !readers_hold && self.threads[t].read_defers != Some(true) {
+                            true
+                        } else {
+                            self.read_lock_enabled(t, readers_hold, &mut writer_waits)
+                        }
                     }
-                    _ => self.read_lock_enabled(t, &mut writer_waits),
+                    _ => true,
                 }
             } else {
                 self.op_enabled(t, true)
@@ -161,8 +145,9 @@ impl Execution {
         }
     }
 
-    /// Whether thread `t`'s pending `RwLock::read` can take the lock now: what `op_enabled`
-    /// says, after choosing its preference. std leaves open whether a read request that finds
+    /// Whether thread `t`'s pending `RwLock::read` of a lock no writer holds (`readers_hold`:
+    /// whether readers do) can take it now: what `op_enabled` says, after choosing its
+    /// preference. std leaves open whether a read request that finds
     /// readers holding an `RwLock` and a writer waiting for them joins the readers (reader
     /// preference) or waits behind the writer (writer preference, as Linux's futex-based lock
     /// does). The first time that question arises for thread `t`'s pending read, the schedule
@@ -175,15 +160,13 @@ impl Execution {
     // enabledness loop of every program pay for them (measured at about 4% more instructions
     // per step on a Mutex workload).
     #[inline(never)]
-    fn read_lock_enabled(&mut self, t: usize, writer_waits: &mut Option<(ObjIdx, bool)>) -> bool {
+    fn read_lock_enabled(
+        &mut self,
+        t: usize,
+        readers_hold: bool,
+        writer_waits: &mut Option<(ObjIdx, bool)>,
+    ) -> bool {
         let object = self.threads[t].pending.object;
-        let readers_hold = match &self.objects[object as usize].state {
-            ObjState::RwLock {
-                writer: Some(_), ..
-            } => return false,
-            ObjState::RwLock { readers, .. } => !readers.is_empty(),
-            _ => return true,
-        };
         let mut a_writer_waits = |ex: &Execution| match *writer_waits {
             Some((cached, waits)) if cached == object => waits,
             _ => {

@@ -166,11 +166,24 @@ impl Store {
         if reader != self.writer && !self.readers.iter().any(|&(t, _)| t == reader) {
             self.readers.push((reader, clock.get(thread) + 1));
         }
-        if acquires(order) {
-            clock.join(&self.sync);
-        } else {
-            pending_acquire.join(&self.sync);
-        }
+        acquire_from(&self.sync, clock, order, pending_acquire);
+    }
+}
+
+/// The acquire half of reading a store whose release sequence carries `sync`: an acquiring
+/// read joins it into the thread's clock, a relaxed one keeps it for the thread's next acquire
+/// fence (`pending_acquire`).
+#[inline(always)]
+fn acquire_from(
+    sync: &VectorClock,
+    clock: &mut VectorClock,
+    order: Ordering,
+    pending_acquire: &mut VectorClock,
+) {
+    if acquires(order) {
+        clock.join(sync);
+    } else {
+        pending_acquire.join(sync);
     }
 }
 
@@ -495,16 +508,10 @@ impl WeakMemory {
         let (read, slot) = location.read_and_next(latest);
         // The store continues the release sequence of the store it read; an acquiring and
         // releasing one joins that into its clock first.
-        if acquires(order) {
-            clock.join(&read.sync);
-            if releases(order) {
-                slot.sync.copy_from(clock);
-            } else {
-                slot.sync.copy_from(&read.sync);
-                slot.sync.join(fence_release);
-            }
+        acquire_from(&read.sync, clock, order, pending_acquire);
+        if acquires(order) && releases(order) {
+            slot.sync.copy_from(clock);
         } else {
-            pending_acquire.join(&read.sync);
             slot.sync.copy_from(&read.sync);
             slot.sync.join(if releases(order) {
                 &*clock

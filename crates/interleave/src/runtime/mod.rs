@@ -51,7 +51,6 @@ mod stacks;
 mod switching;
 mod teardown;
 mod timers;
-use timers::Timeouts;
 mod view;
 mod watchdog;
 
@@ -730,6 +729,16 @@ impl Execution {
 
     /// The running thread releases its history into `object` and starts a new epoch.
     #[inline]
+    /// The running thread's clock as it releases it now, after which it moves on (its own
+    /// entry ticks): what a message, an unpark or a receipt carries to the thread that
+    /// acquires it later.
+    pub(crate) fn release_snapshot(&mut self) -> VectorClock {
+        let me = self.current;
+        let clock = self.threads[me].clock.clone();
+        self.threads[me].clock.tick(me);
+        clock
+    }
+
     pub fn release(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &mut self.objects);
@@ -843,7 +852,7 @@ impl Execution {
         if !internal(recording.events[step].object) {
             return None;
         }
-        // Labels stay sorted by step: the thread's latest step is the latest step of all.
+        // Labels stay sorted by step; a later step of another thread may have one already.
         let labels = &mut recording.step_labels;
         let index = match labels.binary_search_by_key(&(step as u64), |label| label.step) {
             Ok(index) => index,

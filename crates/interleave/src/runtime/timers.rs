@@ -3,29 +3,6 @@
 
 use super::*;
 
-/// Which timeouts `Execution::op_enabled_under` counts as able to end a wait now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Timeouts {
-    /// Any: a timed wait may end at any scheduling point after it started.
-    Early,
-    /// Only those whose deadline the virtual clock has reached.
-    Due,
-    /// None: whether anything but a timeout lets the thread run.
-    Never,
-}
-
-impl Timeouts {
-    /// Whether a deadline at `deadline` may fire at `now`.
-    #[inline(always)]
-    pub(super) fn fire(self, deadline: Duration, now: Duration) -> bool {
-        match self {
-            Timeouts::Early => true,
-            Timeouts::Due => deadline <= now,
-            Timeouts::Never => false,
-        }
-    }
-}
-
 /// An async timer (`time::Sleep`) waiting for the virtual clock: the thread that polled
 /// it last and the waker to wake at its deadline.
 pub(crate) struct Timer {
@@ -46,14 +23,14 @@ impl Execution {
     /// Whether thread `t`'s pending operation is timed, so it may end by its timeout (it may
     /// still wait for its mutex).
     pub fn deadline_passed(&self, t: usize) -> bool {
-        self.may_time_out(&self.threads[t], Timeouts::Early)
+        self.may_time_out(&self.threads[t], true)
     }
 
-    /// Whether `slot`'s pending operation is timed and may end by its timeout now, as
-    /// `timeouts` says.
+    /// Whether `slot`'s pending operation is timed and may end by its timeout now: at any time
+    /// when `early`, never otherwise (see `op_enabled`).
     #[inline]
-    pub(super) fn may_time_out(&self, slot: &ThreadSlot, timeouts: Timeouts) -> bool {
-        slot.pending.timed && timeouts.fire(slot.deadline, self.now)
+    pub(super) fn may_time_out(&self, slot: &ThreadSlot, early: bool) -> bool {
+        slot.pending.timed && early
     }
 
     /// Whether thread `t`, enabled, can run only by ending its wait by itself: by its timeout or
@@ -67,7 +44,7 @@ impl Execution {
             || (slot.pending.kind == OpKind::Park
                 && (slot.timer_deadline.is_some() || self.recording.limits.spurious_wakeups))
             || (slot.pending.kind == OpKind::Wake && self.recording.limits.spurious_wakeups);
-        can && !self.op_enabled_under(t, Timeouts::Never)
+        can && !self.op_enabled(t, false)
     }
 
     /// Thread `chosen` is about to take its step: when only its timeout lets it (its operation

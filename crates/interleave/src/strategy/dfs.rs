@@ -79,9 +79,22 @@ struct Decision {
 impl Decision {
     /// The preemptions after choosing `option` here.
     fn preemptions_with(&self, option: usize) -> u32 {
-        let preempts = self.choice == Choice::Thread && self.running.is_some_and(|r| r != option);
-        self.preemptions + u32::from(preempts)
+        match self.choice {
+            Choice::Thread => preemptions_after(self.preemptions, self.running, option),
+            Choice::Value { .. } => self.preemptions,
+        }
     }
+}
+
+/// The preemptions after choosing thread `option`, with `preemptions` before and `running` the
+/// thread that took the last step if it may still run: switching away from it is one more.
+fn preemptions_after(preemptions: u32, running: Option<usize>, option: usize) -> u32 {
+    preemptions + u32::from(running.is_some_and(|r| r != option))
+}
+
+/// Whether `preemptions` keep a schedule within the preemption bound, if there is one.
+fn within(bound: Option<u32>, preemptions: u32) -> bool {
+    bound.is_none_or(|bound| preemptions <= bound)
 }
 
 /// One node of the search tree: a decision, and which of its options are still to try.
@@ -188,8 +201,7 @@ impl Tree {
 
     /// Whether choosing `option` at `node` keeps the schedule within the preemption bound.
     fn within_bound(&self, node: &Node, option: usize) -> bool {
-        self.bound
-            .is_none_or(|bound| node.decision.preemptions_with(option) <= bound)
+        within(self.bound, node.decision.preemptions_with(option))
     }
 
     /// The schedule of the next execution, or `None` when the search is over.
@@ -385,7 +397,7 @@ impl Tree {
                 .copied()
                 .filter(|t| !node.done.contains(t))
                 .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
-                .filter(|&t| bound.is_none_or(|bound| node.decision.preemptions_with(t) <= bound))
+                .filter(|&t| within(bound, node.decision.preemptions_with(t)))
                 .min();
             if let Some(option) = next {
                 node.decision.chosen = option;
@@ -601,12 +613,15 @@ impl YieldRule {
                 }
             }
         }
-        if self
-            .waits
-            .get(chosen)
-            .is_some_and(|waits| !waits.is_empty())
+        // A thread that runs while it waits runs on its pass (or because every runnable thread
+        // waited). With no one waiting, the common case at every step of a program that does
+        // not yield, there is nothing to look up.
+        if self.waiting > 0
+            && self
+                .waits
+                .get(chosen)
+                .is_some_and(|waits| !waits.is_empty())
         {
-            // It runs while it waits: on its pass, or because every runnable thread waited.
             self.passed[chosen] = true;
         }
         if is_yield(view, chosen) {
@@ -761,6 +776,9 @@ impl Schedule for PrefixSchedule {
             Some(sleep) if tracks_sleep => sleep.clone(),
             _ => Vec::new(),
         };
+        // Switching away from the thread that took the last step while it may still run is
+        // a preemption; a yield, a block or a finish makes the switch free.
+        let running = view.last_thread().filter(|last| allowed.contains(last));
         // A prefix that no longer fits the program is followed anyway: the runtime reports
         // the divergence.
         let chosen = match self.forced() {
@@ -768,16 +786,13 @@ impl Schedule for PrefixSchedule {
             None if asleep.is_empty() => default_choice(view, &allowed, self.yielded),
             None => {
                 // Under a preemption bound, a thread beyond it is no continuation either.
-                let running = view.last_thread().filter(|last| allowed.contains(last));
-                let within = |t: usize| {
-                    self.bound.is_none_or(|bound| {
-                        self.preemptions + u32::from(running.is_some_and(|r| r != t)) <= bound
-                    })
-                };
                 let awake: Vec<usize> = allowed
                     .iter()
                     .copied()
-                    .filter(|&t| !asleep.contains(&t) && within(t))
+                    .filter(|&t| {
+                        !asleep.contains(&t)
+                            && within(self.bound, preemptions_after(self.preemptions, running, t))
+                    })
                     .collect();
                 if awake.is_empty() {
                     // Every continuation is equivalent to one explored already.
@@ -789,13 +804,8 @@ impl Schedule for PrefixSchedule {
         if let (Some(sleep), true) = (&mut self.sleep, tracks_sleep) {
             sleep.retain(|&t| t != chosen && !may_depend(view, t, chosen));
         }
-        // Switching away from the thread that took the last step while it may still run is
-        // a preemption; a yield, a block or a finish makes the switch free.
-        let running = view.last_thread().filter(|last| allowed.contains(last));
         let preemptions = self.preemptions;
-        if running.is_some_and(|r| r != chosen) {
-            self.preemptions += 1;
-        }
+        self.preemptions = preemptions_after(preemptions, running, chosen);
         self.yielded = chosen < view.thread_count() && is_yield(view, chosen);
         self.rule.ran(view, chosen, &mut ended);
         let step = self.steps.thread_steps;

@@ -175,8 +175,13 @@ pub(crate) fn execution_seed(seed: u64, index: u64) -> u64 {
     splitmix64(seed ^ splitmix64(index.wrapping_add(0x9e37_79b9_7f4a_7c15)))
 }
 
-fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+fn splitmix64(z: u64) -> u64 {
+    mix64(z.wrapping_add(0x9e37_79b9_7f4a_7c15))
+}
+
+/// splitmix64's finaliser: spreads the bits of `z` over the whole word, so that a hash reduced
+/// modulo a small number depends on all of them.
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)

@@ -127,7 +127,6 @@ pub struct Rff {
     known_events: FxHashSet<(ObjectId, Site, bool)>,
     /// The abstract schedule of each planned execution not yet observed.
     planned: HashMap<u64, Vec<Constraint>>,
-    executions: u64,
 }
 
 impl Rff {
@@ -250,7 +249,6 @@ impl Strategy for Rff {
     }
 
     fn observe(&mut self, execution: u64, outcome: &Outcome) {
-        self.executions += 1;
         let constraints = self.planned.remove(&execution).unwrap_or_default();
         let Some(feedback) = outcome.feedback.and_then(|f| f.downcast_ref::<Feedback>()) else {
             return;
@@ -281,14 +279,33 @@ impl Strategy for Rff {
     }
 }
 
-/// How an operation takes part in the reads-from relation of its object.
-fn roles(op: &PendingOp) -> Option<(ObjectId, bool, bool)> {
-    let object = op.object?;
-    match op.access() {
-        Access::Read => Some((object, true, false)),
-        Access::Write => Some((object, false, true)),
-        Access::ReadWrite | Access::Sync => Some((object, true, true)),
-        Access::Thread => None,
+/// How an operation takes part in the reads-from relation of its object, with its object and
+/// site by address ([`address`]): worked out once per operation, not once per constraint.
+#[derive(Clone, Copy, Debug)]
+struct Touch {
+    object: ObjectId,
+    key: ObjectKey,
+    site: usize,
+    reads: bool,
+    writes: bool,
+}
+
+impl Touch {
+    fn of(op: &PendingOp) -> Option<Touch> {
+        let object = op.object?;
+        let (reads, writes) = match op.access() {
+            Access::Read => (true, false),
+            Access::Write => (false, true),
+            Access::ReadWrite | Access::Sync => (true, true),
+            Access::Thread => return None,
+        };
+        Some(Touch {
+            object,
+            key: ObjectKey::of(&object),
+            site: address(op.site),
+            reads,
+            writes,
+        })
     }
 }
 
@@ -319,26 +336,22 @@ impl Tracked {
         }
     }
 
-    fn vote(&self, op: &PendingOp) -> i32 {
-        let Some((object, reads, writes)) = roles(op) else {
-            return 0;
-        };
-        if ObjectKey::of(&object) != self.object || (self.positive && self.satisfied) {
+    fn vote(&self, touch: &Touch) -> i32 {
+        if touch.key != self.object || (self.positive && self.satisfied) {
             return 0;
         }
-        let site = address(op.site);
         let write_is_last = self.last_write == self.write;
-        if reads && site == self.read {
+        if touch.reads && touch.site == self.read {
             return match (self.positive, write_is_last) {
                 (true, true) => 1,
                 (true, false) | (false, true) => -1,
                 (false, false) => 0,
             };
         }
-        if !writes {
+        if !touch.writes {
             return 0;
         }
-        let is_the_write = site == self.write;
+        let is_the_write = touch.site == self.write;
         match (self.positive, write_is_last, is_the_write) {
             // Make the constraint's write the last one, then keep it so until the read.
             (true, false, true) => 1,
@@ -349,20 +362,16 @@ impl Tracked {
         }
     }
 
-    /// Notes that `op` ran.
-    fn ran(&mut self, op: &PendingOp) {
-        let Some((object, reads, writes)) = roles(op) else {
-            return;
-        };
-        if ObjectKey::of(&object) != self.object {
+    /// Notes that an operation that touches the relation as `touch` says ran.
+    fn ran(&mut self, touch: &Touch) {
+        if touch.key != self.object {
             return;
         }
-        let site = address(op.site);
-        if reads && site == self.read && self.last_write == self.write {
+        if touch.reads && touch.site == self.read && self.last_write == self.write {
             self.satisfied = true;
         }
-        if writes {
-            self.last_write = site;
+        if touch.writes {
+            self.last_write = touch.site;
         }
     }
 }
@@ -385,11 +394,16 @@ struct RffSchedule {
 impl RffSchedule {
     /// Records the reads-from pair and the events of `op`, which runs now.
     fn record(&mut self, op: &PendingOp) {
-        let Some((object, reads, writes)) = roles(op) else {
+        let Some(touch) = Touch::of(op) else {
             return;
         };
-        let key = ObjectKey::of(&object);
-        let site = address(op.site);
+        let Touch {
+            object,
+            key,
+            site,
+            reads,
+            writes,
+        } = touch;
         if reads {
             let write = self.last_write.get(&key).copied();
             if self
@@ -409,7 +423,7 @@ impl RffSchedule {
             }
         }
         for tracked in &mut self.constraints {
-            tracked.ran(op);
+            tracked.ran(&touch);
         }
     }
 }
@@ -424,9 +438,12 @@ impl Schedule for RffSchedule {
             }
             votes.clear();
             for &thread in allowed {
-                let vote = view.pending(thread).map_or(0, |op| {
-                    constraints.iter().map(|tracked| tracked.vote(&op)).sum()
-                });
+                let vote = view
+                    .pending(thread)
+                    .and_then(|op| Touch::of(&op))
+                    .map_or(0, |touch| {
+                        constraints.iter().map(|tracked| tracked.vote(&touch)).sum()
+                    });
                 votes.push((thread, vote));
             }
             let best = votes.iter().map(|&(_, vote)| vote).max().unwrap_or(0);
@@ -472,10 +489,13 @@ mod tests {
             instance: 0,
         };
         let (write, other_write, read) = (site(), site(), site());
-        let op = |kind, site| PendingOp {
-            kind,
-            object: Some(object),
-            site,
+        let op = |kind, site| {
+            Touch::of(&PendingOp {
+                kind,
+                object: Some(object),
+                site,
+            })
+            .expect("an access of the object")
         };
         let mut tracked = Tracked::new(&Constraint {
             object,

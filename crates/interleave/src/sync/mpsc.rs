@@ -115,7 +115,6 @@ impl<T> Channel<T> {
             len,
             receiver_alive,
             sent,
-            capacity,
             ..
         } = &mut ex.objects[idx as usize].state
         else {
@@ -128,9 +127,9 @@ impl<T> Channel<T> {
         *sent += 1;
         let ticket = *sent;
         // A rendezvous send waits for its receiver too: its steps keep the coarse relation.
-        let described = (*capacity != Some(0)).then_some(ChannelStep::Sent {
+        let described = (self.capacity != Some(0)).then_some(ChannelStep::Sent {
             ticket: ticket as u32,
-            bounded: capacity.is_some(),
+            bounded: self.capacity.is_some(),
         });
         // The slot this send takes was freed by the receipt `capacity` tickets earlier.
         if let Some(freed_by) = self
@@ -141,9 +140,7 @@ impl<T> Channel<T> {
         {
             self.learn_of_receipt(ex, freed_by);
         }
-        let me = ex.me();
-        let clock = ex.threads[me].clock.clone();
-        ex.threads[me].clock.tick(me);
+        let clock = ex.release_snapshot();
         self.queue().push_back((value, clock));
         if let Some(step) = described {
             ex.describe_channel_step(step);
@@ -170,9 +167,8 @@ impl<T> Channel<T> {
                 let me = ex.me();
                 ex.threads[me].clock.join(&sent_at);
                 if self.capacity.is_some() {
-                    let clock = ex.threads[me].clock.clone();
+                    let clock = ex.release_snapshot();
                     self.receipts().push_back((u64::from(ticket), clock));
-                    ex.threads[me].clock.tick(me);
                 }
                 ex.describe_channel_step(ChannelStep::Received { ticket });
                 Ok(value)
@@ -188,16 +184,9 @@ impl<T> Channel<T> {
     fn send_blocking(&self, value: T, site: Site) -> Result<(), SendError<T>> {
         let commutes = if self.capacity.is_none() { COMMUTES } else { 0 };
         let idx = self.schedule_with(OpKind::Send, commutes, false, site);
-        let pushed = runtime::with(|ex| {
-            let rendezvous = matches!(
-                ex.objects[idx as usize].state,
-                ObjState::Channel {
-                    capacity: Some(0),
-                    ..
-                }
-            );
-            self.push(ex, idx, value).map(|ticket| (ticket, rendezvous))
-        });
+        let rendezvous = self.capacity == Some(0);
+        let pushed =
+            runtime::with(|ex| self.push(ex, idx, value).map(|ticket| (ticket, rendezvous)));
         match pushed {
             Err(value) => Err(SendError(value)),
             Ok((ticket, true)) => {

@@ -90,6 +90,16 @@ impl<T: ?Sized> Mutex<T> {
         self.guard(idx, site)
     }
 
+    /// Locks a primitive's state kept in this mutex, the step recorded at `site` (the user's
+    /// call of the primitive) and shown in reports as the user's `operation` (`lock`,
+    /// `notify_one`): the lock is the primitive's implementation, the operation is what the
+    /// user's code did.
+    pub(crate) fn lock_as(&self, site: Site, operation: &'static str) -> MutexGuard<'_, T> {
+        let guard = self.lock_at(site);
+        runtime::with(|ex| ex.show_last_step_as(operation));
+        guard
+    }
+
     /// Takes the lock if it is free.
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {

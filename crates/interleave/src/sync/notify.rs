@@ -11,8 +11,7 @@
 use std::fmt;
 use std::panic::Location;
 
-use super::{Mutex, MutexGuard};
-use crate::runtime::op::Site;
+use super::Mutex;
 use crate::runtime::{self, Awaited};
 use crate::thread::{self, Thread};
 
@@ -61,7 +60,7 @@ impl Notify {
     pub fn notify(&self) {
         let site = Location::caller();
         let woken = {
-            let mut state = self.state_at(site, "notify");
+            let mut state = self.state.lock_as(site, "notify");
             state.permit = true;
             (!state.waiters.is_empty()).then(|| state.waiters.remove(0))
         };
@@ -76,7 +75,7 @@ impl Notify {
         let site = Location::caller();
         loop {
             {
-                let mut state = self.state_at(site, "wait");
+                let mut state = self.state.lock_as(site, "wait");
                 if state.permit {
                     state.permit = false;
                     return;
@@ -105,14 +104,6 @@ impl Notify {
                     .retain(|awaited| !matches!(awaited, Awaited::Notification { .. }));
             });
         }
-    }
-
-    /// Takes the state lock for the user's `operation`, the step recorded at `site` (the
-    /// user's call) and shown as that operation on this `Notify`.
-    fn state_at(&self, site: Site, operation: &'static str) -> MutexGuard<'_, NotifyState> {
-        let guard = self.state.lock_at(site);
-        runtime::with(|ex| ex.show_last_step_as(operation));
-        guard
     }
 }
 

@@ -5,12 +5,12 @@
 //! preemptions with `c=2` and not with `c=1`; and it exhausts the bounded space in far fewer
 //! executions than bounded depth-first search (`dfs:c=N`).
 
-use crate::helpers;
+use crate::helpers::{self, happens_before};
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::{Arc as StdArc, Mutex as StdMutex};
 
-use interleave::strategy::{OpKind, Outcome, Schedule, Strategy, StrategySpec, TraceEvent, View};
+use interleave::strategy::{Outcome, Schedule, Strategy, StrategySpec, TraceEvent, View};
 use interleave::sync::atomic::{AtomicU64, Ordering};
 use interleave::sync::{mpsc, Arc, Mutex};
 use interleave::{thread, Builder, MemoryModel, Report};
@@ -173,36 +173,6 @@ fn run(spec: &str, body: fn() -> String) -> (Vec<Observed>, Report) {
     (runs, report)
 }
 
-/// The happens-before graph of a trace, written independently of the library: each thread's
-/// steps, and every ordered pair of steps of different threads on the same object (or both
-/// spawning) that are not both loads.
-fn happens_before(trace: &[TraceEvent]) -> BTreeSet<String> {
-    let mut graph = BTreeSet::new();
-    let mut position = [0usize; 16];
-    let named: Vec<(usize, usize, Option<String>, bool)> = trace
-        .iter()
-        .map(|e| {
-            let at = position[e.thread];
-            position[e.thread] += 1;
-            let object = e
-                .object
-                .map(|o| o.to_string())
-                .or_else(|| (e.kind == OpKind::Spawn).then(|| "spawn".into()));
-            let read = matches!(e.kind, OpKind::AtomicLoad | OpKind::Read);
-            graph.insert(format!("{}.{at}: {:?} {object:?}", e.thread, e.kind));
-            (e.thread, at, object, read)
-        })
-        .collect();
-    for (i, a) in named.iter().enumerate() {
-        for b in &named[i + 1..] {
-            if a.0 != b.0 && a.2.is_some() && a.2 == b.2 && !(a.3 && b.3) {
-                graph.insert(format!("{}.{} -> {}.{}", a.0, a.1, b.0, b.1));
-            }
-        }
-    }
-    graph
-}
-
 /// Three threads: two store to `x` and load `y`, the third stores to `y` and loads `x`; the
 /// outcome is what each load saw.
 fn stores_and_loads() -> String {
@@ -320,7 +290,7 @@ fn lock_and_unlocked_reader() -> String {
 }
 
 /// A program of the comparison: its name, its body, and whether it uses channels (whose
-/// messages `dpor` orders more finely than the same-object graph of [`happens_before`], so
+/// messages `dpor` orders more finely than the same-object graph of [`happens_before`](helpers::happens_before), so
 /// only outcomes are compared there).
 type Program = (&'static str, fn() -> String, bool);
 

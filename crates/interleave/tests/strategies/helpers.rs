@@ -142,3 +142,37 @@ impl<F: FnMut(Option<&[interleave::strategy::TraceEvent]>) + Send + 'static>
         self.inner.stats()
     }
 }
+
+/// The happens-before graph of a trace, written independently of the library: each thread's
+/// steps, and every ordered pair of steps of different threads on the same object (or both
+/// spawning) that are not both loads.
+pub fn happens_before(
+    trace: &[interleave::strategy::TraceEvent],
+) -> std::collections::BTreeSet<String> {
+    let mut graph = std::collections::BTreeSet::new();
+    let mut position = [0usize; 16];
+    let named: Vec<(usize, usize, Option<String>, bool)> = trace
+        .iter()
+        .map(|e| {
+            let at = position[e.thread];
+            position[e.thread] += 1;
+            let object = e.object.map(|o| o.to_string()).or_else(|| {
+                (e.kind == interleave::strategy::OpKind::Spawn).then(|| "spawn".into())
+            });
+            let read = matches!(
+                e.kind,
+                interleave::strategy::OpKind::AtomicLoad | interleave::strategy::OpKind::Read
+            );
+            graph.insert(format!("{}.{at}: {:?} {object:?}", e.thread, e.kind));
+            (e.thread, at, object, read)
+        })
+        .collect();
+    for (i, a) in named.iter().enumerate() {
+        for b in &named[i + 1..] {
+            if a.0 != b.0 && a.2.is_some() && a.2 == b.2 && !(a.3 && b.3) {
+                graph.insert(format!("{}.{} -> {}.{}", a.0, a.1, b.0, b.1));
+            }
+        }
+    }
+    graph
+}

@@ -6,7 +6,7 @@
 
 use crate::helpers;
 
-use helpers::corner_variable;
+use helpers::{corner_variable, happens_before};
 use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
@@ -292,38 +292,6 @@ fn exhaustive_runs(body: fn()) -> Vec<Run> {
 
 fn threads_of(trace: &[TraceEvent]) -> Vec<usize> {
     trace.iter().map(|e| e.thread).collect()
-}
-
-/// The happens-before graph of a trace, written independently of the library's fingerprint:
-/// each thread's operations, and every ordered pair of conflicting operations of different
-/// threads (same object, or both spawning, and not both reads).
-fn happens_before(trace: &[TraceEvent]) -> BTreeSet<String> {
-    let mut graph = BTreeSet::new();
-    let mut position = [0usize; 16];
-    let named: Vec<(usize, usize, Option<String>, bool)> = trace
-        .iter()
-        .map(|e| {
-            let at = position[e.thread];
-            position[e.thread] += 1;
-            let object = e.object.map(|o| o.to_string()).or_else(|| {
-                (e.kind == interleave::strategy::OpKind::Spawn).then(|| "spawn".into())
-            });
-            let read = matches!(
-                e.kind,
-                interleave::strategy::OpKind::AtomicLoad | interleave::strategy::OpKind::Read
-            );
-            graph.insert(format!("{}.{at}: {:?} {object:?}", e.thread, e.kind));
-            (e.thread, at, object, read)
-        })
-        .collect();
-    for (i, a) in named.iter().enumerate() {
-        for b in &named[i + 1..] {
-            if a.0 != b.0 && a.2.is_some() && a.2 == b.2 && !(a.3 && b.3) {
-                graph.insert(format!("{}.{} -> {}.{}", a.0, a.1, b.0, b.1));
-            }
-        }
-    }
-    graph
 }
 
 /// Whether strict priority scheduling under `order` with at most `c` preemptions, each right

@@ -66,7 +66,7 @@ fn state<'a, T>(lock: &'a StateLock<T>, operation: &'static str) -> crate::sync:
     } else {
         caller
     };
-    state_at(lock, site, operation)
+    lock.lock_as(site, operation)
 }
 
 /// Whether `site` is a line of this crate's sources.
@@ -79,19 +79,6 @@ fn in_this_crate(site: Site) -> bool {
         .or_else(|| this_file.strip_suffix("future\\sync\\mod.rs"))
         .unwrap_or(this_file);
     site.file().starts_with(crate_sources)
-}
-
-/// Locks a primitive's state, the step recorded at `site` (the user's call of the primitive)
-/// and shown in reports as the user's `operation` (`lock`, `notify_one`): the lock is the
-/// primitive's implementation, the operation is what the user's code did.
-fn state_at<'a, T>(
-    lock: &'a StateLock<T>,
-    site: Site,
-    operation: &'static str,
-) -> crate::sync::MutexGuard<'a, T> {
-    let guard = lock.lock_at(site);
-    crate::runtime::with(|ex| ex.show_last_step_as(operation));
-    guard
 }
 
 /// One waiting future's place in a [`WaitQueue`].

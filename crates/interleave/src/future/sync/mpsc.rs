@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, state_at, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use super::{state, wake_all, Standing, StateLock, Ticket, WaitQueue};
 use crate::runtime::op::Site;
 
 /// The errors of the channels, as in `tokio::sync::mpsc::error`.
@@ -325,7 +325,7 @@ impl<T> Future for Sending<'_, T> {
         let Some(value) = this.value.take() else {
             panic!("a send future polled after it completed");
         };
-        let mut chan = state_at(this.chan, this.site, "send");
+        let mut chan = this.chan.lock_as(this.site, "send");
         if chan.closed {
             if let Some(ticket) = this.ticket.take() {
                 chan.send_waiters.withdraw(ticket);
@@ -367,7 +367,7 @@ impl<T> Drop for Sending<'_, T> {
             return;
         };
         let woken = {
-            let mut chan = state_at(self.chan, self.site, "cancel send");
+            let mut chan = self.chan.lock_as(self.site, "cancel send");
             if chan.send_waiters.withdraw(ticket) == Standing::Granted {
                 chan.free += 1;
             }
@@ -442,7 +442,7 @@ impl<T> Rx<T> {
     fn recv(&mut self) -> impl Future<Output = Option<T>> + '_ {
         let site = Location::caller();
         std::future::poll_fn(move |context| {
-            let mut chan = state_at(&self.chan, site, "recv");
+            let mut chan = self.chan.lock_as(site, "recv");
             if let Some((value, senders)) = chan.pop() {
                 drop(chan);
                 wake_all(senders);

@@ -7,7 +7,7 @@ use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state_at, wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
+use super::{wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
 use crate::runtime::op::Site;
 
 /// An async mutex, as tokio's: `lock().await` waits without blocking the thread, waiters are
@@ -77,7 +77,7 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
         let site = Location::caller();
-        let mut state = state_at(&self.state, site, "try_lock");
+        let mut state = self.state.lock_as(site, "try_lock");
         if state.locked || !state.waiters.is_empty() {
             return Err(TryLockError(()));
         }
@@ -103,7 +103,7 @@ impl<'a, T: ?Sized> Future for Lock<'a, T> {
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<MutexGuard<'a, T>> {
         let (mutex, site) = (self.mutex, self.site);
-        let mut state = state_at(&mutex.state, site, "lock");
+        let mut state = mutex.state.lock_as(site, "lock");
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
@@ -133,7 +133,7 @@ impl<T: ?Sized> Drop for Lock<'_, T> {
             return;
         };
         let woken = {
-            let mut state = state_at(&self.mutex.state, self.site, "cancel lock");
+            let mut state = self.mutex.state.lock_as(self.site, "cancel lock");
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.locked = false;
             }
@@ -170,7 +170,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         let woken = {
-            let mut state = state_at(&self.mutex.state, self.site, "unlock");
+            let mut state = self.mutex.state.lock_as(self.site, "unlock");
             state.locked = false;
             state.dispatch()
         };

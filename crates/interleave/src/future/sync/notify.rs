@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state_at, wake_all, StateLock};
+use super::{wake_all, StateLock};
 use crate::runtime::op::Site;
 
 /// A notification between tasks, as tokio's `Notify`: `notify_one` wakes one waiter or, if
@@ -52,7 +52,7 @@ impl Notify {
 
     fn notify_one_at(&self, site: Site) {
         let woken = {
-            let mut state = state_at(&self.state, site, "notify_one");
+            let mut state = self.state.lock_as(site, "notify_one");
             match state.waiters.pop_front() {
                 Some((id, waker)) => {
                     state.notified.push(id);
@@ -72,7 +72,7 @@ impl Notify {
     #[track_caller]
     pub fn notify_waiters(&self) {
         let woken: Vec<Waker> = {
-            let mut state = state_at(&self.state, Location::caller(), "notify_waiters");
+            let mut state = self.state.lock_as(Location::caller(), "notify_waiters");
             state.generation += 1;
             state.waiters.drain(..).map(|(_, waker)| waker).collect()
         };
@@ -85,7 +85,7 @@ impl Notify {
     #[track_caller]
     pub fn notified(&self) -> Notified<'_> {
         let site = Location::caller();
-        let generation = state_at(&self.state, site, "notified").generation;
+        let generation = self.state.lock_as(site, "notified").generation;
         Notified {
             notify: self,
             generation,
@@ -114,7 +114,7 @@ impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
-        let mut state = state_at(&self.notify.state, self.site, "notified");
+        let mut state = self.notify.state.lock_as(self.site, "notified");
         if state.generation != self.generation {
             return Poll::Ready(());
         }
@@ -148,7 +148,7 @@ impl Drop for Notified<'_> {
     fn drop(&mut self) {
         let Some(id) = self.waiter else { return };
         let passed_on = {
-            let mut state = state_at(&self.notify.state, self.site, "cancel notified");
+            let mut state = self.notify.state.lock_as(self.site, "cancel notified");
             state.waiters.retain(|(w, _)| *w != id);
             // A `notify_one` that picked this waiter is not lost: it goes to the next one.
             match state.notified.iter().position(|&n| n == id) {

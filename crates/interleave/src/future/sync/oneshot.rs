@@ -7,8 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{state_at, wake_all, StateLock};
-use crate::runtime::op::Site;
+use super::{wake_all, StateLock};
 
 struct Shared<T> {
     value: Option<T>,
@@ -18,18 +17,16 @@ struct Shared<T> {
 }
 
 /// Sends the value.
+///
+/// Its drop, which has no caller's location, is recorded where the channel was created (the
+/// state lock's site); so are awaiting and dropping the [`Receiver`].
 pub struct Sender<T> {
     shared: Arc<StateLock<Shared<T>>>,
-    /// Where the channel was created: the drop of the sender is recorded there.
-    site: Site,
 }
 
 /// Receives the value: await it.
 pub struct Receiver<T> {
     shared: Arc<StateLock<Shared<T>>>,
-    /// Where the channel was created: awaiting and dropping the receiver, which have no
-    /// caller's location, are recorded there.
-    site: Site,
 }
 
 /// The sender was dropped without sending.
@@ -76,13 +73,11 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
             receiver: None,
         },
     ));
-    let site = Location::caller();
     (
         Sender {
             shared: shared.clone(),
-            site,
         },
-        Receiver { shared, site },
+        Receiver { shared },
     )
 }
 
@@ -91,7 +86,7 @@ impl<T> Sender<T> {
     #[track_caller]
     pub fn send(self, value: T) -> Result<(), T> {
         let waker = {
-            let mut shared = state_at(&self.shared, Location::caller(), "send");
+            let mut shared = self.shared.lock_as(Location::caller(), "send");
             if shared.receiver_gone {
                 return Err(value);
             }
@@ -105,14 +100,16 @@ impl<T> Sender<T> {
     /// Whether the receiver was dropped.
     #[track_caller]
     pub fn is_closed(&self) -> bool {
-        state_at(&self.shared, Location::caller(), "is_closed").receiver_gone
+        self.shared
+            .lock_as(Location::caller(), "is_closed")
+            .receiver_gone
     }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let waker = {
-            let mut shared = state_at(&self.shared, self.site, "drop sender");
+            let mut shared = self.shared.lock_as(self.shared.site(), "drop sender");
             shared.sender_gone = true;
             shared.receiver.take()
         };
@@ -124,7 +121,7 @@ impl<T> Receiver<T> {
     /// Takes the value if it has been sent, without waiting.
     #[track_caller]
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        let mut shared = state_at(&self.shared, Location::caller(), "try_recv");
+        let mut shared = self.shared.lock_as(Location::caller(), "try_recv");
         match shared.value.take() {
             Some(value) => Ok(value),
             None if shared.sender_gone || shared.receiver_gone => Err(TryRecvError::Closed),
@@ -137,7 +134,9 @@ impl<T> Receiver<T> {
     /// give up waiting without losing a value sent at the last moment.
     #[track_caller]
     pub fn close(&mut self) {
-        state_at(&self.shared, Location::caller(), "close").receiver_gone = true;
+        self.shared
+            .lock_as(Location::caller(), "close")
+            .receiver_gone = true;
     }
 }
 
@@ -145,7 +144,7 @@ impl<T> Future for Receiver<T> {
     type Output = Result<T, RecvError>;
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut shared = state_at(&self.shared, self.site, "recv");
+        let mut shared = self.shared.lock_as(self.shared.site(), "recv");
         if let Some(value) = shared.value.take() {
             return Poll::Ready(Ok(value));
         }
@@ -153,13 +152,15 @@ impl<T> Future for Receiver<T> {
             return Poll::Ready(Err(RecvError(())));
         }
         shared.receiver = Some(context.waker().clone());
-        crate::future::awaiting("a oneshot value", Some(self.site));
+        crate::future::awaiting("a oneshot value", Some(self.shared.site()));
         Poll::Pending
     }
 }
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        state_at(&self.shared, self.site, "drop receiver").receiver_gone = true;
+        self.shared
+            .lock_as(self.shared.site(), "drop receiver")
+            .receiver_gone = true;
     }
 }

@@ -7,7 +7,7 @@ use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state_at, wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
+use super::{wake_all, Standing, StateLock, Ticket, TryLockError, WaitQueue};
 use crate::runtime::op::Site;
 
 /// An async reader-writer lock, as tokio's: many readers or one writer, and fair: waiters are
@@ -161,7 +161,7 @@ impl<T: ?Sized> RwLock<T> {
             Access::Read => "try_read",
             Access::Write => "try_write",
         };
-        let mut state = state_at(&self.state, site, operation);
+        let mut state = self.state.lock_as(site, operation);
         if !state.admits(access) {
             return Err(TryLockError(()));
         }
@@ -175,7 +175,7 @@ impl<T: ?Sized> RwLock<T> {
                 Access::Read => "read-unlock",
                 Access::Write => "write-unlock",
             };
-            let mut state = state_at(&self.state, site, operation);
+            let mut state = self.state.lock_as(site, operation);
             state.give_back(access);
             state.dispatch()
         };
@@ -205,7 +205,7 @@ impl<T: ?Sized> Future for Acquire<'_, T> {
             Access::Read => "read-lock",
             Access::Write => "write-lock",
         };
-        let mut state = state_at(&lock.state, self.site, operation);
+        let mut state = lock.state.lock_as(self.site, operation);
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
@@ -235,7 +235,7 @@ impl<T: ?Sized> Drop for Acquire<'_, T> {
             return;
         };
         let woken = {
-            let mut state = state_at(&self.lock.state, self.site, "cancel lock");
+            let mut state = self.lock.state.lock_as(self.site, "cancel lock");
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.give_back(self.access);
             }

@@ -6,7 +6,7 @@ use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{state_at, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use super::{wake_all, Standing, StateLock, Ticket, WaitQueue};
 use crate::runtime::op::Site;
 
 /// A counting semaphore, as tokio's: `acquire().await` waits for a permit, waiters are served
@@ -79,7 +79,9 @@ impl Semaphore {
     /// The permits available now.
     #[track_caller]
     pub fn available_permits(&self) -> usize {
-        state_at(&self.state, Location::caller(), "available_permits").permits
+        self.state
+            .lock_as(Location::caller(), "available_permits")
+            .permits
     }
 
     /// Adds `permits` permits, handing them to as many waiters.
@@ -90,7 +92,7 @@ impl Semaphore {
 
     fn add_permits_at(&self, permits: usize, site: Site, operation: &'static str) {
         let woken = {
-            let mut state = state_at(&self.state, site, operation);
+            let mut state = self.state.lock_as(site, operation);
             state.permits += permits;
             state.dispatch()
         };
@@ -101,7 +103,7 @@ impl Semaphore {
     #[track_caller]
     pub fn close(&self) {
         let woken = {
-            let mut state = state_at(&self.state, Location::caller(), "close");
+            let mut state = self.state.lock_as(Location::caller(), "close");
             state.closed = true;
             state.waiters.release_all()
         };
@@ -121,7 +123,7 @@ impl<'a> Future for Acquire<'a> {
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         let (semaphore, site) = (self.semaphore, self.site);
-        let mut state = state_at(&semaphore.state, site, "acquire");
+        let mut state = semaphore.state.lock_as(site, "acquire");
         if let Some(ticket) = self.ticket {
             match state.waiters.check(ticket, context.waker()) {
                 Standing::Granted => {
@@ -154,7 +156,7 @@ impl Drop for Acquire<'_> {
             return;
         };
         let woken = {
-            let mut state = state_at(&self.semaphore.state, self.site, "cancel acquire");
+            let mut state = self.semaphore.state.lock_as(self.site, "cancel acquire");
             if state.waiters.withdraw(ticket) == Standing::Granted {
                 state.permits += 1;
             }

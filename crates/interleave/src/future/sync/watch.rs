@@ -20,7 +20,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use super::{state, state_at, wake_all, Standing, StateLock, Ticket, WaitQueue};
+use super::{state, wake_all, Standing, StateLock, Ticket, WaitQueue};
 use crate::runtime::op::Site;
 use crate::sync::{RwLock as ValueLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -348,7 +348,7 @@ impl<T> Future for Changed<'_, T> {
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let receiver = &mut *this.receiver;
-        let mut state = state_at(&receiver.shared.state, this.site, "changed");
+        let mut state = receiver.shared.state.lock_as(this.site, "changed");
         if let Some(ticket) = this.ticket.take() {
             // Still queued means nothing changed since the last poll; any other standing
             // means a change or the sender's drop let it go, which the checks below see.
@@ -374,7 +374,10 @@ impl<T> Future for Changed<'_, T> {
 impl<T> Drop for Changed<'_, T> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
-            state_at(&self.receiver.shared.state, self.site, "cancel changed")
+            self.receiver
+                .shared
+                .state
+                .lock_as(self.site, "cancel changed")
                 .waiters
                 .withdraw(ticket);
         }
