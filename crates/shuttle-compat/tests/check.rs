@@ -77,6 +77,34 @@ fn a_relock_keeps_shuttle_words() {
     );
 }
 
+/// A second read while a writer waits in between deadlocks (interleave explores the writer
+/// preference std allows); shuttle refuses the second read itself, and the report carries its
+/// words.
+#[test]
+fn a_deadlocking_recursive_read_keeps_shuttle_words() {
+    let message = panic_message(|| {
+        shuttle::check_dfs(
+            || {
+                let lock = Arc::new(shuttle::sync::RwLock::new(0));
+                let first = lock.read().unwrap();
+                let writer = {
+                    let lock = lock.clone();
+                    thread::spawn(move || *lock.write().unwrap() += 1)
+                };
+                thread::yield_now();
+                drop(lock.read().unwrap());
+                drop(first);
+                writer.join().unwrap();
+            },
+            None,
+        )
+    });
+    assert!(
+        message.contains("tried to acquire a RwLock it already holds"),
+        "{message}"
+    );
+}
+
 #[test]
 fn a_correct_program_passes_every_schedule() {
     shuttle::check_dfs(

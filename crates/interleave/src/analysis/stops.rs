@@ -212,6 +212,9 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
                         .collect();
                     let mut detail = format!("read-held by {}", holders.join(", "));
                     if op.kind == OpKind::ReadLock {
+                        if readers.iter().any(|r| r.thread == t) {
+                            detail.push_str(" (a recursive read: the thread already holds it)");
+                        }
                         if let Some(w) = slot.behind_writer {
                             let _ = write!(
                                 detail,
