@@ -143,6 +143,7 @@ impl Execution {
                 }
             }
         }
+        self.enabled_fresh = true;
     }
 
     /// Whether thread `t`'s pending `RwLock::read` of a lock no writer holds (`readers_hold`:

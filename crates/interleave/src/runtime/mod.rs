@@ -240,6 +240,16 @@ pub(crate) struct Execution {
     /// following one takes the fast path (see `Schedule::tracks`).
     last_untracked: bool,
     enabled: Vec<usize>,
+    /// `enabled` still holds what `compute_enabled` would compute now, apart from the running
+    /// thread's own entry: set when it was computed, cleared by every entry into the runtime
+    /// (`with`, `try_with`) except the choke point's and a data access's effect
+    /// (`with_in_data_step`), and by the record of every step that is not a data access.
+    /// Whether another thread can run changes only through the object table, the threads'
+    /// pending operations, their finishing, park tokens, timers and the clock, and the choke
+    /// point and data accesses change none of these for any thread but the running one, so a
+    /// decision whose running thread announces an operation that cannot block (it is enabled
+    /// whatever the state) reuses the list instead of scanning every thread again.
+    enabled_fresh: bool,
     current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
@@ -302,12 +312,30 @@ impl Drop for Borrow<'_> {
 
 /// Runs `f` with the current execution.
 ///
+/// `f` may change whether any thread can run, so the enabled threads the last decision
+/// computed are recomputed at the next one (`Execution::enabled_fresh`).
+///
 /// # Panics
 /// When called outside an execution (a primitive of this crate was used outside
 /// `interleave::check` or its siblings), or re-entered from inside `f` (a strategy called into
 /// the runtime).
 #[inline(always)]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
+    with_in_data_step(|ex| {
+        ex.enabled_fresh = false;
+        f(ex)
+    })
+}
+
+/// Runs `f` with the current execution, for the choke point (`switch`, `switch_on`) and the
+/// effect of a data access (an atomic's memory-model bookkeeping, a `Var`'s race check) only:
+/// unlike [`with`], it keeps the enabled threads the last decision computed, since these
+/// change whether a thread can run only through `record`, which looks after that itself.
+///
+/// # Panics
+/// As [`with`].
+#[inline(always)]
+pub(crate) fn with_in_data_step<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     // The thread-local is reached with a closure too small not to inline: with `f` inside it,
     // `LocalKey::with` grew past the inliner's limit and every primitive paid a call.
     let current: *const Current = CURRENT.with(|current| current as *const Current);
@@ -364,7 +392,9 @@ pub(crate) fn try_with<R>(f: impl FnOnce(&mut Execution) -> R) -> Option<R> {
         current.borrowed.set(true);
         let _borrow = Borrow(&current.borrowed);
         // SAFETY: as in `with`.
-        Some(f(unsafe { &mut *execution }))
+        let execution = unsafe { &mut *execution };
+        execution.enabled_fresh = false;
+        Some(f(execution))
     })
 }
 
@@ -469,6 +499,7 @@ impl Execution {
             spare.recording.clear(limits);
             spare.last_untracked = false;
             spare.enabled.clear();
+            spare.enabled_fresh = false;
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
@@ -489,6 +520,7 @@ impl Execution {
             recording: Recording::new(limits),
             last_untracked: false,
             enabled: Vec::new(),
+            enabled_fresh: false,
             current: 0,
             foreign: Arc::default(),
             lazy_statics: Default::default(),
@@ -1141,7 +1173,7 @@ pub(crate) fn run(
 
     let mut coroutines = Coroutines(Vec::new());
     let mut guards = guard::Guards::default();
-    let mut next = with(decide);
+    let mut next = with(|ex| decide(ex, false));
     while let Some(chosen) = next {
         if coroutines.0.get(chosen).is_none_or(Option::is_none) {
             with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
@@ -1159,7 +1191,7 @@ pub(crate) fn run(
                 if let Some(done) = coroutines.0[chosen].take() {
                     stacks::give_back(done.into_stack());
                 }
-                with(decide)
+                with(|ex| decide(ex, false))
             }
         };
     }
