@@ -759,8 +759,6 @@ impl Execution {
         threads[me].clock.join(&objects[object as usize].clock);
     }
 
-    /// The running thread releases its history into `object` and starts a new epoch.
-    #[inline]
     /// The running thread's clock as it releases it now, after which it moves on (its own
     /// entry ticks): what a message, an unpark or a receipt carries to the thread that
     /// acquires it later.
@@ -771,6 +769,10 @@ impl Execution {
         clock
     }
 
+    /// The running thread releases its history into `object` and starts a new epoch.
+    /// Inlined into `record`'s unlock steps, as `acquire` is into its lock steps (out of
+    /// line, a call cost about 15 of its 58 instructions per unlock).
+    #[inline]
     pub fn release(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &mut self.objects);
