@@ -267,6 +267,11 @@ pub(crate) struct Execution {
     timers: Vec<Timer>,
     next_timer: u64,
     spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
+    /// The scheduler loop's tables of coroutines and of their guard pages, empty, kept for the
+    /// next execution on this OS thread: grown afresh, they cost an allocation and a
+    /// reallocation or two per execution each.
+    coroutine_buffer: Vec<Option<ThreadCoroutine>>,
+    guard_buffer: Vec<guard::Guarded>,
     schedule: Box<dyn Schedule + Send>,
     /// The weak memory model's state (used when `Limits::memory` is `Weak`).
     memory: memory::WeakMemory,
@@ -531,6 +536,8 @@ impl Execution {
             timers: Vec::new(),
             next_timer: 0,
             spawned: Vec::new(),
+            coroutine_buffer: Vec::new(),
+            guard_buffer: Vec::new(),
             schedule,
             memory: memory::WeakMemory::default(),
         })
@@ -1126,6 +1133,18 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
 /// coroutine library, whose forced unwind would run user destructors outside the runtime.
 struct Coroutines(Vec<Option<ThreadCoroutine>>);
 
+impl Coroutines {
+    /// The table, emptied, for the next execution's scheduler loop. Teardown took every
+    /// coroutine; one still there is abandoned, as `drop` would.
+    fn into_buffer(mut self) -> Vec<Option<ThreadCoroutine>> {
+        let mut buffer = std::mem::take(&mut self.0);
+        for coroutine in buffer.drain(..).flatten() {
+            std::mem::forget(coroutine);
+        }
+        buffer
+    }
+}
+
 impl Drop for Coroutines {
     fn drop(&mut self) {
         for coroutine in self.0.drain(..).flatten() {
@@ -1170,11 +1189,11 @@ pub(crate) fn run(
     let foreign = execution.foreign.clone();
     foreign.start(execution.tag);
     let watch = watchdog::Watch::start(limits.watchdog);
+    let mut coroutines = Coroutines(std::mem::take(&mut execution.coroutine_buffer));
+    let mut guards = guard::Guards::with_buffer(std::mem::take(&mut execution.guard_buffer));
     let raw = Box::into_raw(execution);
     let entered = Entered::new(raw);
 
-    let mut coroutines = Coroutines(Vec::new());
-    let mut guards = guard::Guards::default();
     let mut next = with(|ex| decide(ex, false));
     while let Some(chosen) = next {
         if coroutines.0.get(chosen).is_none_or(Option::is_none) {
@@ -1211,7 +1230,7 @@ pub(crate) fn run(
 
     with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
-    drop(guards);
+    let guard_buffer = guards.into_buffer();
     drop(watch);
     foreign.stop();
     // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
@@ -1226,6 +1245,8 @@ pub(crate) fn run(
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
     let mut execution = unsafe { Box::from_raw(raw) };
+    execution.coroutine_buffer = coroutines.into_buffer();
+    execution.guard_buffer = guard_buffer;
     execution.complete_recording();
     Finished::new(execution)
 }
