@@ -175,6 +175,8 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     }
     if !reuse_enabled {
         decide_enabled(ex)?;
+    } else if cfg!(debug_assertions) {
+        ex.check_reused_enabled();
     }
     if ex.steps() >= ex.recording.limits.max_steps {
         ex.stop(Stop::StepBound);
