@@ -240,6 +240,16 @@ pub(crate) struct Execution {
     /// following one takes the fast path (see `Schedule::tracks`).
     last_untracked: bool,
     enabled: Vec<usize>,
+    /// `enabled` still holds what `compute_enabled` would compute now, apart from the running
+    /// thread's own entry: set when it was computed, cleared by every entry into the runtime
+    /// (`with`, `try_with`) except the choke point's and a data access's effect
+    /// (`with_in_data_step`), and by the record of every step that is not a data access.
+    /// Whether another thread can run changes only through the object table, the threads'
+    /// pending operations, their finishing, park tokens, timers and the clock, and the choke
+    /// point and data accesses change none of these for any thread but the running one, so a
+    /// decision whose running thread announces an operation that cannot block (it is enabled
+    /// whatever the state) reuses the list instead of scanning every thread again.
+    enabled_fresh: bool,
     current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
@@ -257,6 +267,11 @@ pub(crate) struct Execution {
     timers: Vec<Timer>,
     next_timer: u64,
     spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
+    /// The scheduler loop's tables of coroutines and of their guard pages, empty, kept for the
+    /// next execution on this OS thread: grown afresh, they cost an allocation and a
+    /// reallocation or two per execution each.
+    coroutine_buffer: Vec<Option<ThreadCoroutine>>,
+    guard_buffer: Vec<guard::Guarded>,
     schedule: Box<dyn Schedule + Send>,
     /// The weak memory model's state (used when `Limits::memory` is `Weak`).
     memory: memory::WeakMemory,
@@ -302,12 +317,30 @@ impl Drop for Borrow<'_> {
 
 /// Runs `f` with the current execution.
 ///
+/// `f` may change whether any thread can run, so the enabled threads the last decision
+/// computed are recomputed at the next one (`Execution::enabled_fresh`).
+///
 /// # Panics
 /// When called outside an execution (a primitive of this crate was used outside
 /// `interleave::check` or its siblings), or re-entered from inside `f` (a strategy called into
 /// the runtime).
 #[inline(always)]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
+    with_in_data_step(|ex| {
+        ex.enabled_fresh = false;
+        f(ex)
+    })
+}
+
+/// Runs `f` with the current execution, for the choke point (`switch`, `switch_on`) and the
+/// effect of a data access (an atomic's memory-model bookkeeping, a `Var`'s race check) only:
+/// unlike [`with`], it keeps the enabled threads the last decision computed, since these
+/// change whether a thread can run only through `record`, which looks after that itself.
+///
+/// # Panics
+/// As [`with`].
+#[inline(always)]
+pub(crate) fn with_in_data_step<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     // The thread-local is reached with a closure too small not to inline: with `f` inside it,
     // `LocalKey::with` grew past the inliner's limit and every primitive paid a call.
     let current: *const Current = CURRENT.with(|current| current as *const Current);
@@ -364,7 +397,9 @@ pub(crate) fn try_with<R>(f: impl FnOnce(&mut Execution) -> R) -> Option<R> {
         current.borrowed.set(true);
         let _borrow = Borrow(&current.borrowed);
         // SAFETY: as in `with`.
-        Some(f(unsafe { &mut *execution }))
+        let execution = unsafe { &mut *execution };
+        execution.enabled_fresh = false;
+        Some(f(execution))
     })
 }
 
@@ -469,6 +504,7 @@ impl Execution {
             spare.recording.clear(limits);
             spare.last_untracked = false;
             spare.enabled.clear();
+            spare.enabled_fresh = false;
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
@@ -489,6 +525,7 @@ impl Execution {
             recording: Recording::new(limits),
             last_untracked: false,
             enabled: Vec::new(),
+            enabled_fresh: false,
             current: 0,
             foreign: Arc::default(),
             lazy_statics: Default::default(),
@@ -499,6 +536,8 @@ impl Execution {
             timers: Vec::new(),
             next_timer: 0,
             spawned: Vec::new(),
+            coroutine_buffer: Vec::new(),
+            guard_buffer: Vec::new(),
             schedule,
             memory: memory::WeakMemory::default(),
         })
@@ -727,8 +766,6 @@ impl Execution {
         threads[me].clock.join(&objects[object as usize].clock);
     }
 
-    /// The running thread releases its history into `object` and starts a new epoch.
-    #[inline]
     /// The running thread's clock as it releases it now, after which it moves on (its own
     /// entry ticks): what a message, an unpark or a receipt carries to the thread that
     /// acquires it later.
@@ -739,6 +776,10 @@ impl Execution {
         clock
     }
 
+    /// The running thread releases its history into `object` and starts a new epoch.
+    /// Inlined into `record`'s unlock steps, as `acquire` is into its lock steps (out of
+    /// line, a call cost about 15 of its 58 instructions per unlock).
+    #[inline]
     pub fn release(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &mut self.objects);
@@ -1092,6 +1133,18 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
 /// coroutine library, whose forced unwind would run user destructors outside the runtime.
 struct Coroutines(Vec<Option<ThreadCoroutine>>);
 
+impl Coroutines {
+    /// The table, emptied, for the next execution's scheduler loop. Teardown took every
+    /// coroutine; one still there is abandoned, as `drop` would.
+    fn into_buffer(mut self) -> Vec<Option<ThreadCoroutine>> {
+        let mut buffer = std::mem::take(&mut self.0);
+        for coroutine in buffer.drain(..).flatten() {
+            std::mem::forget(coroutine);
+        }
+        buffer
+    }
+}
+
 impl Drop for Coroutines {
     fn drop(&mut self) {
         for coroutine in self.0.drain(..).flatten() {
@@ -1136,12 +1189,12 @@ pub(crate) fn run(
     let foreign = execution.foreign.clone();
     foreign.start(execution.tag);
     let watch = watchdog::Watch::start(limits.watchdog);
+    let mut coroutines = Coroutines(std::mem::take(&mut execution.coroutine_buffer));
+    let mut guards = guard::Guards::with_buffer(std::mem::take(&mut execution.guard_buffer));
     let raw = Box::into_raw(execution);
     let entered = Entered::new(raw);
 
-    let mut coroutines = Coroutines(Vec::new());
-    let mut guards = guard::Guards::default();
-    let mut next = with(decide);
+    let mut next = with(|ex| decide(ex, false));
     while let Some(chosen) = next {
         if coroutines.0.get(chosen).is_none_or(Option::is_none) {
             with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
@@ -1159,7 +1212,7 @@ pub(crate) fn run(
                 if let Some(done) = coroutines.0[chosen].take() {
                     stacks::give_back(done.into_stack());
                 }
-                with(decide)
+                with(|ex| decide(ex, false))
             }
         };
     }
@@ -1177,7 +1230,7 @@ pub(crate) fn run(
 
     with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
-    drop(guards);
+    let guard_buffer = guards.into_buffer();
     drop(watch);
     foreign.stop();
     // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
@@ -1192,6 +1245,8 @@ pub(crate) fn run(
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
     let mut execution = unsafe { Box::from_raw(raw) };
+    execution.coroutine_buffer = coroutines.into_buffer();
+    execution.guard_buffer = guard_buffer;
     execution.complete_recording();
     Finished::new(execution)
 }

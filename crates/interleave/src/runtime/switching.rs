@@ -16,7 +16,7 @@ use super::*;
 /// which measured at about 25 ns per switch before inlining.
 #[inline(always)]
 pub(crate) fn switch(op: Op, site: Site) {
-    let decision = with(|ex| ex.announce(op, site));
+    let decision = with_in_data_step(|ex| ex.announce(op, site));
     suspend(decision);
 }
 
@@ -84,7 +84,7 @@ pub(crate) fn switch_on(
     op: impl OpOn,
     site: Site,
 ) -> Switched {
-    let (switched, decision) = with(|ex| {
+    let (switched, decision) = with_in_data_step(|ex| {
         let idx = ex.object(handle, object);
         // `object` is a constant at every (inlined) call site, so only atomics read the flags.
         let mut flags = 0;
@@ -160,7 +160,9 @@ pub(crate) fn stop_if_failed() {
 }
 
 /// Chooses the thread for the next step, or `None` when the execution is over.
-pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
+/// `reuse_enabled`: the enabled threads computed last still hold (see
+/// `Execution::enabled_fresh`), so they are not computed again.
+pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     if ex.recording.failure.is_some() {
         return None;
     }
@@ -171,6 +173,42 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
     if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
         return None;
     }
+    if !reuse_enabled {
+        decide_enabled(ex)?;
+    } else if cfg!(debug_assertions) {
+        ex.check_reused_enabled();
+    }
+    if ex.steps() >= ex.recording.limits.max_steps {
+        ex.stop(Stop::StepBound);
+        return None;
+    }
+    let chosen = {
+        let view = View {
+            threads: &ex.threads,
+            objects: &ex.recording.objects,
+            states: &ex.objects,
+            enabled: &ex.enabled,
+            step: ex.recording.events.len() as u64,
+            last: ex.recording.events.last().map(|e| e.thread as usize),
+            units: &ex.recording.annotations.units,
+        };
+        ex.schedule.next_thread(&view)
+    };
+    if chosen == ABANDON {
+        ex.recording.abandoned = true;
+        return None;
+    }
+    if !ex.enabled.contains(&chosen) {
+        ex.stop(Stop::ScheduleImpossible { chosen });
+        return None;
+    }
+    ex.record(chosen);
+    Some(chosen)
+}
+
+/// Computes the enabled threads for a decision, letting virtual time pass while none is;
+/// `None` when the execution is over (failed, or deadlocked).
+fn decide_enabled(ex: &mut Execution) -> Option<()> {
     ex.compute_enabled();
     if ex.recording.failure.is_some() {
         return None;
@@ -201,32 +239,7 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
         ex.stop(Stop::Deadlock);
         return None;
     }
-    if ex.steps() >= ex.recording.limits.max_steps {
-        ex.stop(Stop::StepBound);
-        return None;
-    }
-    let chosen = {
-        let view = View {
-            threads: &ex.threads,
-            objects: &ex.recording.objects,
-            states: &ex.objects,
-            enabled: &ex.enabled,
-            step: ex.recording.events.len() as u64,
-            last: ex.recording.events.last().map(|e| e.thread as usize),
-            units: &ex.recording.annotations.units,
-        };
-        ex.schedule.next_thread(&view)
-    };
-    if chosen == ABANDON {
-        ex.recording.abandoned = true;
-        return None;
-    }
-    if !ex.enabled.contains(&chosen) {
-        ex.stop(Stop::ScheduleImpossible { chosen });
-        return None;
-    }
-    ex.record(chosen);
-    Some(chosen)
+    Some(())
 }
 
 impl Execution {
@@ -248,7 +261,10 @@ impl Execution {
             self.record(me);
             return Decision::GO_ON;
         }
-        let next = decide(self);
+        // An operation that cannot block leaves the running thread enabled, and nothing else
+        // changed since the last decision computed the enabled threads if they are still
+        // fresh.
+        let next = decide(self, self.enabled_fresh && !op.blocking);
         if next == Some(me) {
             Decision::GO_ON
         } else {
@@ -295,7 +311,11 @@ impl Execution {
             site,
         });
         self.current = chosen;
-        self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
+        let data_access = kind.is_data_access();
+        // Every other step may change whether some thread can run, by its effect below or by
+        // what its primitive does once it runs.
+        self.enabled_fresh &= data_access;
+        self.last_untracked = data_access && self.objects[object as usize].untracked;
         // Under the weak memory model the atomic access applies its effect itself, once it
         // knows the value it stores and, for a load, which store it reads.
         match kind {
