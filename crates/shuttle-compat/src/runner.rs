@@ -222,7 +222,7 @@ fn persist(token: &str, directory: Option<&Path>) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs `f` once, in the first schedule of depth-first search (shuttle: round robin).
+/// Runs `f` once, under round robin (`rr`), as shuttle does.
 #[track_caller]
 pub fn check<F>(f: F)
 where
