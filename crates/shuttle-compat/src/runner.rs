@@ -153,8 +153,12 @@ fn first_failure<'a>(report: &'a Report, config: &Config) -> Option<&'a Failure>
         .find(|failure| !(continue_after && failure.kind == FailureKind::StepBound))
 }
 
+/// How interleave's explanation of a stop says that it came while the tasks left unfinished at
+/// the end of the execution were being dropped.
+const AT_END: &str = "unfinished at the end of the execution";
+
 /// shuttle's key words for a failure, which `should_panic(expected = ...)` tests match.
-fn key_words(failure: &Failure) -> Option<String> {
+fn key_words(failure: &Failure, config: &Config) -> Option<String> {
     match failure.kind {
         FailureKind::Deadlock => Some("deadlock".into()),
         FailureKind::Relock => {
@@ -167,6 +171,18 @@ fn key_words(failure: &Failure) -> Option<String> {
                 "deadlock: tried to acquire a {lock} it already holds"
             ))
         }
+        // interleave says when the bound was exceeded while the tasks left at the end of the
+        // execution were dropped; shuttle names the bound then.
+        FailureKind::StepBound if failure.message.contains(AT_END) => {
+            let bound = match config.max_steps {
+                MaxSteps::FailAfter(steps) | MaxSteps::ContinueAfter(steps) => steps.to_string(),
+                MaxSteps::None => "none".into(),
+            };
+            Some(format!(
+                "exceeded max_steps bound: exceeded the step bound ({bound}) while it was being \
+                 dropped at the end of the execution"
+            ))
+        }
         FailureKind::StepBound => Some("exceeded max_steps bound".into()),
         FailureKind::Nondeterminism => Some("possible nondeterminism".into()),
         _ => None,
@@ -177,7 +193,7 @@ fn key_words(failure: &Failure) -> Option<String> {
 /// `config.failure_persistence` puts it.
 fn describe(failure: &Failure, config: &Config) -> String {
     let mut message = String::new();
-    if let Some(words) = key_words(failure) {
+    if let Some(words) = key_words(failure, config) {
         message.push_str(&words);
         message.push_str("\n\n");
     }

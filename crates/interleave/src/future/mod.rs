@@ -287,7 +287,13 @@ fn run_task<F: Future>(
     let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
+    // The end of the execution cancels a task parked between polls (it wakes it, and the park
+    // below reports it) and every task spawned while the tasks left are dropped.
+    let mut cancelled = runtime::with(|ex| ex.cancelled());
     loop {
+        if cancelled {
+            return Err(JoinError::Cancelled);
+        }
         // The step on `decided` makes the abort visible to the searches as what each poll
         // depends on: a poll that runs before the abort may finish the task, one after it
         // cancels it, and only a step on an object of this crate lets DPOR see that the two
@@ -300,7 +306,7 @@ fn run_task<F: Future>(
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
             return Ok(value);
         }
-        thread::park_at(site);
+        cancelled = thread::park_at(site);
     }
 }
 

@@ -148,6 +148,9 @@ impl Stop {
 #[derive(Clone, Debug)]
 pub(crate) struct Stopped {
     pub stop: Stop,
+    /// The stop came while the tasks left unfinished at the end of a passing execution were
+    /// being dropped (`runtime/ending.rs`).
+    pub at_end: bool,
     /// Steps taken before the stop.
     pub steps: u64,
     /// The virtual time of the stop.

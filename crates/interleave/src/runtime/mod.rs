@@ -35,6 +35,7 @@ mod atomics;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
 mod enabled;
+mod ending;
 pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
@@ -78,6 +79,7 @@ pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, 
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
+use ending::unwind_at_end;
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
@@ -119,8 +121,15 @@ pub(crate) struct ThreadSlot {
     /// Boxed: it is rare, and the slot stays small for the scheduler's scans.
     pub unobserved_panic: Option<Box<(String, Option<String>)>>,
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
-    /// such tasks are left, the execution ends and they are cancelled (see `decide`).
+    /// such tasks are left, the execution ends and they are cancelled (see `ending.rs`).
     pub detached: bool,
+    /// The end of the execution cancelled this thread (`ending.rs`): a task parked between
+    /// polls, or one that had not started, drops its future as itself; a thread spawned while
+    /// the tasks are dropped never runs its closure.
+    pub cancelled: bool,
+    /// The execution ended while this task was in the middle of a poll (spinning or blocked):
+    /// it takes no step, and is unwound once the cancelled threads cannot go on (`ending.rs`).
+    pub left_to_unwind: bool,
     /// The pending operation can run now only by ending its wait by itself, with a timeout or
     /// (when allowed) a spurious wake-up (set with the enabled threads, see `time_out_if_due`);
     /// strategies count such a step as a yield.
@@ -246,6 +255,15 @@ pub(crate) struct Execution {
     /// The values of `lazy_static!` statics created in this execution.
     pub lazy_statics: lazy_values::Values,
     teardown: bool,
+    /// The main thread returned and only detached tasks were left: they are being dropped
+    /// (`ending.rs`).
+    ending: bool,
+    /// Steps taken while the tasks left at the end are dropped: they count towards the step
+    /// bound and `thread::context_switches`, but are not recorded (no strategy chooses them).
+    ending_steps: u64,
+    /// The task left in the middle of a poll that the scheduler loop unwinds next
+    /// (`ending.rs`).
+    unwind_next: Option<usize>,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
     /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
@@ -472,6 +490,9 @@ impl Execution {
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
+            spare.ending = false;
+            spare.ending_steps = 0;
+            spare.unwind_next = None;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
             spare.now = Duration::ZERO;
@@ -493,6 +514,9 @@ impl Execution {
             foreign: Arc::default(),
             lazy_statics: Default::default(),
             teardown: false,
+            ending: false,
+            ending_steps: 0,
+            unwind_next: None,
             teardown_steps: 0,
             on_scheduler_stack: false,
             now: Duration::ZERO,
@@ -904,6 +928,7 @@ impl Execution {
             .collect();
         let stopped = Stopped {
             stop,
+            at_end: self.ending,
             steps: self.steps(),
             now: self.now,
             threads,
@@ -964,6 +989,9 @@ impl Execution {
             teardown_unwinding: false,
             unobserved_panic: None,
             detached: false,
+            // A thread spawned while the tasks left at the end are dropped never runs.
+            cancelled: self.ending,
+            left_to_unwind: false,
             times_out: false,
             clock,
             name,
@@ -1027,8 +1055,9 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
         let slot = &mut ex.threads[index];
         // A spawned thread's closure catches its own panic for `join`: it has no value then.
         slot.returned = returned && slot.unobserved_panic.is_none();
-        // A thread torn down stays unfinished: the report shows what it was about to do.
-        slot.finished = !ex.teardown;
+        // A thread torn down after a failure stays unfinished: the report shows what it was
+        // about to do. One unwound at the end of a passing execution has finished.
+        slot.finished = !ex.teardown || ex.ending;
     });
 }
 
@@ -1142,26 +1171,36 @@ pub(crate) fn run(
     let mut coroutines = Coroutines(Vec::new());
     let mut guards = guard::Guards::default();
     let mut next = with(decide);
-    while let Some(chosen) = next {
-        if coroutines.0.get(chosen).is_none_or(Option::is_none) {
-            with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
-        }
-        let coroutine = coroutines.0[chosen]
-            .as_mut()
-            .expect("the scheduler chose a thread without a coroutine");
-        watch.beat();
-        next = match coroutine.resume(Resume::Run) {
-            // The thread announced an operation and the decision chose another thread (or
-            // ended the execution).
-            CoroutineResult::Yield(next) => next,
-            // The thread finished: decide again without it.
-            CoroutineResult::Return(()) => {
-                if let Some(done) = coroutines.0[chosen].take() {
-                    stacks::give_back(done.into_stack());
-                }
-                with(decide)
+    loop {
+        while let Some(chosen) = next {
+            if coroutines.0.get(chosen).is_none_or(Option::is_none) {
+                with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
             }
+            let coroutine = coroutines.0[chosen]
+                .as_mut()
+                .expect("the scheduler chose a thread without a coroutine");
+            watch.beat();
+            next = match coroutine.resume(Resume::Run) {
+                // The thread announced an operation and the decision chose another thread (or
+                // ended the execution).
+                CoroutineResult::Yield(next) => next,
+                // The thread finished: decide again without it.
+                CoroutineResult::Return(()) => {
+                    if let Some(done) = coroutines.0[chosen].take() {
+                        stacks::give_back(done.into_stack());
+                    }
+                    with(decide)
+                }
+            };
+        }
+        // The tasks left at the end of a passing execution in the middle of a poll are unwound
+        // one at a time, whenever the cancelled ones cannot go on (`ending.rs`).
+        let Some(unwound) = with(|ex| ex.unwind_next.take()) else {
+            break;
         };
+        with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+        unwind_at_end(&mut coroutines.0, unwound);
+        next = with(decide);
     }
     with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
     // A foreign wake that no deadlock check saw still explains what the execution did.

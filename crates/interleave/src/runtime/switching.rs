@@ -164,12 +164,15 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
     if ex.recording.failure.is_some() {
         return None;
     }
+    if ex.ending {
+        return ex.decide_ending();
+    }
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
     // threads and the tasks somebody may still await run to their end, and the detached tasks
     // (their handles dropped) only while those do; when only detached tasks are left, the
-    // execution is over and teardown cancels them.
+    // execution is over and they are cancelled and dropped (`ending.rs`).
     if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
-        return None;
+        return ex.begin_ending();
     }
     ex.compute_enabled();
     if ex.recording.failure.is_some() {
@@ -296,6 +299,19 @@ impl Execution {
         });
         self.current = chosen;
         self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
+        self.apply_step_effect(chosen, kind, object, site);
+    }
+
+    /// Applies the synchronisation effect of the step of thread `chosen` (now the running
+    /// thread), an operation `kind` on `object` at `site`: see [`Execution::record`].
+    #[inline(always)]
+    pub(super) fn apply_step_effect(
+        &mut self,
+        chosen: usize,
+        kind: OpKind,
+        object: ObjIdx,
+        site: Site,
+    ) {
         // Under the weak memory model the atomic access applies its effect itself, once it
         // knows the value it stores and, for a load, which store it reads.
         match kind {
@@ -334,6 +350,10 @@ impl Execution {
 
     /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
     pub fn choose_value(&mut self, bound: u64) -> u64 {
+        if self.ending {
+            // Dropping the tasks left at the end does not extend the schedule (`ending.rs`).
+            return 0;
+        }
         draw_value(&mut *self.schedule, &mut self.recording, bound)
     }
 }

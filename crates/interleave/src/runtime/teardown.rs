@@ -196,7 +196,10 @@ impl Execution {
         if self.teardown_steps > TEARDOWN_STEP_BOUND {
             return Decision::STOP;
         }
-        if !self.may_be_unwinding(me) {
+        // A thread that has finished and drops its thread-locals is past its own code: its
+        // destructors go on like those of a thread that is unwinding.
+        let dropping_locals = self.threads[me].locals_destroyed;
+        if !dropping_locals && !self.may_be_unwinding(me) {
             self.threads[me].teardown_unwinding = true;
             let payload = TeardownUnwind {
                 tag: self.tag,
@@ -228,7 +231,10 @@ impl Execution {
     /// Whether thread `t`'s operation `op` may go on during teardown.
     pub(super) fn enabled_in_teardown(&mut self, t: usize, op: Op) -> bool {
         match op.kind {
-            OpKind::Spawn => false,
+            // A thread spawned while the tasks left at the end of a passing execution are
+            // dropped is cancelled, and dropped in turn (`ending.rs`); after a failure it could
+            // never be.
+            OpKind::Spawn => self.ending,
             // `join` must hand over a value: an `Err` would make the usual `join().unwrap()`
             // in a destructor panic during unwinding, which aborts.
             OpKind::Join => self
