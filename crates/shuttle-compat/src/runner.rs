@@ -1,6 +1,7 @@
 //! `Runner`, `PortfolioRunner` and the `check_*` functions: a scheduler's plan and a `Config`
-//! become one `interleave::Builder` run, and its first failure becomes a panic with shuttle's
-//! key words in front of interleave's report.
+//! become one `interleave::Builder` run, and its first failure becomes a panic: a panic of the
+//! test's code is raised again with its own message after the report is printed, any other
+//! failure panics with shuttle's key words in front of interleave's report.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -46,7 +47,7 @@ impl<S: Scheduler> Runner<S> {
     {
         let report = explore(&self.scheduler.plan(), &self.config, &f);
         if let Some(failure) = first_failure(&report, &self.config) {
-            panic!("{}", describe(failure, &self.config));
+            fail(failure, &self.config);
         }
         report.executions as usize
     }
@@ -89,17 +90,33 @@ impl PortfolioRunner {
         for plan in &self.plans {
             let report = explore(plan, &self.config, &f);
             if let Some(failure) = first_failure(&report, &self.config) {
-                let message = describe(failure, &self.config);
                 if self.stop_on_first_failure {
-                    panic!("{message}");
+                    fail(failure, &self.config);
                 }
-                first.get_or_insert(message);
+                first.get_or_insert(failure.clone());
             }
         }
-        if let Some(message) = first {
-            panic!("{message}");
+        if let Some(failure) = first {
+            fail(&failure, &self.config);
         }
     }
+}
+
+/// Fails the test with `failure`, as shuttle does: a panic of the test's code is raised again
+/// with its own message (the report goes to stderr first, where shuttle prints the schedule),
+/// so a test that catches it sees what the code panicked with; any other failure panics with
+/// shuttle's key words in front of interleave's report.
+#[track_caller]
+fn fail(failure: &Failure, config: &Config) -> ! {
+    let description = describe(failure, config);
+    if failure.kind != FailureKind::Panic {
+        panic!("{description}");
+    }
+    eprintln!("{description}");
+    // Most panics carry a `&'static str` (`panic!` with a literal), which tests downcast to;
+    // the message is leaked to give one, once per failed test.
+    let message: &'static str = Box::leak(failure.message.clone().into_boxed_str());
+    std::panic::panic_any(message)
 }
 
 /// Runs the exploration `plan` describes under `config`.

@@ -27,8 +27,8 @@
 //!
 //! Files: this one holds the execution's state, the thread-local that reaches it, and the
 //! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
-//! says which threads can run; `timers.rs` keeps virtual time; `teardown.rs` ends an execution
-//! after a failure.
+//! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
+//! tasks left when a passing execution ends; `teardown.rs` ends an execution after a failure.
 
 pub(crate) mod annotations;
 mod atomics;
@@ -1068,7 +1068,9 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
 pub(crate) fn spawned_thread_panicked(
     payload: Box<dyn Any + Send>,
 ) -> Result<Box<dyn Any + Send>, Box<dyn Any + Send>> {
-    if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown) {
+    // A panic that ends while a task left at the end is unwound (`ending.rs`) is the
+    // program's, as in a running execution.
+    if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown && !ex.ending) {
         return Err(payload);
     }
     let (message, site) = panics::describe(payload.as_ref());
@@ -1095,7 +1097,7 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
         if teardown_unwind {
             return;
         }
-        if ex.teardown {
+        if ex.teardown && !ex.ending {
             ex.recording.warnings.push(format!(
                 "while the failed execution was torn down, thread {index} panicked: \
                  {context}{message}"
@@ -1216,6 +1218,13 @@ pub(crate) fn run(
 
     with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
+    // A coroutine spawned too late to run must never be dropped by the coroutine library,
+    // whose forced unwind would run user code outside the execution.
+    with(|ex| {
+        for (_, coroutine, _) in ex.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    });
     drop(guards);
     drop(watch);
     foreign.stop();
@@ -1227,6 +1236,7 @@ pub(crate) fn run(
     });
     drop_quietly(timers);
     drop_lazy_statics();
+    drop_late_thread_locals();
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.

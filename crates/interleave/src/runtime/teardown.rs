@@ -56,6 +56,9 @@ impl Drop for TeardownUnwind {
 pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
     let clean = with(|ex| {
         ex.teardown = true;
+        // A failure while the tasks left at the end were dropped ends that protocol: what is
+        // left is torn down as after any failure.
+        ex.ending = false;
         ex.threads.iter().all(|t| t.finished)
     });
     if clean {
@@ -65,10 +68,25 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
         let Some(mut coroutine) = coroutines[index].take() else {
             continue;
         };
-        with(|ex| {
+        let unwinding_a_panic = with(|ex| {
             ex.current = index;
             ex.teardown_steps = 0;
+            ex.threads[index].panicked && std::thread::panicking()
         });
+        if unwinding_a_panic {
+            // The rest of its unwind could panic in a destructor, which would abort the
+            // process: its stack is leaked, as an abandoned thread's.
+            with(|ex| {
+                let slot = &mut ex.threads[index];
+                std::mem::forget(std::mem::take(&mut slot.locals));
+                ex.recording.warnings.push(format!(
+                    "while the failed execution was torn down, thread {index} was left as it was, \
+                     in the middle of unwinding a panic: its stack was leaked"
+                ));
+            });
+            std::mem::forget(coroutine);
+            continue;
+        }
         match coroutine.resume(Resume::Unwind) {
             CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
             CoroutineResult::Yield(_) => {
@@ -92,6 +110,8 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
 /// destructors are no-ops there). A destructor that
 /// panics fails an execution that had not failed yet, as a panic of the main thread.
 pub(super) fn drop_lazy_statics() {
+    // Statics are dropped as if by the main thread, after every other thread has ended.
+    with(|ex| ex.current = 0);
     // A destructor may initialise a static again; the bound ends such a cycle, leaking the rest.
     let mut budget = 4 * with(|ex| ex.lazy_statics.len()) + 16;
     while let Some(value) = with(|ex| ex.lazy_statics.take_latest()) {
@@ -117,6 +137,46 @@ pub(super) fn drop_lazy_statics() {
                 }
             });
         }
+    }
+}
+
+/// Drops the thread-local values set after their thread had dropped its own (by the destructor
+/// of a static, or of another thread-local), each as its thread, in thread order, on the
+/// scheduler loop's stack like the statics. Left in the slot they would be dropped with the
+/// execution's buffers, outside any execution. A destructor that panics fails an execution
+/// that had not failed yet, as a panic of its thread.
+pub(super) fn drop_late_thread_locals() {
+    let threads = with(|ex| ex.threads.len());
+    for index in 0..threads {
+        for _ in 0..THREAD_LOCAL_ROUNDS {
+            let locals = with(|ex| {
+                ex.current = index;
+                std::mem::take(&mut ex.threads[index].locals)
+            });
+            if locals.is_empty() {
+                break;
+            }
+            for (_, value) in locals {
+                if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+                    let (message, site) = panics::describe(payload.as_ref());
+                    drop_quietly(payload);
+                    with(|ex| {
+                        if ex.recording.failure.is_none() {
+                            ex.recording.failure = Some(FailureInfo {
+                                site,
+                                ..FailureInfo::new(
+                                    FailureKind::Panic,
+                                    format!("a thread_local! destructor panicked: {message}"),
+                                    Some(index),
+                                )
+                            });
+                        }
+                    });
+                }
+            }
+        }
+        let left = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+        std::mem::forget(left);
     }
 }
 
@@ -178,6 +238,10 @@ impl Execution {
     /// - Not unwinding (teardown just resumed it, or user code caught the teardown's unwind
     ///   with `catch_unwind` and went on): raise the teardown's unwind (again). A user's
     ///   `catch_unwind` can delay the end of the thread, never let it perform an operation.
+    ///   Two exceptions go on as below: the release of a lock (a thread suspended at the
+    ///   unlock in a guard's `drop` would otherwise keep the lock for good), and the
+    ///   operations of the destructors of a thread's thread-locals, which run after its own
+    ///   code has ended.
     /// - Unwinding (a destructor runs): the operation goes on as a no-op step if it could take
     ///   effect now (an unlock, a store, a `join` of a thread that returned a value), with its
     ///   effect on the lock it takes or releases applied, so guards keep their exclusion.
@@ -199,7 +263,10 @@ impl Execution {
         // A thread that has finished and drops its thread-locals is past its own code: its
         // destructors go on like those of a thread that is unwinding.
         let dropping_locals = self.threads[me].locals_destroyed;
-        if !dropping_locals && !self.may_be_unwinding(me) {
+        // A release goes on: a thread suspended at the unlock of a guard's `drop` is unwound
+        // from there, and raising the unwind instead would leave the lock held for good.
+        let releases = matches!(op.kind, OpKind::Unlock | OpKind::RwUnlock);
+        if !dropping_locals && !releases && !self.may_be_unwinding(me) {
             self.threads[me].teardown_unwinding = true;
             let payload = TeardownUnwind {
                 tag: self.tag,
