@@ -1034,7 +1034,12 @@ impl Execution {
 /// of `resume` in the scheduler loop and escape `explore`.
 fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     CURRENT.with(|current| current.yielder.set(yielder));
-    let started_in_teardown = with(|ex| ex.teardown);
+    let started_in_teardown = with(|ex| {
+        // A thread that never started only drops its closure: past its own code, its
+        // destructors may use the primitives (`Execution::teardown_point`).
+        ex.threads[index].cancelled |= ex.teardown;
+        ex.teardown
+    });
     let outcome = if started_in_teardown {
         // The closure's destructors are user code and may panic: they run here, on the
         // thread's own stack and exactly once, rather than inside the coroutine library.

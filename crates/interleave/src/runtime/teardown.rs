@@ -1,7 +1,8 @@
-//! Teardown after a failure: the remaining threads are unwound in reverse creation order, their
-//! operations during unwinding run as no-op steps with their lock effects, and a thread that
-//! would block, spin or abort is abandoned with its stack. Also the end-of-execution drops of
-//! `lazy_static!` values and thread-locals.
+//! Teardown after a failure: the remaining threads are unwound in reverse creation order (a
+//! task parked between polls is cancelled instead and drops its future with no panic in
+//! flight), their operations during unwinding run as no-op steps with their lock effects, and a
+//! thread that would block, spin or abort is abandoned with its stack. Also the end-of-execution
+//! drops of `lazy_static!` values and thread-locals (the late ones included, as their thread).
 
 use super::*;
 
@@ -68,25 +69,10 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
         let Some(mut coroutine) = coroutines[index].take() else {
             continue;
         };
-        let unwinding_a_panic = with(|ex| {
+        with(|ex| {
             ex.current = index;
             ex.teardown_steps = 0;
-            ex.threads[index].panicked && std::thread::panicking()
         });
-        if unwinding_a_panic {
-            // The rest of its unwind could panic in a destructor, which would abort the
-            // process: its stack is leaked, as an abandoned thread's.
-            with(|ex| {
-                let slot = &mut ex.threads[index];
-                std::mem::forget(std::mem::take(&mut slot.locals));
-                ex.recording.warnings.push(format!(
-                    "while the failed execution was torn down, thread {index} was left as it was, \
-                     in the middle of unwinding a panic: its stack was leaked"
-                ));
-            });
-            std::mem::forget(coroutine);
-            continue;
-        }
         match coroutine.resume(Resume::Unwind) {
             CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
             CoroutineResult::Yield(_) => {
@@ -260,13 +246,29 @@ impl Execution {
         if self.teardown_steps > TEARDOWN_STEP_BOUND {
             return Decision::STOP;
         }
-        // A thread that has finished and drops its thread-locals is past its own code: its
-        // destructors go on like those of a thread that is unwinding.
-        let dropping_locals = self.threads[me].locals_destroyed;
+        let slot = &mut self.threads[me];
+        // A task parked between polls (at its spawn site) is cancelled rather than unwound: it
+        // drops its future as at the end of a passing execution (`ending.rs`), with no panic in
+        // flight, so a destructor that panics there is reported instead of aborting the process.
+        if !slot.cancelled
+            && op.kind == OpKind::Park
+            && std::ptr::eq(site, slot.spawn_site)
+            && !self.may_be_unwinding(me)
+        {
+            let slot = &mut self.threads[me];
+            slot.cancelled = true;
+            slot.park_token = true;
+            return Decision::GO_ON;
+        }
+        let slot = &self.threads[me];
+        // A thread that dropped its future when cancelled, or a closure it never ran, or that
+        // has finished and drops its thread-locals, is past its own code: its destructors go
+        // on like those of a thread that is unwinding.
+        let past_its_code = slot.cancelled || slot.locals_destroyed;
         // A release goes on: a thread suspended at the unlock of a guard's `drop` is unwound
         // from there, and raising the unwind instead would leave the lock held for good.
         let releases = matches!(op.kind, OpKind::Unlock | OpKind::RwUnlock);
-        if !dropping_locals && !releases && !self.may_be_unwinding(me) {
+        if !past_its_code && !releases && !self.may_be_unwinding(me) {
             self.threads[me].teardown_unwinding = true;
             let payload = TeardownUnwind {
                 tag: self.tag,
