@@ -57,7 +57,7 @@ shuttle_internal "replays a schedule string in shuttle's encoding, which is no i
   demo::async_match_deadlock::async_match_deadlock_replay demo::bounded_buffer::test_bounded_buffer_minimal_deadlock_replay
 shuttle_internal "expects shuttle's runner to install a tracing dispatcher per task and to emit its scheduler's tracing events" \
   basic::tracing::default_dispatcher_is_per_task basic::tracing::default_dispatcher_is_per_task_under_global_default \
-  basic::labels::test_tracing_without_label_fn
+  basic::labels::test_tracing_without_label_fn basic::teardown::task_spans_close_while_the_execution_is_there
 shuttle_internal "expects the exact schedules of shuttle's PCT (its priorities and change points), not PCT's guarantee" \
   basic::pct::figure1a_pct basic::pct::no_concurrency basic::pct::yield_spin_loop_unfair
 

@@ -18,7 +18,7 @@ pub(super) fn resumed_for_teardown() {
     let decision = with(|ex| {
         let slot = &ex.threads[ex.current];
         let (op, site) = (slot.pending, slot.pending_site);
-        ex.teardown_point(op, site)
+        ex.teardown_point(op, site, true)
     });
     suspend(decision);
 }
@@ -213,7 +213,7 @@ impl Execution {
         if self.on_scheduler_stack {
             return Decision::GO_ON;
         }
-        self.teardown_point(Op::with(kind, object, arg, timed), site)
+        self.teardown_point(Op::with(kind, object, arg, timed), site, false)
     }
 
     /// What the running thread does at a visible operation during teardown. The execution is
@@ -238,9 +238,12 @@ impl Execution {
     /// abandoned, so a destructor (or a `catch_unwind` loop) that spins cannot hang the
     /// exploration. Returns `STOP` to abandon the thread, or `GO_ON`.
     ///
+    /// `resumed`: teardown has just resumed the thread at the operation it was suspended at
+    /// when the execution stopped, rather than the thread announcing a new one.
+    ///
     /// The slot's pending operation is left as it was when the execution stopped: the report
     /// shows it.
-    pub(super) fn teardown_point(&mut self, op: Op, site: Site) -> Decision {
+    pub(super) fn teardown_point(&mut self, op: Op, site: Site, resumed: bool) -> Decision {
         let me = self.current;
         self.teardown_steps += 1;
         if self.teardown_steps > TEARDOWN_STEP_BOUND {
@@ -264,7 +267,9 @@ impl Execution {
         // A thread that dropped its future when cancelled, or a closure it never ran, or that
         // has finished and drops its thread-locals, is past its own code: its destructors go
         // on like those of a thread that is unwinding.
-        let past_its_code = slot.cancelled || slot.locals_destroyed;
+        // Where teardown resumed the thread, it was suspended before the failure (in a
+        // destructor that blocked, say): it is unwound from there like any other.
+        let past_its_code = !resumed && (slot.cancelled || slot.locals_destroyed);
         // A release goes on: a thread suspended at the unlock of a guard's `drop` is unwound
         // from there, and raising the unwind instead would leave the lock held for good.
         let releases = matches!(op.kind, OpKind::Unlock | OpKind::RwUnlock);
