@@ -122,7 +122,8 @@ fn a_panic_keeps_its_message_and_the_persisted_schedule_replays_it() {
     std::fs::create_dir_all(&directory).expect("a scratch directory");
     let mut config = Config::new();
     config.failure_persistence = FailurePersistence::File(Some(directory.clone()));
-    let message = panic_message(|| Runner::new(RandomScheduler::new(1000), config).run(lost_update));
+    let message =
+        panic_message(|| Runner::new(RandomScheduler::new(1000), config).run(lost_update));
     assert!(
         message.starts_with("assertion `left == right` failed: an increment was lost"),
         "{message}"

@@ -244,9 +244,30 @@ fn what_a_destructor_spawns_at_the_end_is_cancelled() {
     assert_eq!(CHECKED.load(StdOrdering::SeqCst) as u64, report.executions);
 }
 
+/// A destructor at the end waits for a flag that only the schedules where the main thread
+/// reads before the worker writes set: the others deadlock at the end.
+fn deadlocks_at_the_end_in_some_schedules() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<()>();
+    let in_task = flag.clone();
+    park_until_the_end(move || {
+        let _tx = tx;
+        if !in_task.load(Ordering::SeqCst) {
+            let _ = rx.recv();
+        }
+    });
+    let worker_first = Arc::new(AtomicBool::new(false));
+    let in_worker = worker_first.clone();
+    let worker = thread::spawn(move || in_worker.store(true, Ordering::SeqCst));
+    if !worker_first.load(Ordering::SeqCst) {
+        flag.store(true, Ordering::SeqCst);
+    }
+    worker.join().unwrap();
+}
+
 /// The end takes the same course under the same seed whatever the worker count: the failures
 /// found (a deadlock at the end in the schedules where the worker ran first) and their tokens
-/// are the same.
+/// are the same, and a token replays its failure.
 #[test]
 fn the_end_is_deterministic_across_worker_counts() {
     let run = |workers: usize| {
@@ -255,25 +276,7 @@ fn the_end_is_deterministic_across_worker_counts() {
             .seed(7)
             .workers(workers)
             .stop_on_first_failure(false)
-            .explore(|| {
-                let flag = Arc::new(AtomicBool::new(false));
-                let (tx, rx) = mpsc::channel::<()>();
-                let in_task = flag.clone();
-                park_until_the_end(move || {
-                    let _tx = tx;
-                    if !in_task.load(Ordering::SeqCst) {
-                        let _ = rx.recv();
-                    }
-                });
-                // Whether the main thread sets the flag depends on the schedule.
-                let worker_first = Arc::new(AtomicBool::new(false));
-                let in_worker = worker_first.clone();
-                let worker = thread::spawn(move || in_worker.store(true, Ordering::SeqCst));
-                if !worker_first.load(Ordering::SeqCst) {
-                    flag.store(true, Ordering::SeqCst);
-                }
-                worker.join().unwrap();
-            })
+            .explore(deadlocks_at_the_end_in_some_schedules)
             .expect("the exploration runs")
     };
     let tokens = |report: &Report| {
@@ -289,4 +292,12 @@ fn the_end_is_deterministic_across_worker_counts() {
         "some schedules deadlock at the end"
     );
     assert_eq!(tokens(&one), tokens(&run(2)));
+    // A failure at the end replays from its token: the end adds nothing to the schedule.
+    let failure = &one.failures[0];
+    let replayed = helpers::builder("random")
+        .replay(&failure.token, deadlocks_at_the_end_in_some_schedules)
+        .expect("the token replays");
+    let again = replayed.first_failure().expect("the replay fails again");
+    assert_eq!(again.kind, FailureKind::Deadlock);
+    assert_eq!(again.message, failure.message);
 }
