@@ -113,10 +113,12 @@ fn fail(failure: &Failure, config: &Config) -> ! {
         panic!("{description}");
     }
     eprintln!("{description}");
-    // Most panics carry a `&'static str` (`panic!` with a literal), which tests downcast to;
-    // the message is leaked to give one, once per failed test.
-    let message: &'static str = Box::leak(failure.message.clone().into_boxed_str());
-    std::panic::panic_any(message)
+    // The payload has the original's type where tests downcast it: a `&'static str` for
+    // `panic!` with a literal, a `String` otherwise.
+    match failure.static_panic_message() {
+        Some(message) => std::panic::panic_any(message),
+        None => std::panic::panic_any(failure.message.clone()),
+    }
 }
 
 /// Runs the exploration `plan` describes under `config`.

@@ -85,6 +85,8 @@ pub(crate) struct FailureInfo {
     /// A failure that came after this one and that this one likely caused (a deadlock after a
     /// worker's unobserved panic), kept as a note.
     pub afterwards: Option<Box<FailureInfo>>,
+    /// A panic's payload when it was a `&'static str` (`panic!` with a literal message).
+    pub static_message: Option<&'static str>,
 }
 
 impl FailureInfo {
@@ -96,6 +98,7 @@ impl FailureInfo {
             site: None,
             stopped: None,
             afterwards: None,
+            static_message: None,
         }
     }
 

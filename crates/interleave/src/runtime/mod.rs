@@ -119,7 +119,7 @@ pub(crate) struct ThreadSlot {
     /// panic observed through `join` is the program's business, as under std; one left
     /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
     /// Boxed: it is rare, and the slot stays small for the scheduler's scans.
-    pub unobserved_panic: Option<Box<(String, Option<String>)>>,
+    pub unobserved_panic: Option<Box<(String, Option<String>, Option<&'static str>)>>,
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
     /// such tasks are left, the execution ends and they are cancelled (see `ending.rs`).
     pub detached: bool,
@@ -717,9 +717,10 @@ impl Execution {
         let Some(panic) = self.threads[index].unobserved_panic.take() else {
             return;
         };
-        let (message, site) = *panic;
+        let (message, site, static_message) = *panic;
         let panic = FailureInfo {
             site,
+            static_message,
             ..FailureInfo::new(FailureKind::Panic, message, Some(index))
         };
         self.recording.failure = Some(match self.recording.failure.take() {
@@ -733,6 +734,8 @@ impl Execution {
                 }
             }
             Some(mut earlier) => {
+                // The message is no longer the panic's own.
+                earlier.static_message = None;
                 earlier.message = format!(
                     "{}\n\nnote: before this, thread {index} panicked and no join observed it: {}",
                     earlier.message, panic.message
@@ -1079,9 +1082,10 @@ pub(crate) fn spawned_thread_panicked(
         return Err(payload);
     }
     let (message, site) = panics::describe(payload.as_ref());
+    let static_message = payload.downcast_ref::<&'static str>().copied();
     with(|ex| {
         let me = ex.current;
-        ex.threads[me].unobserved_panic = Some(Box::new((message, site)));
+        ex.threads[me].unobserved_panic = Some(Box::new((message, site, static_message)));
     });
     Ok(payload)
 }
@@ -1097,6 +1101,10 @@ pub(crate) fn panic_observed(index: usize) {
 fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
     let teardown_unwind = payload.is::<TeardownUnwind>();
     let (message, site) = panics::describe(payload.as_ref());
+    let static_message = payload
+        .downcast_ref::<&'static str>()
+        .copied()
+        .filter(|_| context.is_empty());
     drop_quietly(payload);
     with(|ex| {
         if teardown_unwind {
@@ -1113,6 +1121,7 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
         if ex.recording.failure.is_none() {
             ex.recording.failure = Some(FailureInfo {
                 site,
+                static_message,
                 ..FailureInfo::new(
                     FailureKind::Panic,
                     format!("{context}{message}"),
