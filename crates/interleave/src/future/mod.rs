@@ -11,6 +11,11 @@
 //! woken leaves its task parked for ever, and the execution ends in a deadlock that names the
 //! parked task. That is how a lost wakeup shows.
 //!
+//! A task whose [`JoinHandle`] was dropped does not keep the execution going: once the main
+//! thread has returned and only such tasks are left, each is cancelled and drops its future as
+//! itself, with every primitive working, so its destructors run; one that blocks for ever or
+//! spins there fails the execution (see `runtime/ending.rs`).
+//!
 //! Timers ([`crate::time`]) run on the execution's virtual clock, and [`select`] races two
 //! futures with the winner of a tie chosen by the strategy, so timeout races are explored too.
 //!
