@@ -596,7 +596,7 @@ where
             ex.join_clock(target);
             // The scope observes the panics of the threads nobody joined, and re-raises them.
             if let Some(panic) = ex.threads[target].unobserved_panic.take() {
-                unobserved.get_or_insert(panic.0);
+                unobserved.get_or_insert(panic.message);
             }
         });
     }

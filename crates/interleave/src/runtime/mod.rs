@@ -119,7 +119,7 @@ pub(crate) struct ThreadSlot {
     /// panic observed through `join` is the program's business, as under std; one left
     /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
     /// Boxed: it is rare, and the slot stays small for the scheduler's scans.
-    pub unobserved_panic: Option<Box<(String, Option<String>, Option<&'static str>)>>,
+    pub unobserved_panic: Option<Box<UnobservedPanic>>,
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
     /// such tasks are left, the execution ends and they are cancelled (see `ending.rs`).
     pub detached: bool,
@@ -174,6 +174,14 @@ pub(crate) struct ThreadSlot {
     /// time a writer waits while readers hold the lock (see `choose_read_preference`); `None`
     /// until then.
     pub read_defers: Option<bool>,
+}
+
+/// A panic that ended a thread and that no `join` has observed yet.
+pub(crate) struct UnobservedPanic {
+    pub message: String,
+    pub site: Option<String>,
+    /// The payload, when it was a `&'static str` (`FailureInfo::static_message`).
+    pub static_message: Option<&'static str>,
 }
 
 /// What a pending task's future waits for.
@@ -717,7 +725,11 @@ impl Execution {
         let Some(panic) = self.threads[index].unobserved_panic.take() else {
             return;
         };
-        let (message, site, static_message) = *panic;
+        let UnobservedPanic {
+            message,
+            site,
+            static_message,
+        } = *panic;
         let panic = FailureInfo {
             site,
             static_message,
@@ -1085,7 +1097,11 @@ pub(crate) fn spawned_thread_panicked(
     let static_message = payload.downcast_ref::<&'static str>().copied();
     with(|ex| {
         let me = ex.current;
-        ex.threads[me].unobserved_panic = Some(Box::new((message, site, static_message)));
+        ex.threads[me].unobserved_panic = Some(Box::new(UnobservedPanic {
+            message,
+            site,
+            static_message,
+        }));
     });
     Ok(payload)
 }
