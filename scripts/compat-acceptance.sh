@@ -57,7 +57,8 @@ shuttle_internal "replays a schedule string in shuttle's encoding, which is no i
   demo::async_match_deadlock::async_match_deadlock_replay demo::bounded_buffer::test_bounded_buffer_minimal_deadlock_replay
 shuttle_internal "expects shuttle's runner to install a tracing dispatcher per task and to emit its scheduler's tracing events" \
   basic::tracing::default_dispatcher_is_per_task basic::tracing::default_dispatcher_is_per_task_under_global_default \
-  basic::labels::test_tracing_without_label_fn basic::execution::try_get_current_task_from_a_tracing_subscriber
+  basic::labels::test_tracing_without_label_fn basic::execution::try_get_current_task_from_a_tracing_subscriber \
+  basic::teardown::task_spans_close_while_the_execution_is_there
 shuttle_internal "expects the text of shuttle's internal panic, which names its ExecutionState; interleave's names interleave::check" \
   basic::execution::failure_outside_execution
 shuttle_internal "bounds shuttle's own count of scheduling points between resets of it to 7; interleave's step bound counts every step of the execution and cannot be reset" \

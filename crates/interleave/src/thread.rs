@@ -154,7 +154,7 @@ pub fn try_current() -> Option<Thread> {
 /// # Panics
 /// Outside an interleave execution.
 pub fn context_switches() -> usize {
-    runtime::with(|ex| ex.steps() as usize)
+    runtime::with(|ex| ex.scheduling_points() as usize)
 }
 
 /// The running thread's vector clock, one entry per thread spawned so far in the execution
@@ -225,9 +225,10 @@ pub(crate) fn yield_at(site: runtime::op::Site) {
     runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), site);
 }
 
-/// [`park`] at `site`: what a task parks with when its future is pending.
-pub(crate) fn park_at(site: runtime::op::Site) {
-    park_inner(false, site);
+/// [`park`] at `site`: what a task parks with when its future is pending. Returns whether the
+/// end of the execution cancelled the thread meanwhile (see `runtime/ending.rs`).
+pub(crate) fn park_at(site: runtime::op::Site) -> bool {
+    park_inner(false, site)
 }
 
 /// Spawns a thread running `f` for a task spawned at `site`; the task keeps its own result.
@@ -237,15 +238,15 @@ pub(crate) fn park_at(site: runtime::op::Site) {
 /// Not `Send`: the thread is a coroutine on the OS thread of the execution, and so is every
 /// thread that could touch what `f` owns (see `future::spawn_local`).
 pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) -> Thread {
-    spawned(spawn_inner(f, None, None, site)).0
+    spawned(spawn_inner(f, None, None, site, Body::Task)).0
 }
 
 /// Parks; the thread's async timers end the park at their deadline too (that is how a task
 /// waits for `time::sleep`), and those that are due when it returns are fired: their wakers
 /// are woken here, in registration order.
-fn park_inner(timed: bool, site: runtime::op::Site) {
+fn park_inner(timed: bool, site: runtime::op::Site) -> bool {
     runtime::switch(Op::with(OpKind::Park, NO_OBJECT, 0, timed), site);
-    let (wake, redundant) = runtime::with(|ex| {
+    let (wake, redundant, cancelled) = runtime::with(|ex| {
         let me = ex.me();
         let slot = &mut ex.threads[me];
         if slot.park_token {
@@ -254,12 +255,15 @@ fn park_inner(timed: bool, site: runtime::op::Site) {
             slot.clock.join(&clock);
             slot.unpark_clock = clock;
         }
-        ex.fire_due_timers()
+        let cancelled = ex.cancelled();
+        let (wake, redundant) = ex.fire_due_timers();
+        (wake, redundant, cancelled)
     });
     drop(redundant);
     for waker in wake {
         waker.wake();
     }
+    cancelled
 }
 
 /// Where a thread's return value, or the payload of the panic that ended it, waits for `join`.
@@ -273,6 +277,18 @@ struct Packet<T> {
 unsafe impl<T: Send> Send for Packet<T> {}
 unsafe impl<T: Send> Sync for Packet<T> {}
 
+/// What a spawned thread runs, which decides what it does when the end of the execution
+/// cancelled it before it started (`runtime/ending.rs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// A thread's closure: a cancelled thread drops it without running it, so its `join`
+    /// returns `Err`.
+    Thread,
+    /// A task's poll loop, which sees the cancellation itself and drops the future unpolled,
+    /// so its handle reports `Cancelled`.
+    Task,
+}
+
 /// Spawns a thread running `f` on a stack of at least `stack_size` bytes, returning its handle
 /// and the packet of its result, or the error of a stack that could not be allocated. The
 /// stack is allocated before the spawn becomes a step, so a spawn that fails is no step and
@@ -282,6 +298,7 @@ fn spawn_inner<'a, F, T>(
     name: Option<String>,
     stack_size: Option<usize>,
     site: runtime::op::Site,
+    body: Body,
 ) -> std::io::Result<(Thread, Arc<Packet<T>>)>
 where
     F: FnOnce() -> T + 'a,
@@ -294,6 +311,12 @@ where
     });
     let result = packet.clone();
     let run: Box<dyn FnOnce() + 'a> = Box::new(move || {
+        if body == Body::Thread && runtime::with(|ex| ex.cancelled()) {
+            // Spawned while the tasks left at the end were dropped: it never runs, and
+            // `join` finds no result.
+            drop(f);
+            return;
+        }
         let value = match panic::catch_unwind(AssertUnwindSafe(f)) {
             Ok(value) => Ok(value),
             Err(payload) => match runtime::spawned_thread_panicked(payload) {
@@ -341,7 +364,8 @@ fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -
             runtime::panic_observed(target);
             Err(payload)
         }
-        // Only a thread torn down after the execution failed ends without a result.
+        // Only a thread torn down after the execution failed, or one spawned while the tasks
+        // left at the end were dropped, ends without a result.
         None => Err(Box::new("the joined thread was torn down") as Box<dyn Any + Send>),
     }
 }
@@ -362,7 +386,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (thread, packet) = spawned(spawn_inner(f, None, None, Location::caller()));
+    let (thread, packet) = spawned(spawn_inner(f, None, None, Location::caller(), Body::Thread));
     JoinHandle { thread, packet }
 }
 
@@ -438,7 +462,13 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let (thread, packet) = spawn_inner(f, self.name, self.stack_size, Location::caller())?;
+        let (thread, packet) = spawn_inner(
+            f,
+            self.name,
+            self.stack_size,
+            Location::caller(),
+            Body::Thread,
+        )?;
         Ok(JoinHandle { thread, packet })
     }
 
@@ -490,7 +520,15 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        let (thread, packet) = spawn_inner(f, name, stack_size, site)?;
+        if runtime::with(|ex| ex.ending()) {
+            // Nothing spawned now ever runs, so the scope could never return.
+            panic!(
+                "a destructor spawned a scoped thread while the execution was being torn down \
+                 (dropping the tasks left unfinished at its end): the thread would never run, \
+                 so its scope could not return"
+            );
+        }
+        let (thread, packet) = spawn_inner(f, name, stack_size, site, Body::Thread)?;
         self.threads
             .lock()
             .expect("scope thread list")
@@ -558,7 +596,7 @@ where
             ex.join_clock(target);
             // The scope observes the panics of the threads nobody joined, and re-raises them.
             if let Some(panic) = ex.threads[target].unobserved_panic.take() {
-                unobserved.get_or_insert(panic.0);
+                unobserved.get_or_insert(panic.message);
             }
         });
     }

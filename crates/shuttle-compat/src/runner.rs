@@ -1,6 +1,7 @@
 //! `Runner`, `PortfolioRunner` and the `check_*` functions: a scheduler's plan and a `Config`
-//! become one `interleave::Builder` run, and its first failure becomes a panic with shuttle's
-//! key words in front of interleave's report.
+//! become one `interleave::Builder` run, and its first failure becomes a panic: a panic of the
+//! test's code is raised again with its own message after the report is printed, any other
+//! failure panics with shuttle's key words in front of interleave's report.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -46,7 +47,7 @@ impl<S: Scheduler> Runner<S> {
     {
         let report = explore(&self.scheduler.plan(), &self.config, &f);
         if let Some(failure) = first_failure(&report, &self.config) {
-            panic!("{}", describe(failure, &self.config));
+            fail(failure, &self.config);
         }
         report.executions as usize
     }
@@ -89,16 +90,34 @@ impl PortfolioRunner {
         for plan in &self.plans {
             let report = explore(plan, &self.config, &f);
             if let Some(failure) = first_failure(&report, &self.config) {
-                let message = describe(failure, &self.config);
                 if self.stop_on_first_failure {
-                    panic!("{message}");
+                    fail(failure, &self.config);
                 }
-                first.get_or_insert(message);
+                first.get_or_insert(failure.clone());
             }
         }
-        if let Some(message) = first {
-            panic!("{message}");
+        if let Some(failure) = first {
+            fail(&failure, &self.config);
         }
+    }
+}
+
+/// Fails the test with `failure`, as shuttle does: a panic of the test's code is raised again
+/// with its own message (the report goes to stderr first, where shuttle prints the schedule),
+/// so a test that catches it sees what the code panicked with; any other failure panics with
+/// shuttle's key words in front of interleave's report.
+#[track_caller]
+fn fail(failure: &Failure, config: &Config) -> ! {
+    let description = describe(failure, config);
+    if failure.kind != FailureKind::Panic {
+        panic!("{description}");
+    }
+    eprintln!("{description}");
+    // The payload has the original's type where tests downcast it: a `&'static str` for
+    // `panic!` with a literal, a `String` otherwise.
+    match failure.static_panic_message() {
+        Some(message) => std::panic::panic_any(message),
+        None => std::panic::panic_any(failure.message.clone()),
     }
 }
 
@@ -153,8 +172,12 @@ fn first_failure<'a>(report: &'a Report, config: &Config) -> Option<&'a Failure>
         .find(|failure| !(continue_after && failure.kind == FailureKind::StepBound))
 }
 
+/// How interleave's explanation of a stop says that it came while the tasks left unfinished at
+/// the end of the execution were being dropped.
+const AT_END: &str = "unfinished at the end of the execution";
+
 /// shuttle's key words for a failure, which `should_panic(expected = ...)` tests match.
-fn key_words(failure: &Failure) -> Option<String> {
+fn key_words(failure: &Failure, config: &Config) -> Option<String> {
     match failure.kind {
         // shuttle refuses every recursive read; interleave reports the deadlock it causes when
         // a writer waits in between, in shuttle's words too.
@@ -172,6 +195,18 @@ fn key_words(failure: &Failure) -> Option<String> {
                 "deadlock: tried to acquire a {lock} it already holds"
             ))
         }
+        // interleave says when the bound was exceeded while the tasks left at the end of the
+        // execution were dropped; shuttle names the bound then.
+        FailureKind::StepBound if failure.message.contains(AT_END) => {
+            let bound = match config.max_steps {
+                MaxSteps::FailAfter(steps) | MaxSteps::ContinueAfter(steps) => steps.to_string(),
+                MaxSteps::None => "none".into(),
+            };
+            Some(format!(
+                "exceeded max_steps bound: exceeded the step bound ({bound}) while it was being \
+                 dropped at the end of the execution"
+            ))
+        }
         FailureKind::StepBound => Some("exceeded max_steps bound".into()),
         FailureKind::Nondeterminism => Some("possible nondeterminism".into()),
         _ => None,
@@ -182,7 +217,7 @@ fn key_words(failure: &Failure) -> Option<String> {
 /// `config.failure_persistence` puts it.
 fn describe(failure: &Failure, config: &Config) -> String {
     let mut message = String::new();
-    if let Some(words) = key_words(failure) {
+    if let Some(words) = key_words(failure, config) {
         message.push_str(&words);
         message.push_str("\n\n");
     }

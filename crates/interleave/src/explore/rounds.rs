@@ -342,6 +342,7 @@ pub(crate) fn describe_failure(
         persisted: None,
         strategy: spec.to_string(),
         seed,
+        static_message: info.static_message,
     }
 }
 

@@ -11,6 +11,11 @@
 //! woken leaves its task parked for ever, and the execution ends in a deadlock that names the
 //! parked task. That is how a lost wakeup shows.
 //!
+//! A task whose [`JoinHandle`] was dropped does not keep the execution going: once the main
+//! thread has returned and only such tasks are left, each is cancelled and drops its future as
+//! itself, with every primitive working, so its destructors run; one that blocks for ever or
+//! spins there fails the execution (see `runtime/ending.rs`).
+//!
 //! Timers ([`crate::time`]) run on the execution's virtual clock, and [`select`] races two
 //! futures with the winner of a tie chosen by the strategy, so timeout races are explored too.
 //!
@@ -287,7 +292,13 @@ fn run_task<F: Future>(
     let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
+    // The end of the execution cancels a task parked between polls (it wakes it, and the park
+    // below reports it) and every task spawned while the tasks left are dropped.
+    let mut cancelled = runtime::with(|ex| ex.cancelled());
     loop {
+        if cancelled {
+            return Err(JoinError::Cancelled);
+        }
         // The step on `decided` makes the abort visible to the searches as what each poll
         // depends on: a poll that runs before the abort may finish the task, one after it
         // cancels it, and only a step on an object of this crate lets DPOR see that the two
@@ -300,7 +311,7 @@ fn run_task<F: Future>(
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
             return Ok(value);
         }
-        thread::park_at(site);
+        cancelled = thread::park_at(site);
     }
 }
 

@@ -27,14 +27,15 @@
 //!
 //! Files: this one holds the execution's state, the thread-local that reaches it, and the
 //! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
-//! says which threads can run; `timers.rs` keeps virtual time; `teardown.rs` ends an execution
-//! after a failure.
+//! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
+//! tasks left when a passing execution ends; `teardown.rs` ends an execution after a failure.
 
 pub(crate) mod annotations;
 mod atomics;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
 mod enabled;
+mod ending;
 pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
@@ -78,6 +79,7 @@ pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, 
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
+use ending::unwind_at_end;
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
@@ -117,10 +119,17 @@ pub(crate) struct ThreadSlot {
     /// panic observed through `join` is the program's business, as under std; one left
     /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
     /// Boxed: it is rare, and the slot stays small for the scheduler's scans.
-    pub unobserved_panic: Option<Box<(String, Option<String>)>>,
+    pub unobserved_panic: Option<Box<UnobservedPanic>>,
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
-    /// such tasks are left, the execution ends and they are cancelled (see `decide`).
+    /// such tasks are left, the execution ends and they are cancelled (see `ending.rs`).
     pub detached: bool,
+    /// The end of the execution cancelled this thread (`ending.rs`): a task parked between
+    /// polls, or one that had not started, drops its future as itself; a thread spawned while
+    /// the tasks are dropped never runs its closure.
+    pub cancelled: bool,
+    /// The execution ended while this task was in the middle of a poll (spinning or blocked):
+    /// it takes no step, and is unwound once the cancelled threads cannot go on (`ending.rs`).
+    pub left_to_unwind: bool,
     /// The pending operation can run now only by ending its wait by itself, with a timeout or
     /// (when allowed) a spurious wake-up (set with the enabled threads, see `time_out_if_due`);
     /// strategies count such a step as a yield.
@@ -165,6 +174,14 @@ pub(crate) struct ThreadSlot {
     /// time a writer waits while readers hold the lock (see `choose_read_preference`); `None`
     /// until then.
     pub read_defers: Option<bool>,
+}
+
+/// A panic that ended a thread and that no `join` has observed yet.
+pub(crate) struct UnobservedPanic {
+    pub message: String,
+    pub site: Option<String>,
+    /// The payload, when it was a `&'static str` (`FailureInfo::static_message`).
+    pub static_message: Option<&'static str>,
 }
 
 /// What a pending task's future waits for.
@@ -256,6 +273,15 @@ pub(crate) struct Execution {
     /// The values of `lazy_static!` statics created in this execution.
     pub lazy_statics: lazy_values::Values,
     teardown: bool,
+    /// The main thread returned and only detached tasks were left: they are being dropped
+    /// (`ending.rs`).
+    ending: bool,
+    /// Steps taken while the tasks left at the end are dropped: they count towards the step
+    /// bound and `thread::context_switches`, but are not recorded (no strategy chooses them).
+    ending_steps: u64,
+    /// The task left in the middle of a poll that the scheduler loop unwinds next
+    /// (`ending.rs`).
+    unwind_next: Option<usize>,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
     /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
@@ -508,6 +534,9 @@ impl Execution {
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
+            spare.ending = false;
+            spare.ending_steps = 0;
+            spare.unwind_next = None;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
             spare.now = Duration::ZERO;
@@ -530,6 +559,9 @@ impl Execution {
             foreign: Arc::default(),
             lazy_statics: Default::default(),
             teardown: false,
+            ending: false,
+            ending_steps: 0,
+            unwind_next: None,
             teardown_steps: 0,
             on_scheduler_stack: false,
             now: Duration::ZERO,
@@ -732,9 +764,14 @@ impl Execution {
         let Some(panic) = self.threads[index].unobserved_panic.take() else {
             return;
         };
-        let (message, site) = *panic;
+        let UnobservedPanic {
+            message,
+            site,
+            static_message,
+        } = *panic;
         let panic = FailureInfo {
             site,
+            static_message,
             ..FailureInfo::new(FailureKind::Panic, message, Some(index))
         };
         self.recording.failure = Some(match self.recording.failure.take() {
@@ -748,6 +785,8 @@ impl Execution {
                 }
             }
             Some(mut earlier) => {
+                // The message is no longer the panic's own.
+                earlier.static_message = None;
                 earlier.message = format!(
                     "{}\n\nnote: before this, thread {index} panicked and no join observed it: {}",
                     earlier.message, panic.message
@@ -945,6 +984,7 @@ impl Execution {
             .collect();
         let stopped = Stopped {
             stop,
+            at_end: self.ending,
             steps: self.steps(),
             now: self.now,
             threads,
@@ -1005,6 +1045,9 @@ impl Execution {
             teardown_unwinding: false,
             unobserved_panic: None,
             detached: false,
+            // A thread spawned while the tasks left at the end are dropped never runs.
+            cancelled: self.ending,
+            left_to_unwind: false,
             times_out: false,
             clock,
             name,
@@ -1047,7 +1090,12 @@ impl Execution {
 /// of `resume` in the scheduler loop and escape `explore`.
 fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     CURRENT.with(|current| current.yielder.set(yielder));
-    let started_in_teardown = with(|ex| ex.teardown);
+    let started_in_teardown = with(|ex| {
+        // A thread that never started only drops its closure: past its own code, its
+        // destructors may use the primitives (`Execution::teardown_point`).
+        ex.threads[index].cancelled |= ex.teardown;
+        ex.teardown
+    });
     let outcome = if started_in_teardown {
         // The closure's destructors are user code and may panic: they run here, on the
         // thread's own stack and exactly once, rather than inside the coroutine library.
@@ -1068,8 +1116,9 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
         let slot = &mut ex.threads[index];
         // A spawned thread's closure catches its own panic for `join`: it has no value then.
         slot.returned = returned && slot.unobserved_panic.is_none();
-        // A thread torn down stays unfinished: the report shows what it was about to do.
-        slot.finished = !ex.teardown;
+        // A thread torn down after a failure stays unfinished: the report shows what it was
+        // about to do. One unwound at the end of a passing execution has finished.
+        slot.finished = !ex.teardown || ex.ending;
     });
 }
 
@@ -1080,13 +1129,20 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
 pub(crate) fn spawned_thread_panicked(
     payload: Box<dyn Any + Send>,
 ) -> Result<Box<dyn Any + Send>, Box<dyn Any + Send>> {
-    if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown) {
+    // A panic that ends while a task left at the end is unwound (`ending.rs`) is the
+    // program's, as in a running execution.
+    if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown && !ex.ending) {
         return Err(payload);
     }
     let (message, site) = panics::describe(payload.as_ref());
+    let static_message = payload.downcast_ref::<&'static str>().copied();
     with(|ex| {
         let me = ex.current;
-        ex.threads[me].unobserved_panic = Some(Box::new((message, site)));
+        ex.threads[me].unobserved_panic = Some(Box::new(UnobservedPanic {
+            message,
+            site,
+            static_message,
+        }));
     });
     Ok(payload)
 }
@@ -1102,12 +1158,16 @@ pub(crate) fn panic_observed(index: usize) {
 fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
     let teardown_unwind = payload.is::<TeardownUnwind>();
     let (message, site) = panics::describe(payload.as_ref());
+    let static_message = payload
+        .downcast_ref::<&'static str>()
+        .copied()
+        .filter(|_| context.is_empty());
     drop_quietly(payload);
     with(|ex| {
         if teardown_unwind {
             return;
         }
-        if ex.teardown {
+        if ex.teardown && !ex.ending {
             ex.recording.warnings.push(format!(
                 "while the failed execution was torn down, thread {index} panicked: \
                  {context}{message}"
@@ -1118,6 +1178,7 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
         if ex.recording.failure.is_none() {
             ex.recording.failure = Some(FailureInfo {
                 site,
+                static_message,
                 ..FailureInfo::new(
                     FailureKind::Panic,
                     format!("{context}{message}"),
@@ -1195,26 +1256,36 @@ pub(crate) fn run(
     let entered = Entered::new(raw);
 
     let mut next = with(|ex| decide(ex, false));
-    while let Some(chosen) = next {
-        if coroutines.0.get(chosen).is_none_or(Option::is_none) {
-            with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
-        }
-        let coroutine = coroutines.0[chosen]
-            .as_mut()
-            .expect("the scheduler chose a thread without a coroutine");
-        watch.beat();
-        next = match coroutine.resume(Resume::Run) {
-            // The thread announced an operation and the decision chose another thread (or
-            // ended the execution).
-            CoroutineResult::Yield(next) => next,
-            // The thread finished: decide again without it.
-            CoroutineResult::Return(()) => {
-                if let Some(done) = coroutines.0[chosen].take() {
-                    stacks::give_back(done.into_stack());
-                }
-                with(|ex| decide(ex, false))
+    loop {
+        while let Some(chosen) = next {
+            if coroutines.0.get(chosen).is_none_or(Option::is_none) {
+                with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
             }
+            let coroutine = coroutines.0[chosen]
+                .as_mut()
+                .expect("the scheduler chose a thread without a coroutine");
+            watch.beat();
+            next = match coroutine.resume(Resume::Run) {
+                // The thread announced an operation and the decision chose another thread (or
+                // ended the execution).
+                CoroutineResult::Yield(next) => next,
+                // The thread finished: decide again without it.
+                CoroutineResult::Return(()) => {
+                    if let Some(done) = coroutines.0[chosen].take() {
+                        stacks::give_back(done.into_stack());
+                    }
+                    with(|ex| decide(ex, false))
+                }
+            };
+        }
+        // The tasks left at the end of a passing execution in the middle of a poll are unwound
+        // one at a time, whenever the cancelled ones cannot go on (`ending.rs`).
+        let Some(unwound) = with(|ex| ex.unwind_next.take()) else {
+            break;
         };
+        with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+        unwind_at_end(&mut coroutines.0, unwound);
+        next = with(|ex| decide(ex, false));
     }
     with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
     // A foreign wake that no deadlock check saw still explains what the execution did.
@@ -1230,6 +1301,13 @@ pub(crate) fn run(
 
     with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
+    // A coroutine spawned too late to run must never be dropped by the coroutine library,
+    // whose forced unwind would run user code outside the execution.
+    with(|ex| {
+        for (_, coroutine, _) in ex.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    });
     let guard_buffer = guards.into_buffer();
     drop(watch);
     foreign.stop();
@@ -1241,6 +1319,7 @@ pub(crate) fn run(
     });
     drop_quietly(timers);
     drop_lazy_statics();
+    drop_late_thread_locals();
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.

@@ -166,12 +166,15 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     if ex.recording.failure.is_some() {
         return None;
     }
+    if ex.ending {
+        return ex.decide_ending();
+    }
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
     // threads and the tasks somebody may still await run to their end, and the detached tasks
     // (their handles dropped) only while those do; when only detached tasks are left, the
-    // execution is over and teardown cancels them.
+    // execution is over and they are cancelled and dropped (`ending.rs`).
     if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
-        return None;
+        return ex.begin_ending();
     }
     if !reuse_enabled {
         decide_enabled(ex)?;
@@ -311,11 +314,23 @@ impl Execution {
             site,
         });
         self.current = chosen;
-        let data_access = kind.is_data_access();
-        // Every other step may change whether some thread can run, by its effect below or by
-        // what its primitive does once it runs.
-        self.enabled_fresh &= data_access;
-        self.last_untracked = data_access && self.objects[object as usize].untracked;
+        self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
+        self.apply_step_effect(chosen, kind, object, site);
+    }
+
+    /// Applies the synchronisation effect of the step of thread `chosen` (now the running
+    /// thread), an operation `kind` on `object` at `site`: see [`Execution::record`].
+    #[inline(always)]
+    pub(super) fn apply_step_effect(
+        &mut self,
+        chosen: usize,
+        kind: OpKind,
+        object: ObjIdx,
+        site: Site,
+    ) {
+        // Every step but a data access may change whether some thread can run, by its effect
+        // below or by what its primitive does once it runs.
+        self.enabled_fresh &= kind.is_data_access();
         // Under the weak memory model the atomic access applies its effect itself, once it
         // knows the value it stores and, for a load, which store it reads.
         match kind {
@@ -354,6 +369,10 @@ impl Execution {
 
     /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
     pub fn choose_value(&mut self, bound: u64) -> u64 {
+        if self.ending {
+            // Dropping the tasks left at the end does not extend the schedule (`ending.rs`).
+            return 0;
+        }
         draw_value(&mut *self.schedule, &mut self.recording, bound)
     }
 }

@@ -112,6 +112,60 @@ fn an_unstarted_thread_whose_closure_panics_on_drop_is_dropped_once() {
     }
 }
 
+/// After a failure, a detached task parked between polls is cancelled rather than unwound: it
+/// drops its future with no panic in flight, so its destructor may lock, and one that then
+/// panics is reported as a warning instead of aborting the process (as it did when teardown
+/// raised its unwind in the task). The original failure is the report.
+#[test]
+fn a_parked_task_is_cancelled_after_a_failure_so_its_panicking_destructor_cannot_abort() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_parked_task_is_cancelled_after_a_failure_so_its_panicking_destructor_cannot_abort",
+    );
+    if let Some(outcome) = probe.run(|| {
+        static LOCKED: StdAtomicUsize = StdAtomicUsize::new(0);
+        let report = Builder::new()
+            .ignore_environment()
+            .executions(1)
+            .check_determinism(false)
+            .explore(|| {
+                let lock = Arc::new(Mutex::new(0));
+                let (started_tx, started_rx) = mpsc::channel();
+                let in_task = lock.clone();
+                drop(interleave::future::spawn(async move {
+                    let _guard = PanicOnDrop {
+                        message: "the parked task's destructor panicked",
+                        drops: &LOCKED,
+                    };
+                    let _locks = LocksOnDrop(in_task, &LOCKED);
+                    started_tx.send(()).unwrap();
+                    std::future::pending::<()>().await;
+                }));
+                started_rx.recv().unwrap();
+                panic!("the original failure");
+            })
+            .expect("a valid configuration");
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.starts_with("Panic"), "{text}");
+        assert!(text.contains("the original failure"), "{text}");
+        assert_eq!(LOCKED.load(Ordering::SeqCst), 2, "both destructors ran");
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the original failure"]);
+    }
+}
+
+/// Takes its lock when dropped, and counts that it did.
+struct LocksOnDrop(Arc<Mutex<u32>>, &'static StdAtomicUsize);
+
+impl Drop for LocksOnDrop {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap() += 1;
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 #[test]
 fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort() {
     let here = |label| {
