@@ -11,7 +11,8 @@
 //! channel happens before the send that takes the slot (the `k`-th send of a channel of
 //! capacity `c` after the `(k - c)`-th receipt; for a rendezvous channel, the `k`-th send ends
 //! after the `k`-th receipt). Finding the channel disconnected orders nothing, as in shuttle: no
-//! message passed.
+//! message passed. So only the drop of the last sender is a scheduling point; dropping one of
+//! several senders cannot be observed (see `Channel::drop_spare_sender`).
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
