@@ -20,8 +20,11 @@ pub struct Config {
     pub silence_warnings: bool,
     /// shuttle's tracing option; unused.
     pub record_steps_in_span: bool,
-    /// shuttle's handling of the end of a failed execution; interleave always unwinds the
-    /// remaining threads, so it is unused.
+    /// shuttle's handling of the end of a failed execution. interleave tears the remaining
+    /// threads down its own way; `immediately_return_on_panic` only gives a panic shuttle's
+    /// message for it, without the payload, as shuttle does (it does not stop a panicking
+    /// thread at its next scheduling point, so a destructor that switches and then panics while
+    /// its thread unwinds is still Rust's abort, after interleave prints the report).
     pub ungraceful_shutdown_config: UngracefulShutdownConfig,
 }
 
@@ -75,7 +78,8 @@ pub enum MaxSteps {
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct UngracefulShutdownConfig {
-    /// Whether a panic ends the execution at once.
+    /// Whether a panic ends the execution at once (here: whether the test fails with
+    /// "Task panicked, and early return is enabled." instead of the panic's own payload).
     pub immediately_return_on_panic: bool,
     /// What happens to the continuations of threads left behind.
     pub continuation_function_behavior: ContinuationFunctionBehavior,

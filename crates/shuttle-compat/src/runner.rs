@@ -112,6 +112,13 @@ fn fail(failure: &Failure, config: &Config) -> ! {
     if failure.kind != FailureKind::Panic {
         panic!("{description}");
     }
+    // shuttle returns at once from a panic with this setting and loses its payload.
+    if config
+        .ungraceful_shutdown_config
+        .immediately_return_on_panic
+    {
+        panic!("Task panicked, and early return is enabled.\n\n{description}");
+    }
     eprintln!("{description}");
     // The payload has the original's type where tests downcast it: a `&'static str` for
     // `panic!` with a literal, a `String` otherwise.

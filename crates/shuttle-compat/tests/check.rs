@@ -105,6 +105,23 @@ fn a_deadlocking_recursive_read_keeps_shuttle_words() {
     );
 }
 
+/// With `immediately_return_on_panic`, shuttle's message replaces the panic's payload.
+#[test]
+fn early_return_on_panic_keeps_shuttle_words() {
+    let mut config = Config::new();
+    config
+        .ungraceful_shutdown_config
+        .immediately_return_on_panic = true;
+    let message = panic_message(|| {
+        Runner::new(RandomScheduler::new(1), config).run(|| panic!("the first panic"))
+    });
+    assert!(
+        message.starts_with("Task panicked, and early return is enabled."),
+        "{message}"
+    );
+    assert!(message.contains("the first panic"), "{message}");
+}
+
 #[test]
 fn a_correct_program_passes_every_schedule() {
     shuttle::check_dfs(
