@@ -105,13 +105,7 @@ impl Execution {
             return None;
         }
         self.ending_steps += 1;
-        self.time_out_if_due(chosen);
-        let slot = &mut self.threads[chosen];
-        let Op { kind, object, .. } = slot.pending;
-        let site = slot.pending_site;
-        if kind == OpKind::Yield || kind == OpKind::Sleep {
-            slot.yields += 1;
-        }
+        let (Op { kind, object, .. }, site) = self.begin_step(chosen);
         self.current = chosen;
         self.apply_step_effect(chosen, kind, object, site);
         Some(chosen)

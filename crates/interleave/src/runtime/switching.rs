@@ -166,15 +166,18 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     if ex.recording.failure.is_some() {
         return None;
     }
-    if ex.ending {
-        return ex.decide_ending();
-    }
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
     // threads and the tasks somebody may still await run to their end, and the detached tasks
     // (their handles dropped) only while those do; when only detached tasks are left, the
-    // execution is over and they are cancelled and dropped (`ending.rs`).
-    if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
-        return ex.begin_ending();
+    // execution is over and they are cancelled and dropped (`ending.rs`, which begins only
+    // after the main thread returned, so the common path tests one flag).
+    if ex.threads[0].finished {
+        if ex.ending {
+            return ex.decide_ending();
+        }
+        if ex.threads.iter().all(|t| t.finished || t.detached) {
+            return ex.begin_ending();
+        }
     }
     if !reuse_enabled {
         decide_enabled(ex)?;
@@ -293,19 +296,12 @@ impl Execution {
     /// visit to the runtime.
     #[inline]
     pub(super) fn record(&mut self, chosen: usize) {
-        let timed_out = self.time_out_if_due(chosen);
-        let slot = &mut self.threads[chosen];
-        let Op {
-            kind, object, arg, ..
-        } = slot.pending;
-        let site = slot.pending_site;
-        // A sleep or a timeout counts as a yield: a loop that waits by sleeping or by timing
-        // out lets the others run under the strategies' yield rule, as a spin loop does, and
-        // sees the stores made before it under the weak memory model.
-        if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
-            slot.yields += 1;
-            self.memory.flush(chosen);
-        }
+        let (
+            Op {
+                kind, object, arg, ..
+            },
+            site,
+        ) = self.begin_step(chosen);
         self.recording.events.push(Event {
             thread: chosen as u32,
             kind,
@@ -316,6 +312,23 @@ impl Execution {
         self.current = chosen;
         self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
         self.apply_step_effect(chosen, kind, object, site);
+    }
+
+    /// Starts the step of thread `chosen`: ends its wait if its deadline is due, counts a
+    /// yield, and returns its pending operation and where it was announced. A sleep or a
+    /// timeout counts as a yield: a loop that waits by sleeping or by timing out lets the
+    /// others run under the strategies' yield rule, as a spin loop does, and sees the stores
+    /// made before it under the weak memory model.
+    #[inline(always)]
+    pub(super) fn begin_step(&mut self, chosen: usize) -> (Op, Site) {
+        let timed_out = self.time_out_if_due(chosen);
+        let slot = &mut self.threads[chosen];
+        let (op, site) = (slot.pending, slot.pending_site);
+        if op.kind == OpKind::Yield || op.kind == OpKind::Sleep || timed_out {
+            slot.yields += 1;
+            self.memory.flush(chosen);
+        }
+        (op, site)
     }
 
     /// Applies the synchronisation effect of the step of thread `chosen` (now the running

@@ -186,9 +186,8 @@ pub(super) fn object_event(r: usize, j: u64) -> u64 {
 pub(super) struct Priorities {
     /// Priority of each thread; larger runs first. Demotions go below zero.
     values: Vec<i64>,
-    /// The yields the rule counted for each thread, and that count at its last demotion.
-    counted_yields: Vec<u32>,
-    demoted_at_yields: Vec<u32>,
+    /// The yields the rule counted for each thread since its last demotion.
+    yields_since_demotion: Vec<u32>,
     /// `View::yields` of each thread when the rule last looked at it.
     seen_yields: Vec<u32>,
     /// Whether each thread took a step other than its start or a sleep since its last yield.
@@ -212,8 +211,7 @@ impl Priorities {
     pub(super) fn new(yield_limit: u32) -> Priorities {
         Priorities {
             values: Vec::new(),
-            counted_yields: Vec::new(),
-            demoted_at_yields: Vec::new(),
+            yields_since_demotion: Vec::new(),
             seen_yields: Vec::new(),
             acted_since_yield: Vec::new(),
             chosen: None,
@@ -226,8 +224,7 @@ impl Priorities {
     pub(super) fn admit(&mut self, view: &View<'_>, mut initial: impl FnMut(usize) -> i64) {
         for thread in self.values.len()..view.thread_count() {
             self.values.push(initial(thread));
-            self.counted_yields.push(0);
-            self.demoted_at_yields.push(0);
+            self.yields_since_demotion.push(0);
             self.seen_yields.push(0);
             self.acted_since_yield.push(false);
         }
@@ -261,10 +258,9 @@ impl Priorities {
             let lone_sleep = kind == Some(OpKind::Sleep) && !self.acted_since_yield[thread];
             self.acted_since_yield[thread] = false;
             if !lone_sleep {
-                self.counted_yields[thread] += 1;
-                let counted = self.counted_yields[thread];
-                if counted >= self.demoted_at_yields[thread] + self.yield_limit {
-                    self.demoted_at_yields[thread] = counted;
+                self.yields_since_demotion[thread] += 1;
+                if self.yields_since_demotion[thread] >= self.yield_limit {
+                    self.yields_since_demotion[thread] = 0;
                     self.demote(thread);
                 }
             }
