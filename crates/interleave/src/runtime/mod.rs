@@ -303,7 +303,30 @@ pub(crate) struct Execution {
     memory: memory::WeakMemory,
 }
 
+/// The next block of execution tags no OS thread has taken.
 static EXECUTION_TAGS: AtomicU64 = AtomicU64::new(1);
+
+/// Tags an OS thread takes at a time, so the workers of an exploration do not pass the
+/// counter's cache line between their cores at every execution.
+const TAG_BLOCK: u64 = 1024;
+
+thread_local! {
+    /// The next tag of this OS thread's block and the end of the block.
+    static TAGS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// A tag no other execution of the process has: unique, and never 0.
+fn fresh_tag() -> u64 {
+    TAGS.with(|tags| {
+        let (mut next, mut end) = tags.get();
+        if next == end {
+            next = EXECUTION_TAGS.fetch_add(TAG_BLOCK, Ordering::Relaxed);
+            end = next + TAG_BLOCK;
+        }
+        tags.set((next + 1, end));
+        next
+    })
+}
 
 /// The execution running on this OS thread, and whether it is borrowed. A raw pointer and a
 /// flag instead of a `RefCell<Option<Box<_>>>`: both are destructor-free, so each access is a
@@ -523,7 +546,7 @@ impl Execution {
     /// A fresh execution, reusing the buffers of the last one that ran on this OS thread.
     fn new(schedule: Box<dyn Schedule + Send>, limits: Limits) -> Box<Execution> {
         if let Some(mut spare) = SPARE.with(|spare| spare.borrow_mut().take()) {
-            spare.tag = EXECUTION_TAGS.fetch_add(1, Ordering::Relaxed);
+            spare.tag = fresh_tag();
             spare.threads.clear();
             spare.objects.clear();
             spare.site_instances.clear();
@@ -547,7 +570,7 @@ impl Execution {
             return spare;
         }
         Box::new(Execution {
-            tag: EXECUTION_TAGS.fetch_add(1, Ordering::Relaxed),
+            tag: fresh_tag(),
             threads: Vec::new(),
             objects: Vec::new(),
             site_instances: FxHashMap::default(),
