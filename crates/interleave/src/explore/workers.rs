@@ -50,17 +50,20 @@ impl Waiting {
         }
     }
 
-    /// Waits a little longer: a spin while the spin lasts, a park after.
+    /// Waits a little longer: 64 polls first, then a yield of the core at each call while the
+    /// spin lasts, a park after.
     fn pause(&mut self) {
-        // Reading the clock costs as much as tens of polls, so it is read every 64.
-        self.polls = self.polls.wrapping_add(1);
-        if !self.polls.is_multiple_of(64) {
+        if self.polls < 64 {
+            self.polls += 1;
             std::hint::spin_loop();
             return;
         }
+        // Yielding rather than polling: when the machine has more runnable threads than cores
+        // (parallel tests, each with a worker per core), the thread this one waits for may be
+        // the one the yield lets run; on an idle machine it returns at once.
         let since = *self.since.get_or_insert_with(Instant::now);
         if since.elapsed() < SPIN_BEFORE_PARKING {
-            std::hint::spin_loop();
+            std::thread::yield_now();
         } else {
             std::thread::park();
         }
