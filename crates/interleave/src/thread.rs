@@ -33,6 +33,12 @@ impl ThreadId {
     pub fn as_usize(self) -> usize {
         self.0
     }
+
+    /// The identifier of the thread with index `index` (see [`ThreadId::as_usize`]), which the
+    /// running execution may not have (yet).
+    pub fn from_usize(index: usize) -> ThreadId {
+        ThreadId(index)
+    }
 }
 
 /// The thread's index, as [`ThreadId::as_usize`] (shuttle's `ThreadId` converts this way).
@@ -176,6 +182,49 @@ pub fn vector_clock() -> Vec<u32> {
             entries[me] = 0;
         }
         entries
+    })
+}
+
+/// Hands `value` to the execution, which keeps it until the execution ends and then drops it
+/// as thread `thread`: for per-thread data that must outlive the thread, because other threads
+/// may still look it up after it finished (shuttle's task labels and tags are kept this way).
+///
+/// At the end of a passing execution each thread drops what it kept in its turn, in thread
+/// order, with the detached tasks left over: one that had finished runs again to do so, so
+/// the destructors run inside the execution, see their thread as [`current`], and may use
+/// every primitive (spawn, lock, wait). After a failed execution they are dropped after
+/// teardown, where visible operations do nothing. A destructor that panics is a panic of its
+/// thread. Gives `value` back when the execution has no thread `thread`.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// static DROPPED_AS: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// struct Label;
+/// impl Drop for Label {
+///     fn drop(&mut self) {
+///         let me = interleave::thread::current().id().as_usize();
+///         DROPPED_AS.store(me, Ordering::SeqCst);
+///     }
+/// }
+/// interleave::check(|| {
+///     let child = interleave::thread::spawn(|| {
+///         let me = interleave::thread::current().id();
+///         assert!(interleave::thread::keep_until_end(me, Label).is_ok());
+///     });
+///     child.join().unwrap();
+///     // The child has finished, and its label is still there.
+///     assert_eq!(DROPPED_AS.load(Ordering::SeqCst), usize::MAX);
+/// });
+/// assert_eq!(DROPPED_AS.load(Ordering::SeqCst), 1);
+/// ```
+///
+/// # Panics
+/// Outside an interleave execution.
+pub fn keep_until_end<T: 'static>(thread: ThreadId, value: T) -> std::result::Result<(), T> {
+    runtime::with(|ex| ex.keep_until_end(thread.0, Box::new(value))).map_err(|value| {
+        *value
+            .downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("the execution gives back the value it was given"))
     })
 }
 

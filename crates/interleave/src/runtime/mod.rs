@@ -39,6 +39,7 @@ mod ending;
 pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
+mod kept;
 mod lazy_values;
 mod live;
 pub(crate) mod memory;
@@ -80,6 +81,7 @@ pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
 use ending::unwind_at_end;
+use kept::{drop_kept_values, drop_kept_values_after_the_end};
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
@@ -153,6 +155,8 @@ pub(crate) struct ThreadSlot {
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
     pub locals_destroyed: bool,
+    /// Values kept until the end of the execution, to be dropped as this thread (`kept.rs`).
+    pub kept: Vec<Box<dyn Any>>,
     /// The outermost unit of work this thread is in (an index into `Annotations::units`),
     /// and how deeply units are nested there.
     pub unit: Option<usize>,
@@ -1060,6 +1064,7 @@ impl Execution {
             yields: 0,
             locals: Vec::new(),
             locals_destroyed: false,
+            kept: Vec::new(),
             unit: None,
             unit_depth: 0,
             awaiting: Vec::new(),
@@ -1112,6 +1117,11 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     };
     with(|ex| ex.threads[index].panicked = false);
     drop_thread_locals(index);
+    // A thread that finishes while the end of a passing execution drops what is left drops
+    // what it kept then too, in its turn (`kept.rs`).
+    if with(|ex| ex.ending) {
+        drop_kept_values(index);
+    }
     with(|ex| {
         let slot = &mut ex.threads[index];
         // A spawned thread's closure catches its own panic for `join`: it has no value then.
@@ -1318,8 +1328,16 @@ pub(crate) fn run(
         ex.take_timers()
     });
     drop_quietly(timers);
+    drop_kept_values_after_the_end();
     drop_lazy_statics();
     drop_late_thread_locals();
+    // A destructor above that spawned left a coroutine that can never run; like those
+    // spawned too late above, it is leaked rather than handed to the next execution.
+    with(|ex| {
+        for (_, coroutine, _) in ex.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    });
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
