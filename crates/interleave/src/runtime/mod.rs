@@ -241,6 +241,9 @@ pub(crate) struct Limits {
     pub memory: MemoryModel,
     /// Reports print every step of the interleaving (`Config::full_interleaving`).
     pub full_interleaving: bool,
+    /// A panic fails the execution when it is raised, and teardown leaks the stack of a thread
+    /// that is unwinding one instead of resuming it (`Config::panic_stops_execution`).
+    pub panic_stops_execution: bool,
 }
 
 /// The state of one execution.
@@ -465,11 +468,24 @@ fn reset_thread_state() {
 }
 
 /// Called by the panic hook when a panic starts inside an execution: remembers that the
-/// running thread may be unwinding (see `ThreadSlot::panicked`).
-fn note_panic() {
+/// running thread may be unwinding (see `ThreadSlot::panicked`), and under
+/// `Limits::panic_stops_execution` makes the panic (`message`, raised at `site`) the
+/// execution's failure at once, so the thread stops at its next scheduling point.
+fn note_panic(message: &str, site: &str, static_message: Option<&'static str>) {
     let noted = try_with(|ex| {
-        if let Some(slot) = ex.threads.get_mut(ex.current) {
+        let me = ex.current;
+        if let Some(slot) = ex.threads.get_mut(me) {
             slot.panicked = true;
+        }
+        if ex.recording.limits.panic_stops_execution
+            && !ex.teardown
+            && ex.recording.failure.is_none()
+        {
+            ex.recording.failure = Some(FailureInfo {
+                site: (!site.is_empty()).then(|| site.to_string()),
+                static_message,
+                ..FailureInfo::new(FailureKind::Panic, message.to_string(), Some(me))
+            });
         }
     });
     if noted.is_none() {
@@ -1147,6 +1163,10 @@ pub(crate) fn spawned_thread_panicked(
     let (message, site) = panics::describe(payload.as_ref());
     let static_message = payload.downcast_ref::<&'static str>().copied();
     with(|ex| {
+        // The panic is the execution's failure already (`Limits::panic_stops_execution`).
+        if ex.recording.limits.panic_stops_execution {
+            return;
+        }
         let me = ex.current;
         ex.threads[me].unobserved_panic = Some(Box::new(UnobservedPanic {
             message,

@@ -69,10 +69,25 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
         let Some(mut coroutine) = coroutines[index].take() else {
             continue;
         };
-        with(|ex| {
+        let leaks = with(|ex| {
             ex.current = index;
             ex.teardown_steps = 0;
+            ex.recording.limits.panic_stops_execution && ex.threads[index].panicked
         });
+        if leaks {
+            // A panic stopped the execution (`Limits::panic_stops_execution`): the thread that
+            // raised it is not resumed, so no destructor of its unwind can panic and abort.
+            with(|ex| {
+                let slot = &mut ex.threads[index];
+                std::mem::forget(std::mem::take(&mut slot.locals));
+                ex.recording.warnings.push(format!(
+                    "thread {index} panicked, which stopped the execution; its stack was \
+                     leaked without unwinding it further, so its destructors did not run"
+                ));
+            });
+            std::mem::forget(coroutine);
+            continue;
+        }
         match coroutine.resume(Resume::Unwind) {
             CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
             CoroutineResult::Yield(_) => {

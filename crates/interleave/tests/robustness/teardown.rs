@@ -465,3 +465,96 @@ fn a_nondeterministic_failing_execution_keeps_the_failed_assertion() {
         "{failure}"
     );
 }
+
+/// Yields, then panics, when dropped: a destructor that Rust runs while its thread unwinds a
+/// panic, and that reaches a scheduling point before it panics too.
+struct YieldsThenPanicsOnDrop(&'static StdAtomicUsize);
+
+impl Drop for YieldsThenPanicsOnDrop {
+    fn drop(&mut self) {
+        thread::yield_now();
+        self.0.fetch_add(1, Ordering::SeqCst);
+        panic!("the destructor's own panic");
+    }
+}
+
+/// Under `panic_stops_execution` the first panic fails the execution at once and its thread is
+/// never resumed: a destructor of its unwind that would panic at its next scheduling point does
+/// not run, so the process does not abort, and the report is the first panic's, with a warning
+/// that the stack was leaked; the OS thread still runs a correct program afterwards. The same
+/// program without the setting aborts the process (after printing the report), as under std.
+#[test]
+fn panic_stops_execution_leaks_the_unwinding_thread_instead_of_aborting() {
+    let here = |label| {
+        Probe::new(
+            module_path!(),
+            "panic_stops_execution_leaks_the_unwinding_thread_instead_of_aborting",
+        )
+        .label(label)
+    };
+    let program = || {
+        let child = thread::spawn(|| {
+            static CHILD_DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+            let _guard = YieldsThenPanicsOnDrop(&CHILD_DROPS);
+            panic!("the spawned thread's panic");
+        });
+        let _ = child.join();
+    };
+    if let Some(outcome) = here("stops").run(move || {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        for (index, body) in [
+            Box::new(|| {
+                let _guard = YieldsThenPanicsOnDrop(&DROPS);
+                panic!("the original failure");
+            }) as Box<dyn Fn() + Sync>,
+            Box::new(program),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let report = Builder::new()
+                .ignore_environment()
+                .executions(20)
+                .panic_stops_execution(true)
+                .explore(body)
+                .expect("a valid configuration");
+            let text = first_failure_text(&report);
+            println!("{text}");
+            assert!(text.starts_with("Panic"), "{text}");
+            let expected = ["the original failure", "the spawned thread's panic"][index];
+            assert!(text.contains(expected), "{text}");
+            assert!(!text.contains("the destructor's own panic"), "{text}");
+            assert!(
+                report
+                    .warnings
+                    .iter()
+                    .any(|warning| warning.contains("its stack was leaked")),
+                "{:?}",
+                report.warnings
+            );
+        }
+        assert_eq!(
+            DROPS.load(Ordering::SeqCst),
+            0,
+            "the destructor never went on"
+        );
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(
+            &outcome,
+            &["the original failure", "the spawned thread's panic"],
+        );
+    }
+    if let Some(outcome) = here("std").run(move || {
+        let _ = Builder::new()
+            .ignore_environment()
+            .executions(20)
+            .explore(program);
+    }) {
+        assert!(!outcome.survived(), "{outcome:?}");
+        assert!(
+            outcome.output().contains("the destructor's own panic"),
+            "{outcome:?}"
+        );
+    }
+}
