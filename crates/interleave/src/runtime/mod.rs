@@ -114,6 +114,13 @@ pub(crate) struct ThreadSlot {
     /// when the panic starts, cleared when the thread's root catches it. A `catch_unwind` in
     /// user code leaves it set, which only makes teardown more careful.
     pub panicked: bool,
+    /// The last panic raised in this thread while it may still be unwinding it (set with
+    /// `panicked`): if the execution stops in the middle of that unwind, the panic is the
+    /// program's and is reported (see `teardown.rs`). Boxed: it is rare.
+    pub panic_in_flight: Option<Box<UnobservedPanic>>,
+    /// The thread was unwinding a panic of the program when the execution stopped (set when
+    /// teardown begins).
+    pub unwinding_at_stop: bool,
     /// Teardown raised its unwind in this thread and the payload was not dropped yet (see
     /// [`TeardownUnwind`]).
     pub teardown_unwinding: bool,
@@ -294,6 +301,10 @@ pub(crate) struct Execution {
     /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
     /// thread can be suspended or unwound: visible operations there are no-ops.
     on_scheduler_stack: bool,
+    /// The OS thread was already panicking when the execution started (an earlier execution
+    /// leaked a stack in the middle of an unwind): `std::thread::panicking()` then says nothing
+    /// about this execution's threads.
+    panicking_at_start: bool,
     /// The virtual clock: time since the execution started.
     pub now: Duration,
     /// The registered async timers, in registration order.
@@ -476,6 +487,11 @@ fn note_panic(message: &str, site: &str, static_message: Option<&'static str>) {
         let me = ex.current;
         if let Some(slot) = ex.threads.get_mut(me) {
             slot.panicked = true;
+            slot.panic_in_flight = Some(Box::new(UnobservedPanic {
+                message: message.to_string(),
+                site: (!site.is_empty()).then(|| site.to_string()),
+                static_message,
+            }));
         }
         if ex.recording.limits.panic_stops_execution
             && !ex.teardown
@@ -559,6 +575,7 @@ impl Execution {
             spare.unwind_next = None;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
+            spare.panicking_at_start = false;
             spare.now = Duration::ZERO;
             spare.timers.clear();
             spare.next_timer = 0;
@@ -584,6 +601,7 @@ impl Execution {
             unwind_next: None,
             teardown_steps: 0,
             on_scheduler_stack: false,
+            panicking_at_start: false,
             now: Duration::ZERO,
             timers: Vec::new(),
             next_timer: 0,
@@ -1062,6 +1080,8 @@ impl Execution {
             finished: false,
             returned: false,
             panicked: false,
+            panic_in_flight: None,
+            unwinding_at_stop: false,
             teardown_unwinding: false,
             unobserved_panic: None,
             detached: false,
@@ -1131,7 +1151,11 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
             false
         }
     };
-    with(|ex| ex.threads[index].panicked = false);
+    with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.panicked = false;
+        slot.panic_in_flight = None;
+    });
     drop_thread_locals(index);
     // A thread that finishes while the end of a passing execution drops what is left drops
     // what it kept then too, in its turn (`kept.rs`).
@@ -1195,6 +1219,20 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
     drop_quietly(payload);
     with(|ex| {
         if teardown_unwind {
+            return;
+        }
+        // The thread was unwinding this panic when the execution stopped, and teardown let the
+        // unwind finish: the panic is the program's, and no `join` observed it.
+        let slot = &mut ex.threads[index];
+        if ex.teardown && !ex.ending && slot.unwinding_at_stop && context.is_empty() {
+            slot.unwinding_at_stop = false;
+            if slot.unobserved_panic.is_none() {
+                slot.unobserved_panic = Some(Box::new(UnobservedPanic {
+                    message,
+                    site,
+                    static_message,
+                }));
+            }
             return;
         }
         if ex.teardown && !ex.ending {
@@ -1262,6 +1300,7 @@ pub(crate) fn run(
          that is already running under interleave"
     );
     let mut execution = Execution::new(schedule, limits);
+    execution.panicking_at_start = std::thread::panicking();
     let _live = live::start(execution.tag);
     match execution.stack_for(None, None, site) {
         Ok(stack) => {
@@ -1331,6 +1370,8 @@ pub(crate) fn run(
 
     with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
+    // A panic that was unwinding when the execution stopped, and that teardown saw end.
+    with(Execution::unobserved_panic);
     // A coroutine spawned too late to run must never be dropped by the coroutine library,
     // whose forced unwind would run user code outside the execution.
     with(|ex| {

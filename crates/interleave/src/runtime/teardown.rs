@@ -57,6 +57,9 @@ impl Drop for TeardownUnwind {
 pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
     let clean = with(|ex| {
         ex.teardown = true;
+        for slot in &mut ex.threads {
+            slot.unwinding_at_stop = slot.panicked && slot.panic_in_flight.is_some();
+        }
         // A failure while the tasks left at the end were dropped ends that protocol: what is
         // left is torn down as after any failure.
         ex.ending = false;
@@ -94,6 +97,11 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
                 with(|ex| {
                     let slot = &mut ex.threads[index];
                     std::mem::forget(std::mem::take(&mut slot.locals));
+                    // An abandoned thread still unwinding keeps the OS thread panicking; only
+                    // then can it be unwinding the panic that was in flight at the stop.
+                    if !ex.panicking_at_start && std::thread::panicking() {
+                        lost_panic(slot, index);
+                    }
                     let operation = slot.pending.kind.name();
                     ex.recording.warnings.push(format!(
                         "while the failed execution was torn down, thread {index} was abandoned \
@@ -104,6 +112,27 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
             }
         }
     }
+}
+
+/// Thread `index`, abandoned by teardown, was still unwinding the program's panic that was in
+/// flight when the execution stopped (teardown never raised its own unwind there): the panic
+/// would be lost with the stack, so it is kept as unobserved, which the report then shows.
+fn lost_panic(slot: &mut ThreadSlot, index: usize) {
+    if !slot.unwinding_at_stop || slot.teardown_unwinding || slot.unobserved_panic.is_some() {
+        return;
+    }
+    let Some(panic) = slot.panic_in_flight.take() else {
+        return;
+    };
+    slot.unobserved_panic = Some(Box::new(UnobservedPanic {
+        message: format!(
+            "{}\n\nthread {index} was unwinding a panic when the execution stopped, and blocked \
+             before it had finished: its stack was leaked, and its panic is reported here",
+            panic.message
+        ),
+        site: panic.site,
+        static_message: None,
+    }));
 }
 
 /// Drops the execution's `lazy_static!` values, the latest initialised first and each while the

@@ -558,3 +558,114 @@ fn panic_stops_execution_leaks_the_unwinding_thread_instead_of_aborting() {
         );
     }
 }
+
+/// Yields `turns` times when dropped: keeps its thread unwinding across scheduling points.
+struct YieldsOnDrop(u32);
+
+impl Drop for YieldsOnDrop {
+    fn drop(&mut self) {
+        for _ in 0..self.0 {
+            thread::yield_now();
+        }
+    }
+}
+
+/// A thread still unwinding its panic when the step bound stops the execution: the panic is
+/// the program's and no `join` observed it, so it is the report's failure (the step bound a
+/// note under it), whether teardown lets the unwind finish or has to abandon the thread because
+/// a destructor blocks; it used to be lost (a warning at most). The twin catches its panic, so
+/// the step bound stays the failure. The abandoned unwind leaves the OS thread panicking, so
+/// the test runs in a child process.
+#[test]
+fn a_panic_unwinding_when_the_execution_stops_is_reported() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_panic_unwinding_when_the_execution_stops_is_reported",
+    );
+    let Some(outcome) = probe.run(panics_unwinding_at_the_stop_are_reported) else {
+        return;
+    };
+    assert_survived_with(
+        &outcome,
+        &["the unwinding thread's panic", "the blocked thread's panic"],
+    );
+}
+
+fn panics_unwinding_at_the_stop_are_reported() {
+    let run = |body: fn()| {
+        Builder::new()
+            .ignore_environment()
+            .executions(3)
+            .max_steps(200)
+            .check_determinism(false)
+            .explore(move || {
+                let _child = thread::spawn(body);
+                loop {
+                    thread::yield_now();
+                }
+            })
+            .expect("a valid configuration")
+    };
+    // The unwind yields past the step bound and then finishes during teardown.
+    let finishes = run(|| {
+        let _yields = YieldsOnDrop(1_000);
+        panic!("the unwinding thread's panic");
+    });
+    let failure = finishes.first_failure().expect("it fails");
+    println!("{failure}");
+    assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+    assert!(
+        failure.message.contains("the unwinding thread's panic"),
+        "{failure}"
+    );
+
+    // The twin catches its panic: the step bound is the failure.
+    let caught = run(|| {
+        let _ = panic::catch_unwind(|| {
+            let _yields = YieldsOnDrop(1_000);
+            panic!("a caught panic");
+        });
+        loop {
+            thread::yield_now();
+        }
+    });
+    let failure = caught.first_failure().expect("it fails");
+    assert_eq!(failure.kind, FailureKind::StepBound, "{failure}");
+
+    // The unwind blocks on a lock nobody releases.
+    let blocks = Builder::new()
+        .ignore_environment()
+        .executions(3)
+        .max_steps(200)
+        .check_determinism(false)
+        .explore(|| {
+            let lock = Arc::new(Mutex::new(0));
+            let _held = lock.lock().unwrap();
+            let in_child = lock.clone();
+            let _child = thread::spawn(move || {
+                struct LocksOnDrop(Arc<Mutex<i32>>);
+                impl Drop for LocksOnDrop {
+                    fn drop(&mut self) {
+                        drop(self.0.lock());
+                    }
+                }
+                let _locks = LocksOnDrop(in_child);
+                panic!("the blocked thread's panic");
+            });
+            loop {
+                thread::yield_now();
+            }
+        })
+        .expect("a valid configuration");
+    let failure = blocks.first_failure().expect("it fails");
+    println!("{failure}");
+    assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+    assert!(
+        failure.message.contains("the blocked thread's panic"),
+        "{failure}"
+    );
+    assert!(
+        failure.message.contains("blocked before it had finished"),
+        "{failure}"
+    );
+}
