@@ -84,6 +84,7 @@ impl Execution {
 /// destructors set), then finishes again. It keeps what its first life left for `join`.
 fn revived_main(index: usize, yielder: &ThreadYielder) {
     CURRENT.with(|current| current.yielder.set(yielder));
+    with(|ex| ex.threads[index].at_root = true);
     drop_kept_values(index);
     drop_thread_locals(index);
     with(|ex| ex.threads[index].finished = true);

@@ -162,6 +162,10 @@ pub(crate) struct ThreadSlot {
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
     pub locals_destroyed: bool,
+    /// The thread's closure (or future) has ended: what runs now is the runtime's clean-up at
+    /// the thread's root (dropping a panic's payload, thread-locals, kept values), whose
+    /// destructors go on during teardown rather than being unwound (`teardown_point`).
+    pub at_root: bool,
     /// Values kept until the end of the execution, to be dropped as this thread (`kept.rs`).
     pub kept: Vec<Box<dyn Any>>,
     /// The outermost unit of work this thread is in (an index into `Annotations::units`),
@@ -189,6 +193,9 @@ pub(crate) struct ThreadSlot {
 
 /// A panic that ended a thread and that no `join` has observed yet.
 pub(crate) struct UnobservedPanic {
+    /// When the panic was raised, in the order of the execution's panics: the earliest one
+    /// left unobserved is the one reported.
+    pub order: u64,
     pub message: String,
     pub site: Option<String>,
     /// The payload, when it was a `&'static str` (`FailureInfo::static_message`).
@@ -305,6 +312,8 @@ pub(crate) struct Execution {
     /// leaked a stack in the middle of an unwind): `std::thread::panicking()` then says nothing
     /// about this execution's threads.
     panicking_at_start: bool,
+    /// How many panics the hook has seen in this execution (`UnobservedPanic::order`).
+    panics_seen: u64,
     /// The virtual clock: time since the execution started.
     pub now: Duration,
     /// The registered async timers, in registration order.
@@ -485,9 +494,11 @@ fn reset_thread_state() {
 fn note_panic(message: &str, site: &str, static_message: Option<&'static str>) {
     let noted = try_with(|ex| {
         let me = ex.current;
+        let order = ex.next_panic_order();
         if let Some(slot) = ex.threads.get_mut(me) {
             slot.panicked = true;
             slot.panic_in_flight = Some(Box::new(UnobservedPanic {
+                order,
                 message: message.to_string(),
                 site: (!site.is_empty()).then(|| site.to_string()),
                 static_message,
@@ -576,6 +587,7 @@ impl Execution {
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
             spare.panicking_at_start = false;
+            spare.panics_seen = 0;
             spare.now = Duration::ZERO;
             spare.timers.clear();
             spare.next_timer = 0;
@@ -602,6 +614,7 @@ impl Execution {
             teardown_steps: 0,
             on_scheduler_stack: false,
             panicking_at_start: false,
+            panics_seen: 0,
             now: Duration::ZERO,
             timers: Vec::new(),
             next_timer: 0,
@@ -792,10 +805,10 @@ impl Execution {
         if self.recording.abandoned {
             return;
         }
-        let Some(index) = self
-            .threads
-            .iter()
-            .position(|thread| thread.unobserved_panic.is_some())
+        let Some(index) = (0..self.threads.len())
+            .filter_map(|t| Some((self.threads[t].unobserved_panic.as_ref()?.order, t)))
+            .min()
+            .map(|(_, t)| t)
         else {
             return;
         };
@@ -806,6 +819,7 @@ impl Execution {
             message,
             site,
             static_message,
+            ..
         } = *panic;
         let panic = FailureInfo {
             site,
@@ -841,6 +855,20 @@ impl Execution {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &self.objects);
         threads[me].clock.join(&objects[object as usize].clock);
+    }
+
+    /// The next number in the order of the execution's panics.
+    fn next_panic_order(&mut self) -> u64 {
+        self.panics_seen += 1;
+        self.panics_seen
+    }
+
+    /// The order of the panic thread `t` ends with: when the hook saw it raised, or now.
+    fn panic_order(&mut self, t: usize) -> u64 {
+        match &self.threads[t].panic_in_flight {
+            Some(panic) => panic.order,
+            None => self.next_panic_order(),
+        }
     }
 
     /// The running thread's clock as it releases it now, after which it moves on (its own
@@ -1100,6 +1128,7 @@ impl Execution {
             yields: 0,
             locals: Vec::new(),
             locals_destroyed: false,
+            at_root: false,
             kept: Vec::new(),
             unit: None,
             unit_depth: 0,
@@ -1144,6 +1173,7 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     } else {
         panic::catch_unwind(AssertUnwindSafe(body)).map(|()| true)
     };
+    with(|ex| ex.threads[index].at_root = true);
     let returned = match outcome {
         Ok(returned) => returned,
         Err(payload) => {
@@ -1192,7 +1222,9 @@ pub(crate) fn spawned_thread_panicked(
             return;
         }
         let me = ex.current;
+        let order = ex.panic_order(me);
         ex.threads[me].unobserved_panic = Some(Box::new(UnobservedPanic {
+            order,
             message,
             site,
             static_message,
@@ -1223,15 +1255,26 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
         }
         // The thread was unwinding this panic when the execution stopped, and teardown let the
         // unwind finish: the panic is the program's, and no `join` observed it.
+        let order = ex.panic_order(index);
         let slot = &mut ex.threads[index];
-        if ex.teardown && !ex.ending && slot.unwinding_at_stop && context.is_empty() {
+        let at_stop = ex.teardown && !ex.ending && slot.unwinding_at_stop && context.is_empty();
+        // While the end of a passing execution drops what is left, the panic (of a thread's
+        // root: a payload's or a thread-local's destructor, a kept value's) is kept like a
+        // task's panic, so the earliest panic of the end is the one reported.
+        if at_stop || ex.ending {
             slot.unwinding_at_stop = false;
             if slot.unobserved_panic.is_none() {
                 slot.unobserved_panic = Some(Box::new(UnobservedPanic {
-                    message,
+                    order,
+                    message: format!("{context}{message}"),
                     site,
                     static_message,
                 }));
+            } else {
+                ex.recording.warnings.push(format!(
+                    "thread {index} panicked again after a panic no join observed: \
+                     {context}{message}"
+                ));
             }
             return;
         }
@@ -1368,9 +1411,9 @@ pub(crate) fn run(
         }
     });
 
-    with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
-    // A panic that was unwinding when the execution stopped, and that teardown saw end.
+    // After teardown, which records the panics that were unwinding when the execution stopped
+    // as unobserved too.
     with(Execution::unobserved_panic);
     // A coroutine spawned too late to run must never be dropped by the coroutine library,
     // whose forced unwind would run user code outside the execution.

@@ -125,6 +125,7 @@ fn lost_panic(slot: &mut ThreadSlot, index: usize) {
         return;
     };
     slot.unobserved_panic = Some(Box::new(UnobservedPanic {
+        order: panic.order,
         message: format!(
             "{}\n\nthread {index} was unwinding a panic when the execution stopped, and blocked \
              before it had finished: its stack was leaked, and its panic is reported here",
@@ -297,8 +298,9 @@ impl Execution {
         // A task parked between polls (at its spawn site) is cancelled rather than unwound: it
         // drops its future as at the end of a passing execution (`ending.rs`), with no panic in
         // flight, so a destructor that panics there is reported instead of aborting the process.
-        if !slot.cancelled
-            && op.kind == OpKind::Park
+        // So is one that the end of the execution had cancelled already, and that had not run
+        // since when a failure stopped the end.
+        if op.kind == OpKind::Park
             && std::ptr::eq(site, slot.spawn_site)
             && !self.may_be_unwinding(me)
         {
@@ -312,8 +314,10 @@ impl Execution {
         // has finished and drops its thread-locals, is past its own code: its destructors go
         // on like those of a thread that is unwinding.
         // Where teardown resumed the thread, it was suspended before the failure (in a
-        // destructor that blocked, say): it is unwound from there like any other.
-        let past_its_code = !resumed && (slot.cancelled || slot.locals_destroyed);
+        // destructor that blocked, say): it is unwound from there like any other, unless its
+        // closure had ended and it was dropping what it left at its root (a panic's payload,
+        // its thread-locals, its kept values): there is nothing left to unwind but that.
+        let past_its_code = slot.at_root || (!resumed && (slot.cancelled || slot.locals_destroyed));
         // A release goes on: a thread suspended at the unlock of a guard's `drop` is unwound
         // from there, and raising the unwind instead would leave the lock held for good.
         let releases = matches!(op.kind, OpKind::Unlock | OpKind::RwUnlock);

@@ -669,3 +669,65 @@ fn panics_unwinding_at_the_stop_are_reported() {
         "{failure}"
     );
 }
+
+/// A failure while the end of an execution drops the detached tasks (here a data race in the
+/// first task's destructor) stops the end with the other tasks cancelled but not yet run:
+/// teardown lets each drop its future with no panic in flight, so one whose destructor panics
+/// is a warning; raising teardown's unwind in it, as it did, made that panic Rust's abort.
+#[test]
+fn a_failure_during_the_end_lets_the_cancelled_tasks_drop_their_futures_without_aborting() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_failure_during_the_end_lets_the_cancelled_tasks_drop_their_futures_without_aborting",
+    );
+    if let Some(outcome) = probe.run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        let report = Builder::new()
+            .ignore_environment()
+            .executions(10)
+            .check_determinism(false)
+            .explore(|| {
+                let cell = Arc::new(UnsafeCell::new(0));
+                let in_task = cell.clone();
+                let (started_tx, started_rx) = mpsc::channel();
+                drop(interleave::future::spawn(async move {
+                    struct Races(Arc<UnsafeCell<i32>>);
+                    impl Drop for Races {
+                        fn drop(&mut self) {
+                            self.0.with_mut(|value| unsafe { *value += 1 });
+                        }
+                    }
+                    let _races = Races(in_task);
+                    started_tx.send(()).unwrap();
+                    std::future::pending::<()>().await;
+                }));
+                started_rx.recv().unwrap();
+                let (started_tx, started_rx) = mpsc::channel();
+                drop(interleave::future::spawn(async move {
+                    let _panics = PanicOnDrop {
+                        message: "the second task's destructor panicked",
+                        drops: &DROPS,
+                    };
+                    started_tx.send(()).unwrap();
+                    std::future::pending::<()>().await;
+                }));
+                started_rx.recv().unwrap();
+                cell.with_mut(|value| unsafe { *value += 1 });
+            })
+            .expect("a valid configuration");
+        let failure = report.first_failure().expect("the race fails");
+        println!("{:?}: {failure}", failure.kind);
+        assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|warning| warning.contains("the second task's destructor panicked")),
+            "{:?}",
+            report.warnings
+        );
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["DataRace"]);
+    }
+}

@@ -473,3 +473,44 @@ fn a_failed_execution_drops_its_kept_values_as_their_threads() {
         assert_eq!(warned, panics, "{report}");
     }
 }
+
+/// Panics with a payload whose own destructor panics too.
+struct PanicsWithAPanickingPayload;
+
+impl Drop for PanicsWithAPanickingPayload {
+    fn drop(&mut self) {
+        struct PanicsOnDrop;
+        impl Drop for PanicsOnDrop {
+            fn drop(&mut self) {
+                panic!("the second task's payload panicked when dropped");
+            }
+        }
+        std::panic::panic_any(PanicsOnDrop);
+    }
+}
+
+/// Two detached tasks panic while the end drops them: the earlier panic is the report's
+/// failure, even though the later one's payload panics again when the task's root drops it
+/// (which used to become the failure, since it went another way). The twin without the first
+/// panic reports the second task's.
+#[test]
+fn the_earliest_panic_of_the_end_is_the_one_reported() {
+    for first_panics in [true, false] {
+        let report = explore("random", 5, move || {
+            park_until_the_end(move || {
+                if first_panics {
+                    panic!("the first task's destructor panicked");
+                }
+            });
+            park_until_the_end(|| drop(PanicsWithAPanickingPayload));
+        });
+        let failure = report.first_failure().expect("a task panicked");
+        assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+        let expected = if first_panics {
+            "the first task's destructor panicked"
+        } else {
+            "a panic with a non-string payload"
+        };
+        assert!(failure.message.starts_with(expected), "{failure}");
+    }
+}
