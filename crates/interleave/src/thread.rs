@@ -366,7 +366,11 @@ where
             drop(f);
             return;
         }
-        let value = match panic::catch_unwind(AssertUnwindSafe(f)) {
+        let value = panic::catch_unwind(AssertUnwindSafe(f));
+        // What follows is the runtime's clean-up (dropping an unjoined result or panic
+        // payload with the packet), which teardown lets go on.
+        runtime::with(Execution::own_code_ended);
+        let value = match value {
             Ok(value) => Ok(value),
             Err(payload) => match runtime::spawned_thread_panicked(payload) {
                 Ok(payload) => Err(payload),

@@ -337,6 +337,14 @@ impl Execution {
         Decision::GO_ON
     }
 
+    /// The running thread's closure (or future) has ended: what it runs from now on is the
+    /// runtime's clean-up at its root, whose destructors go on during teardown
+    /// (`ThreadSlot::at_root`).
+    pub(crate) fn own_code_ended(&mut self) {
+        let me = self.current;
+        self.threads[me].at_root = true;
+    }
+
     /// Whether thread `t` may be running a destructor during unwinding, where raising a panic
     /// would abort the process. No panic in flight on this OS thread means no; otherwise the
     /// runtime's record of the panics raised in `t` decides, erring towards yes.

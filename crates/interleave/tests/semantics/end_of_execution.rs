@@ -514,3 +514,37 @@ fn the_earliest_panic_of_the_end_is_the_one_reported() {
         assert!(failure.message.starts_with(expected), "{failure}");
     }
 }
+
+/// A task in the middle of a poll when the execution ends is unwound; this one catches the
+/// unwind and panics, and its payload, which nobody joins, is dropped at its root as the task:
+/// the payload's destructor yields and goes on, rather than being cut short by another unwind.
+#[test]
+fn the_payload_of_a_task_unwound_at_the_end_is_dropped_as_the_task() {
+    static DROPPED: StdAtomicUsize = StdAtomicUsize::new(0);
+    struct YieldsOnDrop(thread::ThreadId);
+    impl Drop for YieldsOnDrop {
+        fn drop(&mut self) {
+            thread::yield_now();
+            assert_eq!(thread::current().id(), self.0, "dropped as its task");
+            DROPPED.fetch_add(1, StdOrdering::SeqCst);
+        }
+    }
+    let report = explore("random", 5, || {
+        let (started_tx, started_rx) = mpsc::channel();
+        drop(future::spawn_local(async move {
+            let me = thread::current().id();
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                started_tx.send(()).unwrap();
+                let spins = interleave::sync::atomic::AtomicUsize::new(0);
+                loop {
+                    spins.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+            std::panic::panic_any(YieldsOnDrop(me));
+        }));
+        started_rx.recv().unwrap();
+    });
+    let failure = report.first_failure().expect("the task panicked");
+    assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+    assert_eq!(DROPPED.load(StdOrdering::SeqCst) as u64, report.executions);
+}
