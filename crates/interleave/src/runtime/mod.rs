@@ -28,7 +28,8 @@
 //! Files: this one holds the execution's state, the thread-local that reaches it, and the
 //! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
 //! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
-//! tasks left when a passing execution ends; `teardown.rs` ends an execution after a failure.
+//! tasks left when a passing execution ends; `kept.rs` drops the values threads kept until
+//! the end, as their threads; `teardown.rs` ends an execution after a failure.
 
 pub(crate) mod annotations;
 mod atomics;
@@ -1435,6 +1436,10 @@ pub(crate) fn run(
     drop_kept_values_after_the_end();
     drop_lazy_statics();
     drop_late_thread_locals();
+    // What the destructors of statics and late thread-locals kept: dropped here, inside the
+    // execution, and whatever they keep in turn is leaked, never dropped with the slots
+    // outside it.
+    drop_kept_values_after_the_end();
     // A destructor above that spawned left a coroutine that can never run; like those
     // spawned too late above, it is leaked rather than handed to the next execution.
     with(|ex| {
