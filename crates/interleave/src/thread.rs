@@ -33,6 +33,12 @@ impl ThreadId {
     pub fn as_usize(self) -> usize {
         self.0
     }
+
+    /// The identifier of the thread with index `index` (see [`ThreadId::as_usize`]), which the
+    /// running execution may not have (yet).
+    pub fn from_usize(index: usize) -> ThreadId {
+        ThreadId(index)
+    }
 }
 
 /// The thread's index, as [`ThreadId::as_usize`] (shuttle's `ThreadId` converts this way).
@@ -179,6 +185,45 @@ pub fn vector_clock() -> Vec<u32> {
     })
 }
 
+/// Hands `value` to the execution, which keeps it until the execution ends and then drops it
+/// as thread `thread`: for per-thread data that must outlive the thread, because other threads
+/// may still look it up after it finished (shuttle's task labels and tags are kept this way).
+///
+/// At the end of a passing execution each thread drops what it kept in its turn, in thread
+/// order, with the detached tasks left over: one that had finished runs again to do so, so
+/// the destructors run inside the execution, see their thread as [`current`], and may use
+/// every primitive (spawn, lock, wait). After a failed execution they are dropped after
+/// teardown, where visible operations do nothing. A destructor that panics is a panic of its
+/// thread. Gives `value` back when the execution has no thread `thread`.
+///
+/// ```
+/// /// A label of thread `.0`, which checks that it is dropped as that thread.
+/// struct Label(usize);
+/// impl Drop for Label {
+///     fn drop(&mut self) {
+///         assert_eq!(interleave::thread::current().id().as_usize(), self.0);
+///     }
+/// }
+/// interleave::check(|| {
+///     let child = interleave::thread::spawn(|| {
+///         let me = interleave::thread::current().id();
+///         assert!(interleave::thread::keep_until_end(me, Label(me.as_usize())).is_ok());
+///     });
+///     // The child finishes here, and its label lives on until the end of the execution.
+///     child.join().unwrap();
+/// });
+/// ```
+///
+/// # Panics
+/// Outside an interleave execution.
+pub fn keep_until_end<T: 'static>(thread: ThreadId, value: T) -> std::result::Result<(), T> {
+    runtime::with(|ex| ex.keep_until_end(thread.0, Box::new(value))).map_err(|value| {
+        *value
+            .downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("the execution gives back the value it was given"))
+    })
+}
+
 /// Lets the scheduler run another thread. Strategies lower the priority of a thread that
 /// yields repeatedly, so call this in every loop that waits for another thread.
 #[inline]
@@ -317,7 +362,11 @@ where
             drop(f);
             return;
         }
-        let value = match panic::catch_unwind(AssertUnwindSafe(f)) {
+        let value = panic::catch_unwind(AssertUnwindSafe(f));
+        // What follows is the runtime's clean-up (dropping an unjoined result or panic
+        // payload with the packet), which teardown lets go on.
+        runtime::with(Execution::own_code_ended);
+        let value = match value {
             Ok(value) => Ok(value),
             Err(payload) => match runtime::spawned_thread_panicked(payload) {
                 Ok(payload) => Err(payload),

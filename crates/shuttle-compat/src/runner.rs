@@ -137,7 +137,13 @@ fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
         .strategy(plan.strategy.clone())
         .executions(plan.executions)
         .check_determinism(plan.check_determinism)
-        .stack_size(config.stack_size.max(MIN_STACK_SIZE));
+        .stack_size(config.stack_size.max(MIN_STACK_SIZE))
+        // shuttle returns at the first panic and never resumes the panicking task.
+        .panic_stops_execution(
+            config
+                .ungraceful_shutdown_config
+                .immediately_return_on_panic,
+        );
     if let Some(seed) = plan.seed {
         builder = builder.seed(seed);
     }

@@ -50,6 +50,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         spurious_wakeups: config.spurious_wakeups,
         memory: config.memory,
         full_interleaving: config.full_interleaving,
+        panic_stops_execution: config.panic_stops_execution,
     }
 }
 

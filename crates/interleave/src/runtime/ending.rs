@@ -18,7 +18,10 @@
 //!    on but by yielding while holding no lock. Its destructors run as in a failed execution's
 //!    teardown (`teardown.rs`): operations that can take effect go on at once. A destructor
 //!    there that would block or spin fails the execution.
-//! 5. A cancelled thread that blocks for ever is a deadlock, and one that keeps running (spins,
+//! 5. The values threads kept until the end of the execution (`kept.rs`) are dropped as their
+//!    threads in the same turns: a thread still running drops them as it finishes, and a
+//!    finished one is revived, as a cancelled thread, to drop them.
+//! 6. A cancelled thread that blocks for ever is a deadlock, and one that keeps running (spins,
 //!    or respawns) exceeds the step bound: both fail the execution, with words that say the
 //!    tasks left at the end were being dropped (`analysis/stops.rs`).
 //!
@@ -36,7 +39,7 @@ impl Execution {
     #[cold]
     #[inline(never)]
     pub(super) fn begin_ending(&mut self) -> Option<usize> {
-        if self.threads.iter().all(|t| t.finished) {
+        if self.threads.iter().all(|t| t.finished && t.kept.is_empty()) {
             return None;
         }
         self.ending = true;
@@ -54,6 +57,8 @@ impl Execution {
                 slot.left_to_unwind = true;
             }
         }
+        // The finished threads that kept values run again to drop them (`kept.rs`).
+        self.revive_keepers();
         self.decide_ending()
     }
 
@@ -65,7 +70,11 @@ impl Execution {
     #[cold]
     #[inline(never)]
     pub(super) fn decide_ending(&mut self) -> Option<usize> {
-        if self.recording.failure.is_some() || self.threads.iter().all(|t| t.finished) {
+        if self.recording.failure.is_some() {
+            return None;
+        }
+        // Values kept while the end went on revive their finished threads (`kept.rs`).
+        if self.threads.iter().all(|t| t.finished) && !self.revive_keepers() {
             return None;
         }
         self.compute_enabled();

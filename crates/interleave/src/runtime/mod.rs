@@ -28,7 +28,8 @@
 //! Files: this one holds the execution's state, the thread-local that reaches it, and the
 //! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
 //! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
-//! tasks left when a passing execution ends; `teardown.rs` ends an execution after a failure.
+//! tasks left when a passing execution ends; `kept.rs` drops the values threads kept until
+//! the end, as their threads; `teardown.rs` ends an execution after a failure.
 
 pub(crate) mod annotations;
 mod atomics;
@@ -39,6 +40,7 @@ mod ending;
 pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
+mod kept;
 mod lazy_values;
 mod live;
 pub(crate) mod memory;
@@ -80,6 +82,7 @@ pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
 use ending::unwind_at_end;
+use kept::{drop_kept_values, drop_kept_values_after_the_end};
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
@@ -112,6 +115,13 @@ pub(crate) struct ThreadSlot {
     /// when the panic starts, cleared when the thread's root catches it. A `catch_unwind` in
     /// user code leaves it set, which only makes teardown more careful.
     pub panicked: bool,
+    /// The last panic raised in this thread while it may still be unwinding it (set with
+    /// `panicked`): if the execution stops in the middle of that unwind, the panic is the
+    /// program's and is reported (see `teardown.rs`). Boxed: it is rare.
+    pub panic_in_flight: Option<Box<UnobservedPanic>>,
+    /// The thread was unwinding a panic of the program when the execution stopped (set when
+    /// teardown begins).
+    pub unwinding_at_stop: bool,
     /// Teardown raised its unwind in this thread and the payload was not dropped yet (see
     /// [`TeardownUnwind`]).
     pub teardown_unwinding: bool,
@@ -153,6 +163,12 @@ pub(crate) struct ThreadSlot {
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
     pub locals_destroyed: bool,
+    /// The thread's closure (or future) has ended: what runs now is the runtime's clean-up at
+    /// the thread's root (dropping a panic's payload, thread-locals, kept values), whose
+    /// destructors go on during teardown rather than being unwound (`teardown_point`).
+    pub at_root: bool,
+    /// Values kept until the end of the execution, to be dropped as this thread (`kept.rs`).
+    pub kept: Vec<Box<dyn Any>>,
     /// The outermost unit of work this thread is in (an index into `Annotations::units`),
     /// and how deeply units are nested there.
     pub unit: Option<usize>,
@@ -178,6 +194,9 @@ pub(crate) struct ThreadSlot {
 
 /// A panic that ended a thread and that no `join` has observed yet.
 pub(crate) struct UnobservedPanic {
+    /// When the panic was raised, in the order of the execution's panics: the earliest one
+    /// left unobserved is the one reported.
+    pub order: u64,
     pub message: String,
     pub site: Option<String>,
     /// The payload, when it was a `&'static str` (`FailureInfo::static_message`).
@@ -237,6 +256,9 @@ pub(crate) struct Limits {
     pub memory: MemoryModel,
     /// Reports print every step of the interleaving (`Config::full_interleaving`).
     pub full_interleaving: bool,
+    /// A panic fails the execution when it is raised, and teardown leaks the stack of a thread
+    /// that is unwinding one instead of resuming it (`Config::panic_stops_execution`).
+    pub panic_stops_execution: bool,
 }
 
 /// The state of one execution.
@@ -287,6 +309,12 @@ pub(crate) struct Execution {
     /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
     /// thread can be suspended or unwound: visible operations there are no-ops.
     on_scheduler_stack: bool,
+    /// The OS thread was already panicking when the execution started (an earlier execution
+    /// leaked a stack in the middle of an unwind): `std::thread::panicking()` then says nothing
+    /// about this execution's threads.
+    panicking_at_start: bool,
+    /// How many panics the hook has seen in this execution (`UnobservedPanic::order`).
+    panics_seen: u64,
     /// The virtual clock: time since the execution started.
     pub now: Duration,
     /// The registered async timers, in registration order.
@@ -484,11 +512,31 @@ fn reset_thread_state() {
 }
 
 /// Called by the panic hook when a panic starts inside an execution: remembers that the
-/// running thread may be unwinding (see `ThreadSlot::panicked`).
-fn note_panic() {
+/// running thread may be unwinding (see `ThreadSlot::panicked`), and under
+/// `Limits::panic_stops_execution` makes the panic (`message`, raised at `site`) the
+/// execution's failure at once, so the thread stops at its next scheduling point.
+fn note_panic(message: &str, site: &str, static_message: Option<&'static str>) {
     let noted = try_with(|ex| {
-        if let Some(slot) = ex.threads.get_mut(ex.current) {
+        let me = ex.current;
+        let order = ex.next_panic_order();
+        if let Some(slot) = ex.threads.get_mut(me) {
             slot.panicked = true;
+            slot.panic_in_flight = Some(Box::new(UnobservedPanic {
+                order,
+                message: message.to_string(),
+                site: (!site.is_empty()).then(|| site.to_string()),
+                static_message,
+            }));
+        }
+        if ex.recording.limits.panic_stops_execution
+            && !ex.teardown
+            && ex.recording.failure.is_none()
+        {
+            ex.recording.failure = Some(FailureInfo {
+                site: (!site.is_empty()).then(|| site.to_string()),
+                static_message,
+                ..FailureInfo::new(FailureKind::Panic, message.to_string(), Some(me))
+            });
         }
     });
     if noted.is_none() {
@@ -562,6 +610,8 @@ impl Execution {
             spare.unwind_next = None;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
+            spare.panicking_at_start = false;
+            spare.panics_seen = 0;
             spare.now = Duration::ZERO;
             spare.timers.clear();
             spare.next_timer = 0;
@@ -587,6 +637,8 @@ impl Execution {
             unwind_next: None,
             teardown_steps: 0,
             on_scheduler_stack: false,
+            panicking_at_start: false,
+            panics_seen: 0,
             now: Duration::ZERO,
             timers: Vec::new(),
             next_timer: 0,
@@ -777,10 +829,10 @@ impl Execution {
         if self.recording.abandoned {
             return;
         }
-        let Some(index) = self
-            .threads
-            .iter()
-            .position(|thread| thread.unobserved_panic.is_some())
+        let Some(index) = (0..self.threads.len())
+            .filter_map(|t| Some((self.threads[t].unobserved_panic.as_ref()?.order, t)))
+            .min()
+            .map(|(_, t)| t)
         else {
             return;
         };
@@ -791,6 +843,7 @@ impl Execution {
             message,
             site,
             static_message,
+            ..
         } = *panic;
         let panic = FailureInfo {
             site,
@@ -826,6 +879,20 @@ impl Execution {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &self.objects);
         threads[me].clock.join(&objects[object as usize].clock);
+    }
+
+    /// The next number in the order of the execution's panics.
+    fn next_panic_order(&mut self) -> u64 {
+        self.panics_seen += 1;
+        self.panics_seen
+    }
+
+    /// The order of the panic thread `t` ends with: when the hook saw it raised, or now.
+    fn panic_order(&mut self, t: usize) -> u64 {
+        match &self.threads[t].panic_in_flight {
+            Some(panic) => panic.order,
+            None => self.next_panic_order(),
+        }
     }
 
     /// The running thread's clock as it releases it now, after which it moves on (its own
@@ -1065,6 +1132,8 @@ impl Execution {
             finished: false,
             returned: false,
             panicked: false,
+            panic_in_flight: None,
+            unwinding_at_stop: false,
             teardown_unwinding: false,
             unobserved_panic: None,
             detached: false,
@@ -1083,6 +1152,8 @@ impl Execution {
             yields: 0,
             locals: Vec::new(),
             locals_destroyed: false,
+            at_root: false,
+            kept: Vec::new(),
             unit: None,
             unit_depth: 0,
             awaiting: Vec::new(),
@@ -1126,6 +1197,7 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     } else {
         panic::catch_unwind(AssertUnwindSafe(body)).map(|()| true)
     };
+    with(|ex| ex.threads[index].at_root = true);
     let returned = match outcome {
         Ok(returned) => returned,
         Err(payload) => {
@@ -1133,8 +1205,17 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
             false
         }
     };
-    with(|ex| ex.threads[index].panicked = false);
+    with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.panicked = false;
+        slot.panic_in_flight = None;
+    });
     drop_thread_locals(index);
+    // A thread that finishes while the end of a passing execution drops what is left drops
+    // what it kept then too, in its turn (`kept.rs`).
+    if with(|ex| ex.ending) {
+        drop_kept_values(index);
+    }
     with(|ex| {
         let slot = &mut ex.threads[index];
         // A spawned thread's closure catches its own panic for `join`: it has no value then.
@@ -1160,8 +1241,14 @@ pub(crate) fn spawned_thread_panicked(
     let (message, site) = panics::describe(payload.as_ref());
     let static_message = payload.downcast_ref::<&'static str>().copied();
     with(|ex| {
+        // The panic is the execution's failure already (`Limits::panic_stops_execution`).
+        if ex.recording.limits.panic_stops_execution {
+            return;
+        }
         let me = ex.current;
+        let order = ex.panic_order(me);
         ex.threads[me].unobserved_panic = Some(Box::new(UnobservedPanic {
+            order,
             message,
             site,
             static_message,
@@ -1188,6 +1275,31 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
     drop_quietly(payload);
     with(|ex| {
         if teardown_unwind {
+            return;
+        }
+        // The thread was unwinding this panic when the execution stopped, and teardown let the
+        // unwind finish: the panic is the program's, and no `join` observed it.
+        let order = ex.panic_order(index);
+        let slot = &mut ex.threads[index];
+        let at_stop = ex.teardown && !ex.ending && slot.unwinding_at_stop && context.is_empty();
+        // While the end of a passing execution drops what is left, the panic (of a thread's
+        // root: a payload's or a thread-local's destructor, a kept value's) is kept like a
+        // task's panic, so the earliest panic of the end is the one reported.
+        if at_stop || ex.ending {
+            slot.unwinding_at_stop = false;
+            if slot.unobserved_panic.is_none() {
+                slot.unobserved_panic = Some(Box::new(UnobservedPanic {
+                    order,
+                    message: format!("{context}{message}"),
+                    site,
+                    static_message,
+                }));
+            } else {
+                ex.recording.warnings.push(format!(
+                    "thread {index} panicked again after a panic no join observed: \
+                     {context}{message}"
+                ));
+            }
             return;
         }
         if ex.teardown && !ex.ending {
@@ -1255,6 +1367,7 @@ pub(crate) fn run(
          that is already running under interleave"
     );
     let mut execution = Execution::new(schedule, limits);
+    execution.panicking_at_start = std::thread::panicking();
     let _live = live::start(execution.tag);
     match execution.stack_for(None, None, site) {
         Ok(stack) => {
@@ -1322,8 +1435,10 @@ pub(crate) fn run(
         }
     });
 
-    with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
+    // After teardown, which records the panics that were unwinding when the execution stopped
+    // as unobserved too.
+    with(Execution::unobserved_panic);
     // A coroutine spawned too late to run must never be dropped by the coroutine library,
     // whose forced unwind would run user code outside the execution.
     with(|ex| {
@@ -1341,8 +1456,20 @@ pub(crate) fn run(
         ex.take_timers()
     });
     drop_quietly(timers);
+    drop_kept_values_after_the_end();
     drop_lazy_statics();
     drop_late_thread_locals();
+    // What the destructors of statics and late thread-locals kept: dropped here, inside the
+    // execution, and whatever they keep in turn is leaked, never dropped with the slots
+    // outside it.
+    drop_kept_values_after_the_end();
+    // A destructor above that spawned left a coroutine that can never run; like those
+    // spawned too late above, it is leaked rather than handed to the next execution.
+    with(|ex| {
+        for (_, coroutine, _) in ex.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    });
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.

@@ -169,15 +169,14 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
     // threads and the tasks somebody may still await run to their end, and the detached tasks
     // (their handles dropped) only while those do; when only detached tasks are left, the
-    // execution is over and they are cancelled and dropped (`ending.rs`, which begins only
-    // after the main thread returned, so the common path tests one flag).
-    if ex.threads[0].finished {
-        if ex.ending {
-            return ex.decide_ending();
-        }
-        if ex.threads.iter().all(|t| t.finished || t.detached) {
-            return ex.begin_ending();
-        }
+    // execution is over and they are cancelled and dropped (`ending.rs`). The end tests its
+    // own flag, not the main thread's: the main thread is revived during the end when it kept
+    // values to drop as itself (`kept.rs`).
+    if ex.ending {
+        return ex.decide_ending();
+    }
+    if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
+        return ex.begin_ending();
     }
     if !reuse_enabled {
         decide_enabled(ex)?;

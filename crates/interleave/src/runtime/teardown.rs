@@ -57,6 +57,9 @@ impl Drop for TeardownUnwind {
 pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
     let clean = with(|ex| {
         ex.teardown = true;
+        for slot in &mut ex.threads {
+            slot.unwinding_at_stop = slot.panicked && slot.panic_in_flight.is_some();
+        }
         // A failure while the tasks left at the end were dropped ends that protocol: what is
         // left is torn down as after any failure.
         ex.ending = false;
@@ -69,16 +72,36 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
         let Some(mut coroutine) = coroutines[index].take() else {
             continue;
         };
-        with(|ex| {
+        let leaks = with(|ex| {
             ex.current = index;
             ex.teardown_steps = 0;
+            ex.recording.limits.panic_stops_execution && ex.threads[index].panicked
         });
+        if leaks {
+            // A panic stopped the execution (`Limits::panic_stops_execution`): the thread that
+            // raised it is not resumed, so no destructor of its unwind can panic and abort.
+            with(|ex| {
+                let slot = &mut ex.threads[index];
+                std::mem::forget(std::mem::take(&mut slot.locals));
+                ex.recording.warnings.push(format!(
+                    "thread {index} panicked, which stopped the execution; its stack was \
+                     leaked without unwinding it further, so its destructors did not run"
+                ));
+            });
+            std::mem::forget(coroutine);
+            continue;
+        }
         match coroutine.resume(Resume::Unwind) {
             CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
             CoroutineResult::Yield(_) => {
                 with(|ex| {
                     let slot = &mut ex.threads[index];
                     std::mem::forget(std::mem::take(&mut slot.locals));
+                    // An abandoned thread still unwinding keeps the OS thread panicking; only
+                    // then can it be unwinding the panic that was in flight at the stop.
+                    if !ex.panicking_at_start && std::thread::panicking() {
+                        lost_panic(slot, index);
+                    }
                     let operation = slot.pending.kind.name();
                     ex.recording.warnings.push(format!(
                         "while the failed execution was torn down, thread {index} was abandoned \
@@ -89,6 +112,28 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
             }
         }
     }
+}
+
+/// Thread `index`, abandoned by teardown, was still unwinding the program's panic that was in
+/// flight when the execution stopped (teardown never raised its own unwind there): the panic
+/// would be lost with the stack, so it is kept as unobserved, which the report then shows.
+fn lost_panic(slot: &mut ThreadSlot, index: usize) {
+    if !slot.unwinding_at_stop || slot.teardown_unwinding || slot.unobserved_panic.is_some() {
+        return;
+    }
+    let Some(panic) = slot.panic_in_flight.take() else {
+        return;
+    };
+    slot.unobserved_panic = Some(Box::new(UnobservedPanic {
+        order: panic.order,
+        message: format!(
+            "{}\n\nthread {index} was unwinding a panic when the execution stopped, and blocked \
+             before it had finished: its stack was leaked, and its panic is reported here",
+            panic.message
+        ),
+        site: panic.site,
+        static_message: None,
+    }));
 }
 
 /// Drops the execution's `lazy_static!` values, the latest initialised first and each while the
@@ -253,8 +298,9 @@ impl Execution {
         // A task parked between polls (at its spawn site) is cancelled rather than unwound: it
         // drops its future as at the end of a passing execution (`ending.rs`), with no panic in
         // flight, so a destructor that panics there is reported instead of aborting the process.
-        if !slot.cancelled
-            && op.kind == OpKind::Park
+        // So is one that the end of the execution had cancelled already, and that had not run
+        // since when a failure stopped the end.
+        if op.kind == OpKind::Park
             && std::ptr::eq(site, slot.spawn_site)
             && !self.may_be_unwinding(me)
         {
@@ -268,8 +314,10 @@ impl Execution {
         // has finished and drops its thread-locals, is past its own code: its destructors go
         // on like those of a thread that is unwinding.
         // Where teardown resumed the thread, it was suspended before the failure (in a
-        // destructor that blocked, say): it is unwound from there like any other.
-        let past_its_code = !resumed && (slot.cancelled || slot.locals_destroyed);
+        // destructor that blocked, say): it is unwound from there like any other, unless its
+        // closure had ended and it was dropping what it left at its root (a panic's payload,
+        // its thread-locals, its kept values): there is nothing left to unwind but that.
+        let past_its_code = slot.at_root || (!resumed && (slot.cancelled || slot.locals_destroyed));
         // A release goes on: a thread suspended at the unlock of a guard's `drop` is unwound
         // from there, and raising the unwind instead would leave the lock held for good.
         let releases = matches!(op.kind, OpKind::Unlock | OpKind::RwUnlock);
@@ -287,6 +335,14 @@ impl Execution {
         }
         self.apply_lock_effect(op, site);
         Decision::GO_ON
+    }
+
+    /// The running thread's closure (or future) has ended: what it runs from now on is the
+    /// runtime's clean-up at its root, whose destructors go on during teardown
+    /// (`ThreadSlot::at_root`).
+    pub(crate) fn own_code_ended(&mut self) {
+        let me = self.current;
+        self.threads[me].at_root = true;
     }
 
     /// Whether thread `t` may be running a destructor during unwinding, where raising a panic

@@ -301,3 +301,250 @@ fn the_end_is_deterministic_across_worker_counts() {
     assert_eq!(again.kind, FailureKind::Deadlock);
     assert_eq!(again.message, failure.message);
 }
+
+/// Keeps a value until the end of the execution for the running thread.
+fn keep_until_the_end<T: 'static>(value: T) {
+    let me = thread::current().id();
+    assert!(
+        thread::keep_until_end(me, value).is_ok(),
+        "the thread exists"
+    );
+}
+
+/// Values threads keep until the end outlive their threads, and are dropped at the end of the
+/// execution as their threads, in thread order (the main thread first), inside the execution:
+/// each destructor locks a `Mutex`, sees its own thread as current, and checks that the threads
+/// before it dropped theirs first. The twin drops the same values as each thread returns.
+#[test]
+fn kept_values_are_dropped_at_the_end_as_their_threads_in_thread_order() {
+    static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+    std::thread_local! {
+        /// The threads whose values were dropped in this OS thread's execution, in order.
+        static ORDER: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    struct Logs(Arc<Mutex<usize>>, bool);
+    impl Drop for Logs {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() += 1;
+            let me = thread::current().id().as_usize();
+            ORDER.with(|order| {
+                let mut order = order.borrow_mut();
+                if self.1 {
+                    assert_eq!(*order, (0..me).collect::<Vec<_>>(), "in thread order");
+                }
+                order.push(me);
+            });
+            DROPS.fetch_add(1, StdOrdering::SeqCst);
+        }
+    }
+    for keep in [true, false] {
+        for spec in ["random", "pct:d=3", "dpor"] {
+            DROPS.store(0, StdOrdering::SeqCst);
+            let report = explore(spec, 30, move || {
+                ORDER.with(|order| order.borrow_mut().clear());
+                let drops = Arc::new(Mutex::new(0));
+                let children: Vec<_> = (0..3)
+                    .map(|_| {
+                        let drops = drops.clone();
+                        thread::spawn(move || {
+                            if keep {
+                                keep_until_the_end(Logs(drops, true));
+                            } else {
+                                drop(Logs(drops, false));
+                            }
+                        })
+                    })
+                    .collect();
+                if keep {
+                    keep_until_the_end(Logs(drops.clone(), true));
+                }
+                for child in children {
+                    child.join().unwrap();
+                }
+                let expected = if keep { 0 } else { 3 };
+                assert_eq!(
+                    *drops.lock().unwrap(),
+                    expected,
+                    "kept until the end: {keep}"
+                );
+            });
+            assert!(report.is_ok(), "{spec}: {report}");
+            let per_execution = if keep { 4 } else { 3 };
+            assert_eq!(
+                DROPS.load(StdOrdering::SeqCst) as u64,
+                per_execution * report.executions,
+                "{spec}"
+            );
+        }
+    }
+}
+
+/// The destructor of a kept value may spawn a task, which the end drops in turn, as a thread
+/// of its own.
+#[test]
+fn a_task_spawned_by_the_destructor_of_a_kept_value_is_dropped_too() {
+    static DROPPED: StdAtomicUsize = StdAtomicUsize::new(0);
+    struct Spawns;
+    impl Drop for Spawns {
+        fn drop(&mut self) {
+            let parent = thread::current().id();
+            let on_drop = OnDrop(Some(move || {
+                assert_ne!(thread::current().id(), parent, "dropped as the new task");
+                DROPPED.fetch_add(1, StdOrdering::SeqCst);
+            }));
+            drop(future::spawn_local(async move {
+                let _on_drop = on_drop;
+                Never.await;
+            }));
+        }
+    }
+    let report = explore("random", 20, || keep_until_the_end(Spawns));
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(DROPPED.load(StdOrdering::SeqCst), 20);
+}
+
+/// A kept value whose destructor panics at the end fails the execution with its thread's
+/// panic (no abort, no panic inside interleave); the twin whose destructor does not panic
+/// passes.
+#[test]
+fn a_kept_value_whose_destructor_panics_fails_the_execution() {
+    struct PanicsOnDrop(bool);
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            if self.0 {
+                panic!("the kept value's destructor failed");
+            }
+        }
+    }
+    for panics in [true, false] {
+        let report = explore("random", 10, move || {
+            thread::spawn(move || keep_until_the_end(PanicsOnDrop(panics)))
+                .join()
+                .unwrap();
+        });
+        if panics {
+            let failure = report
+                .first_failure()
+                .expect("the destructor's panic fails");
+            assert_eq!(failure.kind, FailureKind::Panic);
+            assert!(
+                failure
+                    .message
+                    .contains("the kept value's destructor failed"),
+                "{failure}"
+            );
+        } else {
+            assert!(report.is_ok(), "{report}");
+        }
+    }
+}
+
+/// A failed execution drops the values its threads kept after teardown, each as its thread,
+/// and its failure stays the report's: a destructor that looks up its thread and panics there
+/// only adds a warning.
+#[test]
+fn a_failed_execution_drops_its_kept_values_as_their_threads() {
+    static DROPPED_AS_MAIN: StdAtomicUsize = StdAtomicUsize::new(0);
+    struct ChecksThread(bool);
+    impl Drop for ChecksThread {
+        fn drop(&mut self) {
+            if thread::current().id().as_usize() == 0 {
+                DROPPED_AS_MAIN.fetch_add(1, StdOrdering::SeqCst);
+            }
+            if self.0 {
+                panic!("a kept value's destructor failed after the deadlock");
+            }
+        }
+    }
+    for panics in [false, true] {
+        DROPPED_AS_MAIN.store(0, StdOrdering::SeqCst);
+        let report = explore("random", 1, move || {
+            keep_until_the_end(ChecksThread(panics));
+            let (_tx, rx) = mpsc::channel::<()>();
+            let _ = rx.recv();
+        });
+        let failure = report.first_failure().expect("the execution deadlocks");
+        assert_eq!(failure.kind, FailureKind::Deadlock, "{failure}");
+        assert_eq!(DROPPED_AS_MAIN.load(StdOrdering::SeqCst), 1);
+        let warned = report
+            .warnings
+            .iter()
+            .any(|warning| warning.contains("a kept value's destructor failed after the deadlock"));
+        assert_eq!(warned, panics, "{report}");
+    }
+}
+
+/// Panics with a payload whose own destructor panics too.
+struct PanicsWithAPanickingPayload;
+
+impl Drop for PanicsWithAPanickingPayload {
+    fn drop(&mut self) {
+        struct PanicsOnDrop;
+        impl Drop for PanicsOnDrop {
+            fn drop(&mut self) {
+                panic!("the second task's payload panicked when dropped");
+            }
+        }
+        std::panic::panic_any(PanicsOnDrop);
+    }
+}
+
+/// Two detached tasks panic while the end drops them: the earlier panic is the report's
+/// failure, even though the later one's payload panics again when the task's root drops it
+/// (which used to become the failure, since it went another way). The twin without the first
+/// panic reports the second task's.
+#[test]
+fn the_earliest_panic_of_the_end_is_the_one_reported() {
+    for first_panics in [true, false] {
+        let report = explore("random", 5, move || {
+            park_until_the_end(move || {
+                if first_panics {
+                    panic!("the first task's destructor panicked");
+                }
+            });
+            park_until_the_end(|| drop(PanicsWithAPanickingPayload));
+        });
+        let failure = report.first_failure().expect("a task panicked");
+        assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+        let expected = if first_panics {
+            "the first task's destructor panicked"
+        } else {
+            "a panic with a non-string payload"
+        };
+        assert!(failure.message.starts_with(expected), "{failure}");
+    }
+}
+
+/// A task in the middle of a poll when the execution ends is unwound; this one catches the
+/// unwind and panics, and its payload, which nobody joins, is dropped at its root as the task:
+/// the payload's destructor yields and goes on, rather than being cut short by another unwind.
+#[test]
+fn the_payload_of_a_task_unwound_at_the_end_is_dropped_as_the_task() {
+    static DROPPED: StdAtomicUsize = StdAtomicUsize::new(0);
+    struct YieldsOnDrop(thread::ThreadId);
+    impl Drop for YieldsOnDrop {
+        fn drop(&mut self) {
+            thread::yield_now();
+            assert_eq!(thread::current().id(), self.0, "dropped as its task");
+            DROPPED.fetch_add(1, StdOrdering::SeqCst);
+        }
+    }
+    let report = explore("random", 5, || {
+        let (started_tx, started_rx) = mpsc::channel();
+        drop(future::spawn_local(async move {
+            let me = thread::current().id();
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                started_tx.send(()).unwrap();
+                let spins = interleave::sync::atomic::AtomicUsize::new(0);
+                loop {
+                    spins.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+            std::panic::panic_any(YieldsOnDrop(me));
+        }));
+        started_rx.recv().unwrap();
+    });
+    let failure = report.first_failure().expect("the task panicked");
+    assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+    assert_eq!(DROPPED.load(StdOrdering::SeqCst) as u64, report.executions);
+}
