@@ -13,9 +13,9 @@
 //! workers' finishing times. The last worker to finish wakes the driver, which observes the
 //! slots in index order.
 //!
-//! Waiting: a worker that finds the round fully claimed spins for the next one for up to
-//! [`SPIN_BEFORE_PARKING`] before it parks, and so does the driver for the round's last
-//! executions. Rounds of short executions end every few hundred microseconds; parking at each
+//! Waiting: a worker that finds the round fully claimed polls for the next one, then yields its
+//! core between checks, for up to [`SPIN_BEFORE_PARKING`] before it parks, and so does the
+//! driver for the round's last executions. Rounds of short executions end every few hundred microseconds; parking at each
 //! end and being woken by a futex call left the helper idle for 13-27% of the exploration
 //! (atomic workload, PCT); the spin is as long as a park and wake-up cost, so it at most
 //! doubles the cost of a wait that parking would have had anyway.
