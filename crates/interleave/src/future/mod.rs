@@ -389,6 +389,17 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        // A finished task's state no longer changes (an abort of it sets only its flag, and
+        // only this handle takes the output), so reading it commutes with every other
+        // thread's step and needs no scheduling point: the poll is `Ready` wherever it falls.
+        // A task not finished yet may finish between the awaiting thread's last step and the
+        // read, so that read is a scheduling point.
+        {
+            let mut state = lock(&self.state);
+            if state.finished {
+                return Poll::Ready(state.output.take().unwrap_or(Err(JoinError::Panicked)));
+            }
+        }
         poll_point(self.site);
         let mut state = lock(&self.state);
         if state.finished {
