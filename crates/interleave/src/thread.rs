@@ -81,8 +81,11 @@ impl Thread {
         // A thread that unparks itself (a task's waker woken while it polls, as
         // `future::yield_now` does) only sets its own token, which other threads only set too:
         // the step commutes with every other thread's, so it is no scheduling point.
-        let unparked_itself = runtime::with(|ex| ex.me() == target);
-        if !unparked_itself {
+        // An unpark that finds the thread finished, or waiting to take its park with its token
+        // set, orders nothing either (see `Execution::unpark_orders_nothing`).
+        let (unparked_itself, orders_nothing) =
+            runtime::with(|ex| (ex.me() == target, ex.unpark_orders_nothing(target)));
+        if !unparked_itself && !orders_nothing {
             runtime::switch(
                 Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
                 site,

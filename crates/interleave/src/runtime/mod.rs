@@ -1075,6 +1075,43 @@ impl Execution {
         index
     }
 
+    /// Whether an unpark of thread `target` by the running thread, now, orders nothing against
+    /// the other threads' steps, so that it needs no scheduling point of its own.
+    ///
+    /// That is so when `target` has finished (nothing reads its token again), and when
+    /// `target` waits to take its park with its token already set (a task woken and not yet
+    /// polled again) while the running thread's latest step was neither an unpark of it nor a
+    /// spawn. The unpark then finds the token set and leaves it set. The only step of another
+    /// thread it does not commute with is `target`'s park, which consumes the token, so the
+    /// only schedules a scheduling point here adds are those in which that park comes between
+    /// the running thread's latest step and this unpark (the task polled once more before
+    /// the wake, and woken again). The park is enabled already and is `target`'s next step,
+    /// so it commutes with the running thread's latest step unless that step is what set the
+    /// token (an unpark of `target`, or its spawn), and each such schedule is the schedule that
+    /// runs the park before that step, where this unpark finds the token consumed and is a
+    /// scheduling point again. The token and the clock are updated as by any unpark.
+    pub(crate) fn unpark_orders_nothing(&self, target: usize) -> bool {
+        let Some(slot) = self.threads.get(target) else {
+            return false;
+        };
+        if self.teardown || self.ending {
+            return false;
+        }
+        if slot.finished {
+            return true;
+        }
+        if !(slot.park_token && slot.pending.kind == OpKind::Park) {
+            return false;
+        }
+        match self.recording.events.last() {
+            Some(last) if last.thread as usize == self.current => {
+                last.kind != OpKind::Spawn
+                    && !(last.kind == OpKind::Unpark && last.arg as usize == target)
+            }
+            _ => false,
+        }
+    }
+
     /// The running thread acquires the final clock of finished thread `target` (`join`).
     pub fn join_clock(&mut self, target: usize) {
         let me = self.current;

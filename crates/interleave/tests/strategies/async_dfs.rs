@@ -136,7 +136,7 @@ fn dfs_exhausts_small_async_programs_in_about_as_many_executions_as_shuttles_dfs
         ("block_on of a yield", 1, 1, block_on_a_yield),
         ("one task yielding", 3, 1, one_task_yielding),
         ("two tasks yielding", 217, 26, two_tasks_yielding),
-        ("join of two tasks", 45, 7, join_of_two_tasks),
+        ("join of two tasks", 41, 7, join_of_two_tasks),
         ("three timers of 1, 2, 2 wakes", 134_341, 18_011, three_timers),
     ];
     for (name, expected, shuttle, body) in programs {
