@@ -228,8 +228,10 @@ fn first_poll_of_two_handles() -> String {
 
 /// Every outcome an executor allows, and no other, is reached when `dfs` exhausts programs
 /// whose outcome depends on where a task's polls fall against another task's steps: an abort
-/// against the polls, the order of two completions against a query, and whether each of two
-/// handles is ready at one poll of both.
+/// against the polls, the order of two completions against a query, whether each of two
+/// handles is ready at one poll of both, and whether a task is polled between two wakes (the
+/// second wake is no scheduling point when it finds the task still woken and the waker took
+/// a step since the first, and is one when it directly follows the first).
 #[test]
 fn dfs_reaches_every_outcome_of_aborts_completions_and_handle_polls() {
     let expected = |outcomes: &[&str]| -> BTreeSet<String> {
@@ -260,6 +262,64 @@ fn dfs_reaches_every_outcome_of_aborts_completions_and_handle_polls() {
             "(true, true)"
         ])
     );
+    for step_between in [false, true] {
+        assert_eq!(
+            outcomes(|| polls_of_a_task_woken_twice(step_between)),
+            expected(&["2 polls", "3 polls"]),
+            "a step between the wakes: {step_between}"
+        );
+    }
+}
+
+/// The future of a task that is pending until the main task says it has woken it twice,
+/// storing its waker at every poll, and then gives how many times it was polled.
+struct PolledUntilWokenTwice {
+    polls: usize,
+    woken_twice: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    waker: std::sync::Arc<StdMutex<Option<Waker>>>,
+}
+
+impl Future for PolledUntilWokenTwice {
+    type Output = usize;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        if self.woken_twice.load(std::sync::atomic::Ordering::Relaxed) {
+            return Poll::Ready(self.polls);
+        }
+        *self.waker.lock().unwrap() = Some(context.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// The main task wakes a pending task twice, with a step of its own between the wakes or not,
+/// and the task reports how often it was polled: twice when both wakes come before its next
+/// poll (the second finds it already woken), three times when it is polled between them.
+fn polls_of_a_task_woken_twice(step_between: bool) -> String {
+    future::block_on(async move {
+        let woken_twice = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let waker = std::sync::Arc::new(StdMutex::new(None::<Waker>));
+        let task = future::spawn(PolledUntilWokenTwice {
+            polls: 0,
+            woken_twice: woken_twice.clone(),
+            waker: waker.clone(),
+        });
+        let flag = AtomicBool::new(false);
+        let stored = loop {
+            if let Some(stored) = waker.lock().unwrap().clone() {
+                break stored;
+            }
+            future::yield_now().await;
+        };
+        stored.wake_by_ref();
+        if step_between {
+            flag.store(true, Ordering::SeqCst);
+        }
+        let again = waker.lock().unwrap().clone().expect("the task stored its waker");
+        again.wake_by_ref();
+        woken_twice.store(true, std::sync::atomic::Ordering::Relaxed);
+        format!("{} polls", task.await.unwrap())
+    })
 }
 
 /// A flag with the waker of the task that waits for it. With `recheck`, the waiter checks the
