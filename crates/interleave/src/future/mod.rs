@@ -253,8 +253,7 @@ impl Abort {
 
     /// Sets the flag: called by `AbortHandle::abort` inside the step that unparks the task.
     fn set(&self) {
-        self.decided
-            .store(true, Ordering::Relaxed);
+        self.decided.store(true, Ordering::Relaxed);
     }
 }
 

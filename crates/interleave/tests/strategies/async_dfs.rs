@@ -131,13 +131,19 @@ fn exhaust(body: impl Fn() + Sync) -> Report {
 /// (the task may finish between the awaiting task's steps), and a `yield_now`'s yield.
 #[test]
 fn dfs_exhausts_small_async_programs_in_about_as_many_executions_as_shuttles_dfs() {
-    let programs: [(&str, u64, u64, fn()); 5] = [
-        // (program, dfs now, shuttle's DFS, body)
+    // (program, executions `dfs` takes now, executions shuttle's DFS takes, body)
+    type Program = (&'static str, u64, u64, fn());
+    let programs: [Program; 5] = [
         ("block_on of a yield", 1, 1, block_on_a_yield),
         ("one task yielding", 3, 1, one_task_yielding),
         ("two tasks yielding", 217, 26, two_tasks_yielding),
         ("join of two tasks", 41, 7, join_of_two_tasks),
-        ("three timers of 1, 2, 2 wakes", 134_341, 18_011, three_timers),
+        (
+            "three timers of 1, 2, 2 wakes",
+            134_341,
+            18_011,
+            three_timers,
+        ),
     ];
     for (name, expected, shuttle, body) in programs {
         let report = exhaust(body);
@@ -315,7 +321,11 @@ fn polls_of_a_task_woken_twice(step_between: bool) -> String {
         if step_between {
             flag.store(true, Ordering::SeqCst);
         }
-        let again = waker.lock().unwrap().clone().expect("the task stored its waker");
+        let again = waker
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the task stored its waker");
         again.wake_by_ref();
         woken_twice.store(true, std::sync::atomic::Ordering::Relaxed);
         format!("{} polls", task.await.unwrap())
