@@ -268,6 +268,14 @@ fn dfs_reaches_every_outcome_of_aborts_completions_and_handle_polls() {
             "(true, true)"
         ])
     );
+    assert_eq!(
+        outcomes(abort_after_a_yield_of_each),
+        expected(&[
+            "1 steps, Err(Cancelled)",
+            "2 steps, Err(Cancelled)",
+            "3 steps, Ok(())"
+        ])
+    );
     for step_between in [false, true] {
         assert_eq!(
             outcomes(|| polls_of_a_task_woken_twice(step_between)),
@@ -330,6 +338,32 @@ fn polls_of_a_task_woken_twice(step_between: bool) -> String {
         woken_twice.store(true, std::sync::atomic::Ordering::Relaxed);
         format!("{} polls", task.await.unwrap())
     })
+}
+
+/// A task that yields twice between three counted steps is aborted after the main thread,
+/// which waited for the task to start, yielded: the abort may come at either yield or after
+/// the task finished (shuttle's `abort_at_second_await_point`). The abort finds the task
+/// woken by its own yield; it stays a scheduling point there, since the task waits under the
+/// yield rule for the main thread's step.
+fn abort_after_a_yield_of_each() -> String {
+    let steps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = steps.clone();
+    let (started, wait_for_start) = interleave::future::sync::oneshot::channel();
+    let task = future::spawn(async move {
+        started.send(()).unwrap();
+        for step in 0..3 {
+            if step > 0 {
+                future::yield_now().await;
+            }
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    future::block_on(wait_for_start).unwrap();
+    interleave::thread::yield_now();
+    task.abort();
+    let result = future::block_on(task);
+    let steps = steps.load(std::sync::atomic::Ordering::Relaxed);
+    format!("{steps} steps, {result:?}")
 }
 
 /// A flag with the waker of the task that waits for it. With `recheck`, the waiter checks the
