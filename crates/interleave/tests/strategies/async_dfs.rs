@@ -340,29 +340,57 @@ fn polls_of_a_task_woken_twice(step_between: bool) -> String {
     })
 }
 
+/// A one-shot signal kept in std types only, as `futures::channel::oneshot`: sending it is no
+/// step of its own, only the wake of the waiting task is.
+#[derive(Default)]
+struct StdSignal {
+    sent: std::sync::atomic::AtomicBool,
+    waker: StdMutex<Option<Waker>>,
+}
+
+impl StdSignal {
+    fn send(&self) {
+        self.sent.store(true, std::sync::atomic::Ordering::SeqCst);
+        let waker = self.waker.lock().unwrap().take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn poll_sent(&self, context: &Context<'_>) -> Poll<()> {
+        if self.sent.load(std::sync::atomic::Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        *self.waker.lock().unwrap() = Some(context.waker().clone());
+        Poll::Pending
+    }
+}
+
 /// A task that yields twice between three counted steps is aborted after the main thread,
 /// which waited for the task to start, yielded: the abort may come at either yield or after
-/// the task finished (shuttle's `abort_at_second_await_point`). The abort finds the task
-/// woken by its own yield; it stays a scheduling point there, since the task waits under the
-/// yield rule for the main thread's step.
+/// the task finished (shuttle's `abort_at_second_await_point`, with its std counter and its
+/// `futures` one-shot channel). The abort finds the task woken by its own yield; it stays a
+/// scheduling point there, since the task waits under the yield rule for the main thread's
+/// step (without that, the task finishing first was lost).
 fn abort_after_a_yield_of_each() -> String {
     let steps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counted = steps.clone();
-    let (started, wait_for_start) = interleave::future::sync::oneshot::channel();
+    let started = std::sync::Arc::new(StdSignal::default());
+    let signal = started.clone();
     let task = future::spawn(async move {
-        started.send(()).unwrap();
+        signal.send();
         for step in 0..3 {
             if step > 0 {
                 future::yield_now().await;
             }
-            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     });
-    future::block_on(wait_for_start).unwrap();
+    future::block_on(std::future::poll_fn(|context| started.poll_sent(context)));
     interleave::thread::yield_now();
     task.abort();
     let result = future::block_on(task);
-    let steps = steps.load(std::sync::atomic::Ordering::Relaxed);
+    let steps = steps.load(std::sync::atomic::Ordering::SeqCst);
     format!("{steps} steps, {result:?}")
 }
 
