@@ -75,31 +75,38 @@ impl Thread {
     /// [`unpark`](Thread::unpark) recorded at `site`: for a task's waker, which knows the
     /// user's line only from the waking thread's latest step.
     pub(crate) fn unpark_at(&self, site: Site) {
+        self.unpark_with(site, || {});
+    }
+
+    /// Unparks the thread at `site` with `effect` in the same step, run once the step is
+    /// decided and before the token is set: a task's abort sets its flag this way, so the
+    /// abort is one step that every search orders against the task's parks (the task reads
+    /// the flag only as it comes out of a park, see `future::run_task`).
+    pub(crate) fn unpark_with(&self, site: Site, effect: impl FnOnce()) {
         let target = self.id.0;
         // A thread that unparks itself (a task's waker woken while it polls, as
         // `future::yield_now` does) only sets its own token, which other threads only set too:
         // the step commutes with every other thread's, so it is no scheduling point.
-        let unparked_itself = runtime::with(|ex| {
-            let itself = ex.me() == target;
-            if itself {
-                ex.threads[target].park_token = true;
-            }
-            itself
-        });
-        if unparked_itself {
-            return;
+        // An unpark that finds the thread finished, or waiting to take its park with its token
+        // set, orders nothing either (see `Execution::unpark_orders_nothing`).
+        let (unparked_itself, orders_nothing) =
+            runtime::with(|ex| (ex.me() == target, ex.unpark_orders_nothing(target)));
+        if !unparked_itself && !orders_nothing {
+            runtime::switch(
+                Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
+                site,
+            );
         }
-        runtime::switch(
-            Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
-            site,
-        );
-        self.unpark_in_this_step();
+        effect();
+        if unparked_itself {
+            runtime::with(|ex| ex.threads[target].park_token = true);
+        } else {
+            self.unpark_in_this_step();
+        }
     }
 
-    /// Unparks the thread as part of the step the running thread has just taken, without a
-    /// scheduling point of its own: for a task's abort, whose step on the abort flag wakes the
-    /// task too.
-    pub(crate) fn unpark_in_this_step(&self) {
+    /// Unparks the thread as part of the unpark step the running thread has just taken.
+    fn unpark_in_this_step(&self) {
         let target = self.id.0;
         runtime::with(|ex| {
             let clock = ex.release_snapshot();
@@ -282,8 +289,29 @@ pub(crate) fn park_at(site: runtime::op::Site) -> bool {
 /// When the thread's stack cannot be allocated, as [`spawn`] does.
 /// Not `Send`: the thread is a coroutine on the OS thread of the execution, and so is every
 /// thread that could touch what `f` owns (see `future::spawn_local`).
+///
+/// The task's first step is a park on a token its spawn gives it, not a start: it begins as
+/// a task woken and waiting to be polled, so its first poll follows the step that every
+/// later poll follows (its park), and `future::run_task` finishes that park with
+/// [`first_park_taken`] instead of announcing one. A start step would be a second scheduling
+/// point before the first poll that orders nothing: it changes no state another thread can
+/// see, so every schedule that runs other threads' steps between it and the first park is
+/// the schedule that runs them before it, and `dfs` walked each of them once per position.
 pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) -> Thread {
-    spawned(spawn_inner(f, None, None, site, Body::Task)).0
+    let thread = spawned(spawn_inner(f, None, None, site, Body::Task)).0;
+    let index = thread.id.0;
+    runtime::with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.pending = Op::with(OpKind::Park, NO_OBJECT, 0, false);
+        slot.park_token = true;
+    });
+    thread
+}
+
+/// The rest of a task's first park, whose step the scheduler took as the task's first step
+/// (see [`spawn_task`]). Returns whether the end of the execution cancelled the task.
+pub(crate) fn first_park_taken() -> bool {
+    after_park()
 }
 
 /// Parks; the thread's async timers end the park at their deadline too (that is how a task
@@ -291,6 +319,12 @@ pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) ->
 /// are woken here, in registration order.
 fn park_inner(timed: bool, site: runtime::op::Site) -> bool {
     runtime::switch(Op::with(OpKind::Park, NO_OBJECT, 0, timed), site);
+    after_park()
+}
+
+/// What a park does once its step is taken: consumes the token (acquiring the clock of the
+/// unparks that set it), then fires the async timers that are due.
+fn after_park() -> bool {
     let (wake, redundant, cancelled) = runtime::with(|ex| {
         let me = ex.me();
         let slot = &mut ex.threads[me];

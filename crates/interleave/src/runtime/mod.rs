@@ -159,6 +159,9 @@ pub(crate) struct ThreadSlot {
     pub ticket: u64,
     /// How many yields this thread performed in this execution.
     pub yields: u32,
+    /// Whether the thread's latest step counted as a yield (see `Execution::begin_step`): the
+    /// strategies' yield rule may hold the thread back until the others have stepped.
+    pub last_step_yielded: bool,
     /// Values of `thread_local!` keys, by key address.
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
@@ -1150,6 +1153,7 @@ impl Execution {
             barrier_generation: 0,
             ticket: 0,
             yields: 0,
+            last_step_yielded: false,
             locals: Vec::new(),
             locals_destroyed: false,
             at_root: false,
@@ -1167,6 +1171,48 @@ impl Execution {
         });
         self.spawned.push((index, coroutine, guarded));
         index
+    }
+
+    /// Whether an unpark of thread `target` by the running thread, now, orders nothing against
+    /// the other threads' steps, so that it needs no scheduling point of its own.
+    ///
+    /// That is so when `target` has finished (nothing reads its token again), and when
+    /// `target` waits to take its park with its token already set (a task woken and not yet
+    /// polled again) while the running thread's latest step was neither an unpark of it nor a
+    /// spawn, and its latest step was no yield. The unpark then finds the token set and leaves
+    /// it set. The only step of another
+    /// thread it does not commute with is `target`'s park, which consumes the token, so the
+    /// only schedules a scheduling point here adds are those in which that park comes between
+    /// the running thread's latest step and this unpark (the task polled once more before
+    /// the wake, and woken again). The park is enabled already and is `target`'s next step,
+    /// so it commutes with the running thread's latest step unless that step is what set the
+    /// token (an unpark of `target`, or its spawn), and each such schedule is the schedule that
+    /// runs the park before that step, where this unpark finds the token consumed and is a
+    /// scheduling point again. That earlier schedule is one the strategies' yield rule allows
+    /// only if `target` is not held back by a yield of its own, hence the last condition (a
+    /// task that yielded and waits for the waker's step would otherwise lose every schedule
+    /// in which it runs on before the wake). The token and the clock are updated as by any
+    /// unpark.
+    pub(crate) fn unpark_orders_nothing(&self, target: usize) -> bool {
+        let Some(slot) = self.threads.get(target) else {
+            return false;
+        };
+        if self.teardown || self.ending {
+            return false;
+        }
+        if slot.finished {
+            return true;
+        }
+        if !(slot.park_token && slot.pending.kind == OpKind::Park) || slot.last_step_yielded {
+            return false;
+        }
+        match self.recording.events.last() {
+            Some(last) if last.thread as usize == self.current => {
+                last.kind != OpKind::Spawn
+                    && !(last.kind == OpKind::Unpark && last.arg as usize == target)
+            }
+            _ => false,
+        }
     }
 
     /// The running thread acquires the final clock of finished thread `target` (`join`).

@@ -323,7 +323,9 @@ impl Execution {
         let timed_out = self.time_out_if_due(chosen);
         let slot = &mut self.threads[chosen];
         let (op, site) = (slot.pending, slot.pending_site);
-        if op.kind == OpKind::Yield || op.kind == OpKind::Sleep || timed_out {
+        let yielded = op.kind == OpKind::Yield || op.kind == OpKind::Sleep || timed_out;
+        slot.last_step_yielded = yielded;
+        if yielded {
             slot.yields += 1;
             self.memory.flush(chosen);
         }
