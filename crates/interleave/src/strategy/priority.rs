@@ -280,7 +280,7 @@ impl Priorities {
         self.chosen = Some(Chosen {
             thread: best,
             step: view.step(),
-            kind: view.pending(best).map(|op| op.kind),
+            kind: view.pending_kind(best),
         });
         best
     }
