@@ -285,6 +285,14 @@ impl<'s> Planner<'s> {
         self.end - self.next
     }
 
+    /// Gives up the executions of the round nobody has claimed, after the strategy panicked
+    /// while planning one; returns how many.
+    pub(super) fn abandon_round(&mut self) -> usize {
+        let abandoned = (self.end - self.next) as usize;
+        self.next = self.end;
+        abandoned
+    }
+
     /// Claims and plans the next `count` executions of the round (at least one, at most what
     /// is left).
     pub(super) fn claim(&mut self, count: u64) -> Claim {

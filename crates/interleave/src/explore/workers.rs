@@ -15,10 +15,11 @@
 //!
 //! Waiting: a worker that finds the round fully claimed polls for the next one, then yields its
 //! core between checks, for up to [`SPIN_BEFORE_PARKING`] before it parks, and so does the
-//! driver for the round's last executions. Rounds of short executions end every few hundred microseconds; parking at each
-//! end and being woken by a futex call left the helper idle for 13-27% of the exploration
-//! (atomic workload, PCT); the spin is as long as a park and wake-up cost, so it at most
-//! doubles the cost of a wait that parking would have had anyway.
+//! driver for the round's last executions. Rounds of short executions end every few hundred
+//! microseconds; parking at each end and being woken by a futex call left the helper idle for
+//! 13-27% of the exploration (atomic workload, PCT). The wait before parking is as long as a
+//! park and its wake-up cost, so it at most doubles the cost of a wait that parking would have
+//! had anyway.
 //!
 //! Determinism does not depend on this file: the planner plans in index order and the driver
 //! observes in index order, whatever the order in which the workers finish (see `rounds.rs`).
@@ -30,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use super::*;
 
-/// How long a waiting thread spins before it parks: about what a park and the wake-up that
-/// ends it cost on these machines.
+/// How long a waiting thread polls and yields before it parks: about what a park and the
+/// wake-up that ends it cost on these machines.
 const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(30);
 
-/// A thread's wait for a condition another thread makes true: spin for
+/// A thread's wait for a condition another thread makes true: poll and yield for
 /// [`SPIN_BEFORE_PARKING`], then park until unparked (the condition is checked again at every
 /// return, so a stray unpark is harmless).
 struct Waiting {
@@ -99,7 +100,21 @@ impl Batch {
                 if planner.round != self.round || left == 0 {
                     return;
                 }
-                planner.claim(left / (2 * self.workers))
+                match catch_unwind(AssertUnwindSafe(|| {
+                    planner.claim(left / (2 * self.workers))
+                })) {
+                    Ok(claim) => claim,
+                    Err(payload) => {
+                        // The strategy panicked while planning (a bug in it). Nobody runs the
+                        // rest of the round, which counts as finished, so the driver wakes and
+                        // re-raises the panic with its own message.
+                        let abandoned = planner.abandon_round();
+                        drop(planner);
+                        *lock(&self.escaped) = Some(payload);
+                        self.finish(abandoned, driver);
+                        return;
+                    }
+                }
             };
             for (position, (index, schedule, keep_trace)) in claim.plans {
                 if self.stop_early && index > self.first_failure.load(Ordering::Relaxed) {
@@ -122,11 +137,15 @@ impl Batch {
                 summaries[position] = Some(summary);
             }
             drop(summaries);
-            let claimed = claim.positions.len();
-            // AcqRel: the driver's acquire load of zero sees every summary written before.
-            if self.unfinished.fetch_sub(claimed, Ordering::AcqRel) == claimed {
-                driver.unpark();
-            }
+            self.finish(claim.positions.len(), driver);
+        }
+    }
+
+    /// Counts `executions` more as finished; wakes `driver` when they were the last.
+    fn finish(&self, executions: usize, driver: &Thread) {
+        // AcqRel: the driver's acquire load of zero sees every summary written before.
+        if executions > 0 && self.unfinished.fetch_sub(executions, Ordering::AcqRel) == executions {
+            driver.unpark();
         }
     }
 }
