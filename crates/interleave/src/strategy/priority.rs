@@ -186,17 +186,24 @@ pub(super) fn object_event(r: usize, j: u64) -> u64 {
 pub(super) struct Priorities {
     /// Priority of each thread; larger runs first. Demotions go below zero.
     values: Vec<i64>,
-    /// The yields the rule counted for each thread since its last demotion.
-    yields_since_demotion: Vec<u32>,
-    /// `View::yields` of each thread when the rule last looked at it.
-    seen_yields: Vec<u32>,
-    /// Whether each thread took a step other than its start or a sleep since its last yield.
-    acted_since_yield: Vec<bool>,
+    /// What the yield rule keeps of each thread, in one table so a decision indexes one.
+    yield_states: Vec<YieldState>,
     /// The last thread this schedule chose, the step it chose it at and what its pending
     /// operation was: the yield rule needs to know whether that step was a sleep.
     chosen: Option<Chosen>,
     lowest: i64,
     yield_limit: u32,
+}
+
+/// What the yield rule keeps of one thread.
+#[derive(Clone, Copy, Debug, Default)]
+struct YieldState {
+    /// The yields the rule counted since the thread's last demotion.
+    since_demotion: u32,
+    /// `View::yields` of the thread when the rule last looked at it.
+    seen: u32,
+    /// Whether the thread took a step other than its start or a sleep since its last yield.
+    acted: bool,
 }
 
 /// A choice of [`Priorities::highest`], as the yield rule needs it.
@@ -211,9 +218,7 @@ impl Priorities {
     pub(super) fn new(yield_limit: u32) -> Priorities {
         Priorities {
             values: Vec::new(),
-            yields_since_demotion: Vec::new(),
-            seen_yields: Vec::new(),
-            acted_since_yield: Vec::new(),
+            yield_states: Vec::new(),
             chosen: None,
             lowest: 0,
             yield_limit,
@@ -224,9 +229,7 @@ impl Priorities {
     pub(super) fn admit(&mut self, view: &View<'_>, mut initial: impl FnMut(usize) -> i64) {
         for thread in self.values.len()..view.thread_count() {
             self.values.push(initial(thread));
-            self.yields_since_demotion.push(0);
-            self.seen_yields.push(0);
-            self.acted_since_yield.push(false);
+            self.yield_states.push(YieldState::default());
         }
     }
 
@@ -250,26 +253,31 @@ impl Priorities {
     /// choice: the step it was chosen for, then any it took on the runtime's fast path.
     pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
         let yields = view.yields(thread);
-        let yielded = yields > self.seen_yields[thread];
-        self.seen_yields[thread] = yields;
         let chosen = self.chosen.filter(|c| c.thread == thread);
         let kind = chosen.and_then(|c| c.kind);
+        let state = &mut self.yield_states[thread];
+        let yielded = yields > state.seen;
+        state.seen = yields;
+        let mut demote = false;
         if yielded {
-            let lone_sleep = kind == Some(OpKind::Sleep) && !self.acted_since_yield[thread];
-            self.acted_since_yield[thread] = false;
+            let lone_sleep = kind == Some(OpKind::Sleep) && !state.acted;
+            state.acted = false;
             if !lone_sleep {
-                self.yields_since_demotion[thread] += 1;
-                if self.yields_since_demotion[thread] >= self.yield_limit {
-                    self.yields_since_demotion[thread] = 0;
-                    self.demote(thread);
+                state.since_demotion += 1;
+                if state.since_demotion >= self.yield_limit {
+                    state.since_demotion = 0;
+                    demote = true;
                 }
             }
         } else if kind != Some(OpKind::Start) {
-            self.acted_since_yield[thread] = true;
+            state.acted = true;
         }
         // Steps on the fast path after the chosen one are data accesses, never yields.
         if chosen.is_some_and(|c| view.step() > c.step + 1) {
-            self.acted_since_yield[thread] = true;
+            state.acted = true;
+        }
+        if demote {
+            self.demote(thread);
         }
     }
 
