@@ -393,16 +393,18 @@ impl<T> Future for JoinHandle<T> {
         // thread's step and needs no scheduling point: the poll is `Ready` wherever it falls.
         // A task not finished yet may finish between the awaiting thread's last step and the
         // read, so that read is a scheduling point.
-        {
-            let mut state = lock(&self.state);
-            if state.finished {
-                return Poll::Ready(state.output.take().unwrap_or(Err(JoinError::Panicked)));
-            }
+        let output = |state: &mut TaskState<T>| {
+            state
+                .finished
+                .then(|| state.output.take().unwrap_or(Err(JoinError::Panicked)))
+        };
+        if let Some(output) = output(&mut lock(&self.state)) {
+            return Poll::Ready(output);
         }
         poll_point(self.site);
         let mut state = lock(&self.state);
-        if state.finished {
-            return Poll::Ready(state.output.take().unwrap_or(Err(JoinError::Panicked)));
+        if let Some(output) = output(&mut state) {
+            return Poll::Ready(output);
         }
         state.joiner = Some(context.waker().clone());
         runtime::with(|ex| {

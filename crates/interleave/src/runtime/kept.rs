@@ -110,39 +110,14 @@ pub(super) fn drop_kept_values(index: usize) {
 /// loop's stack. A destructor that panics fails an execution that had not failed yet, and is
 /// a warning otherwise.
 pub(super) fn drop_kept_values_after_the_end() {
-    let threads = with(|ex| ex.threads.len());
-    for index in 0..threads {
-        // A destructor may keep another value; the rounds end such a cycle, leaking the rest.
-        for _ in 0..THREAD_LOCAL_ROUNDS {
-            let kept = with(|ex| {
-                ex.current = index;
-                std::mem::take(&mut ex.threads[index].kept)
-            });
-            if kept.is_empty() {
-                break;
-            }
-            for value in kept {
-                if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
-                    let (message, site) = panics::describe(payload.as_ref());
-                    drop_quietly(payload);
-                    with(|ex| {
-                        let message = format!(
-                            "the destructor of a value thread {index} kept until the end of the \
-                             execution panicked: {message}"
-                        );
-                        if ex.recording.failure.is_none() {
-                            ex.recording.failure = Some(FailureInfo {
-                                site,
-                                ..FailureInfo::new(FailureKind::Panic, message, Some(index))
-                            });
-                        } else {
-                            ex.recording.warnings.push(message);
-                        }
-                    });
-                }
-            }
-        }
-        let left = with(|ex| std::mem::take(&mut ex.threads[index].kept));
-        std::mem::forget(left);
-    }
+    drop_per_thread_after_the_end(
+        |slot| std::mem::take(&mut slot.kept),
+        |index, message| {
+            format!(
+                "the destructor of a value thread {index} kept until the end of the execution \
+                 panicked: {message}"
+            )
+        },
+        true,
+    );
 }

@@ -177,36 +177,58 @@ pub(super) fn drop_lazy_statics() {
 /// execution's buffers, outside any execution. A destructor that panics fails an execution
 /// that had not failed yet, as a panic of its thread.
 pub(super) fn drop_late_thread_locals() {
+    drop_per_thread_after_the_end(
+        |slot| {
+            std::mem::take(&mut slot.locals)
+                .into_iter()
+                .map(|(_, value)| value)
+                .collect()
+        },
+        |_, message| format!("a thread_local! destructor panicked: {message}"),
+        false,
+    );
+}
+
+/// Drops the values `take` takes out of each thread's slot, each as its thread, in thread
+/// order, on the scheduler loop's stack. A destructor may add values again (use another key,
+/// keep another value); after [`THREAD_LOCAL_ROUNDS`] rounds the rest are leaked. A destructor
+/// that panics fails an execution that had not failed yet, as a panic of its thread, with the
+/// message `describe` words from the thread's index and the panic's message; after a failure
+/// it is a warning when `warn_after_failure`, and nothing otherwise.
+pub(super) fn drop_per_thread_after_the_end(
+    take: impl Fn(&mut ThreadSlot) -> Vec<Box<dyn Any>>,
+    describe: impl Fn(usize, &str) -> String,
+    warn_after_failure: bool,
+) {
     let threads = with(|ex| ex.threads.len());
     for index in 0..threads {
         for _ in 0..THREAD_LOCAL_ROUNDS {
-            let locals = with(|ex| {
+            let values = with(|ex| {
                 ex.current = index;
-                std::mem::take(&mut ex.threads[index].locals)
+                take(&mut ex.threads[index])
             });
-            if locals.is_empty() {
+            if values.is_empty() {
                 break;
             }
-            for (_, value) in locals {
+            for value in values {
                 if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
                     let (message, site) = panics::describe(payload.as_ref());
                     drop_quietly(payload);
+                    let message = describe(index, &message);
                     with(|ex| {
                         if ex.recording.failure.is_none() {
                             ex.recording.failure = Some(FailureInfo {
                                 site,
-                                ..FailureInfo::new(
-                                    FailureKind::Panic,
-                                    format!("a thread_local! destructor panicked: {message}"),
-                                    Some(index),
-                                )
+                                ..FailureInfo::new(FailureKind::Panic, message, Some(index))
                             });
+                        } else if warn_after_failure {
+                            ex.recording.warnings.push(message);
                         }
                     });
                 }
             }
         }
-        let left = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+        let left = with(|ex| take(&mut ex.threads[index]));
         std::mem::forget(left);
     }
 }
