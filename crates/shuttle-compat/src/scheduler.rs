@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `RandomScheduler::new(n)` / `new_from_seed(s, n)` | `random`, `n` executions (seed `s`) |
 //! | `PctScheduler::new(d, n)` / `new_from_seed(s, d, n)` | `pct:d=<d>`, `n` executions |
-//! | `DfsScheduler::new(max, _)` | `dfs`, at most `max` executions: every interleaving, as shuttle's DFS, since tests count the outcomes they collect in std types that no partial-order reduction sees; random data is enumerated too |
+//! | `DfsScheduler::new(max, _)` | `dfs:yields=2`, at most `max` executions: every interleaving, as shuttle's DFS, since tests count the outcomes they collect in std types that no partial-order reduction sees; shuttle's DFS has no yield rule and lets a task go on past its yield, which `yields=2` allows once in a row, so a spin loop still has a finite tree; random data is enumerated too |
 //! | `UrwRandomScheduler::new(n)` / `new_from_seed(s, n)` | `surw`, the selectively uniform random walk, `n` executions (seed `s`) |
 //! | `RoundRobinScheduler::new(n)` | `rr`, round robin: the next runnable thread at every step, `n` executions |
 //! | `ReplayScheduler::new_from_encoded(t)` | `interleave::replay` of token `t` |
@@ -266,7 +266,7 @@ impl DfsScheduler {
     /// as choices whatever `allow_random_data` says.
     pub fn new(max_iterations: Option<usize>, allow_random_data: bool) -> DfsScheduler {
         let _ = allow_random_data;
-        let mut plan = Plan::new(StrategySpec::Dfs, 0);
+        let mut plan = Plan::new(StrategySpec::DfsYieldLimit { yields: 2 }, 0);
         plan.executions = max_iterations.map_or(u64::MAX, |iterations| iterations as u64);
         DfsScheduler { plan }
     }

@@ -209,3 +209,31 @@ fn uncontrolled_nondeterminism_keeps_shuttle_words() {
         10,
     );
 }
+
+/// As under shuttle's DFS, a thread may go on past its `yield_now` before the others step:
+/// `check_dfs` reaches the outcome where a spawned thread raises a flag after its yield before
+/// the main thread reads it, which plain `dfs`'s yield rule leaves out.
+#[test]
+fn check_dfs_lets_a_thread_go_on_past_its_yield() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let collected = seen.clone();
+    shuttle::check_dfs(
+        move || {
+            let flag = Arc::new(AtomicUsize::new(0));
+            let raiser = {
+                let flag = flag.clone();
+                thread::spawn(move || {
+                    thread::yield_now();
+                    flag.store(1, Ordering::SeqCst);
+                })
+            };
+            collected
+                .lock()
+                .unwrap()
+                .insert(flag.load(Ordering::SeqCst));
+            raiser.join().unwrap();
+        },
+        None,
+    );
+    assert_eq!(*seen.lock().unwrap(), [0, 1].into());
+}

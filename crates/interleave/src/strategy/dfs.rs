@@ -32,11 +32,21 @@
 //! the last step while the rule still lets it run (a yield, a block or a finish makes the
 //! switch free). The default continuation never preempts.
 //!
+//! `dfs:yields=N` loosens the rule ([`Tree::with_yield_limit`]): a thread waits only at its
+//! `N`-th yield in a row, the yields it makes while no other thread takes a step (a start step
+//! does not count), so it may go on past its first `N - 1` before the others step. A spin-wait
+//! keeps a finite tree, with `N - 1` more turns per wait. `dpor` and the bounded searches keep
+//! `N = 1`: DPOR's dependencies and the preemption count are built on that rule.
+//!
 //! Guarantee: when it finishes, every schedule the yield rule allows (with at most `N`
-//! preemptions, under a bound), with every value of every draw of at most 32 values, has run (for `dfs`; `dpor` runs at least one of each class of
-//! such schedules that differ only in the order of independent steps). The rule leaves out
-//! only schedules in which a thread continues after a yield before another thread that could
-//! run has taken a step, which `yield_now` promises make no difference.
+//! preemptions, under a bound), with every value of every draw of at most 32 values, has run
+//! (for `dfs`; `dpor` runs at least one of each class of such schedules that differ only in
+//! the order of independent steps). The rule leaves out only schedules in which a thread
+//! continues after a yield (after `N` yields in a row under `dfs:yields=N`) before another
+//! thread that could run has taken a step. std makes no such promise (`yield_now` may return
+//! at once, an executor may poll a task that woke itself again at once), so an outcome that
+//! needs it is missed: `dfs:yields=2` reaches those that need one continuation past a
+//! yield.
 
 use std::any::Any;
 
@@ -134,6 +144,9 @@ pub(super) struct Tree {
     sleep_blocked: u64,
     /// The preemption bound (see [`Tree::bounded`]), if any.
     bound: Option<u32>,
+    /// Yields a thread may make in a row before it waits for the others, less one (see
+    /// [`Tree::with_yield_limit`]).
+    free_yields: u32,
 }
 
 /// What one execution reports: every decision, in order, and for every step the threads whose
@@ -194,6 +207,23 @@ impl Tree {
         }
     }
 
+    /// A tree under a looser yield rule (spec `dfs:yields=N`): a thread waits for the others
+    /// only at its `yields`-th yield in a row, a row being the yields it makes while no other
+    /// thread steps (`yields` 1 is the rule of [`YieldRule`]). So with 2 a thread may go on
+    /// past one yield before the others step, as std's `yield_now` and an executor's re-poll
+    /// allow, and a spin loop still has a finite tree (each wait costs it one more turn).
+    pub(super) fn with_yield_limit(yields: u32) -> Tree {
+        Tree {
+            free_yields: yields.saturating_sub(1),
+            ..Tree::default()
+        }
+    }
+
+    /// The yields a thread may make in a row before it waits (see [`Tree::with_yield_limit`]).
+    pub(super) fn yield_limit(&self) -> u32 {
+        self.free_yields + 1
+    }
+
     /// The preemption bound, if any.
     pub(super) fn bound(&self) -> Option<u32> {
         self.bound
@@ -245,7 +275,7 @@ impl Tree {
                 .map(|n| n.decision.chosen)
                 .collect(),
             steps: Steps::default(),
-            rule: YieldRule::for_search(),
+            rule: YieldRule::for_search().with_free_yields(self.free_yields),
             yielded: false,
             sleep,
             preemptions: 0,
@@ -529,6 +559,12 @@ pub(super) struct YieldRule {
     starts_are_progress: bool,
     /// `passed[t]`: `t` has run on its pass (see [`YieldRule::allowed`]) since its wait began.
     passed: Vec<bool>,
+    /// Yields a thread makes in a row before the one it waits at (see
+    /// [`YieldRule::with_free_yields`]); 0 for the rule itself.
+    free_yields: u32,
+    /// The thread that took the last step, and how many yields it has made since another
+    /// thread last stepped (kept only with free yields).
+    run: Option<(usize, u32)>,
 }
 
 impl YieldRule {
@@ -540,6 +576,29 @@ impl YieldRule {
     /// gets one more iteration in one order than the other, and DPOR explored both.
     pub(super) fn for_search() -> YieldRule {
         YieldRule::default()
+    }
+
+    /// The rule loosened so that a thread waits only at its `free + 1`-th yield in a row: the
+    /// first `free` yields it makes while no other thread steps let it go on.
+    pub(super) fn with_free_yields(self, free: u32) -> YieldRule {
+        YieldRule {
+            free_yields: free,
+            ..self
+        }
+    }
+
+    /// Whether the yield `chosen` is about to make is one of its free yields (see
+    /// [`YieldRule::with_free_yields`]), counting it.
+    fn free_yield(&mut self, chosen: usize) -> bool {
+        if self.free_yields == 0 {
+            return false;
+        }
+        let in_row = match self.run {
+            Some((thread, yields)) if thread == chosen => yields + 1,
+            _ => 1,
+        };
+        self.run = Some((chosen, in_row));
+        in_row <= self.free_yields
     }
 
     /// The rule of the samplers: every step is progress.
@@ -624,7 +683,18 @@ impl YieldRule {
         {
             self.passed[chosen] = true;
         }
-        if is_yield(view, chosen) {
+        let yields = is_yield(view, chosen);
+        let progress = self.starts_are_progress || !starts;
+        if self.free_yields > 0
+            && !yields
+            && progress
+            && self.run.is_none_or(|(thread, _)| thread != chosen)
+        {
+            // Another thread steps: every row of yields ends (a start step, which ends no
+            // wait, ends no row either).
+            self.run = Some((chosen, 0));
+        }
+        if yields && !self.free_yield(chosen) {
             if self.waits.len() <= chosen {
                 self.waits.resize(chosen + 1, Vec::new());
                 self.passed.resize(chosen + 1, false);
@@ -864,11 +934,21 @@ impl Dfs {
         Dfs::default()
     }
 
-    /// A search over every schedule of at most `preemptions` preemptions (spec `dfs:c=N`;
-    /// see [`Tree::bounded`]).
+    /// A search over every schedule of at most `preemptions` preemptions (spec `dfs:c=N`): a
+    /// preemption is a switch away from the thread that took the last step while the yield
+    /// rule still lets it run.
     pub fn bounded(preemptions: u32) -> Dfs {
         Dfs {
             tree: Tree::bounded(preemptions, false),
+        }
+    }
+
+    /// A search under a looser yield rule, where a thread waits for the others only at its
+    /// `yields`-th yield in a row, the yields it makes while no other thread steps (spec
+    /// `dfs:yields=N`; 1 is the plain rule of `dfs`).
+    pub fn with_yield_limit(yields: u32) -> Dfs {
+        Dfs {
+            tree: Tree::with_yield_limit(yields),
         }
     }
 }
@@ -877,6 +957,9 @@ impl Strategy for Dfs {
     fn spec(&self) -> String {
         match self.tree.bound() {
             Some(bound) => format!("dfs:c={bound}"),
+            None if self.tree.yield_limit() > 1 => {
+                format!("dfs:yields={}", self.tree.yield_limit())
+            }
             None => "dfs".to_string(),
         }
     }

@@ -114,6 +114,13 @@ pub enum StrategySpec {
     },
     /// Exhaustive depth-first search over every schedule (`dfs`).
     Dfs,
+    /// Exhaustive depth-first search under a looser yield rule (`dfs:yields=2`): a thread
+    /// waits for the others only at its `yields`-th yield in a row, so it may go on past its
+    /// earlier yields before the others step, as std's `yield_now` allows.
+    DfsYieldLimit {
+        /// The yields in a row at which a thread waits, at least 2 (1 is plain `dfs`).
+        yields: u32,
+    },
     /// Depth-first search with dynamic partial-order reduction (`dpor`).
     Dpor,
     /// Depth-first search over every schedule of at most `c` preemptions (`dfs:c=2`).
@@ -266,6 +273,7 @@ impl StrategySpec {
             StrategySpec::Icb { .. }
                 | StrategySpec::Delay { .. }
                 | StrategySpec::Dfs
+                | StrategySpec::DfsYieldLimit { .. }
                 | StrategySpec::Dpor
                 | StrategySpec::BoundedDfs { .. }
                 | StrategySpec::BoundedDpor { .. }
@@ -339,6 +347,7 @@ impl StrategySpec {
             StrategySpec::Rff => Box::new(Rff::new()),
             StrategySpec::Delay { delays } => Box::new(DelayBound::new(delays)),
             StrategySpec::Dfs => Box::new(Dfs::new()),
+            StrategySpec::DfsYieldLimit { yields } => Box::new(Dfs::with_yield_limit(yields)),
             StrategySpec::Dpor => Box::new(Dpor::new()),
             StrategySpec::BoundedDfs { preemptions } => Box::new(Dfs::bounded(preemptions)),
             StrategySpec::BoundedDpor { preemptions } => Box::new(Dpor::bounded(preemptions)),
@@ -505,7 +514,7 @@ impl FromStr for StrategySpec {
             "tb" => ("tb", "t, c, yields"),
             "icb" => ("icb", "c, v, t, prune, yields"),
             "delay" => ("delay", "d"),
-            "dfs" => ("dfs", "c"),
+            "dfs" => ("dfs", "c, yields"),
             "dpor" => ("dpor", "c"),
             "vs" => ("vs", "profile"),
             "deadlock-fuzzer" => ("deadlock-fuzzer", "tries"),
@@ -534,10 +543,23 @@ impl FromStr for StrategySpec {
             "delay" => StrategySpec::Delay {
                 delays: p.number(&["d", "delays"], super::delay::DEFAULT_DELAYS, 0)?,
             },
-            "dfs" => match p.optional_number(&["c", "preemptions"], 0)? {
-                Some(preemptions) => StrategySpec::BoundedDfs { preemptions },
-                None => StrategySpec::Dfs,
-            },
+            "dfs" => {
+                let bound = p.optional_number(&["c", "preemptions"], 0)?;
+                match (bound, p.number(&["yields"], 1, 1)?) {
+                    (Some(preemptions), 1) => StrategySpec::BoundedDfs { preemptions },
+                    (None, 1) => StrategySpec::Dfs,
+                    (None, yields) => StrategySpec::DfsYieldLimit { yields },
+                    (Some(_), yields) => {
+                        return Err(SpecError::BadValue {
+                            parameter: "yields".to_string(),
+                            value: yields.to_string(),
+                            reason: "a preemption bound counts every yield as a free switch, \
+                                     so it takes only yields=1"
+                                .to_string(),
+                        })
+                    }
+                }
+            }
             "dpor" => match p.optional_number(&["c", "preemptions"], 0)? {
                 Some(preemptions) => StrategySpec::BoundedDpor { preemptions },
                 None => StrategySpec::Dpor,
@@ -873,6 +895,23 @@ mod tests {
             Ok(StrategySpec::BoundedDfs { preemptions: 0 })
         );
         assert!(StrategySpec::BoundedDpor { preemptions: 1 }.is_deterministic());
+        assert_eq!(
+            "dfs:yields=2".parse::<StrategySpec>(),
+            Ok(StrategySpec::DfsYieldLimit { yields: 2 })
+        );
+        assert_eq!(
+            StrategySpec::DfsYieldLimit { yields: 3 }.to_string(),
+            "dfs:yields=3"
+        );
+        assert_eq!(
+            "dfs:yields=1".parse::<StrategySpec>(),
+            Ok(StrategySpec::Dfs)
+        );
+        assert!(matches!(
+            "dfs:c=2,yields=2".parse::<StrategySpec>(),
+            Err(SpecError::BadValue { parameter, .. }) if parameter == "yields"
+        ));
+        assert!("dfs:yields=0".parse::<StrategySpec>().is_err());
         for (bad, expected) in [
             (
                 "dpor:c=-1",
@@ -888,7 +927,7 @@ mod tests {
             ),
             (
                 "dfs:c=1,v=all",
-                "strategy dfs has no parameter \"v\" (it takes: c)",
+                "strategy dfs has no parameter \"v\" (it takes: c, yields)",
             ),
         ] {
             let message = bad.parse::<StrategySpec>().unwrap_err().to_string();

@@ -8,6 +8,7 @@ mod atom_fuzzer;
 mod atomic_sets;
 mod bounded_dpor;
 mod deadlock_prediction;
+mod dfs_yield_limit;
 mod exhaustion;
 mod partial_order_sampling;
 mod portfolio;
