@@ -253,9 +253,14 @@ impl Priorities {
     /// choice: the step it was chosen for, then any it took on the runtime's fast path.
     pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
         let yields = view.yields(thread);
+        let state = &mut self.yield_states[thread];
+        if yields == state.seen && state.acted {
+            // No yield, and the thread has acted already: nothing below would change. This is
+            // every step of a thread that is not in a loop of yields or sleeps.
+            return;
+        }
         let chosen = self.chosen.filter(|c| c.thread == thread);
         let kind = chosen.and_then(|c| c.kind);
-        let state = &mut self.yield_states[thread];
         let yielded = yields > state.seen;
         state.seen = yields;
         let mut demote = false;
