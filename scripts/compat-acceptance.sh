@@ -99,8 +99,6 @@ shuttle_differs_from_std "shuttle fails the test at the first panic of any task 
   basic::teardown::failed_execution_leaks_the_stack_of_a_task_unwinding_a_panic
 shuttle_differs_from_std "std never drops a static, so a static's destructor that would block never runs and nothing fails; interleave drops lazy_static! values after the execution, on the scheduler loop's stack, where visible operations of destructors are no-ops (teardown.rs), so nothing fails either; the test expects shuttle's failure message" \
   basic::teardown::blocking_static_destructor_fails_test
-shuttle_differs_from_std "a static Once is one per process under std, so tests running at once on several OS threads share it and its initialiser runs once in all; shuttle gives each execution its own copy of the static's state and the test asserts that. interleave keeps std's one static and fails a use of it by a second execution running at the same moment with a message that names the remedies (lazy_static!, one test thread)" \
-  basic::once::shared_static
 
 declare -i passed=0 failed=0 skipped=0
 results=$scratch/results.tsv

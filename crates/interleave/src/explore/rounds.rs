@@ -51,6 +51,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         memory: config.memory,
         full_interleaving: config.full_interleaving,
         panic_stops_execution: config.panic_stops_execution,
+        exploration: crate::runtime::new_exploration(),
     }
 }
 

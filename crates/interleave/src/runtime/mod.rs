@@ -83,6 +83,7 @@ pub use view::{PendingOp, ThreadState, UnitView, View};
 
 use ending::unwind_at_end;
 use kept::{drop_kept_values, drop_kept_values_after_the_end};
+pub(crate) use live::new_exploration;
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
@@ -262,6 +263,9 @@ pub(crate) struct Limits {
     /// A panic fails the execution when it is raised, and teardown leaks the stack of a thread
     /// that is unwinding one instead of resuming it (`Config::panic_stops_execution`).
     pub panic_stops_execution: bool,
+    /// The exploration the execution belongs to (`live::new_exploration`): an object another
+    /// exploration's running execution uses is waited for, one of its own fails it.
+    pub exploration: u64,
 }
 
 /// The state of one execution.
@@ -766,9 +770,7 @@ impl Execution {
             site,
             instance,
         };
-        let claimed = handle.claim(self.tag, idx as ObjIdx, |owner| {
-            live::running_on(owner).is_some()
-        });
+        let claimed = self.claim(handle, idx as ObjIdx);
         self.recording.objects.push(ObjectRecord {
             id,
             name: handle.name().unwrap_or(kind.type_name()),
@@ -785,22 +787,82 @@ impl Execution {
         });
         match claimed {
             Ok(outlived) => self.recording.outlived_objects |= outlived,
-            Err(owner) => {
+            Err((owner, no_turn)) => {
                 self.recording.outlived_objects = true;
-                self.shared_with_running_execution(id, owner);
+                self.shared_with_running_execution(id, owner, no_turn);
             }
         }
         idx as ObjIdx
     }
 
+    /// Registers `handle` as this execution's object `index` (see `ObjectHandle::claim`). An
+    /// object that an execution of another exploration uses, or waits for, is waited for (see
+    /// `live.rs`); one that another execution of this exploration uses is refused. `Err` names
+    /// the execution that keeps it, and why this one did not wait for it to end (`None`: it is
+    /// an execution of this exploration).
+    fn claim(
+        &self,
+        handle: &ObjectHandle,
+        index: ObjIdx,
+    ) -> Result<bool, (u64, Option<live::NoTurn>)> {
+        let exploration = self.recording.limits.exploration;
+        let address = handle as *const ObjectHandle as usize;
+        loop {
+            let owner = match handle.claim(self.tag, index, |owner| {
+                live::running_on(owner).is_some() || live::others_wait_for(address, exploration)
+            }) {
+                Err(owner) if !live::runs_in(owner, exploration) => owner,
+                claimed => return claimed.map_err(|owner| (owner, None)),
+            };
+            match live::wait_for_turn(
+                self.tag,
+                exploration,
+                address,
+                || handle.owner(),
+                watchdog::beat_this_thread,
+            ) {
+                Ok(turn) => {
+                    let claimed =
+                        handle.claim(self.tag, index, |owner| live::running_on(owner).is_some());
+                    drop(turn);
+                    match claimed {
+                        Err(owner) if !live::runs_in(owner, exploration) => continue,
+                        claimed => return claimed.map_err(|owner| (owner, None)),
+                    }
+                }
+                Err(no_turn) => return Err((owner, Some(no_turn))),
+            }
+        }
+    }
+
     /// Fails the execution because the object `id` is in use by the execution tagged `owner`,
-    /// which runs at the same time on another OS thread. The object stays registered to its
+    /// which runs at the same time on another OS thread: an execution of this exploration, or
+    /// of another one it could not wait for (`no_turn`). The object stays registered to its
     /// owner, so that execution goes on undisturbed.
     #[cold]
-    fn shared_with_running_execution(&mut self, id: ObjectId, owner: u64) {
+    fn shared_with_running_execution(
+        &mut self,
+        id: ObjectId,
+        owner: u64,
+        no_turn: Option<live::NoTurn>,
+    ) {
         let os_thread = live::running_on(owner)
             .map(|name| format!(" (OS thread '{name}')"))
             .unwrap_or_default();
+        let why = match no_turn {
+            None => "Executions of different tests take turns at such an object, one execution \
+                     at a time, but the executions of one exploration on several workers cannot: \
+                     what each found in it would depend on their timing, and so would the report."
+                .to_string(),
+            Some(live::NoTurn::Cycle) => "This execution waited for its turn at it, but the \
+                     execution that uses it waits, perhaps through others, for an object this \
+                     one uses: the two would wait for each other for ever."
+                .to_string(),
+            Some(live::NoTurn::TooLong) => format!(
+                "This execution waited {} s for its turn at it, which did not come.",
+                live::LONGEST_WAIT.as_secs()
+            ),
+        };
         let site = id.site;
         let message = format!(
             "the {kind} created at {file}:{line}:{column} is in use by another execution running \
@@ -809,7 +871,7 @@ impl Execution {
              shared by every exploration of the process: cargo runs tests on parallel OS threads, \
              and `Builder::workers` runs executions on several. Two executions using it at once \
              would share its data (two threads inside one critical section, one on each OS \
-             thread), so this execution stopped before using it.\n\n\
+             thread). {why} So this execution stopped before using it.\n\n\
              Remedies: declare it with `interleave::lazy_static!`, which gives every execution its \
              own value; or create it inside the test and share it with `Arc`; or run such tests \
              one at a time (`cargo test -- --test-threads=1`) with one worker \
@@ -1414,7 +1476,7 @@ pub(crate) fn run(
     );
     let mut execution = Execution::new(schedule, limits);
     execution.panicking_at_start = std::thread::panicking();
-    let _live = live::start(execution.tag);
+    let _live = live::start(execution.tag, limits.exploration);
     match execution.stack_for(None, None, site) {
         Ok(stack) => {
             execution.add_thread(Box::new(main), None, site, stack);

@@ -75,6 +75,11 @@ impl ObjectHandle {
         (slot >> INDEX_BITS == tag).then_some((slot & INDEX_MASK) as ObjIdx)
     }
 
+    /// The tag of the execution that registered the handle last, 0 if none has.
+    pub fn owner(&self) -> u64 {
+        self.slot.load(Ordering::Acquire) >> INDEX_BITS
+    }
+
     /// Makes this object's index in the execution tagged `tag` be `index`, unless another
     /// execution that `running` says is still running registered it: then returns that
     /// execution's tag. The object outlives executions (a `static`), and two executions that

@@ -92,6 +92,13 @@ thread_local! {
     static REGISTRATION: Registration = Registration::new();
 }
 
+/// Marks progress of the execution running on this OS thread while it waits for something
+/// that will come without any coroutine switch (its turn at an object another exploration
+/// uses, `live.rs`), so that the wait is not taken for a hang.
+pub(crate) fn beat_this_thread() {
+    let _ = REGISTRATION.try_with(|r| r.0.progress.fetch_add(1, Ordering::Relaxed));
+}
+
 /// The watchdog's view of one execution: alive from the execution's start to its end.
 pub(crate) struct Watch(Option<Arc<Heartbeat>>);
 

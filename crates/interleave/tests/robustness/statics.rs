@@ -1,36 +1,38 @@
 //! Statics and cargo's parallel test threads: an interleave primitive in a `static` used by two
-//! explorations at the same time must fail at once with its site and the remedy (not a false
-//! deadlock, overlapping critical sections or a false nondeterminism verdict), and
-//! `lazy_static!` gives each execution its own value, on any OS thread.
+//! explorations at the same time is used by one execution at a time, the other waiting for its
+//! turn (no false deadlock, no overlapping critical sections, no false nondeterminism verdict);
+//! two executions that would wait for each other for ever, and the workers of one exploration,
+//! fail at once with the object's site and the remedies; and `lazy_static!` gives each
+//! execution its own value, on any OS thread.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex as StdMutex};
+use std::sync::{mpsc, Barrier, Mutex as StdMutex};
+use std::time::Duration;
 
 use interleave::sync::{Mutex, Once};
 use interleave::{Builder, FailureKind, Report};
 
-/// Runs `first` on a new OS thread; once its first execution reaches the point where it holds a
-/// static (it calls `signal` there and then waits), runs `second` on this OS thread, which uses
-/// the same static while `first`'s execution is still running. Returns both reports.
+/// Runs `first` on a new OS thread; once its first execution holds a static (it calls `hold`
+/// there, which tells this thread, keeps the static for 100 ms of real time and then writes
+/// "first lets go" into `log`), runs `second` on this OS thread, whose executions use the same
+/// static. Returns both reports.
 fn overlapping(
+    log: &'static StdMutex<Vec<&'static str>>,
     first: impl Fn(&dyn Fn()) + Sync + Send + 'static,
     second: impl Fn() + Sync,
 ) -> (Report, Report) {
     let (holding_tx, holding_rx) = mpsc::channel::<()>();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
     let holding_tx = StdMutex::new(holding_tx);
-    let done_rx = StdMutex::new(done_rx);
-    let waited = AtomicBool::new(false);
+    let held = AtomicBool::new(false);
     let first_thread = std::thread::Builder::new()
         .name("first-exploration".to_string())
         .spawn(move || {
             builder(20).explore(|| {
                 first(&|| {
-                    // Only the first execution waits: it is enough to overlap, and the others
-                    // must not wait for a partner that has finished.
-                    if !waited.swap(true, Ordering::Relaxed) {
+                    if !held.swap(true, Ordering::Relaxed) {
                         holding_tx.lock().unwrap().send(()).unwrap();
-                        done_rx.lock().unwrap().recv().unwrap();
+                        std::thread::sleep(Duration::from_millis(100));
+                        log.lock().unwrap().push("first lets go");
                     }
                 })
             })
@@ -38,7 +40,6 @@ fn overlapping(
         .unwrap();
     holding_rx.recv().unwrap();
     let second_report = builder(20).explore(second).unwrap();
-    done_tx.send(()).unwrap();
     let first_report = first_thread.join().unwrap().unwrap();
     (first_report, second_report)
 }
@@ -49,61 +50,130 @@ fn builder(executions: u64) -> Builder {
 
 static SHARED_MUTEX: Mutex<u64> = Mutex::new(0);
 
+/// The second exploration's first execution waits until the first one's execution that holds
+/// the static has ended, then both explorations go on, taking turns, and neither fails.
 #[test]
-fn a_static_mutex_used_by_two_explorations_at_once_is_refused_with_its_site() {
+fn a_static_mutex_used_by_two_explorations_at_once_is_used_in_turns() {
+    // Set while a critical section of either exploration runs: two at once would be two
+    // threads inside one mutex.
+    static INSIDE: AtomicBool = AtomicBool::new(false);
+    static SECTIONS: AtomicUsize = AtomicUsize::new(0);
+    static LOG: StdMutex<Vec<&'static str>> = StdMutex::new(Vec::new());
+    let enter = || {
+        assert!(
+            !INSIDE.swap(true, Ordering::SeqCst),
+            "two critical sections at once"
+        );
+        SECTIONS.fetch_add(1, Ordering::Relaxed);
+    };
+    let leave = || INSIDE.store(false, Ordering::SeqCst);
     let (first, second) = overlapping(
-        |wait| {
+        &LOG,
+        move |hold| {
             let mut guard = SHARED_MUTEX.lock().unwrap();
+            enter();
             *guard += 1;
-            wait();
+            hold();
+            leave();
         },
-        || {
-            *SHARED_MUTEX.lock().unwrap() += 1;
+        move || {
+            let mut guard = SHARED_MUTEX.lock().unwrap();
+            enter();
+            let mut log = LOG.lock().unwrap();
+            if log.len() == 1 {
+                log.push("second takes it");
+            }
+            drop(log);
+            *guard += 1;
+            leave();
         },
     );
-    assert!(
-        first.failures.is_empty(),
-        "the exploration that held the static first goes on: {:?}",
-        first.failures
+    assert!(first.failures.is_empty(), "{:?}", first.failures);
+    assert!(second.failures.is_empty(), "{:?}", second.failures);
+    assert_eq!(
+        *LOG.lock().unwrap(),
+        ["first lets go", "second takes it"],
+        "the second exploration used the static only after the first one's execution ended"
     );
-    let failure = second
-        .failures
-        .first()
-        .expect("the second exploration fails");
-    assert_eq!(failure.kind, FailureKind::Nondeterminism);
-    assert!(
-        failure
-            .message
-            .contains("in use by another execution running at the same time")
-            && failure.message.contains("first-exploration")
-            && failure.message.contains("robustness/statics.rs:50:")
-            && failure.message.contains("interleave::lazy_static!")
-            && failure.message.contains("--test-threads=1"),
-        "{}",
-        failure.message
-    );
-    assert!(!failure.message.contains("deadlock"), "{}", failure.message);
+    assert!(SECTIONS.load(Ordering::Relaxed) >= 40);
 }
 
 static SHARED_ONCE: Once = Once::new();
 
 /// Three tests that share a `static Once` used to get a false report that the program behaved
-/// differently when re-run; now the overlap is named for what it is.
+/// differently when re-run; now they take turns at it. Its state is that of each execution (so
+/// that every execution explores its first call), so each runs its closure once.
 #[test]
-fn a_static_once_shared_by_parallel_explorations_is_named_not_called_nondeterminism() {
+fn a_static_once_shared_by_parallel_explorations_is_used_in_turns() {
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    static LOG: StdMutex<Vec<&'static str>> = StdMutex::new(Vec::new());
     let (first, second) = overlapping(
-        |wait| {
-            SHARED_ONCE.call_once(|| {});
-            wait();
+        &LOG,
+        |hold| {
+            SHARED_ONCE.call_once(|| {
+                CALLS.fetch_add(1, Ordering::Relaxed);
+            });
+            hold();
         },
-        || SHARED_ONCE.call_once(|| {}),
+        || {
+            SHARED_ONCE.call_once(|| {
+                CALLS.fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(SHARED_ONCE.is_completed());
+        },
     );
     assert!(first.failures.is_empty(), "{:?}", first.failures);
-    let message = &second.failures.first().expect("refused").message;
+    assert!(second.failures.is_empty(), "{:?}", second.failures);
+    assert!(CALLS.load(Ordering::Relaxed) >= 40);
+    assert_eq!(*LOG.lock().unwrap(), ["first lets go"]);
+}
+
+static LEFT: Mutex<()> = Mutex::new(());
+static RIGHT: Mutex<()> = Mutex::new(());
+
+/// Two explorations whose first executions each hold one static and then ask for the other's
+/// would wait for each other for ever: the one whose wait closes the cycle fails at once, with
+/// the object's site, and the other goes on when it has ended.
+#[test]
+fn explorations_that_would_wait_for_each_other_for_ever_fail_one_of_them() {
+    let both_hold = Barrier::new(2);
+    let first_execution = [AtomicBool::new(true), AtomicBool::new(true)];
+    let explore = |side: usize| {
+        builder(10)
+            .explore(|| {
+                let (mine, theirs) = if side == 0 {
+                    (&LEFT, &RIGHT)
+                } else {
+                    (&RIGHT, &LEFT)
+                };
+                let _mine = mine.lock().unwrap();
+                if first_execution[side].swap(false, Ordering::Relaxed) {
+                    both_hold.wait();
+                }
+                let _theirs = theirs.lock().unwrap();
+            })
+            .unwrap()
+    };
+    let reports: Vec<Report> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..2)
+            .map(|side| scope.spawn(move || explore(side)))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let failed: Vec<&Report> = reports.iter().filter(|r| !r.failures.is_empty()).collect();
+    assert_eq!(failed.len(), 1, "exactly one gives up: {reports:?}");
+    let failure = &failed[0].failures[0];
+    assert_eq!(failure.kind, FailureKind::Nondeterminism);
     assert!(
-        message.contains("the Once created at") && !message.contains("behaved differently"),
-        "{message}"
+        failure
+            .message
+            .contains("would wait for each other for ever")
+            && failure.message.contains("robustness/statics.rs:")
+            && failure.message.contains("interleave::lazy_static!"),
+        "{}",
+        failure.message
     );
+    assert!(!failure.message.contains("deadlock"), "{}", failure.message);
 }
 
 /// A static used by one exploration at a time is fine: each execution registers it again.
