@@ -29,7 +29,8 @@
 //! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
 //! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
 //! tasks left when a passing execution ends; `kept.rs` drops the values threads kept until
-//! the end, as their threads; `teardown.rs` ends an execution after a failure.
+//! the end, as their threads; `teardown.rs` ends an execution after a failure;
+//! `stop_signal.rs` stops one from another OS thread and ends it as a process exits.
 
 pub(crate) mod annotations;
 mod atomics;
