@@ -1550,6 +1550,8 @@ pub(crate) fn run_stoppable(
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
     let mut execution = unsafe { Box::from_raw(raw) };
+    // The buffers wait for the next execution on this OS thread; the handle must not.
+    execution.stop_handle = None;
     execution.coroutine_buffer = coroutines.into_buffer();
     execution.guard_buffer = guard_buffer;
     execution.complete_recording();
