@@ -133,7 +133,8 @@ fn first_value(seed: u64) -> String {
 }
 
 /// Without early stop, every scheduler runs to its end and the failure raised is the
-/// earliest-added scheduler's, although it comes last in time.
+/// earliest-added scheduler's, although it comes last in time: the two executions meet first,
+/// then the earliest-added one fails after the other.
 #[test]
 fn without_early_stop_the_earliest_added_schedulers_failure_is_raised() {
     let (slow, fast) = (first_value(1), first_value(2));
@@ -142,9 +143,16 @@ fn without_early_stop_the_earliest_added_schedulers_failure_is_raised() {
     portfolio.add(RandomScheduler::new_from_seed(1, 1));
     portfolio.add(RandomScheduler::new_from_seed(2, 1));
     let slow_value = slow.clone();
+    let arrived = std::sync::Arc::new(StdAtomicUsize::new(0));
     let message = panic_of(move || {
         portfolio.run(move || {
             let drawn = format!("drew {}", thread_rng().gen::<u64>());
+            arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let met = wait_for(
+                || arrived.load(std::sync::atomic::Ordering::SeqCst) >= 2,
+                Duration::from_secs(10),
+            );
+            assert!(met, "the other scheduler's execution never arrived");
             if drawn == slow_value {
                 std::thread::sleep(Duration::from_millis(300));
             }
