@@ -162,6 +162,17 @@ pub struct Config {
     /// one test's executions; their summaries combine with `interleave merge-shards`. Default:
     /// none (every execution). Environment: `INTERLEAVE_SHARD` (`i/n`, counted from 1).
     pub shard: Option<Shard>,
+    /// Stops the exploration from another OS thread when it is stopped
+    /// ([`crate::StopHandle::stop`]): every running execution ends at its next scheduling
+    /// point (a thread that spins on an interleave atomic included), no further execution
+    /// starts, and the report says it was stopped ([`crate::Report::stopped`]) and holds
+    /// what finished before, without counting the executions the stop cut short. A stop is no
+    /// failure. A stopped execution ends as a process that exits: its unfinished threads are
+    /// never resumed or unwound, and their stacks, thread-locals, kept values and the
+    /// execution's `lazy_static!` values are leaked without running a destructor. Default:
+    /// none. A replay ([`crate::Builder::replay`], the regression file's tokens) is not
+    /// stopped.
+    pub stop: Option<crate::StopHandle>,
 }
 
 /// Shard `number` of `count` ([`Config::shard`]), counted from 1: `1/3`, `2/3` and `3/3` split
@@ -270,6 +281,7 @@ impl Default for Config {
             monitor_atomic_sets: false,
             persistence: None,
             shard: None,
+            stop: None,
         }
     }
 }

@@ -413,6 +413,7 @@ pub use report::{
     AtomicityViolation, Failure, FailureKind, Persisted, Report, ShardFailure, ShardPartition,
     ShardSummary, TokenError, SHARD_SUMMARY_PREFIX,
 };
+pub use runtime::StopHandle;
 pub use strategy::{SpecError, StrategySpec};
 
 /// `#[interleave::test]` rejects, at compile time, what it cannot run. Each example below is

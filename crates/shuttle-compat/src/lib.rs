@@ -39,6 +39,11 @@
 //! atomics (always sequentially consistent). `current::clock` is interleave's happens-before
 //! vector clock of the running task.
 //!
+//! A [`PortfolioRunner`] runs its schedulers at once, one OS thread each, as shuttle does; with
+//! early stop, the first scheduler to fail stops the others (`interleave::StopHandle`), whose
+//! running executions are abandoned at their next scheduling point without running the
+//! destructors of their threads' values.
+//!
 //! What has no equivalent is refused, not imitated: a `Scheduler` written by the user does
 //! not compile (interleave's strategies see more of the program than shuttle's trait passes),
 //! a shuttle schedule string given to `replay` is rejected as a malformed token, and

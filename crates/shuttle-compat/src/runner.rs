@@ -1,13 +1,19 @@
 //! `Runner`, `PortfolioRunner` and the `check_*` functions: a scheduler's plan and a `Config`
 //! become one `interleave::Builder` run, and its first failure becomes a panic: a panic of the
 //! test's code is raised again with its own message after the report is printed, any other
-//! failure panics with shuttle's key words in front of interleave's report.
+//! failure panics with shuttle's key words in front of interleave's report. A portfolio runs
+//! its schedulers' explorations at once, one OS thread each, as shuttle does, and stops the
+//! others through one `interleave::StopHandle` when one fails.
 
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use interleave::strategy::TimeBudget;
-use interleave::{Failure, FailureKind, Report};
+use interleave::{Failure, FailureKind, Report, StopHandle};
 
 use crate::config::{Config, FailurePersistence, MaxSteps};
 use crate::labels;
@@ -45,7 +51,7 @@ impl<S: Scheduler> Runner<S> {
     where
         F: Fn() + Send + Sync + 'static,
     {
-        let report = explore(&self.scheduler.plan(), &self.config, &f);
+        let report = explore(&self.scheduler.plan(), &self.config, &f, None);
         if let Some(failure) = first_failure(&report, &self.config) {
             fail(failure, &self.config);
         }
@@ -53,7 +59,7 @@ impl<S: Scheduler> Runner<S> {
     }
 }
 
-/// Runs a test under several schedulers, one after the other.
+/// Runs a test under several schedulers at once, each on its own OS thread.
 #[derive(Debug)]
 pub struct PortfolioRunner {
     stop_on_first_failure: bool,
@@ -62,8 +68,8 @@ pub struct PortfolioRunner {
 }
 
 impl PortfolioRunner {
-    /// An empty portfolio; with `stop_on_first_failure` the first failing scheduler ends the
-    /// run, otherwise every scheduler runs and the first failure is reported at the end.
+    /// An empty portfolio; with `stop_on_first_failure` the first scheduler to fail stops the
+    /// others, otherwise every scheduler runs to its end (see [`PortfolioRunner::run`]).
     pub fn new(stop_on_first_failure: bool, config: Config) -> PortfolioRunner {
         PortfolioRunner {
             stop_on_first_failure,
@@ -77,31 +83,113 @@ impl PortfolioRunner {
         self.plans.push(scheduler.plan());
     }
 
-    /// Runs `f` under every scheduler.
+    /// Runs `f` under every scheduler at once, each scheduler's exploration on its own OS
+    /// thread (named as the calling thread, so failure tokens name the test) and as
+    /// deterministic as it is alone.
+    ///
+    /// With `stop_on_first_failure`, the first exploration to end with a failure (first in
+    /// time) stops the others through an [`interleave::StopHandle`]: each ends its current
+    /// execution at its next scheduling point, abandoning that execution's threads without
+    /// running their destructors, and the failure is raised as [`Runner::run`] raises one.
+    /// Without it, every scheduler runs to its end and the failure raised is that of the
+    /// earliest-added scheduler that failed, so the report does not depend on timing.
     ///
     /// # Panics
-    /// With the report of the first failing execution.
+    /// With the report of the failure chosen above. A panic of a scheduler's exploration
+    /// itself (a refused scheduler, a bad configuration) stops the others too and is raised
+    /// again, the earliest-added scheduler's first, before any failure.
     #[track_caller]
     pub fn run<F>(self, f: F)
     where
         F: Fn() + Send + Sync + 'static,
     {
-        let mut first = None;
-        for plan in &self.plans {
-            let report = explore(plan, &self.config, &f);
-            if let Some(failure) = first_failure(&report, &self.config) {
-                if self.stop_on_first_failure {
-                    fail(failure, &self.config);
+        let stop_on_first_failure = self.stop_on_first_failure;
+        let stop = StopHandle::new();
+        // The index of the first exploration to end with a failure, in time.
+        let first_in_time = AtomicUsize::new(usize::MAX);
+        let outcomes: Vec<Mutex<Option<Outcome>>> =
+            self.plans.iter().map(|_| Mutex::new(None)).collect();
+        let name = std::thread::current().name().map(str::to_string);
+        std::thread::scope(|scope| {
+            for (index, plan) in self.plans.iter().enumerate() {
+                let (f, stop, config) = (&f, &stop, &self.config);
+                let (first_in_time, outcome) = (&first_in_time, &outcomes[index]);
+                let mut thread = std::thread::Builder::new();
+                if let Some(name) = &name {
+                    thread = thread.name(name.clone());
                 }
-                first.get_or_insert(failure.clone());
+                let explores = move || {
+                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                        explore(plan, config, f, Some(stop))
+                    }));
+                    let finished = match result {
+                        Ok(report) => {
+                            let failure = first_failure(&report, config).cloned();
+                            if failure.is_some()
+                                && stop_on_first_failure
+                                && first_in_time
+                                    .compare_exchange(
+                                        usize::MAX,
+                                        index,
+                                        Ordering::AcqRel,
+                                        Ordering::Acquire,
+                                    )
+                                    .is_ok()
+                            {
+                                stop.stop();
+                            }
+                            Outcome::Finished(failure.map(Box::new))
+                        }
+                        // Whatever went wrong, the others must not wait for this one.
+                        Err(payload) => {
+                            stop.stop();
+                            Outcome::Panicked(payload)
+                        }
+                    };
+                    *outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(finished);
+                };
+                if let Err(error) = thread.spawn_scoped(scope, explores) {
+                    stop.stop();
+                    *outcomes[index].lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(Outcome::Panicked(Box::new(format!(
+                            "interleave-shuttle: could not start the portfolio's thread for \
+                             scheduler {index}: {error}"
+                        ))));
+                }
             }
+        });
+        let mut outcomes: Vec<Option<Outcome>> = outcomes
+            .into_iter()
+            .map(|outcome| outcome.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        let panicked = outcomes
+            .iter()
+            .position(|outcome| matches!(outcome, Some(Outcome::Panicked(_))));
+        if let Some(Some(Outcome::Panicked(payload))) = panicked.map(|index| outcomes[index].take())
+        {
+            panic::resume_unwind(payload);
         }
-        if let Some(failure) = first {
+        let failure_of = |outcome: &Option<Outcome>| match outcome {
+            Some(Outcome::Finished(Some(failure))) => Some(failure.as_ref().clone()),
+            _ => None,
+        };
+        let chosen = match first_in_time.load(Ordering::Acquire) {
+            usize::MAX => outcomes.iter().find_map(failure_of),
+            index => failure_of(&outcomes[index]),
+        };
+        if let Some(failure) = chosen {
             fail(&failure, &self.config);
         }
     }
 }
 
+/// How one scheduler's exploration in a portfolio ended.
+enum Outcome {
+    /// It returned its report, with the failure to raise if it found one.
+    Finished(Option<Box<Failure>>),
+    /// It panicked itself, with this payload.
+    Panicked(Box<dyn Any + Send>),
+}
 /// Fails the test with `failure`, as shuttle does: a panic of the test's code is raised again
 /// with its own message (the report goes to stderr first, where shuttle prints the schedule),
 /// so a test that catches it sees what the code panicked with; any other failure panics with
@@ -128,8 +216,14 @@ fn fail(failure: &Failure, config: &Config) -> ! {
     }
 }
 
-/// Runs the exploration `plan` describes under `config`.
-fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
+/// Runs the exploration `plan` describes under `config`, which `stop` ends early when it is
+/// stopped.
+fn explore<F: Fn() + Sync>(
+    plan: &Plan,
+    config: &Config,
+    f: &F,
+    stop: Option<&StopHandle>,
+) -> Report {
     if let Some(reason) = plan.refused {
         panic!("{reason}");
     }
@@ -146,6 +240,9 @@ fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
         );
     if let Some(seed) = plan.seed {
         builder = builder.seed(seed);
+    }
+    if let Some(stop) = stop {
+        builder = builder.stop_handle(stop.clone());
     }
     builder = match config.max_steps {
         MaxSteps::None => builder.max_steps(UNBOUNDED_STEPS),

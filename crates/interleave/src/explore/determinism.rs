@@ -18,7 +18,17 @@ pub(super) fn rerun_difference(run: &Run<'_>, first: &Recording) -> Option<Strin
         first.events.iter().map(|e| e.thread).collect(),
         first.values.clone(),
     );
-    let second = runtime::run(run.f, run.site, Box::new(schedule), run.limits);
+    let second = runtime::run_stoppable(
+        run.f,
+        run.site,
+        Box::new(schedule),
+        run.limits,
+        run.stop.as_ref(),
+    );
+    // A re-run cut short by a stop says nothing about the program.
+    if second.stopped {
+        return None;
+    }
     let kind = |ex: &Recording| ex.failure.as_ref().map(|f| f.kind);
     let differing = first
         .events

@@ -31,7 +31,7 @@ use crate::report::{
     render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Persisted, Report,
 };
 use crate::runtime::op::{ShortSite, Site};
-use crate::runtime::{self, Event, Finished, Limits, Recording};
+use crate::runtime::{self, Event, Finished, Limits, Recording, StopHandle};
 use crate::strategy::hb::HbFingerprint;
 use crate::strategy::replay::ReplaySchedule;
 use crate::strategy::{execution_seed, Outcome, Schedule, Strategy, StrategySpec, TraceEvent};
@@ -225,6 +225,38 @@ impl Builder {
     /// [`Config::monitor_atomic_sets`]).
     pub fn monitor_atomic_sets(mut self, monitor: bool) -> Builder {
         self.config.monitor_atomic_sets = monitor;
+        self
+    }
+
+    /// Lets `handle` (or any clone of it) stop the exploration from another OS thread (see
+    /// [`Config::stop`]): once [`StopHandle::stop`] is called, the running executions end at
+    /// their next scheduling point and no new one starts; the report says so
+    /// ([`Report::stopped`]).
+    ///
+    /// ```
+    /// use interleave::sync::atomic::{AtomicBool, Ordering};
+    /// use interleave::StopHandle;
+    ///
+    /// let stop = StopHandle::new();
+    /// let report = std::thread::scope(|scope| {
+    ///     let exploring = scope.spawn(|| {
+    ///         interleave::Builder::new()
+    ///             .stop_handle(stop.clone())
+    ///             .max_steps(u64::MAX)
+    ///             .explore(|| {
+    ///                 // Spins for ever, under control: every load is a scheduling point.
+    ///                 let flag = AtomicBool::new(false);
+    ///                 while !flag.load(Ordering::Relaxed) {}
+    ///             })
+    ///             .unwrap()
+    ///     });
+    ///     stop.stop();
+    ///     exploring.join().unwrap()
+    /// });
+    /// assert!(report.stopped && report.is_ok());
+    /// ```
+    pub fn stop_handle(mut self, handle: StopHandle) -> Builder {
+        self.config.stop = Some(handle);
         self
     }
 

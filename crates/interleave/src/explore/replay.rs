@@ -197,6 +197,7 @@ pub(super) fn replay_token(
         count_states: false,
         monitor_atomic_sets,
         test: token.test.clone(),
+        stop: None,
     };
     let ex = run_token(config, token, f, site);
     let mut report = Report::new(run.spec.clone(), config.seed);

@@ -17,6 +17,8 @@ pub(super) struct Run<'a> {
     pub(super) monitor_atomic_sets: bool,
     /// The test the exploration runs in, which its failures' tokens name.
     pub(super) test: Option<String>,
+    /// Stops the exploration from another OS thread (`Config::stop`).
+    pub(super) stop: Option<StopHandle>,
 }
 
 /// The result of one execution as the driver keeps it.
@@ -26,6 +28,8 @@ pub(super) struct Summary {
     pub(super) threads: usize,
     pub(super) lock_acquisitions: u64,
     pub(super) abandoned: bool,
+    /// A stop ended it before it had ended by itself (`Config::stop`).
+    pub(super) stopped: bool,
     /// It used an object an earlier execution registered (a `static` primitive).
     pub(super) outlived_objects: bool,
     pub(super) trace: Option<Vec<TraceEvent>>,
@@ -114,13 +118,19 @@ fn explore_rounds(
         count_states: config.count_states,
         monitor_atomic_sets: config.monitor_atomic_sets || strategy.monitors_atomic_sets(),
         test: current_test(),
+        stop: config.stop.clone(),
     };
     let mut report = Report::new(run.spec.clone(), config.seed);
     let mut seen_warnings = HashSet::new();
     let mut seen_violations = HashSet::new();
     let mut states: FxHashSet<u128> = FxHashSet::default();
     let sharding = shard::Sharding::new(config.shard, strategy);
-    let planning = Mutex::new(Planner::new(strategy, sharding, config.seed));
+    let planning = Mutex::new(Planner::new(
+        strategy,
+        sharding,
+        config.seed,
+        config.stop.clone(),
+    ));
     with_pool(&run, &planning, workers, |pool| {
         let mut round = 1usize;
         let mut next = 0u64;
@@ -144,6 +154,13 @@ fn explore_rounds(
                 strategy, sharding, ..
             } = &mut *planner;
             for summary in summaries {
+                // A stopped execution is no outcome: it is neither observed nor counted, and
+                // the executions after it are not reported (they ran while the stop was
+                // coming, or were stopped too).
+                if summary.stopped {
+                    report.stopped = true;
+                    break 'rounds;
+                }
                 if automatic && summary.outlived_objects {
                     if ran_on_several {
                         return Err(OutlivedObjects);
@@ -200,6 +217,7 @@ fn explore_rounds(
                 }
             }
             if planner.planned < size {
+                report.stopped |= planner.stopped;
                 break;
             }
             next += size;
@@ -244,6 +262,10 @@ pub(super) struct Planner<'s> {
     /// exhausted, after which nothing more is planned.
     pub(super) planned: u64,
     exhausted: bool,
+    /// Stops planning, as a strategy that has nothing more to try does (`Config::stop`).
+    stop: Option<StopHandle>,
+    /// Planning ended because of the stop, with executions of the budget left.
+    pub(super) stopped: bool,
 }
 
 /// Executions a worker claimed: their positions in the round, and the plans of those it runs
@@ -254,7 +276,12 @@ pub(super) struct Claim {
 }
 
 impl<'s> Planner<'s> {
-    fn new(strategy: &'s mut dyn Strategy, sharding: shard::Sharding, seed: u64) -> Planner<'s> {
+    fn new(
+        strategy: &'s mut dyn Strategy,
+        sharding: shard::Sharding,
+        seed: u64,
+        stop: Option<StopHandle>,
+    ) -> Planner<'s> {
         Planner {
             strategy,
             sharding,
@@ -265,6 +292,8 @@ impl<'s> Planner<'s> {
             end: 0,
             planned: 0,
             exhausted: false,
+            stop,
+            stopped: false,
         }
     }
 
@@ -304,6 +333,13 @@ impl<'s> Planner<'s> {
             if self.exhausted {
                 break;
             }
+            // A stop between executions ends the exploration the way the time budget does:
+            // nothing more is planned.
+            if self.stop.as_ref().is_some_and(StopHandle::is_stopped) {
+                self.exhausted = true;
+                self.stopped = true;
+                break;
+            }
             let Some(schedule) = self.strategy.plan(index, execution_seed(self.seed, index)) else {
                 self.exhausted = true;
                 break;
@@ -334,7 +370,7 @@ pub(super) fn run_one(
     schedule: Box<dyn Schedule + Send>,
     keep_trace: bool,
 ) -> Summary {
-    let mut ex = runtime::run(run.f, run.site, schedule, run.limits);
+    let mut ex = runtime::run_stoppable(run.f, run.site, schedule, run.limits, run.stop.as_ref());
     let mut failure = ex
         .failure
         .clone()
@@ -348,6 +384,7 @@ pub(super) fn run_one(
     // about the program's determinism either.
     if run.check_determinism
         && !ex.abandoned
+        && !ex.stopped
         && !ex.outside_control
         && (sampled || failure.is_some())
     {
@@ -387,6 +424,7 @@ pub(super) fn run_one(
         threads: ex.threads.len(),
         lock_acquisitions: ex.lock_acquisitions,
         abandoned: ex.abandoned,
+        stopped: ex.stopped,
         outlived_objects: ex.outlived_objects,
         trace: events.filter(|_| keep_trace),
         states,

@@ -215,6 +215,11 @@ pub struct Report {
     /// What this shard ran and found, when the exploration was sharded
     /// ([`crate::Config::shard`]); `interleave merge-shards` combines the shards' summaries.
     pub shard: Option<ShardSummary>,
+    /// A [`crate::StopHandle`] stopped the exploration before its budget was spent and before
+    /// its strategy had run out ([`crate::Builder::stop_handle`]): the report holds what the
+    /// executions that ended before the stop found, and the execution the stop cut short is
+    /// not counted. A stop is not a failure.
+    pub stopped: bool,
 }
 
 impl Report {
@@ -233,6 +238,7 @@ impl Report {
             violating_executions: 0,
             notes: Vec::new(),
             shard: None,
+            stopped: false,
         }
     }
 

@@ -83,6 +83,13 @@ impl Values {
             .count()
     }
 
+    /// Forgets every value and guard without dropping them: the end of a stopped execution,
+    /// which runs no destructor (`stop_signal.rs`).
+    pub(crate) fn leak(&mut self) {
+        std::mem::forget(std::mem::take(&mut self.entries));
+        self.completed = 0;
+    }
+
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
         self.completed = 0;

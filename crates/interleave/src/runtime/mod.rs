@@ -29,7 +29,8 @@
 //! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
 //! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
 //! tasks left when a passing execution ends; `kept.rs` drops the values threads kept until
-//! the end, as their threads; `teardown.rs` ends an execution after a failure.
+//! the end, as their threads; `teardown.rs` ends an execution after a failure;
+//! `stop_signal.rs` stops one from another OS thread and ends it as a process exits.
 
 pub(crate) mod annotations;
 mod atomics;
@@ -51,6 +52,7 @@ mod recording;
 pub(crate) mod schedule;
 mod signal_text;
 mod stacks;
+mod stop_signal;
 mod switching;
 mod teardown;
 mod timers;
@@ -79,11 +81,13 @@ pub use memory::MemoryModel;
 pub use recording::{ChannelStep, TraceEvent, TraceTarget};
 pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, ThreadRecord};
 pub use schedule::{Schedule, ABANDON};
+pub use stop_signal::StopHandle;
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
 use ending::unwind_at_end;
 use kept::{drop_kept_values, drop_kept_values_after_the_end};
 pub(crate) use live::new_exploration;
+use stop_signal::abandon_at_stop;
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
@@ -334,6 +338,9 @@ pub(crate) struct Execution {
     coroutine_buffer: Vec<Option<ThreadCoroutine>>,
     guard_buffer: Vec<guard::Guarded>,
     schedule: Box<dyn Schedule + Send>,
+    /// The handle that stops the execution from another OS thread, if it has one
+    /// (`stop_signal.rs`).
+    stop_handle: Option<StopHandle>,
     /// The weak memory model's state (used when `Limits::memory` is `Weak`).
     memory: memory::WeakMemory,
 }
@@ -599,7 +606,11 @@ pub(crate) fn current_tag() -> Option<u64> {
 
 impl Execution {
     /// A fresh execution, reusing the buffers of the last one that ran on this OS thread.
-    fn new(schedule: Box<dyn Schedule + Send>, limits: Limits) -> Box<Execution> {
+    fn new(
+        schedule: Box<dyn Schedule + Send>,
+        limits: Limits,
+        stop_handle: Option<StopHandle>,
+    ) -> Box<Execution> {
         if let Some(mut spare) = SPARE.with(|spare| spare.borrow_mut().take()) {
             spare.tag = fresh_tag();
             spare.threads.clear();
@@ -623,6 +634,7 @@ impl Execution {
             spare.timers.clear();
             spare.next_timer = 0;
             spare.schedule = schedule;
+            spare.stop_handle = stop_handle;
             spare.memory.clear();
             return spare;
         }
@@ -653,6 +665,7 @@ impl Execution {
             coroutine_buffer: Vec::new(),
             guard_buffer: Vec::new(),
             schedule,
+            stop_handle,
             memory: memory::WeakMemory::default(),
         })
     }
@@ -889,9 +902,9 @@ impl Execution {
     /// failure. It happened before whatever else ended the execution, so it replaces a deadlock
     /// or step-bound verdict, which it likely caused (a worker that panicked never signals), and
     /// keeps that verdict as a note; any other failure stays and gets the panic as a note. An
-    /// abandoned execution stopped before it could join, so it reports nothing.
+    /// abandoned or stopped execution ended before it could join, so it reports nothing.
     fn unobserved_panic(&mut self) {
-        if self.recording.abandoned {
+        if self.recording.abandoned || self.recording.stopped {
             return;
         }
         let Some(index) = (0..self.threads.len())
@@ -1464,6 +1477,18 @@ pub(crate) fn run(
     schedule: Box<dyn Schedule + Send>,
     limits: Limits,
 ) -> Finished {
+    run_stoppable(main, site, schedule, limits, None)
+}
+
+/// Runs one execution of `main` under `schedule`, which `stop` ends at its next scheduling
+/// point once it is stopped (`stop_signal.rs`).
+pub(crate) fn run_stoppable(
+    main: &(dyn Fn() + Sync),
+    site: Site,
+    schedule: Box<dyn Schedule + Send>,
+    limits: Limits,
+    stop: Option<&StopHandle>,
+) -> Finished {
     panics::install_hook();
     guard::prepare();
     // SAFETY: the main thread's coroutine finishes, is unwound or is abandoned (never resumed
@@ -1474,7 +1499,7 @@ pub(crate) fn run(
         "interleave executions cannot be nested: interleave::check was called inside a test \
          that is already running under interleave"
     );
-    let mut execution = Execution::new(schedule, limits);
+    let mut execution = Execution::new(schedule, limits, stop.cloned());
     execution.panicking_at_start = std::thread::panicking();
     let _live = live::start(execution.tag, limits.exploration);
     match execution.stack_for(None, None, site) {
@@ -1534,7 +1559,7 @@ pub(crate) fn run(
     with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
     // A foreign wake that no deadlock check saw still explains what the execution did.
     with(|ex| {
-        if ex.recording.failure.is_none() {
+        if ex.recording.failure.is_none() && !ex.recording.stopped {
             if let Some(message) = ex.foreign.explanation(ex.tag) {
                 ex.recording.outside_control = true;
                 ex.current = 0;
@@ -1543,6 +1568,11 @@ pub(crate) fn run(
         }
     });
 
+    // A stopped execution ends as a process does, without unwinding anything; after it,
+    // teardown finds every coroutine gone and the steps below have nothing left to drop.
+    if with(|ex| ex.recording.stopped) {
+        abandon_at_stop(&mut coroutines.0);
+    }
     teardown(&mut coroutines.0);
     // After teardown, which records the panics that were unwinding when the execution stopped
     // as unobserved too.
@@ -1582,6 +1612,8 @@ pub(crate) fn run(
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
     let mut execution = unsafe { Box::from_raw(raw) };
+    // The buffers wait for the next execution on this OS thread; the handle must not.
+    execution.stop_handle = None;
     execution.coroutine_buffer = coroutines.into_buffer();
     execution.guard_buffer = guard_buffer;
     execution.complete_recording();

@@ -87,6 +87,9 @@ pub(crate) struct Recording {
     pub failure: Option<FailureInfo>,
     /// The schedule ended the execution early (`ABANDON`).
     pub abandoned: bool,
+    /// A `StopHandle` stopped the execution at a scheduling point before it had ended
+    /// (`stop_signal.rs`); its threads were abandoned, not torn down.
+    pub stopped: bool,
     /// Something outside the schedule's control changed what the execution did: a stack that
     /// could not be allocated, a waker woken from a foreign OS thread. Re-running it under the
     /// same schedule says nothing about the program's determinism.
@@ -128,6 +131,7 @@ impl Recording {
             lock_acquisitions: 0,
             failure: None,
             abandoned: false,
+            stopped: false,
             outside_control: false,
             outlived_objects: false,
             warnings: Vec::new(),
@@ -151,6 +155,7 @@ impl Recording {
         self.lock_acquisitions = 0;
         self.failure = None;
         self.abandoned = false;
+        self.stopped = false;
         self.outside_control = false;
         self.outlived_objects = false;
         self.warnings.clear();

@@ -166,6 +166,13 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     if ex.recording.failure.is_some() {
         return None;
     }
+    // A stop ends the execution here, before the end of the test or the step bound could make
+    // anything of it (`stop_signal.rs`); an execution whose threads have all finished has
+    // ended by itself.
+    if ex.stop_requested() && ex.threads.iter().any(|t| !t.finished) {
+        ex.end_at_stop();
+        return None;
+    }
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
     // threads and the tasks somebody may still await run to their end, and the detached tasks
     // (their handles dropped) only while those do; when only detached tasks are left, the
@@ -278,13 +285,15 @@ impl Execution {
     }
 
     /// Whether `op`, announced right after a data access to an untracked object, skips the
-    /// schedule: it is one too, and the execution goes on (no failure, step bound not hit).
+    /// schedule: it is one too, and the execution goes on (no failure, step bound not hit, no
+    /// stop asked for: `decide` ends the execution at those).
     #[inline(always)]
     pub(super) fn fast_path(&self, op: Op) -> bool {
         op.kind.is_data_access()
             && self.objects[op.object as usize].untracked
             && self.recording.failure.is_none()
             && self.steps() < self.recording.limits.max_steps
+            && !self.stop_requested()
     }
 
     /// Records step `chosen`, makes it the running thread, and applies the synchronisation

@@ -7,6 +7,7 @@ mod bad_input;
 mod probe;
 mod stacks;
 mod statics;
+mod stopping;
 mod teardown;
 
 use std::time::Duration;
