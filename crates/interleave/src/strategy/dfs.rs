@@ -562,8 +562,8 @@ pub(super) struct YieldRule {
     /// Yields a thread makes in a row before the one it waits at (see
     /// [`YieldRule::with_free_yields`]); 0 for the rule itself.
     free_yields: u32,
-    /// The thread that took the last step, and how many yields it has made since another
-    /// thread last stepped (kept only with free yields).
+    /// The thread whose row of yields is being counted, and how many it has made: the row
+    /// ends when another thread takes a step (kept only with free yields).
     run: Option<(usize, u32)>,
 }
 
