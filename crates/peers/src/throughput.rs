@@ -449,6 +449,8 @@ pub struct Options {
     pub exhaustion_only: bool,
     /// Whether to run only the thread workloads' throughput tables.
     pub workloads_only: bool,
+    /// Whether to run only the table of `dfs` split among workers ([`crate::split_search`]).
+    pub split_only: bool,
 }
 
 impl Options {
@@ -460,6 +462,7 @@ impl Options {
         let mut async_only = false;
         let mut exhaustion_only = false;
         let mut workloads_only = false;
+        let mut split_only = false;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -474,6 +477,7 @@ impl Options {
                 "--async-only" => async_only = true,
                 "--exhaustion-only" => exhaustion_only = true,
                 "--workloads-only" => workloads_only = true,
+                "--split-only" => split_only = true,
                 "--bench" => {}
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -489,6 +493,7 @@ impl Options {
             async_only,
             exhaustion_only,
             workloads_only,
+            split_only,
         })
     }
 }
@@ -499,7 +504,8 @@ const USAGE: &str =
     --quick         smoke run: 300 executions, one repetition\n  \
     --async-only    only the async task-switch section (interleave::future vs shuttle::future)\n  \
     --exhaustion-only  only the executions-to-exhaust table (interleave dpor vs loom)\n  \
-    --workloads-only   only the thread workloads' throughput tables";
+    --workloads-only   only the thread workloads' throughput tables\n  \
+    --split-only       only dfs split among 1 and 2 workers on the exhaustion programs";
 
 fn parse_count(v: &str) -> Result<u64, String> {
     let n: u64 = v
@@ -535,6 +541,10 @@ pub fn run(opts: &Options) {
     }
     if opts.workloads_only {
         run_thread_workloads(opts);
+        return;
+    }
+    if opts.split_only {
+        crate::split_search::run(opts.repetitions);
         return;
     }
     if !opts.async_only {

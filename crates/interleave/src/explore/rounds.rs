@@ -56,11 +56,11 @@ pub(crate) fn limits(config: &Config) -> Limits {
 /// An exploration with automatic workers ran executions on several, and then one of its
 /// executions used an object an earlier execution had registered (a `static` primitive): the
 /// order in which executions used it was not the one-worker order, so it starts again on one.
-struct OutlivedObjects;
+pub(super) struct OutlivedObjects;
 
 /// Executions that run on one worker before an automatic exploration uses several: the second
 /// is the first that can meet an object the first registered, such as a `static` primitive.
-const PROBE_EXECUTIONS: u64 = 2;
+pub(super) const PROBE_EXECUTIONS: u64 = 2;
 
 /// Explores `f` under `strategy` with the settings of `config` and reports what it found.
 ///
@@ -113,11 +113,13 @@ fn explore_rounds(
         monitor_atomic_sets: config.monitor_atomic_sets || strategy.monitors_atomic_sets(),
         test: current_test(),
     };
-    let mut report = Report::new(run.spec.clone(), config.seed);
-    let mut seen_warnings = HashSet::new();
-    let mut seen_violations = HashSet::new();
-    let mut states: FxHashSet<u128> = FxHashSet::default();
-    let mut sharding = shard::Sharding::new(config.shard, strategy);
+    let mut collector = Collector::new(config, &run, strategy);
+    if let (Some(search), true) = (strategy.subtree_search(), collector.splits_trees(&run)) {
+        if workers > 1 {
+            super::tree_split::explore(&run, strategy, search, &mut collector, workers, automatic)?;
+            return Ok(collector.finish(strategy, &run));
+        }
+    }
     with_pool(&run, workers, |pool| {
         let mut round = 1usize;
         let mut next = 0u64;
@@ -132,7 +134,8 @@ fn explore_rounds(
                 match strategy.plan(index, execution_seed(config.seed, index)) {
                     Some(schedule) => {
                         planned += 1;
-                        if let Some(schedule) = sharding.admit(strategy, index, schedule) {
+                        if let Some(schedule) = collector.sharding.admit(strategy, index, schedule)
+                        {
                             plans.push((index, schedule, strategy.wants_trace(index)));
                         }
                     }
@@ -150,53 +153,8 @@ fn explore_rounds(
                     }
                     outlived_objects = true;
                 }
-                strategy.observe(
-                    summary.index,
-                    &Outcome {
-                        steps: summary.steps,
-                        threads: summary.threads,
-                        failed: summary.failure.is_some(),
-                        abandoned: summary.abandoned,
-                        lock_acquisitions: summary.lock_acquisitions,
-                        trace: summary.trace.as_deref(),
-                        feedback: summary.feedback.as_deref(),
-                        declarations: summary.declarations.as_ref(),
-                        violations: summary.violations.len(),
-                    },
-                );
-                match sharding.reports(
-                    summary.index,
-                    summary.failure.is_some(),
-                    config.stop_on_first_failure,
-                ) {
-                    shard::Reported::Yes => {}
-                    shard::Reported::No => continue,
-                    shard::Reported::NoAndStop => break 'rounds,
-                }
-                report.executions += 1;
-                report.steps += summary.steps;
-                if !summary.violations.is_empty() {
-                    report.violating_executions += 1;
-                }
-                for violation in summary.violations {
-                    if seen_violations.insert(violation.key.clone()) {
-                        report.violations.push(violation);
-                    }
-                }
-                states.extend(summary.states);
-                for warning in summary.warnings {
-                    if seen_warnings.insert(warning.clone()) {
-                        report.warnings.push(warning);
-                    }
-                }
-                if let Some(mut failure) = summary.failure {
-                    if let Some(member) = strategy.member(summary.index) {
-                        failure.strategy = format!("{}, member {member}", failure.strategy);
-                    }
-                    report.failures.push(failure);
-                    if config.stop_on_first_failure {
-                        break 'rounds;
-                    }
+                if collector.take(strategy, summary) == Flow::Stop {
+                    break 'rounds;
                 }
             }
             if planned < size {
@@ -207,15 +165,123 @@ fn explore_rounds(
         }
         Ok(())
     })?;
-    report.shard = sharding.summary(config, &report, run.test.clone());
-    report.strategy_stats = strategy.stats();
-    report.states = config.count_states.then_some(states.len() as u64);
-    for warning in strategy.warnings() {
-        if seen_warnings.insert(warning.clone()) {
-            report.warnings.push(warning);
+    Ok(collector.finish(strategy, &run))
+}
+
+/// Whether an exploration goes on after an execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Flow {
+    Continue,
+    Stop,
+}
+
+/// The report under construction: the strategy observes each summary, in index order, and the
+/// report adds it up.
+pub(super) struct Collector<'c> {
+    config: &'c Config,
+    report: Report,
+    seen_warnings: HashSet<String>,
+    seen_violations: HashSet<String>,
+    states: FxHashSet<u128>,
+    sharding: shard::Sharding,
+}
+
+impl<'c> Collector<'c> {
+    fn new(config: &'c Config, run: &Run<'_>, strategy: &dyn Strategy) -> Collector<'c> {
+        Collector {
+            config,
+            report: Report::new(run.spec.clone(), config.seed),
+            seen_warnings: HashSet::new(),
+            seen_violations: HashSet::new(),
+            states: FxHashSet::default(),
+            sharding: shard::Sharding::new(config.shard, strategy),
         }
     }
-    Ok(report)
+
+    /// Whether the exploration may split a search tree among workers: it is not sharded (a
+    /// shard splits the tree its own way) and does not check atomic sets (a violation's
+    /// description names its execution, which a worker searching a subtree does not know).
+    fn splits_trees(&self, run: &Run<'_>) -> bool {
+        self.config.shard.is_none() && !run.monitor_atomic_sets
+    }
+
+    /// The exploration's execution budget.
+    pub(super) fn budget(&self) -> u64 {
+        self.config.executions
+    }
+
+    /// Lets `strategy` observe `summary`, the next in index order, and adds it to the report.
+    pub(super) fn take(&mut self, strategy: &mut dyn Strategy, summary: Summary) -> Flow {
+        let config = self.config;
+        strategy.observe(summary.index, &outcome_of(&summary));
+        match self.sharding.reports(
+            summary.index,
+            summary.failure.is_some(),
+            config.stop_on_first_failure,
+        ) {
+            shard::Reported::Yes => {}
+            shard::Reported::No => return Flow::Continue,
+            shard::Reported::NoAndStop => return Flow::Stop,
+        }
+        let report = &mut self.report;
+        report.executions += 1;
+        report.steps += summary.steps;
+        if !summary.violations.is_empty() {
+            report.violating_executions += 1;
+        }
+        for violation in summary.violations {
+            if self.seen_violations.insert(violation.key.clone()) {
+                report.violations.push(violation);
+            }
+        }
+        self.states.extend(summary.states);
+        for warning in summary.warnings {
+            if self.seen_warnings.insert(warning.clone()) {
+                report.warnings.push(warning);
+            }
+        }
+        if let Some(mut failure) = summary.failure {
+            if let Some(member) = strategy.member(summary.index) {
+                failure.strategy = format!("{}, member {member}", failure.strategy);
+            }
+            report.failures.push(failure);
+            if config.stop_on_first_failure {
+                return Flow::Stop;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// The finished report.
+    fn finish(mut self, strategy: &dyn Strategy, run: &Run<'_>) -> Report {
+        let mut report = self.report;
+        report.shard = self
+            .sharding
+            .summary(self.config, &report, run.test.clone());
+        report.strategy_stats = strategy.stats();
+        report.states = self.config.count_states.then_some(self.states.len() as u64);
+        for warning in strategy.warnings() {
+            if self.seen_warnings.insert(warning.clone()) {
+                report.warnings.push(warning);
+            }
+        }
+        report
+    }
+}
+
+/// What `strategy.observe` learns from `summary`.
+pub(super) fn outcome_of(summary: &Summary) -> Outcome<'_> {
+    Outcome {
+        steps: summary.steps,
+        threads: summary.threads,
+        failed: summary.failure.is_some(),
+        abandoned: summary.abandoned,
+        lock_acquisitions: summary.lock_acquisitions,
+        trace: summary.trace.as_deref(),
+        feedback: summary.feedback.as_deref(),
+        declarations: summary.declarations.as_ref(),
+        violations: summary.violations.len(),
+    }
 }
 
 pub(super) fn run_one(

@@ -118,7 +118,7 @@ struct Node {
 
 /// The search tree of a stateless depth-first search.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Tree {
+pub(crate) struct Tree {
     nodes: Vec<Node>,
     /// The index in `nodes` of each thread step, in step order (value nodes sit between).
     steps: Vec<usize>,
@@ -134,6 +134,11 @@ pub(super) struct Tree {
     sleep_blocked: u64,
     /// The preemption bound (see [`Tree::bounded`]), if any.
     bound: Option<u32>,
+    /// For the search of one subtree (see [`Tree::below`]): the choices that lead to it, which
+    /// the first execution follows; empty for the whole tree.
+    root: Vec<usize>,
+    /// The number of choices the last planned execution was told to follow.
+    planned: usize,
 }
 
 /// What one execution reports: every decision, in order, and for every step the threads whose
@@ -146,6 +151,9 @@ pub(super) struct Steps {
     ended_waits: Vec<(usize, usize)>,
     /// Thread steps so far.
     thread_steps: usize,
+    /// The decisions left out at the front of `decisions`: the prefix the execution followed,
+    /// which the tree that observes it already holds (see [`Tree::forget_known`]).
+    omitted: usize,
     /// The thread steps that ended a wait by its timeout (yields, for the yield rule), in
     /// order; the trace does not say which waits timed out.
     timeouts: Vec<usize>,
@@ -194,6 +202,77 @@ impl Tree {
         }
     }
 
+    /// The search of the subtree of this (not yet started) tree below the choices `root`: its
+    /// first execution follows `root`, and it never backtracks into the nodes of `root`, so it
+    /// runs exactly the executions of the whole search that begin with `root`, in the same
+    /// order and with the same schedules (the tree below a node depends only on the path to
+    /// it). Only for trees without sleep sets, whose subtrees do not depend on each other.
+    pub(super) fn below(&self, root: Vec<usize>) -> Tree {
+        debug_assert!(!self.sleep_sets, "a DPOR subtree depends on the others");
+        Tree {
+            bound: self.bound,
+            root,
+            ..Tree::default()
+        }
+    }
+
+    /// Gives away the options still to try at the shallowest node below the root that has
+    /// some, as the roots of their subtrees in the order this search would have tried them
+    /// (which is the order of the whole search); this search then skips them. Called between
+    /// an execution's observation and the next plan. Empty when no node has an option left.
+    pub(super) fn give_away(&mut self) -> Vec<Vec<usize>> {
+        if self.finished {
+            return Vec::new();
+        }
+        for depth in self.root.len()..self.nodes.len() {
+            let untried = self.untried(&self.nodes[depth]);
+            if untried.is_empty() {
+                continue;
+            }
+            let node = &mut self.nodes[depth];
+            node.done.extend_from_slice(&untried);
+            let path: Vec<usize> = self.nodes[..depth]
+                .iter()
+                .map(|n| n.decision.chosen)
+                .collect();
+            return untried
+                .into_iter()
+                .map(|option| {
+                    let mut root = path.clone();
+                    root.push(option);
+                    root
+                })
+                .collect();
+        }
+        Vec::new()
+    }
+
+    /// Leaves out of `feedback`, the feedback of the execution planned last, the decisions of
+    /// the prefix it followed: every tree that observes it holds them already, and a
+    /// summary kept for a while costs less without them (`explore/tree_split.rs`).
+    pub(super) fn forget_known(&self, feedback: &mut Option<Box<dyn Any + Send>>) {
+        if let Some(steps) = feedback.as_mut().and_then(|f| f.downcast_mut::<Steps>()) {
+            let known = self.planned.min(steps.decisions.len());
+            steps.decisions.drain(..known);
+            steps.omitted = known;
+        }
+    }
+
+    /// The options `backtrack` would still try at `node`, in the order it would try them.
+    fn untried(&self, node: &Node) -> Vec<usize> {
+        let mut untried: Vec<usize> = node
+            .backtrack
+            .iter()
+            .copied()
+            .filter(|t| !node.done.contains(t))
+            .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
+            .filter(|&t| self.within_bound(node, t))
+            .collect();
+        untried.sort_unstable();
+        untried.dedup();
+        untried
+    }
+
     /// The preemption bound, if any.
     pub(super) fn bound(&self) -> Option<u32> {
         self.bound
@@ -239,11 +318,17 @@ impl Tree {
             }
             None => Vec::new(),
         });
-        Some(Box::new(PrefixSchedule {
-            prefix: self.nodes[..self.prefix]
+        let prefix = if self.nodes.is_empty() {
+            self.root.clone()
+        } else {
+            self.nodes[..self.prefix]
                 .iter()
                 .map(|n| n.decision.chosen)
-                .collect(),
+                .collect()
+        };
+        self.planned = prefix.len();
+        Some(Box::new(PrefixSchedule {
+            prefix,
             steps: Steps::default(),
             rule: YieldRule::for_search(),
             yielded: false,
@@ -267,7 +352,13 @@ impl Tree {
         self.nodes.truncate(self.prefix);
         self.steps
             .truncate(self.steps.partition_point(|&n| n < self.prefix));
-        for decision in steps.decisions.iter().skip(self.prefix) {
+        // The decisions are those past the prefix when the prefix was left out: a tree
+        // observes an execution it planned itself, or one with the same prefix.
+        debug_assert!(
+            steps.omitted <= self.prefix,
+            "a decision of the prefix is missing"
+        );
+        for decision in steps.decisions.iter().skip(self.prefix - steps.omitted) {
             let backtrack = match decision.choice {
                 Choice::Thread if !all => vec![decision.chosen],
                 Choice::Value { bound } => {
@@ -387,19 +478,13 @@ impl Tree {
         }
     }
 
-    /// Moves to the deepest node with an option still to try; false when there is none.
+    /// Moves to the deepest node with an option still to try; false when there is none. A
+    /// subtree's search (see [`Tree::below`]) never backtracks into its root's nodes.
     pub(super) fn backtrack(&mut self) -> bool {
-        let bound = self.bound;
-        while let Some(node) = self.nodes.last_mut() {
-            let next = node
-                .backtrack
-                .iter()
-                .copied()
-                .filter(|t| !node.done.contains(t))
-                .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
-                .filter(|&t| within(bound, node.decision.preemptions_with(t)))
-                .min();
-            if let Some(option) = next {
+        while self.nodes.len() > self.root.len() {
+            let last = self.nodes.len() - 1;
+            if let Some(&option) = self.untried(&self.nodes[last]).first() {
+                let node = &mut self.nodes[last];
                 node.decision.chosen = option;
                 node.done.push(option);
                 self.prefix = self.nodes.len();
@@ -893,6 +978,11 @@ impl Strategy for Dfs {
         // The tree below a node depends only on the path to it (no sleep sets, no
         // backtracking points added from elsewhere), so shards can search disjoint subtrees.
         true
+    }
+
+    fn subtree_search(&self) -> Option<super::SubtreeSearch> {
+        // For the same reason, workers can search disjoint subtrees at once.
+        Some(super::SubtreeSearch::whole(&self.tree))
     }
 
     fn observe(&mut self, _execution: u64, outcome: &Outcome) {

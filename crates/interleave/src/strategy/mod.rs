@@ -30,6 +30,7 @@ pub(crate) mod replay;
 mod rff;
 mod rpro;
 mod spec;
+mod subtree;
 mod surw;
 mod thread_bound;
 mod time_budget;
@@ -52,6 +53,7 @@ pub use random::Random;
 pub use rff::Rff;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec, STRATEGY_NAMES};
+pub use subtree::SubtreeSearch;
 pub use surw::Surw;
 pub use thread_bound::ThreadBound;
 pub use time_budget::TimeBudget;
@@ -124,6 +126,15 @@ pub trait Strategy: Send {
     /// (`explore/prefix_split.rs`). Default: false.
     fn splits_by_prefix(&self) -> bool {
         false
+    }
+
+    /// For a depth-first search that has not started: the search of its whole tree, which
+    /// several workers then split into subtrees (`explore/tree_split.rs`), each explored in
+    /// the order of the whole search, so that the report is the one a single worker gives.
+    /// Only a search whose subtrees do not depend on each other may return one. Default:
+    /// `None`, and executions run in rounds ([`Strategy::round_size`]).
+    fn subtree_search(&self) -> Option<SubtreeSearch> {
+        None
     }
 
     /// Whether [`observe`](Strategy::observe) needs the whole trace of execution `execution`
