@@ -89,8 +89,10 @@ struct Board {
     /// Workers may take tasks (false for automatic workers' probe executions).
     open: bool,
     stopped: bool,
-    /// Threads waiting for a change.
-    sleepers: usize,
+    /// Whether the driver waits for a change.
+    driver_sleeps: bool,
+    /// Helpers waiting for a change.
+    helpers_sleeping: usize,
     /// A panic that escaped a worker, which the driver raises again.
     escaped: Option<Box<dyn Any + Send>>,
 }
@@ -212,7 +214,11 @@ impl Board {
 /// The board, its wake-ups, and the request for work.
 struct Shared {
     board: Mutex<Board>,
-    changed: Condvar,
+    /// Wakes the driver: a summary arrived or a task ended (or anything helpers wait for).
+    driver_wake: Condvar,
+    /// Wakes the helpers: a task was given away or paused, or room freed up. They are not
+    /// woken by every summary, which would wake a helper waiting for room at every execution.
+    helpers_wake: Condvar,
     /// A worker found nothing to do: the next worker between executions gives part of its
     /// subtree away.
     wanted: AtomicBool,
@@ -223,23 +229,44 @@ impl Shared {
         self.board.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Wakes the waiting threads, if any, after a change to `board`.
-    fn changed(&self, board: &Board) {
-        if board.sleepers > 0 {
-            self.changed.notify_all();
+    /// Wakes the driver, if it waits, after a change to `board` only it cares about.
+    fn wake_driver(&self, board: &Board) {
+        if board.driver_sleeps {
+            self.driver_wake.notify_one();
+        }
+    }
+
+    /// Wakes every waiting thread after a change to `board`.
+    fn wake_all(&self, board: &Board) {
+        self.wake_driver(board);
+        if board.helpers_sleeping > 0 {
+            self.helpers_wake.notify_all();
         }
     }
 
     /// Waits for a change, asking for work meanwhile when a new task could run (otherwise
     /// the tasks given away would only pile up, unpicked).
-    fn wait<'b>(&'b self, mut board: MutexGuard<'b, Board>) -> MutexGuard<'b, Board> {
+    fn wait<'b>(&'b self, mut board: MutexGuard<'b, Board>, driver: bool) -> MutexGuard<'b, Board> {
         if board.room() {
             self.wanted.store(true, Ordering::Relaxed);
         }
-        board.sleepers += 1;
-        let mut board = self.changed.wait(board).unwrap_or_else(|p| p.into_inner());
-        board.sleepers -= 1;
-        board
+        if driver {
+            board.driver_sleeps = true;
+            let mut board = self
+                .driver_wake
+                .wait(board)
+                .unwrap_or_else(|p| p.into_inner());
+            board.driver_sleeps = false;
+            board
+        } else {
+            board.helpers_sleeping += 1;
+            let mut board = self
+                .helpers_wake
+                .wait(board)
+                .unwrap_or_else(|p| p.into_inner());
+            board.helpers_sleeping -= 1;
+            board
+        }
     }
 
     /// Runs the next execution of `held`; returns it while it has more to run now, and `None`
@@ -253,13 +280,13 @@ impl Shared {
             } else {
                 let mut board = self.board();
                 board.add_children(held.0, given);
-                self.changed(&board);
+                self.wake_all(&board);
             }
         }
         let Some(schedule) = held.1.plan() else {
             let mut board = self.board();
             board.tasks[held.0].finished = true;
-            self.changed(&board);
+            self.wake_driver(&board);
             return None;
         };
         let mut summary = run_one(run, 0, schedule, false);
@@ -271,13 +298,14 @@ impl Shared {
         }
         board.tasks[held.0].results.push_back(summary);
         board.waiting += 1;
-        self.changed(&board);
+        self.wake_driver(&board);
         if board.beyond_budget(held.0) {
             board.tasks[held.0].finished = true;
             return None;
         }
         if !board.may_run(held.0) {
             board.idle.push(held);
+            self.wake_all(&board);
             return None;
         }
         Some(held)
@@ -287,7 +315,8 @@ impl Shared {
     fn stop(&self) {
         let mut board = self.board();
         board.stopped = true;
-        self.changed.notify_all();
+        self.driver_wake.notify_all();
+        self.helpers_wake.notify_all();
     }
 }
 
@@ -324,10 +353,12 @@ pub(super) fn explore(
             budget: collector.budget(),
             open: !automatic,
             stopped: false,
-            sleepers: 0,
+            driver_sleeps: false,
+            helpers_sleeping: 0,
             escaped: None,
         }),
-        changed: Condvar::new(),
+        driver_wake: Condvar::new(),
+        helpers_wake: Condvar::new(),
         wanted: AtomicBool::new(false),
     };
     std::thread::scope(|scope| {
@@ -337,7 +368,8 @@ pub(super) fn explore(
                     let mut board = shared.board();
                     board.escaped = Some(payload);
                     board.stopped = true;
-                    shared.changed.notify_all();
+                    shared.driver_wake.notify_all();
+                    shared.helpers_wake.notify_all();
                 }
             });
         }
@@ -366,7 +398,7 @@ fn help(shared: &Shared, run: &Run<'_>) {
                 if let Some(held) = board.pick() {
                     break held;
                 }
-                board = shared.wait(board);
+                board = shared.wait(board, false);
             }
         };
         while let Some(next) = shared.step(run, held) {
@@ -406,7 +438,12 @@ fn drive(
             if let Some(payload) = board.escaped.take() {
                 resume_unwind(payload);
             }
-            board.next(index)
+            let next = board.next(index);
+            // A summary read may free room under the cap for a helper.
+            if board.helpers_sleeping > 0 && board.room() && !board.idle.is_empty() {
+                shared.helpers_wake.notify_all();
+            }
+            next
         };
         let summary = match next {
             Next::Ready(summary) => {
@@ -432,7 +469,7 @@ fn drive(
                         let picked = board.pick();
                         if picked.is_none() && !board.stopped {
                             // Woken by a summary, a task given away, or a panic.
-                            drop(shared.wait(board));
+                            drop(shared.wait(board, true));
                         }
                         picked
                     }
@@ -452,7 +489,7 @@ fn drive(
         if automatic && index == PROBE_EXECUTIONS && !alone {
             let mut board = shared.board();
             board.open = true;
-            shared.changed(&board);
+            shared.wake_all(&board);
         }
         if collector.take(strategy, summary) == Flow::Stop {
             break;
