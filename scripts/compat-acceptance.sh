@@ -57,9 +57,50 @@ shuttle_internal "replays a schedule string in shuttle's encoding, which is no i
   demo::async_match_deadlock::async_match_deadlock_replay demo::bounded_buffer::test_bounded_buffer_minimal_deadlock_replay
 shuttle_internal "expects shuttle's runner to install a tracing dispatcher per task and to emit its scheduler's tracing events" \
   basic::tracing::default_dispatcher_is_per_task basic::tracing::default_dispatcher_is_per_task_under_global_default \
-  basic::labels::test_tracing_without_label_fn
+  basic::labels::test_tracing_without_label_fn basic::execution::try_get_current_task_from_a_tracing_subscriber \
+  basic::teardown::task_spans_close_while_the_execution_is_there
+shuttle_internal "expects the text of shuttle's internal panic, which names its ExecutionState; interleave's names interleave::check" \
+  basic::execution::failure_outside_execution
+shuttle_internal "bounds shuttle's own count of scheduling points between resets of it to 7; interleave's step bound counts every step of the execution and cannot be reset" \
+  basic::execution::do_reset_step_count
 shuttle_internal "expects the exact schedules of shuttle's PCT (its priorities and change points), not PCT's guarantee" \
   basic::pct::figure1a_pct basic::pct::no_concurrency basic::pct::yield_spin_loop_unfair
+
+# shuttle tests that assert a behaviour shuttle's own comments in them mark as differing from
+# std (a TODO or "isn't consistent with std"); interleave keeps std's behaviour there.
+shuttle_not_std() { # reason tests...
+  local reason=$1 test
+  shift
+  for test in "$@"; do known[shuttle/shuttle/$test]="not std (shuttle's own comment says so): $reason"; done
+}
+shuttle_not_std "Relaxed atomics read as if sequentially consistent; interleave's weak memory model produces the outcome the test rules out" \
+  basic::atomic::relaxed_orderings_work
+shuttle_not_std "wait_timeout never times out in shuttle; interleave lets the deadline pass at any scheduling point after the wait started" \
+  basic::condvar::notify_one_while_timeout
+shuttle_not_std "a panic in a thread fails the test even when join returns it; under std (and interleave) join returns Err" \
+  basic::mpsc::mpsc_oneshot_single_thread_recv_chan_close
+shuttle_not_std "a second read of an RwLock by its reader is refused even with no writer; interleave, like std on Linux and Windows, deadlocks it only when a writer waits in between (and explores that schedule)" \
+  basic::rwlock::double_read basic::rwlock::double_try_read basic::rwlock::read_try_read
+
+shuttle_internal "asserts that shuttle cannot attribute a detached task's panic while another task unwinds one (its message \"can't tell which task it is\" must show up); interleave attributes every panic to its thread, so the test's count of such losses stays 0" \
+  basic::teardown::panic_of_detached_task_while_another_task_unwinds_fails_test
+shuttle_internal "counts on shuttle's default ContinuationFunctionBehavior::Leak, which leaks a failed execution's parked futures and unstarted tasks; interleave always drops them as their tasks during teardown, as shuttle's Drop setting does (its twin, failed_execution_drops_its_leftovers_if_configured, passes)" \
+  basic::teardown::failed_execution_with_leftovers_reports_its_failure
+
+# shuttle tests whose assertion std cannot produce; interleave keeps std's behaviour there.
+shuttle_differs_from_std() { # reason tests...
+  local reason=$1 test
+  shift
+  for test in "$@"; do known[shuttle/shuttle/$test]="not std: $reason"; done
+}
+shuttle_differs_from_std "every panic of a task fails shuttle's test even when join returns it, so the test counts a failure per panic; under std (and interleave) join returns Err and only a panic nobody observes fails (one still unwinding when the execution stops is reported)" \
+  basic::teardown::panic_of_task_unwinding_when_the_execution_stops_fails_test
+shuttle_differs_from_std "shuttle fails the test at the first panic of any task and never resumes a task that is unwinding one; under std the second task's panic is no failure of the first, which goes on unwinding, and its destructor's panic during the unwind aborts the process, as it does here after interleave prints the report and a replay token (Builder::panic_stops_execution, shuttle's immediately_return_on_panic, leaks the stack instead)" \
+  basic::teardown::failed_execution_leaks_the_stack_of_a_task_unwinding_a_panic
+shuttle_differs_from_std "std never drops a static, so a static's destructor that would block never runs and nothing fails; interleave drops lazy_static! values after the execution, on the scheduler loop's stack, where visible operations of destructors are no-ops (teardown.rs), so nothing fails either; the test expects shuttle's failure message" \
+  basic::teardown::blocking_static_destructor_fails_test
+shuttle_differs_from_std "a static Once is one per process under std, so tests running at once on several OS threads share it and its initialiser runs once in all; shuttle gives each execution its own copy of the static's state and the test asserts that. interleave keeps std's one static and fails a use of it by a second execution running at the same moment with a message that names the remedies (lazy_static!, one test thread)" \
+  basic::once::shared_static
 
 declare -i passed=0 failed=0 skipped=0
 results=$scratch/results.tsv

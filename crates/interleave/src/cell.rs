@@ -32,7 +32,7 @@ fn access<R>(
     );
     let idx = runtime::switch_on(handle, ObjectKind::Var, kind, site).index();
     let write = kind != OpKind::Read;
-    let failed = runtime::with(|ex| {
+    let failed = runtime::with_in_data_step(|ex| {
         let Some(found) = race::access(ex, idx, write, site) else {
             return false;
         };

@@ -125,6 +125,16 @@ pub struct Config {
     /// the locks that deadlocked threads hold) are always shown. Default: false.
     /// Environment: `INTERLEAVE_FULL_REPORT` (`on`/`off`).
     pub full_interleaving: bool,
+    /// Every panic fails the execution the moment it is raised, even one that a
+    /// `catch_unwind` or a `join` would observe, and the panicking thread is never resumed:
+    /// the execution stops at its next scheduling point, and teardown leaks its stack instead of
+    /// unwinding it further. So a destructor that would panic while the thread unwinds, which
+    /// makes Rust abort the process, never runs, and the test fails with the first panic
+    /// instead. The price: Rust counts panics per OS thread, and the unwinding that never ends
+    /// leaves `std::thread::panicking()` true on that OS thread for good. Off by default
+    /// (panics are std's: `join` returns them, and only a panic nobody observes fails);
+    /// shuttle's `immediately_return_on_panic`.
+    pub panic_stops_execution: bool,
     /// Replay this token instead of exploring. Default: none. Environment: `INTERLEAVE_REPLAY`.
     pub replay: Option<String>,
     /// Re-run executions 0, 1, 2, 4, 8, ... and every failing one under the same schedule, and
@@ -253,6 +263,7 @@ impl Default for Config {
             spurious_wakeups: false,
             memory: MemoryModel::Weak,
             full_interleaving: false,
+            panic_stops_execution: false,
             replay: None,
             check_determinism: true,
             count_states: false,

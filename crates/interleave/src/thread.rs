@@ -33,6 +33,12 @@ impl ThreadId {
     pub fn as_usize(self) -> usize {
         self.0
     }
+
+    /// The identifier of the thread with index `index` (see [`ThreadId::as_usize`]), which the
+    /// running execution may not have (yet).
+    pub fn from_usize(index: usize) -> ThreadId {
+        ThreadId(index)
+    }
 }
 
 /// The thread's index, as [`ThreadId::as_usize`] (shuttle's `ThreadId` converts this way).
@@ -69,31 +75,38 @@ impl Thread {
     /// [`unpark`](Thread::unpark) recorded at `site`: for a task's waker, which knows the
     /// user's line only from the waking thread's latest step.
     pub(crate) fn unpark_at(&self, site: Site) {
+        self.unpark_with(site, || {});
+    }
+
+    /// Unparks the thread at `site` with `effect` in the same step, run once the step is
+    /// decided and before the token is set: a task's abort sets its flag this way, so the
+    /// abort is one step that every search orders against the task's parks (the task reads
+    /// the flag only as it comes out of a park, see `future::run_task`).
+    pub(crate) fn unpark_with(&self, site: Site, effect: impl FnOnce()) {
         let target = self.id.0;
         // A thread that unparks itself (a task's waker woken while it polls, as
         // `future::yield_now` does) only sets its own token, which other threads only set too:
         // the step commutes with every other thread's, so it is no scheduling point.
-        let unparked_itself = runtime::with(|ex| {
-            let itself = ex.me() == target;
-            if itself {
-                ex.threads[target].park_token = true;
-            }
-            itself
-        });
-        if unparked_itself {
-            return;
+        // An unpark that finds the thread finished, or waiting to take its park with its token
+        // set, orders nothing either (see `Execution::unpark_orders_nothing`).
+        let (unparked_itself, orders_nothing) =
+            runtime::with(|ex| (ex.me() == target, ex.unpark_orders_nothing(target)));
+        if !unparked_itself && !orders_nothing {
+            runtime::switch(
+                Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
+                site,
+            );
         }
-        runtime::switch(
-            Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
-            site,
-        );
-        self.unpark_in_this_step();
+        effect();
+        if unparked_itself {
+            runtime::with(|ex| ex.threads[target].park_token = true);
+        } else {
+            self.unpark_in_this_step();
+        }
     }
 
-    /// Unparks the thread as part of the step the running thread has just taken, without a
-    /// scheduling point of its own: for a task's abort, whose step on the abort flag wakes the
-    /// task too.
-    pub(crate) fn unpark_in_this_step(&self) {
+    /// Unparks the thread as part of the unpark step the running thread has just taken.
+    fn unpark_in_this_step(&self) {
         let target = self.id.0;
         runtime::with(|ex| {
             let clock = ex.release_snapshot();
@@ -154,7 +167,7 @@ pub fn try_current() -> Option<Thread> {
 /// # Panics
 /// Outside an interleave execution.
 pub fn context_switches() -> usize {
-    runtime::with(|ex| ex.steps() as usize)
+    runtime::with(|ex| ex.scheduling_points() as usize)
 }
 
 /// The running thread's vector clock, one entry per thread spawned so far in the execution
@@ -176,6 +189,45 @@ pub fn vector_clock() -> Vec<u32> {
             entries[me] = 0;
         }
         entries
+    })
+}
+
+/// Hands `value` to the execution, which keeps it until the execution ends and then drops it
+/// as thread `thread`: for per-thread data that must outlive the thread, because other threads
+/// may still look it up after it finished (shuttle's task labels and tags are kept this way).
+///
+/// At the end of a passing execution each thread drops what it kept in its turn, in thread
+/// order, with the detached tasks left over: one that had finished runs again to do so, so
+/// the destructors run inside the execution, see their thread as [`current`], and may use
+/// every primitive (spawn, lock, wait). After a failed execution they are dropped after
+/// teardown, where visible operations do nothing. A destructor that panics is a panic of its
+/// thread. Gives `value` back when the execution has no thread `thread`.
+///
+/// ```
+/// /// A label of thread `.0`, which checks that it is dropped as that thread.
+/// struct Label(usize);
+/// impl Drop for Label {
+///     fn drop(&mut self) {
+///         assert_eq!(interleave::thread::current().id().as_usize(), self.0);
+///     }
+/// }
+/// interleave::check(|| {
+///     let child = interleave::thread::spawn(|| {
+///         let me = interleave::thread::current().id();
+///         assert!(interleave::thread::keep_until_end(me, Label(me.as_usize())).is_ok());
+///     });
+///     // The child finishes here, and its label lives on until the end of the execution.
+///     child.join().unwrap();
+/// });
+/// ```
+///
+/// # Panics
+/// Outside an interleave execution.
+pub fn keep_until_end<T: 'static>(thread: ThreadId, value: T) -> std::result::Result<(), T> {
+    runtime::with(|ex| ex.keep_until_end(thread.0, Box::new(value))).map_err(|value| {
+        *value
+            .downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("the execution gives back the value it was given"))
     })
 }
 
@@ -225,9 +277,10 @@ pub(crate) fn yield_at(site: runtime::op::Site) {
     runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), site);
 }
 
-/// [`park`] at `site`: what a task parks with when its future is pending.
-pub(crate) fn park_at(site: runtime::op::Site) {
-    park_inner(false, site);
+/// [`park`] at `site`: what a task parks with when its future is pending. Returns whether the
+/// end of the execution cancelled the thread meanwhile (see `runtime/ending.rs`).
+pub(crate) fn park_at(site: runtime::op::Site) -> bool {
+    park_inner(false, site)
 }
 
 /// Spawns a thread running `f` for a task spawned at `site`; the task keeps its own result.
@@ -236,16 +289,43 @@ pub(crate) fn park_at(site: runtime::op::Site) {
 /// When the thread's stack cannot be allocated, as [`spawn`] does.
 /// Not `Send`: the thread is a coroutine on the OS thread of the execution, and so is every
 /// thread that could touch what `f` owns (see `future::spawn_local`).
+///
+/// The task's first step is a park on a token its spawn gives it, not a start: it begins as
+/// a task woken and waiting to be polled, so its first poll follows the step that every
+/// later poll follows (its park), and `future::run_task` finishes that park with
+/// [`first_park_taken`] instead of announcing one. A start step would be a second scheduling
+/// point before the first poll that orders nothing: it changes no state another thread can
+/// see, so every schedule that runs other threads' steps between it and the first park is
+/// the schedule that runs them before it, and `dfs` walked each of them once per position.
 pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) -> Thread {
-    spawned(spawn_inner(f, None, None, site)).0
+    let thread = spawned(spawn_inner(f, None, None, site, Body::Task)).0;
+    let index = thread.id.0;
+    runtime::with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.pending = Op::with(OpKind::Park, NO_OBJECT, 0, false);
+        slot.park_token = true;
+    });
+    thread
+}
+
+/// The rest of a task's first park, whose step the scheduler took as the task's first step
+/// (see [`spawn_task`]). Returns whether the end of the execution cancelled the task.
+pub(crate) fn first_park_taken() -> bool {
+    after_park()
 }
 
 /// Parks; the thread's async timers end the park at their deadline too (that is how a task
 /// waits for `time::sleep`), and those that are due when it returns are fired: their wakers
 /// are woken here, in registration order.
-fn park_inner(timed: bool, site: runtime::op::Site) {
+fn park_inner(timed: bool, site: runtime::op::Site) -> bool {
     runtime::switch(Op::with(OpKind::Park, NO_OBJECT, 0, timed), site);
-    let (wake, redundant) = runtime::with(|ex| {
+    after_park()
+}
+
+/// What a park does once its step is taken: consumes the token (acquiring the clock of the
+/// unparks that set it), then fires the async timers that are due.
+fn after_park() -> bool {
+    let (wake, redundant, cancelled) = runtime::with(|ex| {
         let me = ex.me();
         let slot = &mut ex.threads[me];
         if slot.park_token {
@@ -254,12 +334,15 @@ fn park_inner(timed: bool, site: runtime::op::Site) {
             slot.clock.join(&clock);
             slot.unpark_clock = clock;
         }
-        ex.fire_due_timers()
+        let cancelled = ex.cancelled();
+        let (wake, redundant) = ex.fire_due_timers();
+        (wake, redundant, cancelled)
     });
     drop(redundant);
     for waker in wake {
         waker.wake();
     }
+    cancelled
 }
 
 /// Where a thread's return value, or the payload of the panic that ended it, waits for `join`.
@@ -273,6 +356,18 @@ struct Packet<T> {
 unsafe impl<T: Send> Send for Packet<T> {}
 unsafe impl<T: Send> Sync for Packet<T> {}
 
+/// What a spawned thread runs, which decides what it does when the end of the execution
+/// cancelled it before it started (`runtime/ending.rs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// A thread's closure: a cancelled thread drops it without running it, so its `join`
+    /// returns `Err`.
+    Thread,
+    /// A task's poll loop, which sees the cancellation itself and drops the future unpolled,
+    /// so its handle reports `Cancelled`.
+    Task,
+}
+
 /// Spawns a thread running `f` on a stack of at least `stack_size` bytes, returning its handle
 /// and the packet of its result, or the error of a stack that could not be allocated. The
 /// stack is allocated before the spawn becomes a step, so a spawn that fails is no step and
@@ -282,6 +377,7 @@ fn spawn_inner<'a, F, T>(
     name: Option<String>,
     stack_size: Option<usize>,
     site: runtime::op::Site,
+    body: Body,
 ) -> std::io::Result<(Thread, Arc<Packet<T>>)>
 where
     F: FnOnce() -> T + 'a,
@@ -294,7 +390,17 @@ where
     });
     let result = packet.clone();
     let run: Box<dyn FnOnce() + 'a> = Box::new(move || {
-        let value = match panic::catch_unwind(AssertUnwindSafe(f)) {
+        if body == Body::Thread && runtime::with(|ex| ex.cancelled()) {
+            // Spawned while the tasks left at the end were dropped: it never runs, and
+            // `join` finds no result.
+            drop(f);
+            return;
+        }
+        let value = panic::catch_unwind(AssertUnwindSafe(f));
+        // What follows is the runtime's clean-up (dropping an unjoined result or panic
+        // payload with the packet), which teardown lets go on.
+        runtime::with(Execution::own_code_ended);
+        let value = match value {
             Ok(value) => Ok(value),
             Err(payload) => match runtime::spawned_thread_panicked(payload) {
                 Ok(payload) => Err(payload),
@@ -341,7 +447,8 @@ fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -
             runtime::panic_observed(target);
             Err(payload)
         }
-        // Only a thread torn down after the execution failed ends without a result.
+        // Only a thread torn down after the execution failed, or one spawned while the tasks
+        // left at the end were dropped, ends without a result.
         None => Err(Box::new("the joined thread was torn down") as Box<dyn Any + Send>),
     }
 }
@@ -362,7 +469,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let (thread, packet) = spawned(spawn_inner(f, None, None, Location::caller()));
+    let (thread, packet) = spawned(spawn_inner(f, None, None, Location::caller(), Body::Thread));
     JoinHandle { thread, packet }
 }
 
@@ -438,7 +545,13 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let (thread, packet) = spawn_inner(f, self.name, self.stack_size, Location::caller())?;
+        let (thread, packet) = spawn_inner(
+            f,
+            self.name,
+            self.stack_size,
+            Location::caller(),
+            Body::Thread,
+        )?;
         Ok(JoinHandle { thread, packet })
     }
 
@@ -490,7 +603,15 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        let (thread, packet) = spawn_inner(f, name, stack_size, site)?;
+        if runtime::with(|ex| ex.ending()) {
+            // Nothing spawned now ever runs, so the scope could never return.
+            panic!(
+                "a destructor spawned a scoped thread while the execution was being torn down \
+                 (dropping the tasks left unfinished at its end): the thread would never run, \
+                 so its scope could not return"
+            );
+        }
+        let (thread, packet) = spawn_inner(f, name, stack_size, site, Body::Thread)?;
         self.threads
             .lock()
             .expect("scope thread list")
@@ -558,7 +679,7 @@ where
             ex.join_clock(target);
             // The scope observes the panics of the threads nobody joined, and re-raises them.
             if let Some(panic) = ex.threads[target].unobserved_panic.take() {
-                unobserved.get_or_insert(panic.0);
+                unobserved.get_or_insert(panic.message);
             }
         });
     }

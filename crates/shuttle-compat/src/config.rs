@@ -20,8 +20,11 @@ pub struct Config {
     pub silence_warnings: bool,
     /// shuttle's tracing option; unused.
     pub record_steps_in_span: bool,
-    /// shuttle's handling of the end of a failed execution; interleave always unwinds the
-    /// remaining threads, so it is unused.
+    /// shuttle's handling of the end of a failed execution. interleave tears the remaining
+    /// threads down its own way; `immediately_return_on_panic` stops a panicking thread at its
+    /// next scheduling point and leaks its stack (`Builder::panic_stops_execution`), so a
+    /// destructor that switches and then panics while its thread unwinds never runs, and the
+    /// test fails with shuttle's message for it, without the payload, as shuttle does.
     pub ungraceful_shutdown_config: UngracefulShutdownConfig,
 }
 
@@ -75,7 +78,11 @@ pub enum MaxSteps {
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct UngracefulShutdownConfig {
-    /// Whether a panic ends the execution at once.
+    /// Whether a panic ends the execution at once: interleave's
+    /// `Builder::panic_stops_execution`, which fails the execution at the panic and never
+    /// resumes the panicking task (its stack is leaked, so a destructor that would panic while
+    /// it unwinds cannot abort the process); the test then fails with "Task panicked, and early
+    /// return is enabled." instead of the panic's own payload.
     pub immediately_return_on_panic: bool,
     /// What happens to the continuations of threads left behind.
     pub continuation_function_behavior: ContinuationFunctionBehavior,

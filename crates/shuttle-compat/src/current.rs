@@ -6,7 +6,8 @@
 //! module): a task starts with a copy of its parent's, taken when it was spawned through this
 //! crate's `thread` or `future` functions, and a task spawned with a name
 //! (`thread::Builder::name`) gets it as its [`TaskName`]. Threads spawned in a `thread::scope`
-//! start without labels. The vector clock is interleave's happens-before clock.
+//! start without labels. A task's labels and tag outlive it, and are dropped at the end of the
+//! execution as that task, in task order. The vector clock is interleave's happens-before clock.
 
 use std::any::Any;
 use std::cmp::Ordering;

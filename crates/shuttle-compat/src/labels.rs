@@ -8,6 +8,13 @@
 //! snapshot with [`for_child`] and the child installs it with [`adopt`] before running its body.
 //! The snapshot waits in the same thread-local map under a number, so only that number crosses
 //! into the child's closure and labels need not be `Send`.
+//!
+//! The values are the user's, and their destructors may use shuttle's API (look up a task's
+//! name, spawn, lock). So a task's labels and tag are not dropped with the map: the first time
+//! a task gets an entry, a [`RecordKeeper`] for it is handed to the execution with
+//! `interleave::thread::keep_until_end`, and the execution drops that keeper as the task, in
+//! task order, when it ends; the keeper takes the task's entry out of the map and drops it
+//! there, inside the execution, as shuttle drops its tasks' labels.
 
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
@@ -173,6 +180,45 @@ struct Registry {
     created: HashMap<(usize, &'static Location<'static>), usize>,
     /// The spawned tasks whose closure or future has ended (returned, panicked or was dropped).
     finished: std::collections::HashSet<usize>,
+    /// The tasks whose entry in `tasks` the execution will drop when it ends (see
+    /// [`RecordKeeper`]).
+    kept: std::collections::HashSet<usize>,
+}
+
+impl Registry {
+    /// The entry of `task`, created empty if it has none, with its keeper handed to the
+    /// execution.
+    fn record(&mut self, task: usize) -> &mut TaskRecord {
+        if self.kept.insert(task) {
+            let thread = interleave::thread::ThreadId::from_usize(task);
+            if let Err(keeper) = interleave::thread::keep_until_end(thread, RecordKeeper(task)) {
+                // The execution has no such task: its entry stays in the map, and the next
+                // execution's `reset` leaks it rather than drop it in the wrong execution.
+                std::mem::forget(keeper);
+            }
+        }
+        self.tasks.entry(task).or_default()
+    }
+}
+
+/// Drops the entry of its task, its labels and tag, when the execution drops it as that task at
+/// its end (see the module documentation).
+struct RecordKeeper(usize);
+
+impl Drop for RecordKeeper {
+    fn drop(&mut self) {
+        let task = self.0;
+        let record = REGISTRY
+            .try_with(|registry| {
+                let mut registry = registry.try_borrow_mut().ok()?;
+                registry.kept.remove(&task);
+                registry.tasks.remove(&task)
+            })
+            .ok()
+            .flatten();
+        // The user's destructors run after the map is released, so they may use labels.
+        drop(record);
+    }
 }
 
 thread_local! {
@@ -182,10 +228,13 @@ thread_local! {
 /// Forgets every task's labels and tags: called when an execution starts, since task indices
 /// are reused by the next execution.
 pub(crate) fn reset() {
-    // The previous execution's values are dropped after the map is released, since their
-    // destructors are the user's and may use labels.
-    let previous = REGISTRY.with(|registry| std::mem::take(&mut *registry.borrow_mut()));
-    drop(previous);
+    let mut previous = REGISTRY.with(|registry| std::mem::take(&mut *registry.borrow_mut()));
+    // The previous execution dropped every entry it kept as its task. What is left (labels of a
+    // task id no thread had, snapshots for children whose closures were leaked with a failed
+    // execution) belongs to an execution that is over: its destructors would run in this one,
+    // or use a primitive of the other, so it is leaked.
+    std::mem::forget(std::mem::take(&mut previous.tasks));
+    std::mem::forget(std::mem::take(&mut previous.pending));
 }
 
 /// Names the main thread of a new execution `main-thread`, shuttle's name for it (its
@@ -194,13 +243,28 @@ pub(crate) fn adopt_as_main() {
     let mut record = TaskRecord::default();
     record.labels.insert(TaskName::from("main-thread"));
     let me = crate::current::me();
-    let replaced = REGISTRY.with(|registry| registry.borrow_mut().tasks.insert(me.0, record));
+    let replaced =
+        REGISTRY.with(|registry| std::mem::replace(registry.borrow_mut().record(me.0), record));
     drop(replaced);
 }
 
-/// A snapshot of the running task's labels and tag, for a child it is about to spawn.
+/// A snapshot of the running task's labels and tag, for a child it is about to spawn. Dropped
+/// without being adopted (the child never ran), it drops the snapshot.
 #[derive(Debug)]
 pub(crate) struct Inherited(Option<u64>);
+
+impl Drop for Inherited {
+    fn drop(&mut self) {
+        let Some(key) = self.0.take() else {
+            return;
+        };
+        let snapshot = REGISTRY
+            .try_with(|registry| registry.try_borrow_mut().ok()?.pending.remove(&key))
+            .ok()
+            .flatten();
+        drop(snapshot);
+    }
+}
 
 /// Takes the snapshot a child spawned now inherits.
 ///
@@ -243,10 +307,11 @@ pub(crate) fn has_finished(task: usize) -> bool {
 /// Installs the inherited snapshot as the running task's labels and tag, first applying the
 /// parent's `ChildLabelFn` if it had one, then naming the task after its thread's name;
 /// returns what marks the task finished when its closure or future is gone.
-pub(crate) fn adopt(inherited: Inherited) -> Running {
+pub(crate) fn adopt(mut inherited: Inherited) -> Running {
     let me = crate::current::me();
     let mut record = inherited
         .0
+        .take()
         .and_then(|key| REGISTRY.with(|registry| registry.borrow_mut().pending.remove(&key)))
         .unwrap_or_default();
     if let Some(child_label_fn) = record.labels.get::<ChildLabelFn>().cloned() {
@@ -255,7 +320,8 @@ pub(crate) fn adopt(inherited: Inherited) -> Running {
     if let Some(name) = interleave::thread::current().name() {
         record.labels.insert(TaskName::from(name));
     }
-    let replaced = REGISTRY.with(|registry| registry.borrow_mut().tasks.insert(me.0, record));
+    let replaced =
+        REGISTRY.with(|registry| std::mem::replace(registry.borrow_mut().record(me.0), record));
     drop(replaced);
     Running(me.0)
 }
@@ -264,20 +330,12 @@ pub(crate) fn adopt(inherited: Inherited) -> Running {
 pub(crate) fn with_labels<R>(task: TaskId, f: impl FnOnce(&mut Labels) -> R) -> R {
     // The label values are the user's: taking them out of the map while `f` runs lets their
     // `Clone` and `Drop` implementations use labels too without a double borrow.
-    let mut labels = REGISTRY.with(|registry| {
-        std::mem::take(
-            &mut registry
-                .borrow_mut()
-                .tasks
-                .entry(task.0)
-                .or_default()
-                .labels,
-        )
-    });
+    let mut labels =
+        REGISTRY.with(|registry| std::mem::take(&mut registry.borrow_mut().record(task.0).labels));
     let result = f(&mut labels);
     REGISTRY.with(|registry| {
         let mut registry = registry.borrow_mut();
-        let slot = &mut registry.tasks.entry(task.0).or_default().labels;
+        let slot = &mut registry.record(task.0).labels;
         let added_meanwhile = std::mem::replace(slot, labels);
         slot.extend(added_meanwhile);
     });
@@ -324,13 +382,5 @@ pub(crate) fn tag(task: TaskId) -> Option<Arc<dyn Tag>> {
 
 /// Sets the tag of `task`, returning the previous one.
 pub(crate) fn set_tag(task: TaskId, tag: Arc<dyn Tag>) -> Option<Arc<dyn Tag>> {
-    REGISTRY.with(|registry| {
-        registry
-            .borrow_mut()
-            .tasks
-            .entry(task.0)
-            .or_default()
-            .tag
-            .replace(tag)
-    })
+    REGISTRY.with(|registry| registry.borrow_mut().record(task.0).tag.replace(tag))
 }

@@ -1,6 +1,7 @@
 //! `Runner`, `PortfolioRunner` and the `check_*` functions: a scheduler's plan and a `Config`
-//! become one `interleave::Builder` run, and its first failure becomes a panic with shuttle's
-//! key words in front of interleave's report.
+//! become one `interleave::Builder` run, and its first failure becomes a panic: a panic of the
+//! test's code is raised again with its own message after the report is printed, any other
+//! failure panics with shuttle's key words in front of interleave's report.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -46,7 +47,7 @@ impl<S: Scheduler> Runner<S> {
     {
         let report = explore(&self.scheduler.plan(), &self.config, &f);
         if let Some(failure) = first_failure(&report, &self.config) {
-            panic!("{}", describe(failure, &self.config));
+            fail(failure, &self.config);
         }
         report.executions as usize
     }
@@ -89,16 +90,41 @@ impl PortfolioRunner {
         for plan in &self.plans {
             let report = explore(plan, &self.config, &f);
             if let Some(failure) = first_failure(&report, &self.config) {
-                let message = describe(failure, &self.config);
                 if self.stop_on_first_failure {
-                    panic!("{message}");
+                    fail(failure, &self.config);
                 }
-                first.get_or_insert(message);
+                first.get_or_insert(failure.clone());
             }
         }
-        if let Some(message) = first {
-            panic!("{message}");
+        if let Some(failure) = first {
+            fail(&failure, &self.config);
         }
+    }
+}
+
+/// Fails the test with `failure`, as shuttle does: a panic of the test's code is raised again
+/// with its own message (the report goes to stderr first, where shuttle prints the schedule),
+/// so a test that catches it sees what the code panicked with; any other failure panics with
+/// shuttle's key words in front of interleave's report.
+#[track_caller]
+fn fail(failure: &Failure, config: &Config) -> ! {
+    let description = describe(failure, config);
+    if failure.kind != FailureKind::Panic {
+        panic!("{description}");
+    }
+    // shuttle returns at once from a panic with this setting and loses its payload.
+    if config
+        .ungraceful_shutdown_config
+        .immediately_return_on_panic
+    {
+        panic!("Task panicked, and early return is enabled.\n\n{description}");
+    }
+    eprintln!("{description}");
+    // The payload has the original's type where tests downcast it: a `&'static str` for
+    // `panic!` with a literal, a `String` otherwise.
+    match failure.static_panic_message() {
+        Some(message) => std::panic::panic_any(message),
+        None => std::panic::panic_any(failure.message.clone()),
     }
 }
 
@@ -111,7 +137,13 @@ fn explore<F: Fn() + Sync>(plan: &Plan, config: &Config, f: &F) -> Report {
         .strategy(plan.strategy.clone())
         .executions(plan.executions)
         .check_determinism(plan.check_determinism)
-        .stack_size(config.stack_size.max(MIN_STACK_SIZE));
+        .stack_size(config.stack_size.max(MIN_STACK_SIZE))
+        // shuttle returns at the first panic and never resumes the panicking task.
+        .panic_stops_execution(
+            config
+                .ungraceful_shutdown_config
+                .immediately_return_on_panic,
+        );
     if let Some(seed) = plan.seed {
         builder = builder.seed(seed);
     }
@@ -153,9 +185,18 @@ fn first_failure<'a>(report: &'a Report, config: &Config) -> Option<&'a Failure>
         .find(|failure| !(continue_after && failure.kind == FailureKind::StepBound))
 }
 
+/// How interleave's explanation of a stop says that it came while the tasks left unfinished at
+/// the end of the execution were being dropped.
+const AT_END: &str = "unfinished at the end of the execution";
+
 /// shuttle's key words for a failure, which `should_panic(expected = ...)` tests match.
-fn key_words(failure: &Failure) -> Option<String> {
+fn key_words(failure: &Failure, config: &Config) -> Option<String> {
     match failure.kind {
+        // shuttle refuses every recursive read; interleave reports the deadlock it causes when
+        // a writer waits in between, in shuttle's words too.
+        FailureKind::Deadlock if failure.message.contains("a recursive read") => {
+            Some("deadlock: tried to acquire a RwLock it already holds".into())
+        }
         FailureKind::Deadlock => Some("deadlock".into()),
         FailureKind::Relock => {
             let lock = if failure.message.contains("RwLock") {
@@ -165,6 +206,18 @@ fn key_words(failure: &Failure) -> Option<String> {
             };
             Some(format!(
                 "deadlock: tried to acquire a {lock} it already holds"
+            ))
+        }
+        // interleave says when the bound was exceeded while the tasks left at the end of the
+        // execution were dropped; shuttle names the bound then.
+        FailureKind::StepBound if failure.message.contains(AT_END) => {
+            let bound = match config.max_steps {
+                MaxSteps::FailAfter(steps) | MaxSteps::ContinueAfter(steps) => steps.to_string(),
+                MaxSteps::None => "none".into(),
+            };
+            Some(format!(
+                "exceeded max_steps bound: exceeded the step bound ({bound}) while it was being \
+                 dropped at the end of the execution"
             ))
         }
         FailureKind::StepBound => Some("exceeded max_steps bound".into()),
@@ -177,7 +230,7 @@ fn key_words(failure: &Failure) -> Option<String> {
 /// `config.failure_persistence` puts it.
 fn describe(failure: &Failure, config: &Config) -> String {
     let mut message = String::new();
-    if let Some(words) = key_words(failure) {
+    if let Some(words) = key_words(failure, config) {
         message.push_str(&words);
         message.push_str("\n\n");
     }
@@ -217,7 +270,7 @@ fn persist(token: &str, directory: Option<&Path>) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
-/// Runs `f` once, in the first schedule of depth-first search (shuttle: round robin).
+/// Runs `f` once, under round robin (`rr`), as shuttle does.
 #[track_caller]
 pub fn check<F>(f: F)
 where

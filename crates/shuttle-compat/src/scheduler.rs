@@ -6,7 +6,7 @@
 //! | `PctScheduler::new(d, n)` / `new_from_seed(s, d, n)` | `pct:d=<d>`, `n` executions |
 //! | `DfsScheduler::new(max, _)` | `dfs`, at most `max` executions: every interleaving, as shuttle's DFS, since tests count the outcomes they collect in std types that no partial-order reduction sees; random data is enumerated too |
 //! | `UrwRandomScheduler::new(n)` / `new_from_seed(s, n)` | `surw`, the selectively uniform random walk, `n` executions (seed `s`) |
-//! | `RoundRobinScheduler::new(n)` | `dfs`, whose first schedule runs each thread until it blocks |
+//! | `RoundRobinScheduler::new(n)` | `rr`, round robin: the next runnable thread at every step, `n` executions |
 //! | `ReplayScheduler::new_from_encoded(t)` | `interleave::replay` of token `t` |
 //! | `UncontrolledNondeterminismCheckScheduler::new(s)` | `s` with interleave's re-run check on |
 //!
@@ -289,10 +289,10 @@ impl UrwRandomScheduler {
 }
 
 impl RoundRobinScheduler {
-    /// The first `max_iterations` schedules of depth-first search.
+    /// `max_iterations` executions of round robin, which all take the same thread order.
     pub fn new(max_iterations: usize) -> RoundRobinScheduler {
         RoundRobinScheduler {
-            plan: Plan::new(StrategySpec::Dfs, max_iterations),
+            plan: Plan::new(StrategySpec::RoundRobin, max_iterations),
         }
     }
 }

@@ -489,3 +489,61 @@ fn the_current_task_is_known_inside_an_execution_only() {
         10,
     );
 }
+
+/// A task's labels and tag outlive the task and are dropped at the end of each execution as
+/// their task, in task order and inside the execution: the destructors see their own task as
+/// `me()`, look up task names, and spawn a task of their own, which is dropped too.
+#[test]
+fn labels_and_tags_are_dropped_at_the_end_as_their_tasks() {
+    static DROPS: StdMutex<Vec<usize>> = StdMutex::new(Vec::new());
+    static SPAWNED_DROPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    #[derive(Clone, Debug)]
+    struct Owner(current::TaskId);
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            assert_eq!(me(), self.0, "dropped as its task");
+            let _ = format!("{:?}", self.0);
+            DROPS.lock().unwrap().push(usize::from(me()));
+        }
+    }
+
+    #[derive(Debug)]
+    struct SpawnsOnDrop;
+    impl shuttle::current::Taggable for SpawnsOnDrop {}
+    impl Drop for SpawnsOnDrop {
+        fn drop(&mut self) {
+            let parent = me();
+            struct Counts(current::TaskId);
+            impl Drop for Counts {
+                fn drop(&mut self) {
+                    assert_ne!(me(), self.0);
+                    SPAWNED_DROPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+            let counts = Counts(parent);
+            drop(future::spawn(async move {
+                let _counts = counts;
+            }));
+        }
+    }
+
+    shuttle::check_random(
+        || {
+            DROPS.lock().unwrap().clear();
+            let children: Vec<_> = (0..3)
+                .map(|_| thread::spawn(|| set_label_for_task(me(), Owner(me()))))
+                .collect();
+            // Set after the spawns, so that no child inherits a clone of it.
+            set_label_for_task(me(), Owner(me()));
+            for child in children {
+                child.join().unwrap();
+            }
+            set_tag_for_current_task(StdArc::new(SpawnsOnDrop));
+            assert!(DROPS.lock().unwrap().is_empty(), "kept until the end");
+        },
+        1,
+    );
+    assert_eq!(*DROPS.lock().unwrap(), [0, 1, 2, 3]);
+    assert_eq!(SPAWNED_DROPPED.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

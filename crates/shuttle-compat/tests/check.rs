@@ -1,12 +1,12 @@
-//! interleave-shuttle finds bugs with shuttle's entry points, passes correct programs, and keeps
-//! the key words of shuttle's panics.
+//! interleave-shuttle finds bugs with shuttle's entry points, passes correct programs, keeps
+//! the key words of shuttle's panics, and fails a test whose code panicked with that panic.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use shuttle::scheduler::{PctScheduler, RandomScheduler, ReplayScheduler};
+use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::sync::atomic::{AtomicUsize, Ordering};
 use shuttle::sync::{Arc, Mutex};
-use shuttle::{thread, Config, MaxSteps, PortfolioRunner, Runner};
+use shuttle::{thread, Config, FailurePersistence, MaxSteps, PortfolioRunner, Runner};
 
 fn panic_message<R: std::fmt::Debug>(f: impl FnOnce() -> R) -> String {
     let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the run should fail");
@@ -77,6 +77,51 @@ fn a_relock_keeps_shuttle_words() {
     );
 }
 
+/// A second read while a writer waits in between deadlocks (interleave explores the writer
+/// preference std allows); shuttle refuses the second read itself, and the report carries its
+/// words.
+#[test]
+fn a_deadlocking_recursive_read_keeps_shuttle_words() {
+    let message = panic_message(|| {
+        shuttle::check_dfs(
+            || {
+                let lock = Arc::new(shuttle::sync::RwLock::new(0));
+                let first = lock.read().unwrap();
+                let writer = {
+                    let lock = lock.clone();
+                    thread::spawn(move || *lock.write().unwrap() += 1)
+                };
+                thread::yield_now();
+                drop(lock.read().unwrap());
+                drop(first);
+                writer.join().unwrap();
+            },
+            None,
+        )
+    });
+    assert!(
+        message.contains("tried to acquire a RwLock it already holds"),
+        "{message}"
+    );
+}
+
+/// With `immediately_return_on_panic`, shuttle's message replaces the panic's payload.
+#[test]
+fn early_return_on_panic_keeps_shuttle_words() {
+    let mut config = Config::new();
+    config
+        .ungraceful_shutdown_config
+        .immediately_return_on_panic = true;
+    let message = panic_message(|| {
+        Runner::new(RandomScheduler::new(1), config).run(|| panic!("the first panic"))
+    });
+    assert!(
+        message.starts_with("Task panicked, and early return is enabled."),
+        "{message}"
+    );
+    assert!(message.contains("the first panic"), "{message}");
+}
+
 #[test]
 fn a_correct_program_passes_every_schedule() {
     shuttle::check_dfs(
@@ -111,18 +156,30 @@ fn max_steps_fail_after_and_continue_after() {
     assert_eq!(executions, 3);
 }
 
+/// A panic of the test's code fails the test with its own message, as under shuttle, and the
+/// schedule persisted to a file replays it.
 #[test]
-fn the_printed_schedule_replays_the_failure() {
-    let message = panic_message(|| shuttle::check_random(lost_update, 1000));
-    let token = message
-        .lines()
-        .skip_while(|line| *line != "failing schedule:")
-        .nth(2)
-        .expect("the schedule is printed")
-        .to_owned();
-    let replayed = panic_message(|| {
-        Runner::new(ReplayScheduler::new_from_encoded(&token), Config::new()).run(lost_update)
-    });
+fn a_panic_keeps_its_message_and_the_persisted_schedule_replays_it() {
+    let directory = std::env::temp_dir().join(format!(
+        "interleave-shuttle-persisted-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&directory).expect("a scratch directory");
+    let mut config = Config::new();
+    config.failure_persistence = FailurePersistence::File(Some(directory.clone()));
+    let message =
+        panic_message(|| Runner::new(RandomScheduler::new(1000), config).run(lost_update));
+    assert!(
+        message.starts_with("assertion `left == right` failed: an increment was lost"),
+        "{message}"
+    );
+    let schedules: Vec<_> = std::fs::read_dir(&directory)
+        .expect("the directory is readable")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    assert_eq!(schedules.len(), 1, "one failure, one schedule");
+    let replayed = panic_message(|| shuttle::replay_from_file(lost_update, &schedules[0]));
+    std::fs::remove_dir_all(&directory).expect("the scratch directory is removed");
     assert!(replayed.contains("an increment was lost"), "{replayed}");
 }
 

@@ -134,7 +134,14 @@ fn held_locks(ex: &Scene<'_>, t: usize) -> Vec<String> {
 
 /// Explains why no thread can run.
 fn deadlock(ex: &Scene<'_>) -> String {
-    let mut out = String::from("deadlock: no thread can run\n");
+    let mut out = if ex.stopped.at_end {
+        String::from(
+            "deadlock while dropping the tasks that were unfinished at the end of the execution: \
+             no thread can run (a destructor waits for something nothing left can do)\n",
+        )
+    } else {
+        String::from("deadlock: no thread can run\n")
+    };
     for t in 0..ex.stopped.threads.len() {
         if ex.stopped.threads[t].finished {
             continue;
@@ -212,6 +219,9 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
                         .collect();
                     let mut detail = format!("read-held by {}", holders.join(", "));
                     if op.kind == OpKind::ReadLock {
+                        if readers.iter().any(|r| r.thread == t) {
+                            detail.push_str(" (a recursive read: the thread already holds it)");
+                        }
                         if let Some(w) = slot.behind_writer {
                             let _ = write!(
                                 detail,
@@ -338,10 +348,20 @@ fn cycle(ex: &Scene<'_>) -> Option<Vec<usize>> {
 
 /// Explains a step-bound failure: which threads were still running, and what to do.
 fn step_bound(ex: &Scene<'_>) -> String {
-    let mut out = format!(
-        "the execution exceeded the step bound of {} steps: a livelock or an unbounded spin loop\n",
-        ex.recording.limits.max_steps
-    );
+    let mut out = if ex.stopped.at_end {
+        format!(
+            "the execution exceeded the step bound of {} steps while it was dropping the tasks \
+             that were unfinished at the end of the execution: a destructor that spins, waits \
+             by yielding for what never comes, or keeps spawning tasks\n",
+            ex.recording.limits.max_steps
+        )
+    } else {
+        format!(
+            "the execution exceeded the step bound of {} steps: a livelock or an unbounded spin \
+             loop\n",
+            ex.recording.limits.max_steps
+        )
+    };
     for t in 0..ex.stopped.threads.len() {
         let slot = &ex.stopped.threads[t];
         if slot.finished {

@@ -195,6 +195,14 @@ impl Builder {
         self
     }
 
+    /// Makes every panic fail the execution at once and leaks the panicking thread's stack
+    /// instead of unwinding it, so a destructor that would panic during the unwind cannot abort
+    /// the process (see [`Config::panic_stops_execution`]).
+    pub fn panic_stops_execution(mut self, on: bool) -> Builder {
+        self.config.panic_stops_execution = on;
+        self
+    }
+
     /// Prints every step of a failing execution's interleaving instead of a shortened one (see
     /// [`Config::full_interleaving`]).
     pub fn full_interleaving(mut self, on: bool) -> Builder {

@@ -163,6 +163,7 @@ pub(super) fn token_limits(config: &Config, token: &Token) -> Limits {
         races: token.races,
         spurious_wakeups: token.spurious_wakeups,
         memory: token.memory,
+        panic_stops_execution: token.panic_stops_execution,
         ..limits(config)
     }
 }

@@ -50,6 +50,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         spurious_wakeups: config.spurious_wakeups,
         memory: config.memory,
         full_interleaving: config.full_interleaving,
+        panic_stops_execution: config.panic_stops_execution,
     }
 }
 
@@ -113,61 +114,73 @@ fn explore_rounds(
         monitor_atomic_sets: config.monitor_atomic_sets || strategy.monitors_atomic_sets(),
         test: current_test(),
     };
-    let mut collector = Collector::new(config, &run, strategy);
-    if let (Some(search), true) = (strategy.subtree_search(), collector.splits_trees(&run)) {
+    let mut collector = Collector::new(config, &run);
+    if let (Some(search), true) = (strategy.subtree_search(), splits_trees(config, &run)) {
         // Only on request: automatic workers keep a depth-first search on one until the split
         // is measured to pay (it cost 22-48% more CPU per execution, see ARCHITECTURE.md).
         if workers > 1 && !automatic {
             super::tree_split::explore(&run, strategy, search, &mut collector, workers, automatic)?;
-            return Ok(collector.finish(strategy, &run));
+            let sharding = shard::Sharding::new(config.shard, strategy);
+            return Ok(collector.finish(strategy, &sharding, &run));
         }
     }
-    with_pool(&run, workers, |pool| {
+    let sharding = shard::Sharding::new(config.shard, strategy);
+    let planning = Mutex::new(Planner::new(strategy, sharding, config.seed));
+    with_pool(&run, &planning, workers, |pool| {
         let mut round = 1usize;
         let mut next = 0u64;
         let mut outlived_objects = false;
         let mut ran_on_several = false;
         'rounds: while next < config.executions {
-            let size =
-                (round.min(strategy.round_size().max(1)) as u64).min(config.executions - next);
-            let mut plans = Vec::new();
-            let mut planned = 0u64;
-            for index in next..next + size {
-                match strategy.plan(index, execution_seed(config.seed, index)) {
-                    Some(schedule) => {
-                        planned += 1;
-                        if let Some(schedule) = collector.sharding.admit(strategy, index, schedule)
-                        {
-                            plans.push((index, schedule, strategy.wants_trace(index)));
-                        }
-                    }
-                    None => break,
-                }
-            }
+            let size = {
+                let mut planner = lock(&planning);
+                let size = (round.min(planner.strategy.round_size().max(1)) as u64)
+                    .min(config.executions - next);
+                planner.begin_round(next, size);
+                size
+            };
             // Automatic workers stay at one for the probe executions and once an execution
             // used an outlived object.
             let several = !automatic || (next >= PROBE_EXECUTIONS && !outlived_objects);
-            ran_on_several |= several && plans.len() > 1;
-            for summary in pool.execute(plans, config.stop_on_first_failure, several) {
+            ran_on_several |= several && size > 1;
+            let summaries = pool.execute(config.stop_on_first_failure, several);
+            let mut planner = lock(&planning);
+            let Planner {
+                strategy, sharding, ..
+            } = &mut *planner;
+            for summary in summaries {
                 if automatic && summary.outlived_objects {
                     if ran_on_several {
                         return Err(OutlivedObjects);
                     }
                     outlived_objects = true;
                 }
-                if collector.take(strategy, summary) == Flow::Stop {
+                strategy.observe(summary.index, &outcome_of(&summary));
+                match sharding.reports(
+                    summary.index,
+                    summary.failure.is_some(),
+                    config.stop_on_first_failure,
+                ) {
+                    shard::Reported::Yes => {}
+                    shard::Reported::No => continue,
+                    shard::Reported::NoAndStop => break 'rounds,
+                }
+                if collector.add(&**strategy, summary) == Flow::Stop {
                     break 'rounds;
                 }
             }
-            if planned < size {
+            if planner.planned < size {
                 break;
             }
-            next += planned;
+            next += size;
             round = (round * 2).min(MAX_ROUND);
         }
         Ok(())
     })?;
-    Ok(collector.finish(strategy, &run))
+    let Planner {
+        strategy, sharding, ..
+    } = planning.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok(collector.finish(strategy, &sharding, &run))
 }
 
 /// Whether an exploration goes on after an execution.
@@ -177,34 +190,32 @@ pub(super) enum Flow {
     Stop,
 }
 
-/// The report under construction: the strategy observes each summary, in index order, and the
-/// report adds it up.
+/// Whether the exploration may split a search tree among workers: it is not sharded (a shard
+/// splits the tree its own way) and does not check atomic sets (a violation's description names
+/// its execution, which a worker searching a subtree does not know).
+fn splits_trees(config: &Config, run: &Run<'_>) -> bool {
+    config.shard.is_none() && !run.monitor_atomic_sets
+}
+
+/// The report under construction: it adds up the summaries the exploration reports, in index
+/// order.
 pub(super) struct Collector<'c> {
     config: &'c Config,
     report: Report,
     seen_warnings: HashSet<String>,
     seen_violations: HashSet<String>,
     states: FxHashSet<u128>,
-    sharding: shard::Sharding,
 }
 
 impl<'c> Collector<'c> {
-    fn new(config: &'c Config, run: &Run<'_>, strategy: &dyn Strategy) -> Collector<'c> {
+    fn new(config: &'c Config, run: &Run<'_>) -> Collector<'c> {
         Collector {
             config,
             report: Report::new(run.spec.clone(), config.seed),
             seen_warnings: HashSet::new(),
             seen_violations: HashSet::new(),
             states: FxHashSet::default(),
-            sharding: shard::Sharding::new(config.shard, strategy),
         }
-    }
-
-    /// Whether the exploration may split a search tree among workers: it is not sharded (a
-    /// shard splits the tree its own way) and does not check atomic sets (a violation's
-    /// description names its execution, which a worker searching a subtree does not know).
-    fn splits_trees(&self, run: &Run<'_>) -> bool {
-        self.config.shard.is_none() && !run.monitor_atomic_sets
     }
 
     /// The exploration's execution budget.
@@ -212,19 +223,10 @@ impl<'c> Collector<'c> {
         self.config.executions
     }
 
-    /// Lets `strategy` observe `summary`, the next in index order, and adds it to the report.
-    pub(super) fn take(&mut self, strategy: &mut dyn Strategy, summary: Summary) -> Flow {
+    /// Adds `summary`, the next in index order that the exploration reports, to the report;
+    /// `strategy` names the member of a portfolio that found a failure.
+    pub(super) fn add(&mut self, strategy: &dyn Strategy, summary: Summary) -> Flow {
         let config = self.config;
-        strategy.observe(summary.index, &outcome_of(&summary));
-        match self.sharding.reports(
-            summary.index,
-            summary.failure.is_some(),
-            config.stop_on_first_failure,
-        ) {
-            shard::Reported::Yes => {}
-            shard::Reported::No => return Flow::Continue,
-            shard::Reported::NoAndStop => return Flow::Stop,
-        }
         let report = &mut self.report;
         report.executions += 1;
         report.steps += summary.steps;
@@ -255,11 +257,14 @@ impl<'c> Collector<'c> {
     }
 
     /// The finished report.
-    fn finish(mut self, strategy: &dyn Strategy, run: &Run<'_>) -> Report {
+    fn finish(
+        mut self,
+        strategy: &dyn Strategy,
+        sharding: &shard::Sharding,
+        run: &Run<'_>,
+    ) -> Report {
         let mut report = self.report;
-        report.shard = self
-            .sharding
-            .summary(self.config, &report, run.test.clone());
+        report.shard = sharding.summary(self.config, &report, run.test.clone());
         report.strategy_stats = strategy.stats();
         report.states = self.config.count_states.then_some(self.states.len() as u64);
         for warning in strategy.warnings() {
@@ -284,6 +289,113 @@ pub(super) fn outcome_of(summary: &Summary) -> Outcome<'_> {
         declarations: summary.declarations.as_ref(),
         violations: summary.violations.len(),
     }
+}
+
+/// The planning side of an exploration, shared by its workers: whoever claims the next
+/// executions of a round plans them, in index order under the lock, on the OS thread that will
+/// run them.
+///
+/// Planning on the running thread keeps every schedule's memory on one thread. Schedules
+/// planned by the driver and dropped by another worker moved memory between glibc's per-thread
+/// arenas at every execution; that made each execution on a second worker cost 14-60% more CPU
+/// time than on one (PCT on the rwlock workload: 60%), where the same executions with an
+/// allocator that frees across threads cheaply cost 0-2% more.
+pub(super) struct Planner<'s> {
+    pub(super) strategy: &'s mut dyn Strategy,
+    pub(super) sharding: shard::Sharding,
+    seed: u64,
+    /// Bumped by each round, so a worker that comes late to a round cannot claim from the next.
+    pub(super) round: u64,
+    /// The first execution of the round, the next one to claim, and the end of the round.
+    start: u64,
+    next: u64,
+    end: u64,
+    /// Executions of the round the strategy planned; fewer than the round's size once it is
+    /// exhausted, after which nothing more is planned.
+    pub(super) planned: u64,
+    exhausted: bool,
+}
+
+/// Executions a worker claimed: their positions in the round, and the plans of those it runs
+/// (an execution that another shard runs, or that comes after the strategy ran out, has none).
+pub(super) struct Claim {
+    pub(super) positions: std::ops::Range<usize>,
+    pub(super) plans: Vec<(usize, Plan)>,
+}
+
+impl<'s> Planner<'s> {
+    fn new(strategy: &'s mut dyn Strategy, sharding: shard::Sharding, seed: u64) -> Planner<'s> {
+        Planner {
+            strategy,
+            sharding,
+            seed,
+            round: 0,
+            start: 0,
+            next: 0,
+            end: 0,
+            planned: 0,
+            exhausted: false,
+        }
+    }
+
+    fn begin_round(&mut self, start: u64, size: u64) {
+        self.round += 1;
+        self.start = start;
+        self.next = start;
+        self.end = start + size;
+        self.planned = 0;
+    }
+
+    /// The number of executions in the current round.
+    pub(super) fn round_len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// The executions of the round nobody has claimed yet.
+    pub(super) fn unclaimed(&self) -> u64 {
+        self.end - self.next
+    }
+
+    /// Gives up the executions of the round nobody has claimed, after the strategy panicked
+    /// while planning one; returns how many.
+    pub(super) fn abandon_round(&mut self) -> usize {
+        let abandoned = (self.end - self.next) as usize;
+        self.next = self.end;
+        abandoned
+    }
+
+    /// Claims and plans the next `count` executions of the round (at least one, at most what
+    /// is left).
+    pub(super) fn claim(&mut self, count: u64) -> Claim {
+        let first = self.next;
+        let last = (first + count.max(1)).min(self.end);
+        let mut plans = Vec::with_capacity((last - first) as usize);
+        for index in first..last {
+            if self.exhausted {
+                break;
+            }
+            let Some(schedule) = self.strategy.plan(index, execution_seed(self.seed, index)) else {
+                self.exhausted = true;
+                break;
+            };
+            self.planned += 1;
+            if let Some(schedule) = self.sharding.admit(&*self.strategy, index, schedule) {
+                let keep_trace = self.strategy.wants_trace(index);
+                plans.push(((index - self.start) as usize, (index, schedule, keep_trace)));
+            }
+        }
+        self.next = last;
+        Claim {
+            positions: (first - self.start) as usize..(last - self.start) as usize,
+            plans,
+        }
+    }
+}
+
+/// Locks `mutex`, whose contents stay usable when a holder panicked: the exploration re-raises
+/// that panic itself.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 pub(super) fn run_one(
@@ -410,6 +522,7 @@ pub(crate) fn describe_failure(
         persisted: None,
         strategy: spec.to_string(),
         seed,
+        static_message: info.static_message,
     }
 }
 

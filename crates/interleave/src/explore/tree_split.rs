@@ -491,7 +491,8 @@ fn drive(
             board.open = true;
             shared.wake_all(&board);
         }
-        if collector.take(strategy, summary) == Flow::Stop {
+        strategy.observe(summary.index, &outcome_of(&summary));
+        if collector.add(strategy, summary) == Flow::Stop {
             break;
         }
     }

@@ -1,44 +1,86 @@
 //! The worker pool: OS threads that live for a whole exploration and run the executions of each
-//! round the driver hands them, so a round costs no thread start-up and every worker keeps its
-//! warm per-thread state (pooled coroutine stacks, the engine's recycled buffers, the signal
-//! stack) from one round to the next.
+//! round, so a round costs no thread start-up and every worker keeps its warm per-thread state
+//! (pooled coroutine stacks, the engine's recycled buffers, the signal stack) from one round to
+//! the next.
 //!
-//! How a round is handed over: the driver publishes a [`Batch`] (the round's plans, one result
-//! slot per plan, a claim counter and a count of executions still running) and wakes the
-//! workers; every worker, the driver's own thread included, claims the next plan with one
-//! `fetch_add` on the claim counter, runs it and writes its summary into that plan's slot. The
-//! last worker to finish an execution wakes the driver, which reads the slots in index order.
-//! Per execution that is two uncontended atomic read-modify-writes and two uncontended slot
-//! locks; per round, one wake-up of each worker and one of the driver. A worker that finds the
-//! round exhausted spins briefly for the next one before it parks, because the driver often
-//! publishes it within a microsecond (observing and planning a round is cheap next to running
-//! it), and waking a parked thread costs microseconds more.
+//! How a round is handed over: the driver opens the round in the [`Planner`] and publishes a
+//! [`Batch`] (one result slot per execution and a count of executions not yet finished), then
+//! wakes the workers. Every worker, the driver's own thread included, claims executions from
+//! the planner, which plans them under its lock on the claiming thread, runs them and writes
+//! their summaries into their slots. A claim is a share of what is left of the round that
+//! shrinks as the round drains (guided self-scheduling): a few claims per worker and round
+//! touch the shared lock and counters, and the last claims, single executions, even out the
+//! workers' finishing times. The last worker to finish wakes the driver, which observes the
+//! slots in index order.
 //!
-//! Determinism does not depend on this file: the driver plans and observes in index order
-//! whatever the order in which the workers finish (see `rounds.rs`).
+//! Waiting: a worker that finds the round fully claimed polls for the next one, then yields its
+//! core between checks, for up to [`SPIN_BEFORE_PARKING`] before it parks, and so does the
+//! driver for the round's last executions. Rounds of short executions end every few hundred
+//! microseconds; parking at each end and being woken by a futex call left the helper idle for
+//! 13-27% of the exploration (atomic workload, PCT). The wait before parking is as long as a
+//! park and its wake-up cost, so it at most doubles the cost of a wait that parking would have
+//! had anyway.
+//!
+//! Determinism does not depend on this file: the planner plans in index order and the driver
+//! observes in index order, whatever the order in which the workers finish (see `rounds.rs`).
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::thread::Thread;
+use std::time::{Duration, Instant};
 
 use super::*;
 
-/// How many times a waiting thread polls before it parks. A poll is a load and a spin-loop
-/// hint (a few to tens of nanoseconds), so this is a microsecond or a few: enough for a round
-/// handed over at once, short enough not to burn a core the machine's other users need. On the
-/// shared 2-core machine, 2,000 polls cost 4-10% more CPU per execution with 2 workers than
-/// with 1 (spinning while the other worker was descheduled); no spinning at all, 0-4%.
-const SPINS_BEFORE_PARKING: u32 = 100;
+/// How long a waiting thread polls and yields before it parks: about what a park and the
+/// wake-up that ends it cost on these machines.
+const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(30);
+
+/// A thread's wait for a condition another thread makes true: poll and yield for
+/// [`SPIN_BEFORE_PARKING`], then park until unparked (the condition is checked again at every
+/// return, so a stray unpark is harmless).
+struct Waiting {
+    polls: u32,
+    since: Option<Instant>,
+}
+
+impl Waiting {
+    fn new() -> Waiting {
+        Waiting {
+            polls: 0,
+            since: None,
+        }
+    }
+
+    /// Waits a little longer: 64 polls first, then a yield of the core at each call while the
+    /// spin lasts, a park after.
+    fn pause(&mut self) {
+        if self.polls < 64 {
+            self.polls += 1;
+            std::hint::spin_loop();
+            return;
+        }
+        // Yielding rather than polling: when the machine has more runnable threads than cores
+        // (parallel tests, each with a worker per core), the thread this one waits for may be
+        // the one the yield lets run; on an idle machine it returns at once.
+        let since = *self.since.get_or_insert_with(Instant::now);
+        if since.elapsed() < SPIN_BEFORE_PARKING {
+            std::thread::yield_now();
+        } else {
+            std::thread::park();
+        }
+    }
+}
 
 /// One round of executions, shared by the driver and the workers.
 struct Batch {
-    plans: Vec<Mutex<Option<Plan>>>,
-    /// The summary of each plan, by position; `None` for an execution skipped after a failure.
-    summaries: Vec<Mutex<Option<Summary>>>,
-    /// The position of the next plan to claim.
-    next: AtomicUsize,
+    /// The planner's number for this round.
+    round: u64,
+    /// The summary of each execution, by position; `None` for an execution that did not run.
+    summaries: Mutex<Vec<Option<Summary>>>,
     /// Executions claimed or not yet claimed that have not finished.
     unfinished: AtomicUsize,
+    /// How many workers share the round, which sets the size of a claim.
+    workers: u64,
     /// The lowest index of a failing execution so far, with `stop_early`.
     first_failure: AtomicU64,
     stop_early: bool,
@@ -47,38 +89,63 @@ struct Batch {
 }
 
 impl Batch {
-    /// Claims and runs plans until none is left; wakes `driver` when it finished the last one.
-    fn work(&self, run: &Run<'_>, driver: &Thread) {
+    /// Claims and runs executions until the round has none left; wakes `driver` when it
+    /// finished the last one.
+    fn work(&self, run: &Run<'_>, planning: &Mutex<Planner<'_>>, driver: &Thread) {
+        let mut finished = Vec::new();
         loop {
-            let position = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(plan) = self.plans.get(position) else {
-                return;
-            };
-            let taken = plan.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some((index, schedule, keep_trace)) = taken {
-                let skipped = self.stop_early && index > self.first_failure.load(Ordering::Relaxed);
-                if !skipped {
-                    match catch_unwind(AssertUnwindSafe(|| {
-                        run_one(run, index, schedule, keep_trace)
-                    })) {
-                        Ok(summary) => {
-                            if summary.failure.is_some() {
-                                self.first_failure.fetch_min(index, Ordering::Relaxed);
-                            }
-                            *self.summaries[position]
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner()) = Some(summary);
-                        }
-                        Err(payload) => {
-                            *self.escaped.lock().unwrap_or_else(|p| p.into_inner()) = Some(payload);
-                        }
+            let claim = {
+                let mut planner = lock(planning);
+                let left = planner.unclaimed();
+                if planner.round != self.round || left == 0 {
+                    return;
+                }
+                match catch_unwind(AssertUnwindSafe(|| {
+                    planner.claim(left / (2 * self.workers))
+                })) {
+                    Ok(claim) => claim,
+                    Err(payload) => {
+                        // The strategy panicked while planning (a bug in it). Nobody runs the
+                        // rest of the round, which counts as finished, so the driver wakes and
+                        // re-raises the panic with its own message.
+                        let abandoned = planner.abandon_round();
+                        drop(planner);
+                        *lock(&self.escaped) = Some(payload);
+                        self.finish(abandoned, driver);
+                        return;
                     }
                 }
+            };
+            for (position, (index, schedule, keep_trace)) in claim.plans {
+                if self.stop_early && index > self.first_failure.load(Ordering::Relaxed) {
+                    continue;
+                }
+                match catch_unwind(AssertUnwindSafe(|| {
+                    run_one(run, index, schedule, keep_trace)
+                })) {
+                    Ok(summary) => {
+                        if summary.failure.is_some() {
+                            self.first_failure.fetch_min(index, Ordering::Relaxed);
+                        }
+                        finished.push((position, summary));
+                    }
+                    Err(payload) => *lock(&self.escaped) = Some(payload),
+                }
             }
-            // AcqRel: the driver's acquire load of zero sees every summary written before.
-            if self.unfinished.fetch_sub(1, Ordering::AcqRel) == 1 {
-                driver.unpark();
+            let mut summaries = lock(&self.summaries);
+            for (position, summary) in finished.drain(..) {
+                summaries[position] = Some(summary);
             }
+            drop(summaries);
+            self.finish(claim.positions.len(), driver);
+        }
+    }
+
+    /// Counts `executions` more as finished; wakes `driver` when they were the last.
+    fn finish(&self, executions: usize, driver: &Thread) {
+        // AcqRel: the driver's acquire load of zero sees every summary written before.
+        if executions > 0 && self.unfinished.fetch_sub(executions, Ordering::AcqRel) == executions {
+            driver.unpark();
         }
     }
 }
@@ -93,18 +160,20 @@ struct Shared {
 }
 
 /// Persistent workers for one exploration; see the module documentation.
-pub(super) struct Pool<'r, 'f> {
+pub(super) struct Pool<'r, 'f, 'p, 's> {
     run: &'r Run<'f>,
+    planning: &'p Mutex<Planner<'s>>,
     shared: &'r Shared,
     helpers: Vec<Thread>,
 }
 
-/// Runs `body` with a pool of `workers` threads: the calling thread and `workers - 1` helpers,
-/// which end when `body` returns.
+/// Runs `body` with a pool of `workers` threads that run the executions `planning` plans: the
+/// calling thread and `workers - 1` helpers, which end when `body` returns.
 pub(super) fn with_pool<R>(
     run: &Run<'_>,
+    planning: &Mutex<Planner<'_>>,
     workers: usize,
-    body: impl FnOnce(&mut Pool<'_, '_>) -> R,
+    body: impl FnOnce(&mut Pool<'_, '_, '_, '_>) -> R,
 ) -> R {
     let shared = Shared {
         batch: Mutex::new(None),
@@ -117,13 +186,14 @@ pub(super) fn with_pool<R>(
             .map(|_| {
                 let (shared, driver) = (&shared, driver.clone());
                 scope
-                    .spawn(move || help(run, shared, &driver))
+                    .spawn(move || help(run, planning, shared, &driver))
                     .thread()
                     .clone()
             })
             .collect();
         let mut pool = Pool {
             run,
+            planning,
             shared: &shared,
             helpers,
         };
@@ -141,10 +211,10 @@ pub(super) fn with_pool<R>(
 }
 
 /// A helper's life: wait for a round it has not seen, work on it, repeat until closed.
-fn help(run: &Run<'_>, shared: &Shared, driver: &Thread) {
+fn help(run: &Run<'_>, planning: &Mutex<Planner<'_>>, shared: &Shared, driver: &Thread) {
     let mut seen = 0;
     loop {
-        let mut spins = 0;
+        let mut waiting = Waiting::new();
         let generation = loop {
             if shared.closed.load(Ordering::Acquire) {
                 return;
@@ -153,90 +223,76 @@ fn help(run: &Run<'_>, shared: &Shared, driver: &Thread) {
             if generation != seen {
                 break generation;
             }
-            if spins < SPINS_BEFORE_PARKING {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::park();
-            }
+            waiting.pause();
         };
         seen = generation;
-        let batch = shared
-            .batch
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let batch = lock(&shared.batch).clone();
         if let Some(batch) = batch {
-            batch.work(run, driver);
+            batch.work(run, planning, driver);
         }
     }
 }
 
-impl Pool<'_, '_> {
-    /// Runs `plans` on every worker (on the calling thread alone unless `several`) and returns
-    /// their summaries in index order. With `stop_early`, executions after a failing one may be
-    /// skipped.
-    pub(super) fn execute(
-        &mut self,
-        plans: Vec<Plan>,
-        stop_early: bool,
-        several: bool,
-    ) -> Vec<Summary> {
-        if !several || self.helpers.is_empty() || plans.len() <= 1 {
-            return execute_here(self.run, plans, stop_early);
+impl Pool<'_, '_, '_, '_> {
+    /// Runs the round the planner has open on every worker (on the calling thread alone unless
+    /// `several`) and returns the summaries in index order. With `stop_early`, executions after
+    /// a failing one may be skipped; they are planned all the same, so the strategy's state
+    /// does not depend on the number of workers.
+    pub(super) fn execute(&mut self, stop_early: bool, several: bool) -> Vec<Summary> {
+        let (count, round) = {
+            let planner = lock(self.planning);
+            (planner.round_len(), planner.round)
+        };
+        if !several || self.helpers.is_empty() || count <= 1 {
+            return execute_here(self.run, self.planning, stop_early);
         }
-        let count = plans.len();
         let batch = Arc::new(Batch {
-            plans: plans.into_iter().map(|p| Mutex::new(Some(p))).collect(),
-            summaries: (0..count).map(|_| Mutex::new(None)).collect(),
-            next: AtomicUsize::new(0),
+            round,
+            summaries: Mutex::new((0..count).map(|_| None).collect()),
             unfinished: AtomicUsize::new(count),
+            workers: self.helpers.len() as u64 + 1,
             first_failure: AtomicU64::new(u64::MAX),
             stop_early,
             escaped: Mutex::new(None),
         });
-        *self.shared.batch.lock().unwrap_or_else(|p| p.into_inner()) = Some(batch.clone());
+        *lock(&self.shared.batch) = Some(batch.clone());
         self.shared.generation.fetch_add(1, Ordering::Release);
         for helper in &self.helpers {
             helper.unpark();
         }
         let driver = std::thread::current();
-        batch.work(self.run, &driver);
-        let mut spins = 0;
+        batch.work(self.run, self.planning, &driver);
+        let mut waiting = Waiting::new();
         while batch.unfinished.load(Ordering::Acquire) != 0 {
-            if spins < SPINS_BEFORE_PARKING {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::park();
-            }
+            waiting.pause();
         }
-        if let Some(payload) = batch
-            .escaped
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
+        if let Some(payload) = lock(&batch.escaped).take() {
             resume_unwind(payload);
         }
-        batch
-            .summaries
-            .iter()
-            .filter_map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take())
-            .collect()
+        let summaries = lock(&batch.summaries).drain(..).flatten().collect();
+        summaries
     }
 }
 
-/// Runs `plans` one after another on the calling thread.
-fn execute_here(run: &Run<'_>, plans: Vec<Plan>, stop_early: bool) -> Vec<Summary> {
-    let mut summaries = Vec::with_capacity(plans.len());
-    for (index, schedule, keep_trace) in plans {
-        let summary = run_one(run, index, schedule, keep_trace);
-        let failed = summary.failure.is_some();
-        summaries.push(summary);
-        if failed && stop_early {
-            break;
+/// Plans and runs the open round's executions one after another on the calling thread.
+fn execute_here(run: &Run<'_>, planning: &Mutex<Planner<'_>>, stop_early: bool) -> Vec<Summary> {
+    let mut summaries = Vec::new();
+    let mut failed = false;
+    loop {
+        let claim = {
+            let mut planner = lock(planning);
+            if planner.unclaimed() == 0 {
+                return summaries;
+            }
+            planner.claim(1)
+        };
+        for (_, (index, schedule, keep_trace)) in claim.plans {
+            if failed && stop_early {
+                continue;
+            }
+            let summary = run_one(run, index, schedule, keep_trace);
+            failed |= summary.failure.is_some();
+            summaries.push(summary);
         }
     }
-    summaries
 }

@@ -6,7 +6,6 @@ use std::panic::Location;
 use std::sync::Arc;
 
 use super::{Abort, JoinHandle};
-use crate::sync::atomic::Ordering;
 use crate::thread::{self, Thread};
 
 /// Cancels a task; cloned freely, it does not detach or await the task.
@@ -30,11 +29,13 @@ impl AbortHandle {
     /// Cancels the task, as [`JoinHandle::abort`] does.
     #[track_caller]
     pub fn abort(&self) {
-        self.aborted.decided.store(true, Ordering::SeqCst);
-        // Woken in the same step: a second scheduling point here would let the task drop its
-        // future before the aborting thread's next step, which no runtime does (tokio and
-        // shuttle both set the flag and wake the task at once).
-        self.thread.unpark_in_this_step();
+        // One step sets the flag and wakes the task: a second scheduling point here would let
+        // the task drop its future before the aborting thread's next step, which no runtime
+        // does (tokio and shuttle both set the flag and wake the task at once). The step is an
+        // unpark of the task, which is what orders it against the task's parks (see `Abort`).
+        let aborted = &self.aborted;
+        self.thread
+            .unpark_with(Location::caller(), || aborted.set());
     }
 
     /// Whether the task has finished, by completing or by being cancelled (a scheduling

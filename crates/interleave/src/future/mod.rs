@@ -11,6 +11,11 @@
 //! woken leaves its task parked for ever, and the execution ends in a deadlock that names the
 //! parked task. That is how a lost wakeup shows.
 //!
+//! A task whose [`JoinHandle`] was dropped does not keep the execution going: once the main
+//! thread has returned and only such tasks are left, each is cancelled and drops its future as
+//! itself, with every primitive working, so its destructors run; one that blocks for ever or
+//! spins there fails the execution (see `runtime/ending.rs`).
+//!
 //! Timers ([`crate::time`]) run on the execution's virtual clock, and [`select`] races two
 //! futures with the winner of a tie chosen by the strategy, so timeout races are explored too.
 //!
@@ -46,6 +51,7 @@ use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::panic::Location;
 use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -54,7 +60,6 @@ use crate::runtime::foreign::ForeignWakes;
 use crate::runtime::op::{Op, OpKind, NO_OBJECT};
 use crate::runtime::Awaited;
 
-use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::thread::{self, Thread};
 
 /// Wakes a task by unparking its thread. Only the OS thread of the task's execution can do
@@ -218,13 +223,38 @@ pub struct JoinHandle<T> {
     site: &'static Location<'static>,
 }
 
-/// A task's abort flag. The task takes a step on `decided` before every poll; `abort` sets
-/// it, and wakes the task, in one step on `decided`. So an abort and each poll are steps on one
-/// object of this crate, which every search (DPOR too) orders both ways. An abort takes effect
-/// at the task's next poll, as tokio's and shuttle's: a poll that returns `Ready` has finished
-/// the task, whatever abort came while it ran.
+/// A task's abort flag. `abort` sets it in one step that also unparks the task (an unpark
+/// step, `Thread::unpark_with`), and the task reads it as it comes out of each park, the step
+/// before each of its polls (its first step is a park too, see `thread::spawn_task`). So an
+/// abort and each poll are ordered by the abort's unpark against the task's park, which every
+/// search orders both ways (DPOR too: an unpark depends on the parks of its thread). An abort
+/// takes effect at the task's next poll, as tokio's and shuttle's: a poll that returns `Ready`
+/// has finished the task, whatever abort came while it ran.
+///
+/// The read is no scheduling point of its own. Between a park's step and the read the task
+/// runs only its own code (and wakes the wakers of its own due timers, unparks of other
+/// threads), so another thread's step there is either independent of the read (it can go
+/// after the read) or an abort of this task, which is also an unpark of it and so goes
+/// before the park or after it: after the park and before the read it gives the state that
+/// the abort before the park gives (cancelled at this poll), up to the park token of a task
+/// that never parks again. A step of its own here (as before) was a second scheduling point
+/// per poll that `dfs` branched at with nothing new to find.
 struct Abort {
     decided: AtomicBool,
+}
+
+impl Abort {
+    /// Whether the task was aborted; read only by the task, as it comes out of a park.
+    fn is_set(&self) -> bool {
+        // Every thread of an execution is a coroutine on one OS thread, so the ordering is
+        // irrelevant; the flag is atomic only so that handles are `Send` and `Sync`.
+        self.decided.load(Ordering::Relaxed)
+    }
+
+    /// Sets the flag: called by `AbortHandle::abort` inside the step that unparks the task.
+    fn set(&self) {
+        self.decided.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Spawns a task running `future` on a new thread of the execution.
@@ -250,9 +280,8 @@ where
         joiner: None,
     }));
     let shared = state.clone();
-    // Reports show the flag as the task, created where it was spawned.
     let aborted = Arc::new(Abort {
-        decided: AtomicBool::named_at(false, site, "Task"),
+        decided: AtomicBool::new(false),
     });
     let abort_flag = aborted.clone();
     let thread = thread::spawn_task(
@@ -287,20 +316,21 @@ fn run_task<F: Future>(
     let task = TaskWaker::for_current_thread(site);
     let mut context = Context::from_waker(&task.waker);
     let mut future = pin!(future);
+    // The task's first step was a park on the token its spawn gave it (`thread::spawn_task`).
+    // The end of the execution cancels a task parked between polls (it wakes it, and the park
+    // reports it) and every task spawned while the tasks left are dropped.
+    let mut cancelled = thread::first_park_taken();
     loop {
-        // The step on `decided` makes the abort visible to the searches as what each poll
-        // depends on: a poll that runs before the abort may finish the task, one after it
-        // cancels it, and only a step on an object of this crate lets DPOR see that the two
-        // orders differ (with a step before the first poll only, it never reversed an abort
-        // with a later poll, and missed every outcome in which the task finished first).
-        if aborted.decided.load_at(Ordering::SeqCst, site) {
+        // The abort is read as the task comes out of its park, with no scheduling point of
+        // its own (see `Abort`): the abort's unpark orders it against this poll.
+        if cancelled || aborted.is_set() {
             return Err(JoinError::Cancelled);
         }
         poll_again();
         if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
             return Ok(value);
         }
-        thread::park_at(site);
+        cancelled = thread::park_at(site);
     }
 }
 
@@ -358,10 +388,23 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        // A finished task's state no longer changes (an abort of it sets only its flag, and
+        // only this handle takes the output), so reading it commutes with every other
+        // thread's step and needs no scheduling point: the poll is `Ready` wherever it falls.
+        // A task not finished yet may finish between the awaiting thread's last step and the
+        // read, so that read is a scheduling point.
+        let output = |state: &mut TaskState<T>| {
+            state
+                .finished
+                .then(|| state.output.take().unwrap_or(Err(JoinError::Panicked)))
+        };
+        if let Some(output) = output(&mut lock(&self.state)) {
+            return Poll::Ready(output);
+        }
         poll_point(self.site);
         let mut state = lock(&self.state);
-        if state.finished {
-            return Poll::Ready(state.output.take().unwrap_or(Err(JoinError::Panicked)));
+        if let Some(output) = output(&mut state) {
+            return Poll::Ready(output);
         }
         state.joiner = Some(context.waker().clone());
         runtime::with(|ex| {

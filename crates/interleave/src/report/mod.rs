@@ -46,6 +46,7 @@ pub struct Failure {
     pub persisted: Option<Persisted>,
     pub(crate) strategy: String,
     pub(crate) seed: u64,
+    pub(crate) static_message: Option<&'static str>,
 }
 
 /// What happened to a failing schedule with regression files (see [`crate::Persistence`]).
@@ -100,6 +101,14 @@ impl fmt::Display for Persisted {
 }
 
 impl Failure {
+    /// The payload of the panic that failed the execution when it was a `&'static str`
+    /// (`panic!` with a literal message, `unreachable!()`), so that a caller can raise the same
+    /// payload again; `None` for a formatted message, any other payload, or a failure that is
+    /// no panic of the program.
+    pub fn static_panic_message(&self) -> Option<&'static str> {
+        self.static_message
+    }
+
     /// The strategy that found the failure: its spec, and for a portfolio (`auto`) the member
     /// that planned the failing execution (`"auto, member pct:d=3"`).
     pub fn found_by(&self) -> &str {

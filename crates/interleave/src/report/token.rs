@@ -77,6 +77,10 @@ pub(crate) struct Token {
     /// sequentially consistent one never does. Stored in the third bit of the race-mode byte,
     /// set for the weak model, which tokens written before the weak model existed leave clear.
     pub memory: MemoryModel,
+    /// Panics stopped the execution (`Config::panic_stops_execution`): it ends the execution
+    /// earlier, so a replay needs it. Stored in the fourth bit of the race-mode byte, which
+    /// tokens written before the setting existed leave clear.
+    pub panic_stops_execution: bool,
     pub max_steps: u64,
     pub failure: Option<FailureKind>,
     pub fingerprint: u64,
@@ -96,6 +100,7 @@ impl Token {
             races: ex.limits.races,
             spurious_wakeups: ex.limits.spurious_wakeups,
             memory: ex.limits.memory,
+            panic_stops_execution: ex.limits.panic_stops_execution,
             max_steps: ex.limits.max_steps,
             failure,
             fingerprint: fingerprint(ex),
@@ -134,7 +139,12 @@ impl Token {
             RaceMode::Warn => 1,
         };
         let weak = self.memory == MemoryModel::Weak;
-        out.push(races | u8::from(self.spurious_wakeups) << 1 | u8::from(weak) << 2);
+        out.push(
+            races
+                | u8::from(self.spurious_wakeups) << 1
+                | u8::from(weak) << 2
+                | u8::from(self.panic_stops_execution) << 3,
+        );
         put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
         out.extend_from_slice(&self.fingerprint.to_le_bytes());
@@ -206,12 +216,13 @@ impl Token {
             values.push(reader.varint()?);
         }
         let settings = reader.byte()?;
-        let races = match settings & !6 {
+        let races = match settings & !14 {
             0 => RaceMode::Fail,
             1 => RaceMode::Warn,
             _ => return Err(TokenError::Malformed("unknown race mode")),
         };
         let spurious_wakeups = settings & 2 != 0;
+        let panic_stops_execution = settings & 8 != 0;
         let memory = if settings & 4 != 0 {
             MemoryModel::Weak
         } else {
@@ -244,6 +255,7 @@ impl Token {
             races,
             spurious_wakeups,
             memory,
+            panic_stops_execution,
             max_steps,
             failure,
             fingerprint,
@@ -365,6 +377,7 @@ mod tests {
             races: RaceMode::Warn,
             spurious_wakeups: true,
             memory: MemoryModel::Weak,
+            panic_stops_execution: true,
             max_steps: 12_345,
             failure: Some(FailureKind::Deadlock),
             fingerprint: 0x1234_5678_9abc_def0,

@@ -16,6 +16,9 @@ impl Execution {
     pub(crate) fn atomic_load(&mut self, object: ObjIdx, order: Ordering, current: u64) -> u64 {
         let thread = self.current;
         let step = self.steps() - 1;
+        // Dropping the tasks left at the end reads the latest store: it does not extend the
+        // schedule (`ending.rs`).
+        let ending = self.ending;
         let Execution {
             memory,
             threads,
@@ -30,7 +33,13 @@ impl Execution {
             order,
             current,
             step,
-            |options| draw_value(&mut **schedule, recording, options),
+            |options| {
+                if ending {
+                    0
+                } else {
+                    draw_value(&mut **schedule, recording, options)
+                }
+            },
         );
         if let Some(stale) = read.stale {
             recording.stale_reads.push(stale);

@@ -143,6 +143,32 @@ impl Execution {
                 }
             }
         }
+        self.enabled_fresh = true;
+    }
+
+    /// Checks, in debug builds (the test suite), that reusing the enabled threads a decision
+    /// computed earlier (`Execution::enabled_fresh`) gives what computing them again gives,
+    /// and that computing them again would draw no value and stop nothing, so the reuse
+    /// changes no schedule.
+    pub(super) fn check_reused_enabled(&mut self) {
+        let reused = self.enabled.clone();
+        let values = self.recording.values.len();
+        self.compute_enabled();
+        assert_eq!(
+            self.enabled,
+            reused,
+            "the enabled threads reused at step {} differ from the ones computed again",
+            self.steps()
+        );
+        assert_eq!(
+            self.recording.values.len(),
+            values,
+            "computing the reused enabled threads again drew a value"
+        );
+        assert!(
+            self.recording.failure.is_none(),
+            "computing the reused enabled threads again stopped the execution"
+        );
     }
 
     /// Whether thread `t`'s pending `RwLock::read` of a lock no writer holds (`readers_hold`:

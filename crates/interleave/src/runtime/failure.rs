@@ -85,6 +85,8 @@ pub(crate) struct FailureInfo {
     /// A failure that came after this one and that this one likely caused (a deadlock after a
     /// worker's unobserved panic), kept as a note.
     pub afterwards: Option<Box<FailureInfo>>,
+    /// A panic's payload when it was a `&'static str` (`panic!` with a literal message).
+    pub static_message: Option<&'static str>,
 }
 
 impl FailureInfo {
@@ -96,6 +98,7 @@ impl FailureInfo {
             site: None,
             stopped: None,
             afterwards: None,
+            static_message: None,
         }
     }
 
@@ -148,6 +151,9 @@ impl Stop {
 #[derive(Clone, Debug)]
 pub(crate) struct Stopped {
     pub stop: Stop,
+    /// The stop came while the tasks left unfinished at the end of a passing execution were
+    /// being dropped (`runtime/ending.rs`).
+    pub at_end: bool,
     /// Steps taken before the stop.
     pub steps: u64,
     /// The virtual time of the stop.

@@ -45,6 +45,20 @@ use imp::{publish, withdraw};
 pub(crate) struct Guards(Vec<Guarded>);
 
 impl Guards {
+    /// No guards yet, kept in `buffer` (empty; the last execution's, to spare an allocation).
+    pub(crate) fn with_buffer(buffer: Vec<Guarded>) -> Guards {
+        debug_assert!(buffer.is_empty());
+        Guards(buffer)
+    }
+
+    /// Withdraws the guards, as dropping does, and hands back their buffer, emptied.
+    pub(crate) fn into_buffer(mut self) -> Vec<Guarded> {
+        let mut buffer = std::mem::take(&mut self.0);
+        drop(self);
+        buffer.clear();
+        buffer
+    }
+
     /// Adds the guard of a coroutine the scheduler loop adopted. Called between coroutine
     /// switches, on the scheduler's stack, so no coroutine fault can see the list half-changed.
     pub(crate) fn push(&mut self, guarded: Guarded) {

@@ -27,17 +27,20 @@
 //!
 //! Files: this one holds the execution's state, the thread-local that reaches it, and the
 //! scheduler loop (`run`); `switching.rs` announces, decides and records steps; `enabled.rs`
-//! says which threads can run; `timers.rs` keeps virtual time; `teardown.rs` ends an execution
-//! after a failure.
+//! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
+//! tasks left when a passing execution ends; `kept.rs` drops the values threads kept until
+//! the end, as their threads; `teardown.rs` ends an execution after a failure.
 
 pub(crate) mod annotations;
 mod atomics;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
 mod enabled;
+mod ending;
 pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
+mod kept;
 mod lazy_values;
 mod live;
 pub(crate) mod memory;
@@ -78,6 +81,8 @@ pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, 
 pub use schedule::{Schedule, ABANDON};
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
+use ending::unwind_at_end;
+use kept::{drop_kept_values, drop_kept_values_after_the_end};
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
@@ -110,6 +115,13 @@ pub(crate) struct ThreadSlot {
     /// when the panic starts, cleared when the thread's root catches it. A `catch_unwind` in
     /// user code leaves it set, which only makes teardown more careful.
     pub panicked: bool,
+    /// The last panic raised in this thread while it may still be unwinding it (set with
+    /// `panicked`): if the execution stops in the middle of that unwind, the panic is the
+    /// program's and is reported (see `teardown.rs`). Boxed: it is rare.
+    pub panic_in_flight: Option<Box<UnobservedPanic>>,
+    /// The thread was unwinding a panic of the program when the execution stopped (set when
+    /// teardown begins).
+    pub unwinding_at_stop: bool,
     /// Teardown raised its unwind in this thread and the payload was not dropped yet (see
     /// [`TeardownUnwind`]).
     pub teardown_unwinding: bool,
@@ -117,10 +129,17 @@ pub(crate) struct ThreadSlot {
     /// panic observed through `join` is the program's business, as under std; one left
     /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
     /// Boxed: it is rare, and the slot stays small for the scheduler's scans.
-    pub unobserved_panic: Option<Box<(String, Option<String>)>>,
+    pub unobserved_panic: Option<Box<UnobservedPanic>>,
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
-    /// such tasks are left, the execution ends and they are cancelled (see `decide`).
+    /// such tasks are left, the execution ends and they are cancelled (see `ending.rs`).
     pub detached: bool,
+    /// The end of the execution cancelled this thread (`ending.rs`): a task parked between
+    /// polls, or one that had not started, drops its future as itself; a thread spawned while
+    /// the tasks are dropped never runs its closure.
+    pub cancelled: bool,
+    /// The execution ended while this task was in the middle of a poll (spinning or blocked):
+    /// it takes no step, and is unwound once the cancelled threads cannot go on (`ending.rs`).
+    pub left_to_unwind: bool,
     /// The pending operation can run now only by ending its wait by itself, with a timeout or
     /// (when allowed) a spurious wake-up (set with the enabled threads, see `time_out_if_due`);
     /// strategies count such a step as a yield.
@@ -140,10 +159,19 @@ pub(crate) struct ThreadSlot {
     pub ticket: u64,
     /// How many yields this thread performed in this execution.
     pub yields: u32,
+    /// Whether the thread's latest step counted as a yield (see `Execution::begin_step`): the
+    /// strategies' yield rule may hold the thread back until the others have stepped.
+    pub last_step_yielded: bool,
     /// Values of `thread_local!` keys, by key address.
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
     pub locals_destroyed: bool,
+    /// The thread's closure (or future) has ended: what runs now is the runtime's clean-up at
+    /// the thread's root (dropping a panic's payload, thread-locals, kept values), whose
+    /// destructors go on during teardown rather than being unwound (`teardown_point`).
+    pub at_root: bool,
+    /// Values kept until the end of the execution, to be dropped as this thread (`kept.rs`).
+    pub kept: Vec<Box<dyn Any>>,
     /// The outermost unit of work this thread is in (an index into `Annotations::units`),
     /// and how deeply units are nested there.
     pub unit: Option<usize>,
@@ -165,6 +193,17 @@ pub(crate) struct ThreadSlot {
     /// time a writer waits while readers hold the lock (see `choose_read_preference`); `None`
     /// until then.
     pub read_defers: Option<bool>,
+}
+
+/// A panic that ended a thread and that no `join` has observed yet.
+pub(crate) struct UnobservedPanic {
+    /// When the panic was raised, in the order of the execution's panics: the earliest one
+    /// left unobserved is the one reported.
+    pub order: u64,
+    pub message: String,
+    pub site: Option<String>,
+    /// The payload, when it was a `&'static str` (`FailureInfo::static_message`).
+    pub static_message: Option<&'static str>,
 }
 
 /// What a pending task's future waits for.
@@ -220,6 +259,9 @@ pub(crate) struct Limits {
     pub memory: MemoryModel,
     /// Reports print every step of the interleaving (`Config::full_interleaving`).
     pub full_interleaving: bool,
+    /// A panic fails the execution when it is raised, and teardown leaks the stack of a thread
+    /// that is unwinding one instead of resuming it (`Config::panic_stops_execution`).
+    pub panic_stops_execution: bool,
 }
 
 /// The state of one execution.
@@ -240,29 +282,82 @@ pub(crate) struct Execution {
     /// following one takes the fast path (see `Schedule::tracks`).
     last_untracked: bool,
     enabled: Vec<usize>,
+    /// `enabled` still holds what `compute_enabled` would compute now, apart from the running
+    /// thread's own entry: set when it was computed, cleared by every entry into the runtime
+    /// (`with`, `try_with`) except the choke point's and a data access's effect
+    /// (`with_in_data_step`), and by the record of every step that is not a data access.
+    /// Whether another thread can run changes only through the object table, the threads'
+    /// pending operations, their finishing, park tokens, timers and the clock, and the choke
+    /// point and data accesses change none of these for any thread but the running one, so a
+    /// decision whose running thread announces an operation that cannot block (it is enabled
+    /// whatever the state) reuses the list instead of scanning every thread again.
+    enabled_fresh: bool,
     current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
     /// The values of `lazy_static!` statics created in this execution.
     pub lazy_statics: lazy_values::Values,
     teardown: bool,
+    /// The main thread returned and only detached tasks were left: they are being dropped
+    /// (`ending.rs`).
+    ending: bool,
+    /// Steps taken while the tasks left at the end are dropped: they count towards the step
+    /// bound and `thread::context_switches`, but are not recorded (no strategy chooses them).
+    ending_steps: u64,
+    /// The task left in the middle of a poll that the scheduler loop unwinds next
+    /// (`ending.rs`).
+    unwind_next: Option<usize>,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
     /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
     /// thread can be suspended or unwound: visible operations there are no-ops.
     on_scheduler_stack: bool,
+    /// The OS thread was already panicking when the execution started (an earlier execution
+    /// leaked a stack in the middle of an unwind): `std::thread::panicking()` then says nothing
+    /// about this execution's threads.
+    panicking_at_start: bool,
+    /// How many panics the hook has seen in this execution (`UnobservedPanic::order`).
+    panics_seen: u64,
     /// The virtual clock: time since the execution started.
     pub now: Duration,
     /// The registered async timers, in registration order.
     timers: Vec<Timer>,
     next_timer: u64,
     spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
+    /// The scheduler loop's tables of coroutines and of their guard pages, empty, kept for the
+    /// next execution on this OS thread: grown afresh, they cost an allocation and a
+    /// reallocation or two per execution each.
+    coroutine_buffer: Vec<Option<ThreadCoroutine>>,
+    guard_buffer: Vec<guard::Guarded>,
     schedule: Box<dyn Schedule + Send>,
     /// The weak memory model's state (used when `Limits::memory` is `Weak`).
     memory: memory::WeakMemory,
 }
 
+/// The next block of execution tags no OS thread has taken.
 static EXECUTION_TAGS: AtomicU64 = AtomicU64::new(1);
+
+/// Tags an OS thread takes at a time, so the workers of an exploration do not pass the
+/// counter's cache line between their cores at every execution.
+const TAG_BLOCK: u64 = 1024;
+
+thread_local! {
+    /// The next tag of this OS thread's block and the end of the block.
+    static TAGS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// A tag no other execution of the process has: unique, and never 0.
+fn fresh_tag() -> u64 {
+    TAGS.with(|tags| {
+        let (mut next, mut end) = tags.get();
+        if next == end {
+            next = EXECUTION_TAGS.fetch_add(TAG_BLOCK, Ordering::Relaxed);
+            end = next + TAG_BLOCK;
+        }
+        tags.set((next + 1, end));
+        next
+    })
+}
 
 /// The execution running on this OS thread, and whether it is borrowed. A raw pointer and a
 /// flag instead of a `RefCell<Option<Box<_>>>`: both are destructor-free, so each access is a
@@ -302,12 +397,30 @@ impl Drop for Borrow<'_> {
 
 /// Runs `f` with the current execution.
 ///
+/// `f` may change whether any thread can run, so the enabled threads the last decision
+/// computed are recomputed at the next one (`Execution::enabled_fresh`).
+///
 /// # Panics
 /// When called outside an execution (a primitive of this crate was used outside
 /// `interleave::check` or its siblings), or re-entered from inside `f` (a strategy called into
 /// the runtime).
 #[inline(always)]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
+    with_in_data_step(|ex| {
+        ex.enabled_fresh = false;
+        f(ex)
+    })
+}
+
+/// Runs `f` with the current execution, for the choke point (`switch`, `switch_on`) and the
+/// effect of a data access (an atomic's memory-model bookkeeping, a `Var`'s race check) only:
+/// unlike [`with`], it keeps the enabled threads the last decision computed, since these
+/// change whether a thread can run only through `record`, which looks after that itself.
+///
+/// # Panics
+/// As [`with`].
+#[inline(always)]
+pub(crate) fn with_in_data_step<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     // The thread-local is reached with a closure too small not to inline: with `f` inside it,
     // `LocalKey::with` grew past the inliner's limit and every primitive paid a call.
     let current: *const Current = CURRENT.with(|current| current as *const Current);
@@ -364,7 +477,9 @@ pub(crate) fn try_with<R>(f: impl FnOnce(&mut Execution) -> R) -> Option<R> {
         current.borrowed.set(true);
         let _borrow = Borrow(&current.borrowed);
         // SAFETY: as in `with`.
-        Some(f(unsafe { &mut *execution }))
+        let execution = unsafe { &mut *execution };
+        execution.enabled_fresh = false;
+        Some(f(execution))
     })
 }
 
@@ -400,11 +515,31 @@ fn reset_thread_state() {
 }
 
 /// Called by the panic hook when a panic starts inside an execution: remembers that the
-/// running thread may be unwinding (see `ThreadSlot::panicked`).
-fn note_panic() {
+/// running thread may be unwinding (see `ThreadSlot::panicked`), and under
+/// `Limits::panic_stops_execution` makes the panic (`message`, raised at `site`) the
+/// execution's failure at once, so the thread stops at its next scheduling point.
+fn note_panic(message: &str, site: &str, static_message: Option<&'static str>) {
     let noted = try_with(|ex| {
-        if let Some(slot) = ex.threads.get_mut(ex.current) {
+        let me = ex.current;
+        let order = ex.next_panic_order();
+        if let Some(slot) = ex.threads.get_mut(me) {
             slot.panicked = true;
+            slot.panic_in_flight = Some(Box::new(UnobservedPanic {
+                order,
+                message: message.to_string(),
+                site: (!site.is_empty()).then(|| site.to_string()),
+                static_message,
+            }));
+        }
+        if ex.recording.limits.panic_stops_execution
+            && !ex.teardown
+            && ex.recording.failure.is_none()
+        {
+            ex.recording.failure = Some(FailureInfo {
+                site: (!site.is_empty()).then(|| site.to_string()),
+                static_message,
+                ..FailureInfo::new(FailureKind::Panic, message.to_string(), Some(me))
+            });
         }
     });
     if noted.is_none() {
@@ -462,18 +597,24 @@ impl Execution {
     /// A fresh execution, reusing the buffers of the last one that ran on this OS thread.
     fn new(schedule: Box<dyn Schedule + Send>, limits: Limits) -> Box<Execution> {
         if let Some(mut spare) = SPARE.with(|spare| spare.borrow_mut().take()) {
-            spare.tag = EXECUTION_TAGS.fetch_add(1, Ordering::Relaxed);
+            spare.tag = fresh_tag();
             spare.threads.clear();
             spare.objects.clear();
             spare.site_instances.clear();
             spare.recording.clear(limits);
             spare.last_untracked = false;
             spare.enabled.clear();
+            spare.enabled_fresh = false;
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
+            spare.ending = false;
+            spare.ending_steps = 0;
+            spare.unwind_next = None;
             spare.teardown_steps = 0;
             spare.on_scheduler_stack = false;
+            spare.panicking_at_start = false;
+            spare.panics_seen = 0;
             spare.now = Duration::ZERO;
             spare.timers.clear();
             spare.next_timer = 0;
@@ -482,23 +623,31 @@ impl Execution {
             return spare;
         }
         Box::new(Execution {
-            tag: EXECUTION_TAGS.fetch_add(1, Ordering::Relaxed),
+            tag: fresh_tag(),
             threads: Vec::new(),
             objects: Vec::new(),
             site_instances: FxHashMap::default(),
             recording: Recording::new(limits),
             last_untracked: false,
             enabled: Vec::new(),
+            enabled_fresh: false,
             current: 0,
             foreign: Arc::default(),
             lazy_statics: Default::default(),
             teardown: false,
+            ending: false,
+            ending_steps: 0,
+            unwind_next: None,
             teardown_steps: 0,
             on_scheduler_stack: false,
+            panicking_at_start: false,
+            panics_seen: 0,
             now: Duration::ZERO,
             timers: Vec::new(),
             next_timer: 0,
             spawned: Vec::new(),
+            coroutine_buffer: Vec::new(),
+            guard_buffer: Vec::new(),
             schedule,
             memory: memory::WeakMemory::default(),
         })
@@ -683,19 +832,25 @@ impl Execution {
         if self.recording.abandoned {
             return;
         }
-        let Some(index) = self
-            .threads
-            .iter()
-            .position(|thread| thread.unobserved_panic.is_some())
+        let Some(index) = (0..self.threads.len())
+            .filter_map(|t| Some((self.threads[t].unobserved_panic.as_ref()?.order, t)))
+            .min()
+            .map(|(_, t)| t)
         else {
             return;
         };
         let Some(panic) = self.threads[index].unobserved_panic.take() else {
             return;
         };
-        let (message, site) = *panic;
+        let UnobservedPanic {
+            message,
+            site,
+            static_message,
+            ..
+        } = *panic;
         let panic = FailureInfo {
             site,
+            static_message,
             ..FailureInfo::new(FailureKind::Panic, message, Some(index))
         };
         self.recording.failure = Some(match self.recording.failure.take() {
@@ -709,6 +864,8 @@ impl Execution {
                 }
             }
             Some(mut earlier) => {
+                // The message is no longer the panic's own.
+                earlier.static_message = None;
                 earlier.message = format!(
                     "{}\n\nnote: before this, thread {index} panicked and no join observed it: {}",
                     earlier.message, panic.message
@@ -727,8 +884,20 @@ impl Execution {
         threads[me].clock.join(&objects[object as usize].clock);
     }
 
-    /// The running thread releases its history into `object` and starts a new epoch.
-    #[inline]
+    /// The next number in the order of the execution's panics.
+    fn next_panic_order(&mut self) -> u64 {
+        self.panics_seen += 1;
+        self.panics_seen
+    }
+
+    /// The order of the panic thread `t` ends with: when the hook saw it raised, or now.
+    fn panic_order(&mut self, t: usize) -> u64 {
+        match &self.threads[t].panic_in_flight {
+            Some(panic) => panic.order,
+            None => self.next_panic_order(),
+        }
+    }
+
     /// The running thread's clock as it releases it now, after which it moves on (its own
     /// entry ticks): what a message, an unpark or a receipt carries to the thread that
     /// acquires it later.
@@ -739,6 +908,10 @@ impl Execution {
         clock
     }
 
+    /// The running thread releases its history into `object` and starts a new epoch.
+    /// Inlined into `record`'s unlock steps, as `acquire` is into its lock steps (out of
+    /// line, a call cost about 15 of its 58 instructions per unlock).
+    #[inline]
     pub fn release(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &mut self.objects);
@@ -904,6 +1077,7 @@ impl Execution {
             .collect();
         let stopped = Stopped {
             stop,
+            at_end: self.ending,
             steps: self.steps(),
             now: self.now,
             threads,
@@ -961,9 +1135,14 @@ impl Execution {
             finished: false,
             returned: false,
             panicked: false,
+            panic_in_flight: None,
+            unwinding_at_stop: false,
             teardown_unwinding: false,
             unobserved_panic: None,
             detached: false,
+            // A thread spawned while the tasks left at the end are dropped never runs.
+            cancelled: self.ending,
+            left_to_unwind: false,
             times_out: false,
             clock,
             name,
@@ -974,8 +1153,11 @@ impl Execution {
             barrier_generation: 0,
             ticket: 0,
             yields: 0,
+            last_step_yielded: false,
             locals: Vec::new(),
             locals_destroyed: false,
+            at_root: false,
+            kept: Vec::new(),
             unit: None,
             unit_depth: 0,
             awaiting: Vec::new(),
@@ -989,6 +1171,48 @@ impl Execution {
         });
         self.spawned.push((index, coroutine, guarded));
         index
+    }
+
+    /// Whether an unpark of thread `target` by the running thread, now, orders nothing against
+    /// the other threads' steps, so that it needs no scheduling point of its own.
+    ///
+    /// That is so when `target` has finished (nothing reads its token again), and when
+    /// `target` waits to take its park with its token already set (a task woken and not yet
+    /// polled again) while the running thread's latest step was neither an unpark of it nor a
+    /// spawn, and its latest step was no yield. The unpark then finds the token set and leaves
+    /// it set. The only step of another
+    /// thread it does not commute with is `target`'s park, which consumes the token, so the
+    /// only schedules a scheduling point here adds are those in which that park comes between
+    /// the running thread's latest step and this unpark (the task polled once more before
+    /// the wake, and woken again). The park is enabled already and is `target`'s next step,
+    /// so it commutes with the running thread's latest step unless that step is what set the
+    /// token (an unpark of `target`, or its spawn), and each such schedule is the schedule that
+    /// runs the park before that step, where this unpark finds the token consumed and is a
+    /// scheduling point again. That earlier schedule is one the strategies' yield rule allows
+    /// only if `target` is not held back by a yield of its own, hence the last condition (a
+    /// task that yielded and waits for the waker's step would otherwise lose every schedule
+    /// in which it runs on before the wake). The token and the clock are updated as by any
+    /// unpark.
+    pub(crate) fn unpark_orders_nothing(&self, target: usize) -> bool {
+        let Some(slot) = self.threads.get(target) else {
+            return false;
+        };
+        if self.teardown || self.ending {
+            return false;
+        }
+        if slot.finished {
+            return true;
+        }
+        if !(slot.park_token && slot.pending.kind == OpKind::Park) || slot.last_step_yielded {
+            return false;
+        }
+        match self.recording.events.last() {
+            Some(last) if last.thread as usize == self.current => {
+                last.kind != OpKind::Spawn
+                    && !(last.kind == OpKind::Unpark && last.arg as usize == target)
+            }
+            _ => false,
+        }
     }
 
     /// The running thread acquires the final clock of finished thread `target` (`join`).
@@ -1006,7 +1230,12 @@ impl Execution {
 /// of `resume` in the scheduler loop and escape `explore`.
 fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     CURRENT.with(|current| current.yielder.set(yielder));
-    let started_in_teardown = with(|ex| ex.teardown);
+    let started_in_teardown = with(|ex| {
+        // A thread that never started only drops its closure: past its own code, its
+        // destructors may use the primitives (`Execution::teardown_point`).
+        ex.threads[index].cancelled |= ex.teardown;
+        ex.teardown
+    });
     let outcome = if started_in_teardown {
         // The closure's destructors are user code and may panic: they run here, on the
         // thread's own stack and exactly once, rather than inside the coroutine library.
@@ -1014,6 +1243,7 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     } else {
         panic::catch_unwind(AssertUnwindSafe(body)).map(|()| true)
     };
+    with(|ex| ex.threads[index].at_root = true);
     let returned = match outcome {
         Ok(returned) => returned,
         Err(payload) => {
@@ -1021,14 +1251,24 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
             false
         }
     };
-    with(|ex| ex.threads[index].panicked = false);
+    with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.panicked = false;
+        slot.panic_in_flight = None;
+    });
     drop_thread_locals(index);
+    // A thread that finishes while the end of a passing execution drops what is left drops
+    // what it kept then too, in its turn (`kept.rs`).
+    if with(|ex| ex.ending) {
+        drop_kept_values(index);
+    }
     with(|ex| {
         let slot = &mut ex.threads[index];
         // A spawned thread's closure catches its own panic for `join`: it has no value then.
         slot.returned = returned && slot.unobserved_panic.is_none();
-        // A thread torn down stays unfinished: the report shows what it was about to do.
-        slot.finished = !ex.teardown;
+        // A thread torn down after a failure stays unfinished: the report shows what it was
+        // about to do. One unwound at the end of a passing execution has finished.
+        slot.finished = !ex.teardown || ex.ending;
     });
 }
 
@@ -1039,13 +1279,26 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
 pub(crate) fn spawned_thread_panicked(
     payload: Box<dyn Any + Send>,
 ) -> Result<Box<dyn Any + Send>, Box<dyn Any + Send>> {
-    if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown) {
+    // A panic that ends while a task left at the end is unwound (`ending.rs`) is the
+    // program's, as in a running execution.
+    if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown && !ex.ending) {
         return Err(payload);
     }
     let (message, site) = panics::describe(payload.as_ref());
+    let static_message = payload.downcast_ref::<&'static str>().copied();
     with(|ex| {
+        // The panic is the execution's failure already (`Limits::panic_stops_execution`).
+        if ex.recording.limits.panic_stops_execution {
+            return;
+        }
         let me = ex.current;
-        ex.threads[me].unobserved_panic = Some(Box::new((message, site)));
+        let order = ex.panic_order(me);
+        ex.threads[me].unobserved_panic = Some(Box::new(UnobservedPanic {
+            order,
+            message,
+            site,
+            static_message,
+        }));
     });
     Ok(payload)
 }
@@ -1061,12 +1314,41 @@ pub(crate) fn panic_observed(index: usize) {
 fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
     let teardown_unwind = payload.is::<TeardownUnwind>();
     let (message, site) = panics::describe(payload.as_ref());
+    let static_message = payload
+        .downcast_ref::<&'static str>()
+        .copied()
+        .filter(|_| context.is_empty());
     drop_quietly(payload);
     with(|ex| {
         if teardown_unwind {
             return;
         }
-        if ex.teardown {
+        // The thread was unwinding this panic when the execution stopped, and teardown let the
+        // unwind finish: the panic is the program's, and no `join` observed it.
+        let order = ex.panic_order(index);
+        let slot = &mut ex.threads[index];
+        let at_stop = ex.teardown && !ex.ending && slot.unwinding_at_stop && context.is_empty();
+        // While the end of a passing execution drops what is left, the panic (of a thread's
+        // root: a payload's or a thread-local's destructor, a kept value's) is kept like a
+        // task's panic, so the earliest panic of the end is the one reported.
+        if at_stop || ex.ending {
+            slot.unwinding_at_stop = false;
+            if slot.unobserved_panic.is_none() {
+                slot.unobserved_panic = Some(Box::new(UnobservedPanic {
+                    order,
+                    message: format!("{context}{message}"),
+                    site,
+                    static_message,
+                }));
+            } else {
+                ex.recording.warnings.push(format!(
+                    "thread {index} panicked again after a panic no join observed: \
+                     {context}{message}"
+                ));
+            }
+            return;
+        }
+        if ex.teardown && !ex.ending {
             ex.recording.warnings.push(format!(
                 "while the failed execution was torn down, thread {index} panicked: \
                  {context}{message}"
@@ -1077,6 +1359,7 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
         if ex.recording.failure.is_none() {
             ex.recording.failure = Some(FailureInfo {
                 site,
+                static_message,
                 ..FailureInfo::new(
                     FailureKind::Panic,
                     format!("{context}{message}"),
@@ -1091,6 +1374,18 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
 /// itself panics, the remaining coroutines are abandoned (leaked), never unwound by the
 /// coroutine library, whose forced unwind would run user destructors outside the runtime.
 struct Coroutines(Vec<Option<ThreadCoroutine>>);
+
+impl Coroutines {
+    /// The table, emptied, for the next execution's scheduler loop. Teardown took every
+    /// coroutine; one still there is abandoned, as `drop` would.
+    fn into_buffer(mut self) -> Vec<Option<ThreadCoroutine>> {
+        let mut buffer = std::mem::take(&mut self.0);
+        for coroutine in buffer.drain(..).flatten() {
+            std::mem::forget(coroutine);
+        }
+        buffer
+    }
+}
 
 impl Drop for Coroutines {
     fn drop(&mut self) {
@@ -1118,6 +1413,7 @@ pub(crate) fn run(
          that is already running under interleave"
     );
     let mut execution = Execution::new(schedule, limits);
+    execution.panicking_at_start = std::thread::panicking();
     let _live = live::start(execution.tag);
     match execution.stack_for(None, None, site) {
         Ok(stack) => {
@@ -1136,32 +1432,42 @@ pub(crate) fn run(
     let foreign = execution.foreign.clone();
     foreign.start(execution.tag);
     let watch = watchdog::Watch::start(limits.watchdog);
+    let mut coroutines = Coroutines(std::mem::take(&mut execution.coroutine_buffer));
+    let mut guards = guard::Guards::with_buffer(std::mem::take(&mut execution.guard_buffer));
     let raw = Box::into_raw(execution);
     let entered = Entered::new(raw);
 
-    let mut coroutines = Coroutines(Vec::new());
-    let mut guards = guard::Guards::default();
-    let mut next = with(decide);
-    while let Some(chosen) = next {
-        if coroutines.0.get(chosen).is_none_or(Option::is_none) {
-            with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
-        }
-        let coroutine = coroutines.0[chosen]
-            .as_mut()
-            .expect("the scheduler chose a thread without a coroutine");
-        watch.beat();
-        next = match coroutine.resume(Resume::Run) {
-            // The thread announced an operation and the decision chose another thread (or
-            // ended the execution).
-            CoroutineResult::Yield(next) => next,
-            // The thread finished: decide again without it.
-            CoroutineResult::Return(()) => {
-                if let Some(done) = coroutines.0[chosen].take() {
-                    stacks::give_back(done.into_stack());
-                }
-                with(decide)
+    let mut next = with(|ex| decide(ex, false));
+    loop {
+        while let Some(chosen) = next {
+            if coroutines.0.get(chosen).is_none_or(Option::is_none) {
+                with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
             }
+            let coroutine = coroutines.0[chosen]
+                .as_mut()
+                .expect("the scheduler chose a thread without a coroutine");
+            watch.beat();
+            next = match coroutine.resume(Resume::Run) {
+                // The thread announced an operation and the decision chose another thread (or
+                // ended the execution).
+                CoroutineResult::Yield(next) => next,
+                // The thread finished: decide again without it.
+                CoroutineResult::Return(()) => {
+                    if let Some(done) = coroutines.0[chosen].take() {
+                        stacks::give_back(done.into_stack());
+                    }
+                    with(|ex| decide(ex, false))
+                }
+            };
+        }
+        // The tasks left at the end of a passing execution in the middle of a poll are unwound
+        // one at a time, whenever the cancelled ones cannot go on (`ending.rs`).
+        let Some(unwound) = with(|ex| ex.unwind_next.take()) else {
+            break;
         };
+        with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+        unwind_at_end(&mut coroutines.0, unwound);
+        next = with(|ex| decide(ex, false));
     }
     with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
     // A foreign wake that no deadlock check saw still explains what the execution did.
@@ -1175,9 +1481,18 @@ pub(crate) fn run(
         }
     });
 
-    with(Execution::unobserved_panic);
     teardown(&mut coroutines.0);
-    drop(guards);
+    // After teardown, which records the panics that were unwinding when the execution stopped
+    // as unobserved too.
+    with(Execution::unobserved_panic);
+    // A coroutine spawned too late to run must never be dropped by the coroutine library,
+    // whose forced unwind would run user code outside the execution.
+    with(|ex| {
+        for (_, coroutine, _) in ex.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    });
+    let guard_buffer = guards.into_buffer();
     drop(watch);
     foreign.stop();
     // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
@@ -1187,11 +1502,26 @@ pub(crate) fn run(
         ex.take_timers()
     });
     drop_quietly(timers);
+    drop_kept_values_after_the_end();
     drop_lazy_statics();
+    drop_late_thread_locals();
+    // What the destructors of statics and late thread-locals kept: dropped here, inside the
+    // execution, and whatever they keep in turn is leaked, never dropped with the slots
+    // outside it.
+    drop_kept_values_after_the_end();
+    // A destructor above that spawned left a coroutine that can never run; like those
+    // spawned too late above, it is leaked rather than handed to the next execution.
+    with(|ex| {
+        for (_, coroutine, _) in ex.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    });
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
     let mut execution = unsafe { Box::from_raw(raw) };
+    execution.coroutine_buffer = coroutines.into_buffer();
+    execution.guard_buffer = guard_buffer;
     execution.complete_recording();
     Finished::new(execution)
 }

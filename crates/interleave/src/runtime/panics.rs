@@ -66,7 +66,8 @@ pub(crate) fn install_hook() {
                 previous(info);
                 return;
             }
-            super::note_panic();
+            let static_message = info.payload().downcast_ref::<&'static str>().copied();
+            super::note_panic(&message, &site, static_message);
             RECENT.with(|recent| {
                 let mut recent = recent.borrow_mut();
                 if recent.len() == KEPT {

@@ -16,7 +16,7 @@ use super::*;
 /// which measured at about 25 ns per switch before inlining.
 #[inline(always)]
 pub(crate) fn switch(op: Op, site: Site) {
-    let decision = with(|ex| ex.announce(op, site));
+    let decision = with_in_data_step(|ex| ex.announce(op, site));
     suspend(decision);
 }
 
@@ -84,7 +84,7 @@ pub(crate) fn switch_on(
     op: impl OpOn,
     site: Site,
 ) -> Switched {
-    let (switched, decision) = with(|ex| {
+    let (switched, decision) = with_in_data_step(|ex| {
         let idx = ex.object(handle, object);
         // `object` is a constant at every (inlined) call site, so only atomics read the flags.
         let mut flags = 0;
@@ -160,17 +160,60 @@ pub(crate) fn stop_if_failed() {
 }
 
 /// Chooses the thread for the next step, or `None` when the execution is over.
-pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
+/// `reuse_enabled`: the enabled threads computed last still hold (see
+/// `Execution::enabled_fresh`), so they are not computed again.
+pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     if ex.recording.failure.is_some() {
         return None;
     }
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
     // threads and the tasks somebody may still await run to their end, and the detached tasks
     // (their handles dropped) only while those do; when only detached tasks are left, the
-    // execution is over and teardown cancels them.
+    // execution is over and they are cancelled and dropped (`ending.rs`). The end tests its
+    // own flag, not the main thread's: the main thread is revived during the end when it kept
+    // values to drop as itself (`kept.rs`).
+    if ex.ending {
+        return ex.decide_ending();
+    }
     if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
+        return ex.begin_ending();
+    }
+    if !reuse_enabled {
+        decide_enabled(ex)?;
+    } else if cfg!(debug_assertions) {
+        ex.check_reused_enabled();
+    }
+    if ex.steps() >= ex.recording.limits.max_steps {
+        ex.stop(Stop::StepBound);
         return None;
     }
+    let chosen = {
+        let view = View {
+            threads: &ex.threads,
+            objects: &ex.recording.objects,
+            states: &ex.objects,
+            enabled: &ex.enabled,
+            step: ex.recording.events.len() as u64,
+            last: ex.recording.events.last().map(|e| e.thread as usize),
+            units: &ex.recording.annotations.units,
+        };
+        ex.schedule.next_thread(&view)
+    };
+    if chosen == ABANDON {
+        ex.recording.abandoned = true;
+        return None;
+    }
+    if !ex.enabled.contains(&chosen) {
+        ex.stop(Stop::ScheduleImpossible { chosen });
+        return None;
+    }
+    ex.record(chosen);
+    Some(chosen)
+}
+
+/// Computes the enabled threads for a decision, letting virtual time pass while none is;
+/// `None` when the execution is over (failed, or deadlocked).
+fn decide_enabled(ex: &mut Execution) -> Option<()> {
     ex.compute_enabled();
     if ex.recording.failure.is_some() {
         return None;
@@ -201,32 +244,7 @@ pub(super) fn decide(ex: &mut Execution) -> Option<usize> {
         ex.stop(Stop::Deadlock);
         return None;
     }
-    if ex.steps() >= ex.recording.limits.max_steps {
-        ex.stop(Stop::StepBound);
-        return None;
-    }
-    let chosen = {
-        let view = View {
-            threads: &ex.threads,
-            objects: &ex.recording.objects,
-            states: &ex.objects,
-            enabled: &ex.enabled,
-            step: ex.recording.events.len() as u64,
-            last: ex.recording.events.last().map(|e| e.thread as usize),
-            units: &ex.recording.annotations.units,
-        };
-        ex.schedule.next_thread(&view)
-    };
-    if chosen == ABANDON {
-        ex.recording.abandoned = true;
-        return None;
-    }
-    if !ex.enabled.contains(&chosen) {
-        ex.stop(Stop::ScheduleImpossible { chosen });
-        return None;
-    }
-    ex.record(chosen);
-    Some(chosen)
+    Some(())
 }
 
 impl Execution {
@@ -248,7 +266,10 @@ impl Execution {
             self.record(me);
             return Decision::GO_ON;
         }
-        let next = decide(self);
+        // An operation that cannot block leaves the running thread enabled, and nothing else
+        // changed since the last decision computed the enabled threads if they are still
+        // fresh.
+        let next = decide(self, self.enabled_fresh && !op.blocking);
         if next == Some(me) {
             Decision::GO_ON
         } else {
@@ -274,19 +295,12 @@ impl Execution {
     /// visit to the runtime.
     #[inline]
     pub(super) fn record(&mut self, chosen: usize) {
-        let timed_out = self.time_out_if_due(chosen);
-        let slot = &mut self.threads[chosen];
-        let Op {
-            kind, object, arg, ..
-        } = slot.pending;
-        let site = slot.pending_site;
-        // A sleep or a timeout counts as a yield: a loop that waits by sleeping or by timing
-        // out lets the others run under the strategies' yield rule, as a spin loop does, and
-        // sees the stores made before it under the weak memory model.
-        if kind == OpKind::Yield || kind == OpKind::Sleep || timed_out {
-            slot.yields += 1;
-            self.memory.flush(chosen);
-        }
+        let (
+            Op {
+                kind, object, arg, ..
+            },
+            site,
+        ) = self.begin_step(chosen);
         self.recording.events.push(Event {
             thread: chosen as u32,
             kind,
@@ -296,6 +310,41 @@ impl Execution {
         });
         self.current = chosen;
         self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
+        self.apply_step_effect(chosen, kind, object, site);
+    }
+
+    /// Starts the step of thread `chosen`: ends its wait if its deadline is due, counts a
+    /// yield, and returns its pending operation and where it was announced. A sleep or a
+    /// timeout counts as a yield: a loop that waits by sleeping or by timing out lets the
+    /// others run under the strategies' yield rule, as a spin loop does, and sees the stores
+    /// made before it under the weak memory model.
+    #[inline(always)]
+    pub(super) fn begin_step(&mut self, chosen: usize) -> (Op, Site) {
+        let timed_out = self.time_out_if_due(chosen);
+        let slot = &mut self.threads[chosen];
+        let (op, site) = (slot.pending, slot.pending_site);
+        let yielded = op.kind == OpKind::Yield || op.kind == OpKind::Sleep || timed_out;
+        slot.last_step_yielded = yielded;
+        if yielded {
+            slot.yields += 1;
+            self.memory.flush(chosen);
+        }
+        (op, site)
+    }
+
+    /// Applies the synchronisation effect of the step of thread `chosen` (now the running
+    /// thread), an operation `kind` on `object` at `site`: see [`Execution::record`].
+    #[inline(always)]
+    pub(super) fn apply_step_effect(
+        &mut self,
+        chosen: usize,
+        kind: OpKind,
+        object: ObjIdx,
+        site: Site,
+    ) {
+        // Every step but a data access may change whether some thread can run, by its effect
+        // below or by what its primitive does once it runs.
+        self.enabled_fresh &= kind.is_data_access();
         // Under the weak memory model the atomic access applies its effect itself, once it
         // knows the value it stores and, for a load, which store it reads.
         match kind {
@@ -334,6 +383,10 @@ impl Execution {
 
     /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
     pub fn choose_value(&mut self, bound: u64) -> u64 {
+        if self.ending {
+            // Dropping the tasks left at the end does not extend the schedule (`ending.rs`).
+            return 0;
+        }
         draw_value(&mut *self.schedule, &mut self.recording, bound)
     }
 }

@@ -1,7 +1,8 @@
-//! Teardown after a failure: the remaining threads are unwound in reverse creation order, their
-//! operations during unwinding run as no-op steps with their lock effects, and a thread that
-//! would block, spin or abort is abandoned with its stack. Also the end-of-execution drops of
-//! `lazy_static!` values and thread-locals.
+//! Teardown after a failure: the remaining threads are unwound in reverse creation order (a
+//! task parked between polls is cancelled instead and drops its future with no panic in
+//! flight), their operations during unwinding run as no-op steps with their lock effects, and a
+//! thread that would block, spin or abort is abandoned with its stack. Also the end-of-execution
+//! drops of `lazy_static!` values and thread-locals (the late ones included, as their thread).
 
 use super::*;
 
@@ -17,7 +18,7 @@ pub(super) fn resumed_for_teardown() {
     let decision = with(|ex| {
         let slot = &ex.threads[ex.current];
         let (op, site) = (slot.pending, slot.pending_site);
-        ex.teardown_point(op, site)
+        ex.teardown_point(op, site, true)
     });
     suspend(decision);
 }
@@ -56,6 +57,12 @@ impl Drop for TeardownUnwind {
 pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
     let clean = with(|ex| {
         ex.teardown = true;
+        for slot in &mut ex.threads {
+            slot.unwinding_at_stop = slot.panicked && slot.panic_in_flight.is_some();
+        }
+        // A failure while the tasks left at the end were dropped ends that protocol: what is
+        // left is torn down as after any failure.
+        ex.ending = false;
         ex.threads.iter().all(|t| t.finished)
     });
     if clean {
@@ -65,16 +72,36 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
         let Some(mut coroutine) = coroutines[index].take() else {
             continue;
         };
-        with(|ex| {
+        let leaks = with(|ex| {
             ex.current = index;
             ex.teardown_steps = 0;
+            ex.recording.limits.panic_stops_execution && ex.threads[index].panicked
         });
+        if leaks {
+            // A panic stopped the execution (`Limits::panic_stops_execution`): the thread that
+            // raised it is not resumed, so no destructor of its unwind can panic and abort.
+            with(|ex| {
+                let slot = &mut ex.threads[index];
+                std::mem::forget(std::mem::take(&mut slot.locals));
+                ex.recording.warnings.push(format!(
+                    "thread {index} panicked, which stopped the execution; its stack was \
+                     leaked without unwinding it further, so its destructors did not run"
+                ));
+            });
+            std::mem::forget(coroutine);
+            continue;
+        }
         match coroutine.resume(Resume::Unwind) {
             CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
             CoroutineResult::Yield(_) => {
                 with(|ex| {
                     let slot = &mut ex.threads[index];
                     std::mem::forget(std::mem::take(&mut slot.locals));
+                    // An abandoned thread still unwinding keeps the OS thread panicking; only
+                    // then can it be unwinding the panic that was in flight at the stop.
+                    if !ex.panicking_at_start && std::thread::panicking() {
+                        lost_panic(slot, index);
+                    }
                     let operation = slot.pending.kind.name();
                     ex.recording.warnings.push(format!(
                         "while the failed execution was torn down, thread {index} was abandoned \
@@ -87,11 +114,35 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
     }
 }
 
+/// Thread `index`, abandoned by teardown, was still unwinding the program's panic that was in
+/// flight when the execution stopped (teardown never raised its own unwind there): the panic
+/// would be lost with the stack, so it is kept as unobserved, which the report then shows.
+fn lost_panic(slot: &mut ThreadSlot, index: usize) {
+    if !slot.unwinding_at_stop || slot.teardown_unwinding || slot.unobserved_panic.is_some() {
+        return;
+    }
+    let Some(panic) = slot.panic_in_flight.take() else {
+        return;
+    };
+    slot.unobserved_panic = Some(Box::new(UnobservedPanic {
+        order: panic.order,
+        message: format!(
+            "{}\n\nthread {index} was unwinding a panic when the execution stopped, and blocked \
+             before it had finished: its stack was leaked, and its panic is reported here",
+            panic.message
+        ),
+        site: panic.site,
+        static_message: None,
+    }));
+}
+
 /// Drops the execution's `lazy_static!` values, the latest initialised first and each while the
 /// others can still be used, on the scheduler loop's stack (visible operations of their
 /// destructors are no-ops there). A destructor that
 /// panics fails an execution that had not failed yet, as a panic of the main thread.
 pub(super) fn drop_lazy_statics() {
+    // Statics are dropped as if by the main thread, after every other thread has ended.
+    with(|ex| ex.current = 0);
     // A destructor may initialise a static again; the bound ends such a cycle, leaking the rest.
     let mut budget = 4 * with(|ex| ex.lazy_statics.len()) + 16;
     while let Some(value) = with(|ex| ex.lazy_statics.take_latest()) {
@@ -117,6 +168,68 @@ pub(super) fn drop_lazy_statics() {
                 }
             });
         }
+    }
+}
+
+/// Drops the thread-local values set after their thread had dropped its own (by the destructor
+/// of a static, or of another thread-local), each as its thread, in thread order, on the
+/// scheduler loop's stack like the statics. Left in the slot they would be dropped with the
+/// execution's buffers, outside any execution. A destructor that panics fails an execution
+/// that had not failed yet, as a panic of its thread.
+pub(super) fn drop_late_thread_locals() {
+    drop_per_thread_after_the_end(
+        |slot| {
+            std::mem::take(&mut slot.locals)
+                .into_iter()
+                .map(|(_, value)| value)
+                .collect()
+        },
+        |_, message| format!("a thread_local! destructor panicked: {message}"),
+        false,
+    );
+}
+
+/// Drops the values `take` takes out of each thread's slot, each as its thread, in thread
+/// order, on the scheduler loop's stack. A destructor may add values again (use another key,
+/// keep another value); after [`THREAD_LOCAL_ROUNDS`] rounds the rest are leaked. A destructor
+/// that panics fails an execution that had not failed yet, as a panic of its thread, with the
+/// message `describe` words from the thread's index and the panic's message; after a failure
+/// it is a warning when `warn_after_failure`, and nothing otherwise.
+pub(super) fn drop_per_thread_after_the_end(
+    take: impl Fn(&mut ThreadSlot) -> Vec<Box<dyn Any>>,
+    describe: impl Fn(usize, &str) -> String,
+    warn_after_failure: bool,
+) {
+    let threads = with(|ex| ex.threads.len());
+    for index in 0..threads {
+        for _ in 0..THREAD_LOCAL_ROUNDS {
+            let values = with(|ex| {
+                ex.current = index;
+                take(&mut ex.threads[index])
+            });
+            if values.is_empty() {
+                break;
+            }
+            for value in values {
+                if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+                    let (message, site) = panics::describe(payload.as_ref());
+                    drop_quietly(payload);
+                    let message = describe(index, &message);
+                    with(|ex| {
+                        if ex.recording.failure.is_none() {
+                            ex.recording.failure = Some(FailureInfo {
+                                site,
+                                ..FailureInfo::new(FailureKind::Panic, message, Some(index))
+                            });
+                        } else if warn_after_failure {
+                            ex.recording.warnings.push(message);
+                        }
+                    });
+                }
+            }
+        }
+        let left = with(|ex| take(&mut ex.threads[index]));
+        std::mem::forget(left);
     }
 }
 
@@ -167,7 +280,7 @@ impl Execution {
         if self.on_scheduler_stack {
             return Decision::GO_ON;
         }
-        self.teardown_point(Op::with(kind, object, arg, timed), site)
+        self.teardown_point(Op::with(kind, object, arg, timed), site, false)
     }
 
     /// What the running thread does at a visible operation during teardown. The execution is
@@ -178,6 +291,10 @@ impl Execution {
     /// - Not unwinding (teardown just resumed it, or user code caught the teardown's unwind
     ///   with `catch_unwind` and went on): raise the teardown's unwind (again). A user's
     ///   `catch_unwind` can delay the end of the thread, never let it perform an operation.
+    ///   Two exceptions go on as below: the release of a lock (a thread suspended at the
+    ///   unlock in a guard's `drop` would otherwise keep the lock for good), and the
+    ///   operations of the destructors of a thread's thread-locals, which run after its own
+    ///   code has ended.
     /// - Unwinding (a destructor runs): the operation goes on as a no-op step if it could take
     ///   effect now (an unlock, a store, a `join` of a thread that returned a value), with its
     ///   effect on the lock it takes or releases applied, so guards keep their exclusion.
@@ -188,15 +305,45 @@ impl Execution {
     /// abandoned, so a destructor (or a `catch_unwind` loop) that spins cannot hang the
     /// exploration. Returns `STOP` to abandon the thread, or `GO_ON`.
     ///
+    /// `resumed`: teardown has just resumed the thread at the operation it was suspended at
+    /// when the execution stopped, rather than the thread announcing a new one.
+    ///
     /// The slot's pending operation is left as it was when the execution stopped: the report
     /// shows it.
-    pub(super) fn teardown_point(&mut self, op: Op, site: Site) -> Decision {
+    pub(super) fn teardown_point(&mut self, op: Op, site: Site, resumed: bool) -> Decision {
         let me = self.current;
         self.teardown_steps += 1;
         if self.teardown_steps > TEARDOWN_STEP_BOUND {
             return Decision::STOP;
         }
-        if !self.may_be_unwinding(me) {
+        let slot = &mut self.threads[me];
+        // A task parked between polls (at its spawn site) is cancelled rather than unwound: it
+        // drops its future as at the end of a passing execution (`ending.rs`), with no panic in
+        // flight, so a destructor that panics there is reported instead of aborting the process.
+        // So is one that the end of the execution had cancelled already, and that had not run
+        // since when a failure stopped the end.
+        if op.kind == OpKind::Park
+            && std::ptr::eq(site, slot.spawn_site)
+            && !self.may_be_unwinding(me)
+        {
+            let slot = &mut self.threads[me];
+            slot.cancelled = true;
+            slot.park_token = true;
+            return Decision::GO_ON;
+        }
+        let slot = &self.threads[me];
+        // A thread that dropped its future when cancelled, or a closure it never ran, or that
+        // has finished and drops its thread-locals, is past its own code: its destructors go
+        // on like those of a thread that is unwinding.
+        // Where teardown resumed the thread, it was suspended before the failure (in a
+        // destructor that blocked, say): it is unwound from there like any other, unless its
+        // closure had ended and it was dropping what it left at its root (a panic's payload,
+        // its thread-locals, its kept values): there is nothing left to unwind but that.
+        let past_its_code = slot.at_root || (!resumed && (slot.cancelled || slot.locals_destroyed));
+        // A release goes on: a thread suspended at the unlock of a guard's `drop` is unwound
+        // from there, and raising the unwind instead would leave the lock held for good.
+        let releases = matches!(op.kind, OpKind::Unlock | OpKind::RwUnlock);
+        if !past_its_code && !releases && !self.may_be_unwinding(me) {
             self.threads[me].teardown_unwinding = true;
             let payload = TeardownUnwind {
                 tag: self.tag,
@@ -210,6 +357,14 @@ impl Execution {
         }
         self.apply_lock_effect(op, site);
         Decision::GO_ON
+    }
+
+    /// The running thread's closure (or future) has ended: what it runs from now on is the
+    /// runtime's clean-up at its root, whose destructors go on during teardown
+    /// (`ThreadSlot::at_root`).
+    pub(crate) fn own_code_ended(&mut self) {
+        let me = self.current;
+        self.threads[me].at_root = true;
     }
 
     /// Whether thread `t` may be running a destructor during unwinding, where raising a panic
@@ -228,7 +383,10 @@ impl Execution {
     /// Whether thread `t`'s operation `op` may go on during teardown.
     pub(super) fn enabled_in_teardown(&mut self, t: usize, op: Op) -> bool {
         match op.kind {
-            OpKind::Spawn => false,
+            // A thread spawned while the tasks left at the end of a passing execution are
+            // dropped is cancelled, and dropped in turn (`ending.rs`); after a failure it could
+            // never be.
+            OpKind::Spawn => self.ending,
             // `join` must hand over a value: an `Err` would make the usual `join().unwrap()`
             // in a destructor panic during unwinding, which aborts.
             OpKind::Join => self

@@ -102,6 +102,14 @@ impl View<'_> {
         })
     }
 
+    /// The kind of thread `thread`'s pending operation, unless it has finished: what
+    /// [`View::pending`] says without looking up its object and site, for the strategies that
+    /// ask at every decision.
+    pub(crate) fn pending_kind(&self, thread: usize) -> Option<OpKind> {
+        let slot = &self.threads[thread];
+        (!slot.finished).then_some(slot.pending.kind)
+    }
+
     /// The argument of the pending operation of thread `thread` (see `Op::arg`).
     pub(crate) fn pending_arg(&self, thread: usize) -> u32 {
         self.threads[thread].pending.arg

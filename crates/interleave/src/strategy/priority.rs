@@ -9,7 +9,7 @@
 use rand_core::RngCore;
 use rand_pcg::Pcg64Mcg;
 
-use super::{below, ObjectId, Outcome, Schedule, View};
+use super::{below, ObjectId, OpKind, Outcome, Schedule, View};
 
 /// The number of yields after which a thread loses its priority (seed 000, section 5): every
 /// yield, as in shuttle's PCT, since a yield says the thread waits for another thread.
@@ -175,20 +175,51 @@ pub(super) fn object_event(r: usize, j: u64) -> u64 {
 /// Strict priority scheduling with seed 000's yield rule, shared by every priority strategy:
 /// the enabled thread of highest priority runs; a thread that yields `yield_limit` times drops
 /// below every other, and again after each further `yield_limit` yields.
+///
+/// A sleep counts as a yield only when the thread did something else since its last yield (or
+/// since it started): a loop that sleeps and then looks at shared state may wait for another
+/// thread, but a run of sleeps with nothing in between waits for no one. Demoting such a thread
+/// would make the bug of a thread that sleeps its way through a long task before it acts (PCT's
+/// figure 5, depth 1) unreachable, and the sleeper's message could never beat another thread's
+/// timeout.
 #[derive(Clone, Debug)]
 pub(super) struct Priorities {
     /// Priority of each thread; larger runs first. Demotions go below zero.
     values: Vec<i64>,
-    demoted_at_yields: Vec<u32>,
+    /// What the yield rule keeps of each thread, in one table so a decision indexes one.
+    yield_states: Vec<YieldState>,
+    /// The last thread this schedule chose, the step it chose it at and what its pending
+    /// operation was: the yield rule needs to know whether that step was a sleep.
+    chosen: Option<Chosen>,
     lowest: i64,
     yield_limit: u32,
+}
+
+/// What the yield rule keeps of one thread.
+#[derive(Clone, Copy, Debug, Default)]
+struct YieldState {
+    /// The yields the rule counted since the thread's last demotion.
+    since_demotion: u32,
+    /// `View::yields` of the thread when the rule last looked at it.
+    seen: u32,
+    /// Whether the thread took a step other than its start or a sleep since its last yield.
+    acted: bool,
+}
+
+/// A choice of [`Priorities::highest`], as the yield rule needs it.
+#[derive(Clone, Copy, Debug)]
+struct Chosen {
+    thread: usize,
+    step: u64,
+    kind: Option<OpKind>,
 }
 
 impl Priorities {
     pub(super) fn new(yield_limit: u32) -> Priorities {
         Priorities {
             values: Vec::new(),
-            demoted_at_yields: Vec::new(),
+            yield_states: Vec::new(),
+            chosen: None,
             lowest: 0,
             yield_limit,
         }
@@ -198,7 +229,7 @@ impl Priorities {
     pub(super) fn admit(&mut self, view: &View<'_>, mut initial: impl FnMut(usize) -> i64) {
         for thread in self.values.len()..view.thread_count() {
             self.values.push(initial(thread));
-            self.demoted_at_yields.push(0);
+            self.yield_states.push(YieldState::default());
         }
     }
 
@@ -218,18 +249,48 @@ impl Priorities {
         self.values[thread] = self.lowest;
     }
 
-    /// Applies the yield rule to `thread`, which took the last step.
+    /// Applies the yield rule to `thread`, which took the steps since this schedule's last
+    /// choice: the step it was chosen for, then any it took on the runtime's fast path.
     pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
         let yields = view.yields(thread);
-        if yields >= self.demoted_at_yields[thread] + self.yield_limit {
-            self.demoted_at_yields[thread] = yields;
+        let chosen = self.chosen.filter(|c| c.thread == thread);
+        let kind = chosen.and_then(|c| c.kind);
+        let state = &mut self.yield_states[thread];
+        let yielded = yields > state.seen;
+        state.seen = yields;
+        let mut demote = false;
+        if yielded {
+            let lone_sleep = kind == Some(OpKind::Sleep) && !state.acted;
+            state.acted = false;
+            if !lone_sleep {
+                state.since_demotion += 1;
+                if state.since_demotion >= self.yield_limit {
+                    state.since_demotion = 0;
+                    demote = true;
+                }
+            }
+        } else if kind != Some(OpKind::Start) {
+            state.acted = true;
+        }
+        // Steps on the fast path after the chosen one are data accesses, never yields.
+        if chosen.is_some_and(|c| view.step() > c.step + 1) {
+            state.acted = true;
+        }
+        if demote {
             self.demote(thread);
         }
     }
 
-    /// The enabled thread of highest priority (the lowest-numbered among equals).
-    pub(super) fn highest(&self, view: &View<'_>) -> usize {
-        self.highest_of(view.enabled())
+    /// The enabled thread of highest priority (the lowest-numbered among equals), which the
+    /// schedule runs next.
+    pub(super) fn highest(&mut self, view: &View<'_>) -> usize {
+        let best = self.highest_of(view.enabled());
+        self.chosen = Some(Chosen {
+            thread: best,
+            step: view.step(),
+            kind: view.pending_kind(best),
+        });
+        best
     }
 
     /// The thread of highest priority among `threads` (not empty; the first among equals).

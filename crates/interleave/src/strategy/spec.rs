@@ -8,7 +8,8 @@ use thiserror::Error;
 
 use super::{
     AssetFuzzer, AtomFuzzer, Auto, DeadlockFuzzer, DelayBound, Dfs, Dpor, Events, Icb, Pct, PctVb,
-    Pos, RPro, RaceFuzzer, Random, Rff, RuntimeMonitor, Strategy, Surw, ThreadBound, ValueSchedule,
+    Pos, RPro, RaceFuzzer, Random, Rff, RoundRobin, RuntimeMonitor, Strategy, Surw, ThreadBound,
+    ValueSchedule,
 };
 
 /// A built-in strategy with its parameters.
@@ -21,6 +22,9 @@ pub enum StrategySpec {
     Auto,
     /// Random walk (`random`).
     Random,
+    /// Round robin (`rr`): one deterministic schedule that runs the next thread in order at
+    /// every step, as shuttle's `check` does.
+    RoundRobin,
     /// PCT with bug depth `depth` (`pct:d=3`); `steps` fixes `k` instead of estimating it
     /// (`pct:d=3,k=500`); `yields` sets the yield limit of the spin-loop rule.
     Pct {
@@ -187,6 +191,7 @@ pub const STRATEGY_NAMES: &[&str] = &[
     "assetfuzzer",
     "racefuzzer",
     "atomfuzzer",
+    "rr",
 ];
 
 /// Why a strategy spec could not be used.
@@ -272,6 +277,7 @@ impl StrategySpec {
         match *self {
             StrategySpec::Auto => Box::new(Auto::new()),
             StrategySpec::Random => Box::new(Random),
+            StrategySpec::RoundRobin => Box::new(RoundRobin),
             StrategySpec::Pct {
                 depth,
                 steps,
@@ -489,6 +495,7 @@ impl FromStr for StrategySpec {
             "" => return Err(SpecError::Empty),
             "auto" => ("auto", "no parameters"),
             "random" => ("random", "no parameters"),
+            "rr" => ("rr", "no parameters"),
             "pos" => ("pos", "no parameters"),
             "surw" => ("surw", "v, profile"),
             "rff" => ("rff", "no parameters"),
@@ -517,6 +524,7 @@ impl FromStr for StrategySpec {
         let spec = match strategy {
             "auto" => StrategySpec::Auto,
             "random" => StrategySpec::Random,
+            "rr" => StrategySpec::RoundRobin,
             "pos" => StrategySpec::Pos,
             "surw" => StrategySpec::Surw {
                 variables: p.variables(Some(super::surw::DEFAULT_VARIABLES), 1)?,

@@ -50,7 +50,7 @@ fn sequentially_consistent<R>(
     let before = value();
     let result = op();
     let after = value();
-    runtime::with(|ex| ex.record_value(before, after));
+    runtime::with_in_data_step(|ex| ex.record_value(before, after));
     result
 }
 
@@ -75,7 +75,7 @@ fn read_modify_write<R>(
     let result = op();
     let after = value();
     let (wrote, order) = outcome(&result);
-    runtime::with(|ex| {
+    runtime::with_in_data_step(|ex| {
         ex.atomic_read_modify_write(switched.index(), order, previous, wrote.then_some(after));
         if switched.logs_values() {
             ex.record_value(previous, after);
@@ -268,7 +268,7 @@ macro_rules! atomic_common {
                 return sequentially_consistent(switched, || self.bits(), || self.inner.load(SC));
             }
             let current = self.bits();
-            let read = runtime::with(|ex| {
+            let read = runtime::with_in_data_step(|ex| {
                 let read = ex.atomic_load(switched.index(), order, current);
                 if switched.logs_values() {
                     ex.record_value(read, read);
@@ -296,7 +296,7 @@ macro_rules! atomic_common {
             }
             let previous = Bits::to_bits(self.inner.swap(value, SC));
             let stored = Bits::to_bits(value);
-            runtime::with(|ex| {
+            runtime::with_in_data_step(|ex| {
                 ex.atomic_store(switched.index(), order, previous, stored);
                 if switched.logs_values() {
                     ex.record_value(previous, stored);

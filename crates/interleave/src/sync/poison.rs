@@ -29,9 +29,15 @@ pub(crate) fn is_poisoned(idx: ObjIdx) -> bool {
 #[inline]
 pub(crate) fn poison_if_panicking(idx: ObjIdx, panicking_at_acquisition: bool) {
     if !panicking_at_acquisition && std::thread::panicking() {
-        // Set first: the flag below is read on this OS thread only after it is.
-        EVER_POISONED.store(true, Ordering::Relaxed);
-        runtime::with(|ex| ex.objects[idx as usize].poisoned = true);
+        runtime::with(|ex| {
+            // The runtime's own unwind of a thread in teardown is no panic of the program.
+            if ex.unwound_by_teardown() {
+                return;
+            }
+            // Set first: the flag below is read on this OS thread only after it is.
+            EVER_POISONED.store(true, Ordering::Relaxed);
+            ex.objects[idx as usize].poisoned = true;
+        });
     }
 }
 

@@ -39,6 +39,71 @@ fn probe_harness_sees_aborts_hangs_and_panics() {
     }
 }
 
+/// A strategy whose `plan` panics on a helper worker (the workers plan what they claim): the
+/// exploration re-raises that panic with its own message, where the helper's death used to
+/// surface only as std's "a scoped thread panicked" once the driver had run the rest alone.
+#[test]
+fn a_strategy_that_panics_while_planning_on_a_worker_is_re_raised() {
+    use interleave::strategy::{Schedule, Strategy};
+
+    /// Plans as `random` on the thread that started the exploration and panics on any other.
+    struct PanicsOnAHelper {
+        random: Box<dyn Strategy>,
+        driver: std::thread::ThreadId,
+    }
+    impl Strategy for PanicsOnAHelper {
+        fn spec(&self) -> String {
+            "panics-on-a-helper".to_string()
+        }
+        fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
+            assert!(
+                std::thread::current().id() == self.driver,
+                "the strategy's own bug, planning on a helper"
+            );
+            self.random.plan(execution, seed)
+        }
+    }
+
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = std::panic::catch_unwind(|| {
+            interleave::Builder::new()
+                .ignore_environment()
+                .executions(10_000)
+                .workers(2)
+                .custom_strategy(PanicsOnAHelper {
+                    random: "random"
+                        .parse::<interleave::StrategySpec>()
+                        .unwrap()
+                        .build(),
+                    driver: std::thread::current().id(),
+                })
+                .explore(|| {
+                    let child = interleave::thread::spawn(|| interleave::thread::yield_now());
+                    interleave::thread::yield_now();
+                    child.join().unwrap();
+                })
+        });
+        let _ = sender.send(outcome.map(|_| ()).map_err(|payload| {
+            match payload.downcast::<String>() {
+                Ok(message) => *message,
+                Err(payload) => payload
+                    .downcast_ref::<&str>()
+                    .map(|message| message.to_string())
+                    .unwrap_or_default(),
+            }
+        }));
+    });
+    let outcome = receiver
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the exploration did not end after its strategy panicked on a worker");
+    let message = outcome.expect_err("the strategy's panic must reach the caller");
+    assert!(
+        message.contains("the strategy's own bug, planning on a helper"),
+        "{message}"
+    );
+}
+
 /// A strategy that panics (a bug in a strategy, ours or a user's) inside the runtime: its
 /// message used to be swallowed by the hook that keeps the test's own panics quiet, so the
 /// test failed with no output at all.

@@ -112,6 +112,60 @@ fn an_unstarted_thread_whose_closure_panics_on_drop_is_dropped_once() {
     }
 }
 
+/// After a failure, a detached task parked between polls is cancelled rather than unwound: it
+/// drops its future with no panic in flight, so its destructor may lock, and one that then
+/// panics is reported as a warning instead of aborting the process (as it did when teardown
+/// raised its unwind in the task). The original failure is the report.
+#[test]
+fn a_parked_task_is_cancelled_after_a_failure_so_its_panicking_destructor_cannot_abort() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_parked_task_is_cancelled_after_a_failure_so_its_panicking_destructor_cannot_abort",
+    );
+    if let Some(outcome) = probe.run(|| {
+        static LOCKED: StdAtomicUsize = StdAtomicUsize::new(0);
+        let report = Builder::new()
+            .ignore_environment()
+            .executions(1)
+            .check_determinism(false)
+            .explore(|| {
+                let lock = Arc::new(Mutex::new(0));
+                let (started_tx, started_rx) = mpsc::channel();
+                let in_task = lock.clone();
+                drop(interleave::future::spawn(async move {
+                    let _guard = PanicOnDrop {
+                        message: "the parked task's destructor panicked",
+                        drops: &LOCKED,
+                    };
+                    let _locks = LocksOnDrop(in_task, &LOCKED);
+                    started_tx.send(()).unwrap();
+                    std::future::pending::<()>().await;
+                }));
+                started_rx.recv().unwrap();
+                panic!("the original failure");
+            })
+            .expect("a valid configuration");
+        let text = first_failure_text(&report);
+        println!("{text}");
+        assert!(text.starts_with("Panic"), "{text}");
+        assert!(text.contains("the original failure"), "{text}");
+        assert_eq!(LOCKED.load(Ordering::SeqCst), 2, "both destructors ran");
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the original failure"]);
+    }
+}
+
+/// Takes its lock when dropped, and counts that it did.
+struct LocksOnDrop(Arc<Mutex<u32>>, &'static StdAtomicUsize);
+
+impl Drop for LocksOnDrop {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap() += 1;
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 #[test]
 fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort() {
     let here = |label| {
@@ -410,4 +464,270 @@ fn a_nondeterministic_failing_execution_keeps_the_failed_assertion() {
         failure.message.contains("behaved differently when re-run"),
         "{failure}"
     );
+}
+
+/// Yields, then panics, when dropped: a destructor that Rust runs while its thread unwinds a
+/// panic, and that reaches a scheduling point before it panics too.
+struct YieldsThenPanicsOnDrop(&'static StdAtomicUsize);
+
+impl Drop for YieldsThenPanicsOnDrop {
+    fn drop(&mut self) {
+        thread::yield_now();
+        self.0.fetch_add(1, Ordering::SeqCst);
+        panic!("the destructor's own panic");
+    }
+}
+
+/// Under `panic_stops_execution` the first panic fails the execution at once and its thread is
+/// never resumed: a destructor of its unwind that would panic at its next scheduling point does
+/// not run, so the process does not abort, and the report is the first panic's, with a warning
+/// that the stack was leaked; the OS thread still runs a correct program afterwards. The same
+/// program without the setting aborts the process (after printing the report), as under std.
+#[test]
+fn panic_stops_execution_leaks_the_unwinding_thread_instead_of_aborting() {
+    let here = |label| {
+        Probe::new(
+            module_path!(),
+            "panic_stops_execution_leaks_the_unwinding_thread_instead_of_aborting",
+        )
+        .label(label)
+    };
+    let program = || {
+        let child = thread::spawn(|| {
+            static CHILD_DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+            let _guard = YieldsThenPanicsOnDrop(&CHILD_DROPS);
+            panic!("the spawned thread's panic");
+        });
+        let _ = child.join();
+    };
+    if let Some(outcome) = here("stops").run(move || {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        for (index, body) in [
+            Box::new(|| {
+                let _guard = YieldsThenPanicsOnDrop(&DROPS);
+                panic!("the original failure");
+            }) as Box<dyn Fn() + Sync>,
+            Box::new(program),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let report = Builder::new()
+                .ignore_environment()
+                .executions(20)
+                .panic_stops_execution(true)
+                .explore(body)
+                .expect("a valid configuration");
+            let text = first_failure_text(&report);
+            println!("{text}");
+            assert!(text.starts_with("Panic"), "{text}");
+            let expected = ["the original failure", "the spawned thread's panic"][index];
+            assert!(text.contains(expected), "{text}");
+            assert!(!text.contains("the destructor's own panic"), "{text}");
+            assert!(
+                report
+                    .warnings
+                    .iter()
+                    .any(|warning| warning.contains("its stack was leaked")),
+                "{:?}",
+                report.warnings
+            );
+        }
+        assert_eq!(
+            DROPS.load(Ordering::SeqCst),
+            0,
+            "the destructor never went on"
+        );
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(
+            &outcome,
+            &["the original failure", "the spawned thread's panic"],
+        );
+    }
+    if let Some(outcome) = here("std").run(move || {
+        let _ = Builder::new()
+            .ignore_environment()
+            .executions(20)
+            .explore(program);
+    }) {
+        assert!(!outcome.survived(), "{outcome:?}");
+        assert!(
+            outcome.output().contains("the destructor's own panic"),
+            "{outcome:?}"
+        );
+    }
+}
+
+/// Yields `turns` times when dropped: keeps its thread unwinding across scheduling points.
+struct YieldsOnDrop(u32);
+
+impl Drop for YieldsOnDrop {
+    fn drop(&mut self) {
+        for _ in 0..self.0 {
+            thread::yield_now();
+        }
+    }
+}
+
+/// A thread still unwinding its panic when the step bound stops the execution: the panic is
+/// the program's and no `join` observed it, so it is the report's failure (the step bound a
+/// note under it), whether teardown lets the unwind finish or has to abandon the thread because
+/// a destructor blocks; it used to be lost (a warning at most). The twin catches its panic, so
+/// the step bound stays the failure. The abandoned unwind leaves the OS thread panicking, so
+/// the test runs in a child process.
+#[test]
+fn a_panic_unwinding_when_the_execution_stops_is_reported() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_panic_unwinding_when_the_execution_stops_is_reported",
+    );
+    let Some(outcome) = probe.run(panics_unwinding_at_the_stop_are_reported) else {
+        return;
+    };
+    assert_survived_with(
+        &outcome,
+        &["the unwinding thread's panic", "the blocked thread's panic"],
+    );
+}
+
+fn panics_unwinding_at_the_stop_are_reported() {
+    let run = |body: fn()| {
+        Builder::new()
+            .ignore_environment()
+            .executions(3)
+            .max_steps(200)
+            .check_determinism(false)
+            .explore(move || {
+                let _child = thread::spawn(body);
+                loop {
+                    thread::yield_now();
+                }
+            })
+            .expect("a valid configuration")
+    };
+    // The unwind yields past the step bound and then finishes during teardown.
+    let finishes = run(|| {
+        let _yields = YieldsOnDrop(1_000);
+        panic!("the unwinding thread's panic");
+    });
+    let failure = finishes.first_failure().expect("it fails");
+    println!("{failure}");
+    assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+    assert!(
+        failure.message.contains("the unwinding thread's panic"),
+        "{failure}"
+    );
+
+    // The twin catches its panic: the step bound is the failure.
+    let caught = run(|| {
+        let _ = panic::catch_unwind(|| {
+            let _yields = YieldsOnDrop(1_000);
+            panic!("a caught panic");
+        });
+        loop {
+            thread::yield_now();
+        }
+    });
+    let failure = caught.first_failure().expect("it fails");
+    assert_eq!(failure.kind, FailureKind::StepBound, "{failure}");
+
+    // The unwind blocks on a lock nobody releases.
+    let blocks = Builder::new()
+        .ignore_environment()
+        .executions(3)
+        .max_steps(200)
+        .check_determinism(false)
+        .explore(|| {
+            let lock = Arc::new(Mutex::new(0));
+            let _held = lock.lock().unwrap();
+            let in_child = lock.clone();
+            let _child = thread::spawn(move || {
+                struct LocksOnDrop(Arc<Mutex<i32>>);
+                impl Drop for LocksOnDrop {
+                    fn drop(&mut self) {
+                        drop(self.0.lock());
+                    }
+                }
+                let _locks = LocksOnDrop(in_child);
+                panic!("the blocked thread's panic");
+            });
+            loop {
+                thread::yield_now();
+            }
+        })
+        .expect("a valid configuration");
+    let failure = blocks.first_failure().expect("it fails");
+    println!("{failure}");
+    assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
+    assert!(
+        failure.message.contains("the blocked thread's panic"),
+        "{failure}"
+    );
+    assert!(
+        failure.message.contains("blocked before it had finished"),
+        "{failure}"
+    );
+}
+
+/// A failure while the end of an execution drops the detached tasks (here a data race in the
+/// first task's destructor) stops the end with the other tasks cancelled but not yet run:
+/// teardown lets each drop its future with no panic in flight, so one whose destructor panics
+/// is a warning; raising teardown's unwind in it, as it did, made that panic Rust's abort.
+#[test]
+fn a_failure_during_the_end_lets_the_cancelled_tasks_drop_their_futures_without_aborting() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_failure_during_the_end_lets_the_cancelled_tasks_drop_their_futures_without_aborting",
+    );
+    if let Some(outcome) = probe.run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        let report = Builder::new()
+            .ignore_environment()
+            .executions(10)
+            .check_determinism(false)
+            .explore(|| {
+                let cell = Arc::new(UnsafeCell::new(0));
+                let in_task = cell.clone();
+                let (started_tx, started_rx) = mpsc::channel();
+                drop(interleave::future::spawn(async move {
+                    struct Races(Arc<UnsafeCell<i32>>);
+                    impl Drop for Races {
+                        fn drop(&mut self) {
+                            self.0.with_mut(|value| unsafe { *value += 1 });
+                        }
+                    }
+                    let _races = Races(in_task);
+                    started_tx.send(()).unwrap();
+                    std::future::pending::<()>().await;
+                }));
+                started_rx.recv().unwrap();
+                let (started_tx, started_rx) = mpsc::channel();
+                drop(interleave::future::spawn(async move {
+                    let _panics = PanicOnDrop {
+                        message: "the second task's destructor panicked",
+                        drops: &DROPS,
+                    };
+                    started_tx.send(()).unwrap();
+                    std::future::pending::<()>().await;
+                }));
+                started_rx.recv().unwrap();
+                cell.with_mut(|value| unsafe { *value += 1 });
+            })
+            .expect("a valid configuration");
+        let failure = report.first_failure().expect("the race fails");
+        println!("{:?}: {failure}", failure.kind);
+        assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|warning| warning.contains("the second task's destructor panicked")),
+            "{:?}",
+            report.warnings
+        );
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["DataRace"]);
+    }
 }

@@ -7,6 +7,7 @@ mod helpers;
 #[path = "../../examples/connection_pool.rs"]
 mod connection_pool;
 
+mod end_of_execution;
 mod example_service;
 mod future;
 mod future_sync;

@@ -193,7 +193,10 @@ fn a_recursive_read_deadlocks_when_the_lock_prefers_the_waiting_writer() {
         assert_eq!(failure.kind, FailureKind::Deadlock, "{spec}: {failure}");
         let text = failure.to_string();
         assert!(
-            text.contains("waits behind thread 1, which waits to write it"),
+            text.contains(
+                "(a recursive read: the thread already holds it); waits behind thread 1, which \
+                 waits to write it"
+            ),
             "{spec}: {text}"
         );
         // The choice is part of the replay token.

@@ -287,6 +287,9 @@ fn a_sleepers_send_may_beat_a_later_timeout_under_the_yield_rule() {
         "dpor:c=1",
         "delay:d=2",
         "random",
+        "pct:d=2",
+        "rpro",
+        "pctvb",
     ] {
         let seen = std::sync::Mutex::new(BTreeSet::new());
         let report = helpers::builder(spec)

@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod async_dfs;
 mod atom_fuzzer;
 mod atomic_sets;
 mod bounded_dpor;

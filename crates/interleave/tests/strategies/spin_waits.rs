@@ -6,8 +6,9 @@
 
 use crate::helpers;
 use interleave::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use interleave::sync::Arc;
+use interleave::sync::{Arc, Mutex};
 use interleave::{hint, thread, FailureKind, Report};
+use std::time::Duration;
 
 /// Every strategy built on strict priorities (and so on the yield rule of `strategy/pct.rs`).
 const PRIORITY_STRATEGIES: &[&str] = &[
@@ -110,5 +111,75 @@ fn a_limit_of_a_hundred_yields_exceeds_a_small_step_bound() {
             "{spec}: step bound exceeded in execution {}",
             failure.execution
         );
+    }
+}
+
+/// A spin-wait that sleeps between its looks at the flag: each sleep follows a look, so it
+/// counts as a yield and the spinner gives way at once, as with `yield_now`.
+#[test]
+fn priority_strategies_report_nothing_on_a_sleeping_spin_wait_with_a_small_step_bound() {
+    for spec in PRIORITY_STRATEGIES {
+        let report = helpers::builder(spec)
+            .executions(1_000)
+            .max_steps(MAX_STEPS)
+            .explore(|| {
+                let ready = Arc::new(AtomicBool::new(false));
+                let releaser = {
+                    let ready = ready.clone();
+                    thread::spawn(move || ready.store(true, Ordering::Release))
+                };
+                while !ready.load(Ordering::Acquire) {
+                    thread::sleep(Duration::from_millis(1));
+                }
+                releaser.join().unwrap();
+            })
+            .unwrap();
+        assert!(report.first_failure().is_none(), "{spec}: {report}");
+    }
+}
+
+/// PCT's figure 5 (Burckhardt et al., ASPLOS 2010), as shuttle's suite has it: a thread sleeps
+/// twenty times and then sets a value, which the main thread asserts it never sees. The bug
+/// has depth 1: it needs only the sleeper to outrank the main thread, which PCT gives it in
+/// half the executions. A sleep with nothing before it since the thread's last yield waits for
+/// no one, so the yield rule does not demote the sleeper there; it did, and the bug was out of
+/// reach. The fixed twin takes the lock before it spawns the sleeper.
+fn sleeps_through_a_task(fixed: bool) {
+    let value = Arc::new(Mutex::new(0));
+    let early = fixed.then(|| value.lock().unwrap());
+    let sleeper = {
+        let value = value.clone();
+        thread::spawn(move || {
+            for _ in 0..20 {
+                thread::sleep(Duration::from_millis(1));
+            }
+            *value.lock().unwrap() = 1;
+        })
+    };
+    let seen = match early {
+        Some(guard) => *guard,
+        None => *value.lock().unwrap(),
+    };
+    assert_ne!(seen, 1, "the sleeper ran to completion first");
+    sleeper.join().unwrap();
+}
+
+#[test]
+fn priority_strategies_find_a_sleeper_that_runs_to_completion_first() {
+    for spec in ["pct:d=1", "pct:d=2", "rpro", "pctvb"] {
+        let report = helpers::builder(spec)
+            .executions(50)
+            .explore(|| sleeps_through_a_task(false))
+            .unwrap();
+        let failure = report.first_failure().expect(spec);
+        assert!(
+            failure.message.contains("ran to completion first"),
+            "{spec}: {failure}"
+        );
+        let fixed = helpers::builder(spec)
+            .executions(300)
+            .explore(|| sleeps_through_a_task(true))
+            .unwrap();
+        assert!(fixed.is_ok(), "{spec}: {fixed}");
     }
 }

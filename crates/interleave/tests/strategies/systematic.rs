@@ -1032,3 +1032,49 @@ fn dfs_split_among_workers_reports_what_one_worker_reports() {
     // Not vacuous: the three-thread order fails in every search of it.
     assert!(failing >= 4, "only {failing} explorations failed");
 }
+
+/// Two threads take two locks; in the buggy version in opposite orders. Round robin switches
+/// threads after every step, so each thread holds its first lock when the other asks for it.
+fn two_locks(same_order: bool) {
+    let a = Arc::new(Mutex::new(0));
+    let b = Arc::new(Mutex::new(0));
+    let other = {
+        let (a, b) = (a.clone(), b.clone());
+        thread::spawn(move || {
+            if same_order {
+                let _a = a.lock().unwrap();
+                *b.lock().unwrap() += 1;
+            } else {
+                let _b = b.lock().unwrap();
+                *a.lock().unwrap() += 1;
+            }
+        })
+    };
+    {
+        let _a = a.lock().unwrap();
+        *b.lock().unwrap() += 1;
+    }
+    other.join().unwrap();
+}
+
+#[test]
+fn round_robin_deadlocks_a_lock_order_inversion_in_its_first_execution_only_if_there_is_one() {
+    let report = helpers::builder("rr")
+        .executions(10)
+        .explore(|| two_locks(false))
+        .unwrap();
+    let failure = report.first_failure().expect("round robin deadlocks");
+    assert_eq!(failure.kind, interleave::FailureKind::Deadlock);
+    assert_eq!(failure.execution, 0);
+    // Depth-first search's first schedule runs each thread until it blocks: no deadlock.
+    let first_dfs = helpers::builder("dfs")
+        .executions(1)
+        .explore(|| two_locks(false))
+        .unwrap();
+    assert!(first_dfs.is_ok(), "{first_dfs}");
+    let fixed = helpers::builder("rr")
+        .executions(100)
+        .explore(|| two_locks(true))
+        .unwrap();
+    assert!(fixed.is_ok(), "{fixed}");
+}
