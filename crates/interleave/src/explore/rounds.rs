@@ -223,6 +223,12 @@ impl<'c> Collector<'c> {
         self.config.executions
     }
 
+    /// Adds the happens-before fingerprints of an execution's states, when its summary does
+    /// not carry them.
+    pub(super) fn add_states(&mut self, states: &[u128]) {
+        self.states.extend(states.iter().copied());
+    }
+
     /// Adds `summary`, the next in index order that the exploration reports, to the report;
     /// `strategy` names the member of a portfolio that found a failure.
     pub(super) fn add(&mut self, strategy: &dyn Strategy, summary: Summary) -> Flow {

@@ -12,21 +12,31 @@
 //! searching). Reading the task tree in that order (pre-order) yields the whole search's
 //! executions in index order.
 //!
-//! Determinism: the driver still plans and observes every execution through the strategy
-//! itself, in index order, as on one worker; the workers' summaries only stand in for running
-//! the planned schedule, which is the very schedule the subtree's search ran. What depends on
-//! the index is redone by the driver with the index known: an execution that failed (its
-//! report names its index) or that the determinism check samples (0, 1, 2, 4, ...) is run
-//! again under the driver's own schedule. The strategy therefore sees the same calls, the report
-//! is the one-worker report, and the statistics the strategy keeps are the same. Should the
-//! tasks ever run out before the strategy does, the driver runs its plans itself.
+//! Each execution is observed once, by the task that ran it. The driver reads the executions
+//! in index order and adds them to the report; the strategy neither plans nor observes them,
+//! and learns at the end what the split search ran ([`SplitTally`], counted in index order), so
+//! its statistics are those of the one-worker search. While the task the driver reads next is
+//! its own, the driver runs it knowing each execution's index, exactly as one worker does (the
+//! determinism check, the failure's index). An execution a worker ran without knowing its index
+//! keeps the choices its schedule followed; what depends on the index is redone by the driver
+//! under that schedule: an execution that failed (its report names its index) or that the
+//! determinism check samples (0, 1, 2, 4, ...).
+//!
+//! Costs: a worker hands its executions to the board in blocks of [`BLOCK`], so the board's
+//! lock is taken once per block, not per execution, and the driver takes the lock once per
+//! block it reads and once per [`DIRECT_BETWEEN_VISITS`] executions it runs in index order. What
+//! a worker keeps of an execution is its counters and two ranges into its block's buffers (the
+//! choices followed, the states' fingerprints); everything an execution allocates is freed by
+//! the thread that ran it, and a block's buffers, once read, go back to a pool for the next
+//! block, so no memory crosses threads per execution (glibc frees memory allocated by another
+//! thread at a cost, see `rounds.rs`'s `Planner`).
 //!
 //! Speculation is bounded twice. A task whose next execution is known to come at or after the
 //! execution budget (the executions read so far and those waiting before it reach it) stops:
 //! with a budget smaller than the tree, a worker far ahead of the driver stops there instead of
-//! searching a subtree the report will never read. And summaries waiting to be read are capped
-//! ([`WAITING_CAP`]): above it, only the task the driver reads next runs, so memory stays
-//! bounded when a worker's subtree lies far behind a large one.
+//! searching a subtree the report will never read (give or take a block). And executions
+//! waiting to be read are capped ([`WAITING_CAP`]): above it, only the task the driver reads
+//! next runs, so memory stays bounded when a worker's subtree lies far behind a large one.
 //!
 //! Why DPOR does not split this way: its backtracking points come from races seen anywhere in
 //! the tree (a race deep in one subtree adds options at a shallow node), and its sleep sets
@@ -34,17 +44,26 @@
 //! (see ARCHITECTURE.md).
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Condvar, MutexGuard};
 
 use super::*;
-use crate::strategy::SubtreeSearch;
+use crate::strategy::{Observed, SplitTally, SubtreeSearch};
 
-/// Summaries that may wait to be read before workers pause every task but the one read next.
-/// A kept summary is small (its execution's decisions past the prefix, and counters), a few
-/// hundred bytes for the exhaustion programs, so this is tens of MiB at most.
+/// Executions that may wait to be read before workers pause every task but the one read next.
+/// A kept execution is small (counters and the choices its schedule followed), about a hundred
+/// bytes for the exhaustion programs, so this is a few MiB at most.
 const WAITING_CAP: usize = 1 << 16;
+
+/// Executions a worker runs before it hands them to the board. Larger blocks touch the lock
+/// less often; smaller ones let the driver read sooner and overshoot the budget less.
+const BLOCK: usize = 32;
+
+/// Executions the driver runs in index order between two visits to the board, where it says how
+/// far it has read (for the budget checks) and sees a helper's panic.
+const DIRECT_BETWEEN_VISITS: u64 = 64;
 
 /// A task's identity: its position in [`Board::tasks`].
 type TaskId = usize;
@@ -52,22 +71,58 @@ type TaskId = usize;
 /// A task a worker holds: its identity and its subtree's search.
 type Held = (TaskId, SubtreeSearch);
 
+/// What a worker keeps of an execution it ran without knowing its index.
+struct Done {
+    steps: u64,
+    failed: bool,
+    outlived_objects: bool,
+    warnings: Vec<String>,
+    /// Where the choices its schedule followed lie in its block's `prefixes`.
+    prefix: Range<usize>,
+    /// Where the fingerprints of its states lie in its block's `states`.
+    states: Range<usize>,
+    observed: Observed,
+}
+
+/// Consecutive executions of one task, handed to the board at once. Once read, its emptied
+/// buffers go back to [`Board::spare`], so they are allocated once per exploration.
+#[derive(Default)]
+struct Block {
+    done: Vec<Done>,
+    prefixes: Vec<usize>,
+    states: Vec<u128>,
+}
+
+impl Block {
+    fn clear(&mut self) {
+        self.done.clear();
+        self.prefixes.clear();
+        self.states.clear();
+    }
+}
+
 /// One task's part of the order of the whole search.
 #[derive(Default)]
 struct Task {
-    /// Summaries of its own executions, not yet read, in order.
-    results: VecDeque<Summary>,
-    /// Its own part will produce no more summaries: its search is over, or the rest lies
+    /// Blocks of its own executions, not yet read, in order.
+    blocks: VecDeque<Block>,
+    /// Its own part will produce no more executions: its search is over, or the rest lies
     /// beyond the budget.
     finished: bool,
     /// The tasks it gave away, in the order of the whole search.
     children: Vec<TaskId>,
+    /// The number of choices of its root.
+    root_depth: usize,
 }
 
 /// Where the driver reads next.
 enum Next {
-    Ready(Box<Summary>),
-    /// The next summary is not there yet.
+    /// A block of the task read next.
+    Ready(TaskId, Block),
+    /// The task read next is the driver's own, and none of its executions wait: the driver
+    /// runs it in index order.
+    Own,
+    /// The next execution is not there yet.
     Pending,
     /// Every task is over and read.
     Exhausted,
@@ -81,12 +136,12 @@ struct Board {
     /// The tasks from task 0 down to the one read next, each with the position of its next
     /// child to read.
     cursor: Vec<(TaskId, usize)>,
-    /// Summaries not read yet.
+    /// Executions handed in and not read yet.
     waiting: usize,
-    /// The index of the next execution the driver reads.
+    /// The index of the next execution the driver reads (at its last visit).
     read: u64,
     budget: u64,
-    /// Workers may take tasks (false for automatic workers' probe executions).
+    /// Helpers may take tasks (false for automatic workers' probe executions).
     open: bool,
     stopped: bool,
     /// Whether the driver waits for a change.
@@ -95,6 +150,8 @@ struct Board {
     helpers_sleeping: usize,
     /// A panic that escaped a worker, which the driver raises again.
     escaped: Option<Box<dyn Any + Send>>,
+    /// Emptied blocks, for the next blocks handed in.
+    spare: Vec<Block>,
 }
 
 impl Board {
@@ -104,7 +161,7 @@ impl Board {
         loop {
             let &(task, child) = self.cursor.last()?;
             let task_ref = &self.tasks[task];
-            if !task_ref.results.is_empty() || !task_ref.finished {
+            if !task_ref.blocks.is_empty() || !task_ref.finished {
                 return Some(task);
             }
             match task_ref.children.get(child) {
@@ -121,17 +178,17 @@ impl Board {
         }
     }
 
-    /// The summary of execution `index`, when a worker ran it.
-    fn next(&mut self, index: u64) -> Next {
-        self.read = index;
+    /// What the driver, which holds `own` (if any), reads next.
+    fn next(&mut self, own: Option<TaskId>) -> Next {
         let Some(task) = self.settle() else {
             return Next::Exhausted;
         };
-        match self.tasks[task].results.pop_front() {
-            Some(summary) => {
-                self.waiting -= 1;
-                Next::Ready(Box::new(summary))
+        match self.tasks[task].blocks.pop_front() {
+            Some(block) => {
+                self.waiting -= block.done.len();
+                Next::Ready(task, block)
             }
+            None if own == Some(task) => Next::Own,
             None => Next::Pending,
         }
     }
@@ -147,7 +204,15 @@ impl Board {
         order
     }
 
-    /// Whether `task` may run now: it is the task the driver reads next, or the summaries
+    /// The task after `task` in the order of the whole search, once `task` is over (its
+    /// children are then final, and tasks given away later by others come before it).
+    fn successor(&self, task: TaskId) -> Option<TaskId> {
+        let order = self.preorder();
+        let at = order.iter().position(|&t| t == task)?;
+        order.get(at + 1).copied()
+    }
+
+    /// Whether `task` may run now: it is the task the driver reads next, or the executions
     /// waiting are under the cap and do not reach the budget yet (past it they may never be
     /// read, so workers wait for the driver instead of speculating further).
     fn may_run(&mut self, task: TaskId) -> bool {
@@ -167,7 +232,11 @@ impl Board {
         }
         let mut before = self.read;
         for earlier in self.preorder() {
-            before += self.tasks[earlier].results.len() as u64;
+            before += self.tasks[earlier]
+                .blocks
+                .iter()
+                .map(|block| block.done.len() as u64)
+                .sum::<u64>();
             if earlier == task {
                 break;
             }
@@ -175,9 +244,10 @@ impl Board {
         before >= self.budget
     }
 
-    /// The earliest idle task in the order of the whole search that may run.
-    fn pick(&mut self) -> Option<Held> {
-        if !self.open || self.idle.is_empty() {
+    /// The earliest idle task in the order of the whole search that may run; helpers take
+    /// none before the board opens.
+    fn pick(&mut self, driver: bool) -> Option<Held> {
+        if !(self.open || driver) || self.idle.is_empty() {
             return None;
         }
         let order = self.preorder();
@@ -202,26 +272,41 @@ impl Board {
     fn add_children(&mut self, task: TaskId, searches: Vec<SubtreeSearch>) {
         let first = self.tasks.len();
         let ids: Vec<TaskId> = (first..first + searches.len()).collect();
-        self.tasks
-            .extend(std::iter::repeat_with(Task::default).take(searches.len()));
+        self.tasks.extend(searches.iter().map(|search| Task {
+            root_depth: search.root_depth(),
+            ..Task::default()
+        }));
         // Given later, they lie deeper, inside the part the task was searching: they come
         // before what it gave earlier.
         self.tasks[task].children.splice(0..0, ids.iter().copied());
         self.idle.extend(ids.into_iter().zip(searches));
+    }
+
+    /// Adds the executions of `block`, which `task` ran, to the task's queue, and leaves an
+    /// empty block from the pool in its place.
+    fn hand_in(&mut self, task: TaskId, block: &mut Block) {
+        if block.done.is_empty() {
+            return;
+        }
+        let full = std::mem::replace(block, self.spare.pop().unwrap_or_default());
+        self.waiting += full.done.len();
+        self.tasks[task].blocks.push_back(full);
     }
 }
 
 /// The board, its wake-ups, and the request for work.
 struct Shared {
     board: Mutex<Board>,
-    /// Wakes the driver: a summary arrived or a task ended (or anything helpers wait for).
+    /// Wakes the driver: executions were handed in or a task ended (or anything helpers wait
+    /// for).
     driver_wake: Condvar,
-    /// Wakes the helpers: a task was given away or paused, or room freed up. They are not
-    /// woken by every summary, which would wake a helper waiting for room at every execution.
+    /// Wakes the helpers: a task was given away or paused, or room freed up.
     helpers_wake: Condvar,
     /// A worker found nothing to do: the next worker between executions gives part of its
     /// subtree away.
     wanted: AtomicBool,
+    /// The exploration is over (the board's `stopped`, readable without the lock).
+    stopped: AtomicBool,
 }
 
 impl Shared {
@@ -247,7 +332,7 @@ impl Shared {
     /// Waits for a change, asking for work meanwhile when a new task could run (otherwise
     /// the tasks given away would only pile up, unpicked).
     fn wait<'b>(&'b self, mut board: MutexGuard<'b, Board>, driver: bool) -> MutexGuard<'b, Board> {
-        if board.room() {
+        if board.open && board.room() {
             self.wanted.store(true, Ordering::Relaxed);
         }
         if driver {
@@ -269,9 +354,8 @@ impl Shared {
         }
     }
 
-    /// Runs the next execution of `held`; returns it while it has more to run now, and `None`
-    /// once it is over, beyond the budget, paused, or the exploration stopped.
-    fn step(&self, run: &Run<'_>, mut held: Held) -> Option<Held> {
+    /// Gives part of `held`'s subtree away when a worker asked for work.
+    fn answer_request(&self, held: &mut Held) {
         if self.wanted.load(Ordering::Relaxed) && self.wanted.swap(false, Ordering::AcqRel) {
             let given = held.1.give_away();
             if given.is_empty() {
@@ -283,23 +367,51 @@ impl Shared {
                 self.wake_all(&board);
             }
         }
-        let Some(schedule) = held.1.plan() else {
-            let mut board = self.board();
-            board.tasks[held.0].finished = true;
-            self.wake_driver(&board);
-            return None;
-        };
-        let mut summary = run_one(run, 0, schedule, false);
-        held.1.observe(&outcome_of(&summary));
-        held.1.shrink(&mut summary.feedback);
+    }
+
+    /// Runs up to [`BLOCK`] executions of `held` without their indices, into `block`, and
+    /// hands them to the board; returns the task while it may go on, and `None` once it is
+    /// over, beyond the budget, paused, or the exploration stopped.
+    fn run_block(&self, run: &Run<'_>, mut held: Held, block: &mut Block) -> Option<Held> {
+        let mut over = false;
+        while block.done.len() < BLOCK {
+            if self.stopped.load(Ordering::Relaxed) {
+                block.clear();
+                return None;
+            }
+            self.answer_request(&mut held);
+            let Some(schedule) = held.1.plan() else {
+                over = true;
+                break;
+            };
+            let prefix_start = block.prefixes.len();
+            held.1.planned_prefix(&mut block.prefixes);
+            let mut summary = run_one(run, 0, schedule, false);
+            let observed = held.1.observe(&outcome_of(&summary));
+            let states_start = block.states.len();
+            block.states.extend_from_slice(&summary.states);
+            block.done.push(Done {
+                steps: summary.steps,
+                failed: summary.failure.is_some(),
+                outlived_objects: summary.outlived_objects,
+                warnings: std::mem::take(&mut summary.warnings),
+                prefix: prefix_start..block.prefixes.len(),
+                states: states_start..block.states.len(),
+                observed,
+            });
+            if observed.next_depth.is_none() {
+                over = true;
+                break;
+            }
+        }
         let mut board = self.board();
         if board.stopped {
+            block.clear();
             return None;
         }
-        board.tasks[held.0].results.push_back(summary);
-        board.waiting += 1;
+        board.hand_in(held.0, block);
         self.wake_driver(&board);
-        if board.beyond_budget(held.0) {
+        if over || board.beyond_budget(held.0) {
             board.tasks[held.0].finished = true;
             return None;
         }
@@ -315,6 +427,7 @@ impl Shared {
     fn stop(&self) {
         let mut board = self.board();
         board.stopped = true;
+        self.stopped.store(true, Ordering::Relaxed);
         self.driver_wake.notify_all();
         self.helpers_wake.notify_all();
     }
@@ -322,7 +435,8 @@ impl Shared {
 
 /// Explores with `workers` workers (the calling thread, the driver, among them) the tree of
 /// `search`, the whole search of `strategy`, adding each execution to `collector` in index
-/// order. With `automatic` workers, see `rounds.rs`'s `explore_with`.
+/// order, and tells `strategy` what ran. With `automatic` workers, see `rounds.rs`'s
+/// `explore_with`.
 pub(super) fn explore(
     run: &Run<'_>,
     strategy: &mut dyn Strategy,
@@ -356,38 +470,54 @@ pub(super) fn explore(
             driver_sleeps: false,
             helpers_sleeping: 0,
             escaped: None,
+            spare: Vec::new(),
         }),
         driver_wake: Condvar::new(),
         helpers_wake: Condvar::new(),
         wanted: AtomicBool::new(false),
+        stopped: AtomicBool::new(false),
     };
-    std::thread::scope(|scope| {
+    let tally = std::thread::scope(|scope| {
         for _ in 1..workers {
             scope.spawn(|| {
                 if let Err(payload) = catch_unwind(AssertUnwindSafe(|| help(&shared, &unindexed))) {
                     let mut board = shared.board();
                     board.escaped = Some(payload);
                     board.stopped = true;
+                    shared.stopped.store(true, Ordering::Relaxed);
                     shared.driver_wake.notify_all();
                     shared.helpers_wake.notify_all();
                 }
             });
         }
+        let mut driver = Driver {
+            shared: &shared,
+            run,
+            unindexed: &unindexed,
+            collector,
+            automatic,
+            index: 0,
+            tally: SplitTally::default(),
+            last_task: 0,
+            alone: false,
+        };
         let result = catch_unwind(AssertUnwindSafe(|| {
-            drive(
-                &shared, run, &unindexed, strategy, search, collector, automatic,
-            )
+            driver.drive(strategy, search)?;
+            Ok(driver.tally)
         }));
         shared.stop();
         match result {
             Ok(result) => result,
             Err(payload) => resume_unwind(payload),
         }
-    })
+    })?;
+    strategy.searched_elsewhere(tally);
+    Ok(())
 }
 
 /// A helper's life: take the earliest task it may run, run it while it may, repeat.
 fn help(shared: &Shared, run: &Run<'_>) {
+    let mut block = Block::default();
     loop {
         let mut held = {
             let mut board = shared.board();
@@ -395,108 +525,237 @@ fn help(shared: &Shared, run: &Run<'_>) {
                 if board.stopped {
                     return;
                 }
-                if let Some(held) = board.pick() {
+                if let Some(held) = board.pick(false) {
                     break held;
                 }
                 board = shared.wait(board, false);
             }
         };
-        while let Some(next) = shared.step(run, held) {
+        while let Some(next) = shared.run_block(run, held, &mut block) {
             held = next;
         }
     }
 }
 
-/// The driver: plans and observes every execution in index order, taking each summary from
-/// the tasks, and runs tasks itself while the next summary is not there.
-fn drive(
-    shared: &Shared,
-    run: &Run<'_>,
-    unindexed: &Run<'_>,
-    strategy: &mut dyn Strategy,
-    search: SubtreeSearch,
-    collector: &mut Collector<'_>,
+/// Whether the driver goes on after an execution.
+enum Read {
+    More,
+    Done,
+}
+
+/// The driver's state: it reads the executions in index order and adds them to the report.
+struct Driver<'d, 'r, 'c> {
+    shared: &'d Shared,
+    run: &'d Run<'r>,
+    unindexed: &'d Run<'r>,
+    collector: &'d mut Collector<'c>,
     automatic: bool,
-) -> Result<(), OutlivedObjects> {
-    let budget = collector.budget();
-    let mut own: Option<Held> = Some((0, search));
-    let mut planned: Option<Box<dyn Schedule + Send>> = None;
-    let mut index = 0u64;
-    // Set when a probe execution used an outlived object: the driver runs every plan itself.
-    let mut alone = false;
-    while index < budget {
-        if planned.is_none() {
-            planned = strategy.plan(index, execution_seed(run.seed, index));
-            if planned.is_none() {
-                break;
+    /// The index of the next execution to read.
+    index: u64,
+    tally: SplitTally,
+    /// The task of the execution read last.
+    last_task: TaskId,
+    /// A probe execution used an outlived object: the helpers never start.
+    alone: bool,
+}
+
+impl Driver<'_, '_, '_> {
+    /// Reads every execution up to the budget, running tasks itself while the next execution is
+    /// not there, and finishes the tally.
+    fn drive(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        search: SubtreeSearch,
+    ) -> Result<(), OutlivedObjects> {
+        let shared = self.shared;
+        let budget = self.collector.budget();
+        // Builds the schedules of executions run again in index order.
+        let template = strategy.subtree_search();
+        let mut own: Option<Held> = Some((0, search));
+        // The driver's executions of a task it runs before its turn to be read.
+        let mut ahead = Block::default();
+        // The block read last, returned to the pool at the next visit.
+        let mut read: Option<Block> = None;
+        'reading: while self.index < budget {
+            let next = {
+                let mut board = shared.board();
+                if let Some(payload) = board.escaped.take() {
+                    resume_unwind(payload);
+                }
+                if let Some(mut block) = read.take() {
+                    block.clear();
+                    board.spare.push(block);
+                }
+                board.read = self.index;
+                let next = board.next(own.as_ref().map(|held| held.0));
+                // A block read may free room under the cap for a helper.
+                if board.helpers_sleeping > 0 && board.room() && !board.idle.is_empty() {
+                    shared.helpers_wake.notify_all();
+                }
+                if matches!(next, Next::Pending) && own.is_none() {
+                    own = board.pick(true);
+                    if own.is_none() && !board.stopped {
+                        // Woken by executions handed in, a task given away, or a panic.
+                        drop(shared.wait(board, true));
+                    }
+                    continue 'reading;
+                }
+                next
+            };
+            match next {
+                Next::Ready(task, mut block) => {
+                    let outcome = self.read_block(strategy, template.as_ref(), task, &mut block);
+                    read = Some(block);
+                    if let Read::Done = outcome? {
+                        break 'reading;
+                    }
+                }
+                Next::Own => {
+                    let Some(held) = own.as_mut() else {
+                        unreachable!("the driver reads its own task only while it holds it")
+                    };
+                    for _ in 0..DIRECT_BETWEEN_VISITS {
+                        match self.run_in_order(strategy, held)? {
+                            (Read::More, true) => {}
+                            (Read::More, false) => {
+                                own = None;
+                                break;
+                            }
+                            (Read::Done, _) => break 'reading,
+                        }
+                        if self.index >= budget {
+                            break 'reading;
+                        }
+                    }
+                }
+                Next::Pending => {
+                    if let Some(held) = own.take() {
+                        own = shared.run_block(self.unindexed, held, &mut ahead);
+                    }
+                }
+                Next::Exhausted => break 'reading,
             }
         }
-        let next = if alone {
-            Next::Exhausted
-        } else {
-            let mut board = shared.board();
-            if let Some(payload) = board.escaped.take() {
-                resume_unwind(payload);
-            }
-            let next = board.next(index);
-            // A summary read may free room under the cap for a helper.
-            if board.helpers_sleeping > 0 && board.room() && !board.idle.is_empty() {
-                shared.helpers_wake.notify_all();
-            }
-            next
+        if self.tally.ended_a_subtree() {
+            let board = shared.board();
+            let next = board.successor(self.last_task);
+            self.tally
+                .next_subtree(next.map(|task| board.tasks[task].root_depth));
+        }
+        Ok(())
+    }
+
+    /// Runs the next execution of `held`, the task read next, knowing its index, as one worker
+    /// does, and reads it; also says whether the task goes on.
+    fn run_in_order(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        held: &mut Held,
+    ) -> Result<(Read, bool), OutlivedObjects> {
+        self.shared.answer_request(held);
+        let Some(schedule) = held.1.plan() else {
+            self.end_own(held.0);
+            return Ok((Read::More, false));
         };
-        let summary = match next {
-            Next::Ready(summary) => {
-                // What names or samples the index is done again under the driver's plan.
-                let sampled = run.check_determinism && (index == 0 || index.is_power_of_two());
-                let keep_trace = strategy.wants_trace(index);
-                match planned.take() {
-                    Some(schedule) if sampled || keep_trace || summary.failure.is_some() => {
-                        run_one(run, index, schedule, keep_trace)
-                    }
-                    _ => Summary { index, ..*summary },
+        let keep_trace = strategy.wants_trace(self.index);
+        let mut summary = run_one(self.run, self.index, schedule, keep_trace);
+        let observed = held.1.observe(&outcome_of(&summary));
+        summary.feedback = None;
+        let outcome = self.read(strategy, held.0, observed, summary)?;
+        let goes_on = observed.next_depth.is_some();
+        if !goes_on {
+            self.end_own(held.0);
+        }
+        Ok((outcome, goes_on))
+    }
+
+    /// Marks the driver's own task `task` over.
+    fn end_own(&self, task: TaskId) {
+        let mut board = self.shared.board();
+        board.tasks[task].finished = true;
+    }
+
+    /// Reads the executions of `block`, which a worker ran for `task`, in index order; runs
+    /// again under the same schedule those whose report depends on the index.
+    fn read_block(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        template: Option<&SubtreeSearch>,
+        task: TaskId,
+        block: &mut Block,
+    ) -> Result<Read, OutlivedObjects> {
+        let budget = self.collector.budget();
+        for done in block.done.iter_mut() {
+            if self.index >= budget {
+                return Ok(Read::Done);
+            }
+            let index = self.index;
+            let sampled = self.run.check_determinism && (index == 0 || index.is_power_of_two());
+            let keep_trace = strategy.wants_trace(index);
+            let summary = match template {
+                Some(template) if sampled || keep_trace || done.failed => {
+                    let prefix = block.prefixes[done.prefix.clone()].to_vec();
+                    let mut summary =
+                        run_one(self.run, index, template.following(prefix), keep_trace);
+                    summary.feedback = None;
+                    summary
                 }
-            }
-            Next::Exhausted => match planned.take() {
-                Some(schedule) => run_one(run, index, schedule, strategy.wants_trace(index)),
-                None => break,
-            },
-            Next::Pending => {
-                own = match own.take() {
-                    Some(held) => shared.step(unindexed, held),
-                    None => {
-                        let mut board = shared.board();
-                        let picked = board.pick();
-                        if picked.is_none() && !board.stopped {
-                            // Woken by a summary, a task given away, or a panic.
-                            drop(shared.wait(board, true));
-                        }
-                        picked
+                _ => {
+                    self.collector
+                        .add_states(&block.states[done.states.clone()]);
+                    Summary {
+                        index,
+                        steps: done.steps,
+                        threads: 0,
+                        lock_acquisitions: 0,
+                        abandoned: false,
+                        outlived_objects: done.outlived_objects,
+                        trace: None,
+                        states: Vec::new(),
+                        feedback: None,
+                        failure: None,
+                        warnings: std::mem::take(&mut done.warnings),
+                        declarations: None,
+                        violations: Vec::new(),
                     }
-                };
-                continue;
+                }
+            };
+            if let Read::Done = self.read(strategy, task, done.observed, summary)? {
+                return Ok(Read::Done);
             }
-        };
-        if automatic && summary.outlived_objects {
+        }
+        Ok(Read::More)
+    }
+
+    /// Reads execution `self.index`, which `task` ran and which told it `observed`.
+    fn read(
+        &mut self,
+        strategy: &mut dyn Strategy,
+        task: TaskId,
+        observed: Observed,
+        summary: Summary,
+    ) -> Result<Read, OutlivedObjects> {
+        if self.automatic && summary.outlived_objects {
             // An object an earlier execution registered: executions on several workers may
-            // have shared it. Before the workers opened, the exploration stays on one.
-            if shared.board().open {
+            // have shared it. Before the helpers started, the exploration stays on one.
+            if self.shared.board().open {
                 return Err(OutlivedObjects);
             }
-            alone = true;
+            self.alone = true;
         }
-        index += 1;
-        if automatic && index == PROBE_EXECUTIONS && !alone {
-            let mut board = shared.board();
+        self.tally.count(observed);
+        self.last_task = task;
+        self.index += 1;
+        if self.automatic && self.index == PROBE_EXECUTIONS && !self.alone {
+            let mut board = self.shared.board();
             board.open = true;
-            shared.wake_all(&board);
+            self.shared.wake_all(&board);
         }
-        strategy.observe(summary.index, &outcome_of(&summary));
-        if collector.add(strategy, summary) == Flow::Stop {
-            break;
-        }
+        Ok(match self.collector.add(strategy, summary) {
+            Flow::Continue => Read::More,
+            Flow::Stop => Read::Done,
+        })
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -523,14 +782,39 @@ mod tests {
         }
     }
 
-    /// Runs the next execution of `search`, if any, and returns the threads of its steps.
-    fn run_next(search: &mut SubtreeSearch, program: fn()) -> Option<Vec<usize>> {
+    /// A draw from a range wider than the search enumerates, then two threads that store
+    /// what was drawn and a draw of two values.
+    fn wide_drawer() {
+        let drawn = crate::rand::random_range(0..100) as usize;
+        let shared = Arc::new(AtomicUsize::new(0));
+        let other = {
+            let shared = shared.clone();
+            crate::thread::spawn(move || shared.store(drawn, Ordering::SeqCst))
+        };
+        shared.store(
+            drawn + usize::from(crate::rand::random_bool()),
+            Ordering::SeqCst,
+        );
+        other.join().unwrap();
+    }
+
+    /// One execution of a subtree's search: the threads of its steps, what its observation
+    /// told the search, and, when it ended its subtree's own part, the root depth of the
+    /// subtree that comes next in the order of the whole search (`None`: no subtree).
+    struct Ran {
+        threads: Vec<usize>,
+        observed: Observed,
+        next_subtree: Option<Option<usize>>,
+    }
+
+    /// Runs the next execution of `search`, if any.
+    fn run_next(search: &mut SubtreeSearch, program: fn()) -> Option<Ran> {
         let schedule = search.plan()?;
         let site = std::panic::Location::caller();
         let mut ex = crate::runtime::run(&program, site, schedule, limits(&Config::default()));
         let threads = ex.events.iter().map(|e| e.thread as usize).collect();
         let feedback = ex.feedback.take();
-        search.observe(&Outcome {
+        let observed = search.observe(&Outcome {
             steps: ex.steps(),
             threads: ex.threads.len(),
             failed: ex.failure.is_some(),
@@ -541,31 +825,42 @@ mod tests {
             declarations: None,
             violations: 0,
         });
-        Some(threads)
+        Some(Ran {
+            threads,
+            observed,
+            next_subtree: None,
+        })
     }
 
     /// Searches `search` to its end, giving away its subtrees every `every` executions (each
-    /// searched the same way), and returns every execution's threads in the order of the whole
-    /// search: its own, then what it gave away, the last given first. Counts the subtrees given
-    /// away in `given`.
+    /// searched the same way), and returns every execution in the order of the whole search:
+    /// its own, then what it gave away, the last given first. `after` is the root depth of the
+    /// subtree that follows this one in the whole search. Counts the subtrees given away in
+    /// `given`.
     fn search_split(
         mut search: SubtreeSearch,
         program: fn(),
         every: usize,
+        after: Option<usize>,
         given: &mut usize,
-    ) -> Vec<Vec<usize>> {
+    ) -> Vec<Ran> {
         let mut own = Vec::new();
         let mut children: Vec<SubtreeSearch> = Vec::new();
-        while let Some(threads) = run_next(&mut search, program) {
-            own.push(threads);
+        while let Some(ran) = run_next(&mut search, program) {
+            own.push(ran);
             if own.len() % every == 0 {
                 let away = search.give_away();
                 *given += away.len();
                 children.splice(0..0, away);
             }
         }
-        for child in children {
-            own.extend(search_split(child, program, every, given));
+        let depths: Vec<usize> = children.iter().map(SubtreeSearch::root_depth).collect();
+        if let Some(last) = own.last_mut() {
+            last.next_subtree = Some(depths.first().copied().or(after));
+        }
+        for (at, child) in children.into_iter().enumerate() {
+            let after = depths.get(at + 1).copied().or(after);
+            own.extend(search_split(child, program, every, after, given));
         }
         own
     }
@@ -580,15 +875,87 @@ mod tests {
         for (dfs, program) in searches {
             let whole_search = || dfs.subtree_search().expect("dfs splits");
             let mut whole = whole_search();
-            let serial: Vec<Vec<usize>> =
-                std::iter::from_fn(|| run_next(&mut whole, program)).collect();
+            let serial: Vec<Vec<usize>> = std::iter::from_fn(|| run_next(&mut whole, program))
+                .map(|ran| ran.threads)
+                .collect();
             assert!(serial.len() > 50, "{} schedules", serial.len());
             for every in [1, 2, 5] {
                 let mut given = 0;
-                let split = search_split(whole_search(), program, every, &mut given);
+                let split = search_split(whole_search(), program, every, None, &mut given);
                 assert!(given >= 3, "only {given} subtrees given away");
+                let split: Vec<Vec<usize>> = split.into_iter().map(|ran| ran.threads).collect();
                 assert_eq!(split, serial, "giving away every {every} executions");
             }
         }
+    }
+
+    /// The statistics and warnings of `dfs` after each of the executions of `program` it
+    /// plans and observes itself, to the end of its search.
+    fn serial_reports(dfs: &Dfs, program: fn()) -> Vec<String> {
+        let mut dfs = dfs.clone();
+        let mut reports = Vec::new();
+        for index in 0.. {
+            let Some(schedule) = dfs.plan(index, 0) else {
+                break;
+            };
+            let site = std::panic::Location::caller();
+            let mut ex = crate::runtime::run(&program, site, schedule, limits(&Config::default()));
+            let feedback = ex.feedback.take();
+            dfs.observe(
+                index,
+                &Outcome {
+                    steps: ex.steps(),
+                    threads: ex.threads.len(),
+                    failed: ex.failure.is_some(),
+                    abandoned: ex.abandoned,
+                    lock_acquisitions: ex.lock_acquisitions,
+                    trace: None,
+                    feedback: feedback.as_deref(),
+                    declarations: None,
+                    violations: 0,
+                },
+            );
+            reports.push(format!("{:?} {:?}", dfs.stats(), dfs.warnings()));
+        }
+        reports
+    }
+
+    #[test]
+    fn the_tally_of_a_split_search_gives_the_statistics_of_the_search_in_one_piece() {
+        let searches: [(Dfs, fn()); 3] = [
+            (Dfs::new(), writers::<2>),
+            (Dfs::bounded(1), writers::<3>),
+            (Dfs::new(), wide_drawer),
+        ];
+        let mut subtree_ends = 0;
+        for (dfs, program) in searches {
+            let serial = serial_reports(&dfs, program);
+            let mut given = 0;
+            let split = search_split(dfs.subtree_search().unwrap(), program, 2, None, &mut given);
+            assert!(given >= 3, "only {given} subtrees given away");
+            assert_eq!(split.len(), serial.len());
+            // Every budget: each execution in turn is the last one read.
+            let mut tally = SplitTally::default();
+            for (ran, serial) in split.iter().zip(&serial) {
+                tally.count(ran.observed);
+                let mut ended = tally;
+                if let Some(next) = ran.next_subtree {
+                    ended.next_subtree(next);
+                    subtree_ends += usize::from(next.is_some());
+                }
+                let mut absorbed = dfs.clone();
+                absorbed.searched_elsewhere(ended);
+                assert_eq!(
+                    &format!("{:?} {:?}", absorbed.stats(), absorbed.warnings()),
+                    serial,
+                    "{}",
+                    dfs.spec()
+                );
+            }
+        }
+        // Not vacuous: budgets that end a subtree with another one after it, and wide draws.
+        assert!(subtree_ends >= 3, "{subtree_ends} budgets end a subtree");
+        let wide = serial_reports(&Dfs::new(), wide_drawer);
+        assert!(wide.last().unwrap().contains("interleave::rand"));
     }
 }

@@ -137,8 +137,6 @@ pub(crate) struct Tree {
     /// For the search of one subtree (see [`Tree::below`]): the choices that lead to it, which
     /// the first execution follows; empty for the whole tree.
     root: Vec<usize>,
-    /// The number of choices the last planned execution was told to follow.
-    planned: usize,
 }
 
 /// What one execution reports: every decision, in order, and for every step the threads whose
@@ -151,9 +149,6 @@ pub(super) struct Steps {
     ended_waits: Vec<(usize, usize)>,
     /// Thread steps so far.
     thread_steps: usize,
-    /// The decisions left out at the front of `decisions`: the prefix the execution followed,
-    /// which the tree that observes it already holds (see [`Tree::forget_known`]).
-    omitted: usize,
     /// The thread steps that ended a wait by its timeout (yields, for the yield rule), in
     /// order; the trace does not say which waits timed out.
     timeouts: Vec<usize>,
@@ -247,15 +242,48 @@ impl Tree {
         Vec::new()
     }
 
-    /// Leaves out of `feedback`, the feedback of the execution planned last, the decisions of
-    /// the prefix it followed: every tree that observes it holds them already, and a
-    /// summary kept for a while costs less without them (`explore/tree_split.rs`).
-    pub(super) fn forget_known(&self, feedback: &mut Option<Box<dyn Any + Send>>) {
-        if let Some(steps) = feedback.as_mut().and_then(|f| f.downcast_mut::<Steps>()) {
-            let known = self.planned.min(steps.decisions.len());
-            steps.decisions.drain(..known);
-            steps.omitted = known;
+    /// Appends to `prefix` the choices the execution planned last was told to follow (valid
+    /// until the tree observes it).
+    pub(super) fn planned_prefix(&self, prefix: &mut Vec<usize>) {
+        if self.nodes.is_empty() {
+            prefix.extend_from_slice(&self.root);
+        } else {
+            prefix.extend(self.nodes[..self.prefix].iter().map(|n| n.decision.chosen));
         }
+    }
+
+    /// The schedule that follows `prefix`, then the default choices, as this tree's
+    /// executions do (for a tree without sleep sets).
+    pub(super) fn following(&self, prefix: Vec<usize>) -> Box<dyn Schedule + Send> {
+        debug_assert!(!self.sleep_sets, "a DPOR schedule needs its sleepers");
+        Box::new(PrefixSchedule::new(prefix, None, self.bound))
+    }
+
+    /// The length of the prefix the next execution follows; meaningful while the search is not
+    /// finished.
+    pub(super) fn depth(&self) -> usize {
+        self.prefix
+    }
+
+    /// The number of choices of the root of this tree's search (see [`Tree::below`]).
+    pub(super) fn root_depth(&self) -> usize {
+        self.root.len()
+    }
+
+    /// The draws wider than [`VALUE_CAP`] met so far.
+    pub(super) fn wide_draws(&self) -> u64 {
+        self.wide_draws
+    }
+
+    /// Takes the place of a search that others ran for this tree (`explore/tree_split.rs`):
+    /// `executions` ran, `wide_draws` of their draws were sampled, and the search then stood at
+    /// depth `depth`, or was over when `depth` is `None`. The statistics and warnings are
+    /// then those of having run it here.
+    pub(super) fn ran_elsewhere(&mut self, executions: u64, wide_draws: u64, depth: Option<usize>) {
+        self.executions = executions;
+        self.wide_draws = wide_draws;
+        self.finished = depth.is_none();
+        self.prefix = depth.unwrap_or(0);
     }
 
     /// The options `backtrack` would still try at `node`, in the order it would try them.
@@ -318,24 +346,9 @@ impl Tree {
             }
             None => Vec::new(),
         });
-        let prefix = if self.nodes.is_empty() {
-            self.root.clone()
-        } else {
-            self.nodes[..self.prefix]
-                .iter()
-                .map(|n| n.decision.chosen)
-                .collect()
-        };
-        self.planned = prefix.len();
-        Some(Box::new(PrefixSchedule {
-            prefix,
-            steps: Steps::default(),
-            rule: YieldRule::for_search(),
-            yielded: false,
-            sleep,
-            preemptions: 0,
-            bound: self.bound,
-        }))
+        let mut prefix = Vec::new();
+        self.planned_prefix(&mut prefix);
+        Some(Box::new(PrefixSchedule::new(prefix, sleep, self.bound)))
     }
 
     /// Adds the decisions past the prefix of the execution just observed. A thread node's
@@ -352,17 +365,13 @@ impl Tree {
         self.nodes.truncate(self.prefix);
         self.steps
             .truncate(self.steps.partition_point(|&n| n < self.prefix));
-        // The decisions are those past the prefix when the prefix was left out: a tree
-        // observes an execution it planned itself, or one with the same prefix.
-        debug_assert!(
-            steps.omitted <= self.prefix,
-            "a decision of the prefix is missing"
-        );
-        for decision in steps.decisions.iter().skip(self.prefix - steps.omitted) {
+        for decision in steps.decisions.iter().skip(self.prefix) {
             let backtrack = match decision.choice {
                 Choice::Thread if !all => vec![decision.chosen],
                 Choice::Value { bound } => {
-                    if bound == 0 || bound > VALUE_CAP {
+                    // A subtree's search counts only the draws below its root: those of the
+                    // root's nodes were counted by the search that gave the subtree away.
+                    if (bound == 0 || bound > VALUE_CAP) && self.nodes.len() >= self.root.len() {
                         self.wide_draws += 1;
                     }
                     decision.options.clone()
@@ -839,6 +848,20 @@ struct PrefixSchedule {
 }
 
 impl PrefixSchedule {
+    /// The schedule that follows `prefix`, then the default choices, with the sleepers
+    /// `sleep` (sleep sets only) under the preemption bound `bound`.
+    fn new(prefix: Vec<usize>, sleep: Option<Vec<usize>>, bound: Option<u32>) -> PrefixSchedule {
+        PrefixSchedule {
+            prefix,
+            steps: Steps::default(),
+            rule: YieldRule::for_search(),
+            yielded: false,
+            sleep,
+            preemptions: 0,
+            bound,
+        }
+    }
+
     /// The prefix's choice for the next decision, if the prefix reaches it.
     fn forced(&self) -> Option<usize> {
         self.prefix.get(self.steps.decisions.len()).copied()
@@ -983,6 +1006,10 @@ impl Strategy for Dfs {
     fn subtree_search(&self) -> Option<super::SubtreeSearch> {
         // For the same reason, workers can search disjoint subtrees at once.
         Some(super::SubtreeSearch::whole(&self.tree))
+    }
+
+    fn searched_elsewhere(&mut self, tally: super::SplitTally) {
+        tally.apply(&mut self.tree);
     }
 
     fn observe(&mut self, _execution: u64, outcome: &Outcome) {

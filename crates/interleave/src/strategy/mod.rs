@@ -55,7 +55,8 @@ pub use rff::Rff;
 pub use round_robin::RoundRobin;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec, STRATEGY_NAMES};
-pub use subtree::SubtreeSearch;
+pub(crate) use subtree::Observed;
+pub use subtree::{SplitTally, SubtreeSearch};
 pub use surw::Surw;
 pub use thread_bound::ThreadBound;
 pub use time_budget::TimeBudget;
@@ -133,10 +134,19 @@ pub trait Strategy: Send {
     /// For a depth-first search that has not started: the search of its whole tree, which
     /// several workers then split into subtrees (`explore/tree_split.rs`), each explored in
     /// the order of the whole search, so that the report is the one a single worker gives.
-    /// Only a search whose subtrees do not depend on each other may return one. Default:
-    /// `None`, and executions run in rounds ([`Strategy::round_size`]).
+    /// Only a search whose subtrees do not depend on each other may return one. The strategy
+    /// then neither plans nor observes those executions: the exploration tells it what the
+    /// split search ran with [`Strategy::searched_elsewhere`]. Default: `None`, and executions
+    /// run in rounds ([`Strategy::round_size`]).
     fn subtree_search(&self) -> Option<SubtreeSearch> {
         None
+    }
+
+    /// After a split of the search of [`Strategy::subtree_search`]: what it ran, in the order
+    /// of the whole search, so that the strategy's statistics and warnings are those of having
+    /// run it itself. Default: nothing to learn.
+    fn searched_elsewhere(&mut self, tally: SplitTally) {
+        let _ = tally;
     }
 
     /// Whether [`observe`](Strategy::observe) needs the whole trace of execution `execution`
