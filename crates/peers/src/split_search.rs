@@ -1,9 +1,10 @@
 //! Depth-first search split among workers: executions per second of plain `dfs` and
-//! `dfs:c=2` on the exhaustion programs ([`crate::exhaustion`]) with 1 and with 2 workers,
-//! each search run to its end (or to [`SPLIT_LIMIT`] executions), the two counts in
-//! alternation so each pair ran under about the same load.
+//! `dfs:c=2` on the exhaustion programs ([`crate::exhaustion`]) with 1 and with 2 workers, and
+//! with automatic workers (one per core, which split a tree only after its first executions),
+//! each search run to its end (or to [`SPLIT_LIMIT`] executions), the counts in alternation so
+//! each pair ran under about the same load.
 //!
-//! `cargo run --release -p interleave-peers --bin peers -- --split-only`. The report is the same
+//! `cargo run --release -p interleave-peers --bin peers -- --split-only [--repetitions N]`. The report is the same
 //! with either count (the library's tests check that); what changes is the wall time. Beside
 //! executions per second it prints the CPU time per execution of the whole process (a second
 //! worker that waits or repeats work shows there, whatever the machine's load), and what a
@@ -12,6 +13,7 @@
 
 use crate::exhaustion::all_programs;
 use crate::throughput::{load_average, machine_speedup, run_interleave_on, thousands, Run};
+use interleave::AUTOMATIC_WORKERS;
 
 /// The most executions one search runs: the larger programs' `dfs` trees are far bigger, and
 /// their searches stop there, which shows what a budget below the tree gains.
@@ -24,11 +26,13 @@ const SPECS: [&str; 2] = ["dfs", "dfs:c=2"];
 pub fn run(reps: usize) {
     println!(
         "dfs split among workers: executions/s with 1 and 2 workers, best of {reps} \
-         (paired low-high), CPU µs per execution; at most {SPLIT_LIMIT} executions; load {}",
+         (paired low-high), CPU µs per execution, and automatic workers ({} cores); at most \
+         {SPLIT_LIMIT} executions; load {}",
+        std::thread::available_parallelism().map_or(1, |cores| cores.get()),
         load_average()
     );
     println!(
-        "  {:<26} {:<8} {:>8} {:>9} {:>9} {:>16} {:>7} {:>7} {:>8}",
+        "  {:<26} {:<8} {:>8} {:>9} {:>9} {:>16} {:>7} {:>7} {:>9} {:>8} {:>9}",
         "program",
         "search",
         "execs",
@@ -37,14 +41,23 @@ pub fn run(reps: usize) {
         "speed-up",
         "cpu 1w",
         "cpu 2w",
+        "auto ex/s",
+        "cpu auto",
         "machine"
     );
     for program in all_programs() {
         for spec in SPECS {
-            let (mut one, mut two, mut machine) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut one, mut two, mut auto, mut machine) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for _ in 0..reps.max(1) {
                 one.push(run_interleave_on(spec, SPLIT_LIMIT, 1, program.interleave));
                 two.push(run_interleave_on(spec, SPLIT_LIMIT, 2, program.interleave));
+                auto.push(run_interleave_on(
+                    spec,
+                    SPLIT_LIMIT,
+                    AUTOMATIC_WORKERS,
+                    program.interleave,
+                ));
                 machine.push(machine_speedup());
             }
             let rate = |runs: &[Run]| runs.iter().map(Run::execs_per_sec).fold(0.0, f64::max);
@@ -66,7 +79,7 @@ pub fn run(reps: usize) {
                 machine.iter().copied().fold(0.0, f64::max)
             );
             println!(
-                "  {:<26} {:<8} {:>8} {:>9} {:>9} {:>16} {:>7.2} {:>7.2} {:>8}",
+                "  {:<26} {:<8} {:>8} {:>9} {:>9} {:>16} {:>7.2} {:>7.2} {:>9} {:>8.2} {:>9}",
                 program.name,
                 spec,
                 one[0].executions,
@@ -75,6 +88,8 @@ pub fn run(reps: usize) {
                 format!("{:.2}x ({low:.2}-{high:.2})", rate(&two) / rate(&one)),
                 cpu(&one),
                 cpu(&two),
+                thousands(rate(&auto)),
+                cpu(&auto),
                 machine_range,
             );
         }

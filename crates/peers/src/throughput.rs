@@ -454,7 +454,7 @@ pub struct Options {
 }
 
 impl Options {
-    /// Parses `--executions N`, `--quick` and `--async-only`; ignores `--bench` (passed by
+    /// Parses `--executions N`, `--repetitions N`, `--quick` and the `--*-only` switches; ignores `--bench` (passed by
     /// `cargo bench`).
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
         let mut executions = None;
@@ -463,6 +463,7 @@ impl Options {
         let mut exhaustion_only = false;
         let mut workloads_only = false;
         let mut split_only = false;
+        let mut repetitions = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -472,6 +473,10 @@ impl Options {
                 }
                 s if s.starts_with("--executions=") => {
                     executions = Some(parse_count(&s["--executions=".len()..])?);
+                }
+                "--repetitions" => {
+                    let v = args.next().ok_or("--repetitions needs a value")?;
+                    repetitions = Some(parse_count(&v)?.max(1) as usize);
                 }
                 "--quick" => quick = true,
                 "--async-only" => async_only = true,
@@ -489,7 +494,7 @@ impl Options {
             } else {
                 DEFAULT_EXECUTIONS
             }),
-            repetitions: if quick { 1 } else { REPETITIONS },
+            repetitions: repetitions.unwrap_or(if quick { 1 } else { REPETITIONS }),
             async_only,
             exhaustion_only,
             workloads_only,
@@ -499,8 +504,9 @@ impl Options {
 }
 
 const USAGE: &str =
-    "usage: peers [--executions N] [--quick] [--async-only] [--exhaustion-only] [--workloads-only]\n  \
+    "usage: peers [--executions N] [--repetitions N] [--quick] [--async-only] [--exhaustion-only] [--workloads-only] [--split-only]\n  \
     --executions N  executions per runner and repetition (default 80000)\n  \
+    --repetitions N repetitions of each runner, the fastest reported (default 3)\n  \
     --quick         smoke run: 300 executions, one repetition\n  \
     --async-only    only the async task-switch section (interleave::future vs shuttle::future)\n  \
     --exhaustion-only  only the executions-to-exhaust table (interleave dpor vs loom)\n  \

@@ -116,9 +116,9 @@ fn explore_rounds(
     };
     let mut collector = Collector::new(config, &run);
     if let (Some(search), true) = (strategy.subtree_search(), splits_trees(config, &run)) {
-        // Only on request: automatic workers keep a depth-first search on one until the split
-        // is measured to pay (it cost 22-48% more CPU per execution, see ARCHITECTURE.md).
-        if workers > 1 && !automatic {
+        // A depth-first search splits its tree among the workers: each execution costs about
+        // the CPU time it costs on one worker (see ARCHITECTURE.md and docs/bench/dfs-split.txt).
+        if workers > 1 {
             super::tree_split::explore(&run, strategy, search, &mut collector, workers, automatic)?;
             let sharding = shard::Sharding::new(config.shard, strategy);
             return Ok(collector.finish(strategy, &sharding, &run));

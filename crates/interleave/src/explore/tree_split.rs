@@ -65,6 +65,13 @@ const BLOCK: usize = 32;
 /// far it has read (for the budget checks) and sees a helper's panic.
 const DIRECT_BETWEEN_VISITS: u64 = 64;
 
+/// Executions automatic workers run on the driver alone before helpers may take part of the
+/// tree (at least the probe executions, see `rounds.rs`): a tree of a few dozen executions is
+/// searched in a fraction of a millisecond, less than handing a subtree to a helper can gain,
+/// and on a busy machine a helper that holds the subtree read next but waits for a core made
+/// the search of such a tree 2 to 10 times slower.
+const AUTOMATIC_SPLIT_AFTER: u64 = 64;
+
 /// A task's identity: its position in [`Board::tasks`].
 type TaskId = usize;
 
@@ -141,7 +148,8 @@ struct Board {
     /// The index of the next execution the driver reads (at its last visit).
     read: u64,
     budget: u64,
-    /// Helpers may take tasks (false for automatic workers' probe executions).
+    /// Helpers may take tasks (false during automatic workers' first [`AUTOMATIC_SPLIT_AFTER`]
+    /// executions).
     open: bool,
     stopped: bool,
     /// Whether the driver waits for a change.
@@ -478,19 +486,29 @@ pub(super) fn explore(
         stopped: AtomicBool::new(false),
     };
     let tally = std::thread::scope(|scope| {
-        for _ in 1..workers {
-            scope.spawn(|| {
-                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| help(&shared, &unindexed))) {
-                    let mut board = shared.board();
-                    board.escaped = Some(payload);
-                    board.stopped = true;
-                    shared.stopped.store(true, Ordering::Relaxed);
-                    shared.driver_wake.notify_all();
-                    shared.helpers_wake.notify_all();
-                }
-            });
+        let start_helpers = || {
+            for _ in 1..workers {
+                scope.spawn(|| {
+                    if let Err(payload) =
+                        catch_unwind(AssertUnwindSafe(|| help(&shared, &unindexed)))
+                    {
+                        let mut board = shared.board();
+                        board.escaped = Some(payload);
+                        board.stopped = true;
+                        shared.stopped.store(true, Ordering::Relaxed);
+                        shared.driver_wake.notify_all();
+                        shared.helpers_wake.notify_all();
+                    }
+                });
+            }
+        };
+        // Automatic workers start their helpers when the board opens: a search that ends
+        // before then costs no thread.
+        if !automatic {
+            start_helpers();
         }
         let mut driver = Driver {
+            start_helpers: &start_helpers,
             shared: &shared,
             run,
             unindexed: &unindexed,
@@ -546,6 +564,8 @@ enum Read {
 /// The driver's state: it reads the executions in index order and adds them to the report.
 struct Driver<'d, 'r, 'c> {
     shared: &'d Shared,
+    /// Starts the helpers (automatic workers, once the board opens).
+    start_helpers: &'d dyn Fn(),
     run: &'d Run<'r>,
     unindexed: &'d Run<'r>,
     collector: &'d mut Collector<'c>,
@@ -737,7 +757,8 @@ impl Driver<'_, '_, '_> {
     ) -> Result<Read, OutlivedObjects> {
         if self.automatic && summary.outlived_objects {
             // An object an earlier execution registered: executions on several workers may
-            // have shared it. Before the helpers started, the exploration stays on one.
+            // have shared it. Before the helpers started (the probe executions and the
+            // warm-up), the exploration stays on one.
             if self.shared.board().open {
                 return Err(OutlivedObjects);
             }
@@ -746,10 +767,12 @@ impl Driver<'_, '_, '_> {
         self.tally.count(observed);
         self.last_task = task;
         self.index += 1;
-        if self.automatic && self.index == PROBE_EXECUTIONS && !self.alone {
-            let mut board = self.shared.board();
-            board.open = true;
-            self.shared.wake_all(&board);
+        if self.automatic
+            && self.index == AUTOMATIC_SPLIT_AFTER.max(PROBE_EXECUTIONS)
+            && !self.alone
+        {
+            self.shared.board().open = true;
+            (self.start_helpers)();
         }
         Ok(match self.collector.add(strategy, summary) {
             Flow::Continue => Read::More,
