@@ -19,15 +19,24 @@ use interleave::AUTOMATIC_WORKERS;
 /// their searches stop there, which shows what a budget below the tree gains.
 pub const SPLIT_LIMIT: u64 = 200_000;
 
-/// The searches measured.
-const SPECS: [&str; 2] = ["dfs", "dfs:c=2"];
+/// A budget below the larger trees: with it, executions a helper runs past the budget are
+/// wasted, which shows in the CPU time per execution.
+pub const BELOW_TREE: u64 = 2_000;
+
+/// The searches measured, with their budgets; a search under [`BELOW_TREE`] is shown only for
+/// the programs whose tree is larger (labelled `dfs@2000`).
+const SEARCHES: [(&str, u64); 3] = [
+    ("dfs", SPLIT_LIMIT),
+    ("dfs:c=2", SPLIT_LIMIT),
+    ("dfs", BELOW_TREE),
+];
 
 /// Prints the table, with `reps` repetitions of each pair.
 pub fn run(reps: usize) {
     println!(
         "dfs split among workers: executions/s with 1 and 2 workers, best of {reps} \
          (paired low-high), CPU µs per execution, and automatic workers ({} cores); at most \
-         {SPLIT_LIMIT} executions; load {}",
+         {SPLIT_LIMIT} executions (dfs@N: at most N); load {}",
         std::thread::available_parallelism().map_or(1, |cores| cores.get()),
         load_average()
     );
@@ -46,20 +55,28 @@ pub fn run(reps: usize) {
         "machine"
     );
     for program in all_programs() {
-        for spec in SPECS {
+        for (spec, budget) in SEARCHES {
             let (mut one, mut two, mut auto, mut machine) =
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for _ in 0..reps.max(1) {
-                one.push(run_interleave_on(spec, SPLIT_LIMIT, 1, program.interleave));
-                two.push(run_interleave_on(spec, SPLIT_LIMIT, 2, program.interleave));
+                one.push(run_interleave_on(spec, budget, 1, program.interleave));
+                two.push(run_interleave_on(spec, budget, 2, program.interleave));
                 auto.push(run_interleave_on(
                     spec,
-                    SPLIT_LIMIT,
+                    budget,
                     AUTOMATIC_WORKERS,
                     program.interleave,
                 ));
                 machine.push(machine_speedup());
             }
+            if budget < SPLIT_LIMIT && one[0].executions < budget {
+                continue;
+            }
+            let label = if budget < SPLIT_LIMIT {
+                format!("{spec}@{budget}")
+            } else {
+                spec.to_string()
+            };
             let rate = |runs: &[Run]| runs.iter().map(Run::execs_per_sec).fold(0.0, f64::max);
             let cpu = |runs: &[Run]| {
                 runs.iter()
@@ -81,7 +98,7 @@ pub fn run(reps: usize) {
             println!(
                 "  {:<26} {:<8} {:>8} {:>9} {:>9} {:>16} {:>7.2} {:>7.2} {:>9} {:>8.2} {:>9}",
                 program.name,
-                spec,
+                label,
                 one[0].executions,
                 thousands(rate(&one)),
                 thousands(rate(&two)),

@@ -120,6 +120,9 @@ struct Task {
     children: Vec<TaskId>,
     /// The number of choices of its root.
     root_depth: usize,
+    /// The estimated executions of its own part not handed in yet (see
+    /// [`SubtreeSearch::remaining_estimate`]), as its holder last said.
+    remaining: u64,
 }
 
 /// Where the driver reads next.
@@ -221,10 +224,60 @@ impl Board {
     }
 
     /// Whether `task` may run now: it is the task the driver reads next, or the executions
-    /// waiting are under the cap and do not reach the budget yet (past it they may never be
-    /// read, so workers wait for the driver instead of speculating further).
+    /// waiting are under the cap and neither they nor the estimated executions of the tasks
+    /// before it reach the budget (past it they may never be read, so workers wait for the
+    /// driver, or for a piece that comes sooner, instead of speculating further).
     fn may_run(&mut self, task: TaskId) -> bool {
-        self.room() || self.settle() == Some(task)
+        self.settle() == Some(task) || (self.room() && !self.likely_beyond(task))
+    }
+
+    /// Whether the next execution of `task` likely comes at or after the budget: the
+    /// executions read, those waiting, and the estimated rest of the tasks before it reach it.
+    /// Only a guess (the sizes of subtrees not searched yet are estimated from their siblings),
+    /// so it pauses a task rather than ending it.
+    fn likely_beyond(&self, task: TaskId) -> bool {
+        let mut before = self.read;
+        for earlier in self.preorder() {
+            let earlier_ref = &self.tasks[earlier];
+            let waiting: u64 = earlier_ref
+                .blocks
+                .iter()
+                .map(|block| block.done.len() as u64)
+                .sum();
+            before = before.saturating_add(waiting);
+            if earlier == task {
+                break;
+            }
+            if !earlier_ref.finished {
+                before = before.saturating_add(earlier_ref.remaining);
+            }
+        }
+        before >= self.budget
+    }
+
+    /// The position in `idle` of the earliest idle task in the order of the whole search.
+    fn earliest_idle(&self) -> Option<usize> {
+        let order = self.preorder();
+        let (at, _) = self
+            .idle
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, (task, _))| order.iter().position(|t| t == task))?;
+        Some(at)
+    }
+
+    /// Whether a helper could take an idle task now.
+    fn helper_could_pick(&mut self) -> bool {
+        if !self.open {
+            return false;
+        }
+        match self.earliest_idle() {
+            Some(at) => {
+                let task = self.idle[at].0;
+                self.may_run(task)
+            }
+            None => false,
+        }
     }
 
     /// Whether tasks other than the one read next may run: see [`Board::may_run`].
@@ -255,15 +308,10 @@ impl Board {
     /// The earliest idle task in the order of the whole search that may run; helpers take
     /// none before the board opens.
     fn pick(&mut self, driver: bool) -> Option<Held> {
-        if !(self.open || driver) || self.idle.is_empty() {
+        if !(self.open || driver) {
             return None;
         }
-        let order = self.preorder();
-        let (at, _) = self
-            .idle
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, (task, _))| order.iter().position(|t| t == task))?;
+        let at = self.earliest_idle()?;
         let task = self.idle[at].0;
         if !self.may_run(task) {
             return None;
@@ -282,6 +330,7 @@ impl Board {
         let ids: Vec<TaskId> = (first..first + searches.len()).collect();
         self.tasks.extend(searches.iter().map(|search| Task {
             root_depth: search.root_depth(),
+            remaining: search.estimated_size(),
             ..Task::default()
         }));
         // Given later, they lie deeper, inside the part the task was searching: they come
@@ -372,6 +421,7 @@ impl Shared {
             } else {
                 let mut board = self.board();
                 board.add_children(held.0, given);
+                board.tasks[held.0].remaining = held.1.remaining_estimate();
                 self.wake_all(&board);
             }
         }
@@ -418,6 +468,7 @@ impl Shared {
             return None;
         }
         board.hand_in(held.0, block);
+        board.tasks[held.0].remaining = held.1.remaining_estimate();
         self.wake_driver(&board);
         if over || board.beyond_budget(held.0) {
             board.tasks[held.0].finished = true;
@@ -607,9 +658,12 @@ impl Driver<'_, '_, '_> {
                     board.spare.push(block);
                 }
                 board.read = self.index;
+                if let Some((task, search)) = &own {
+                    board.tasks[*task].remaining = search.remaining_estimate();
+                }
                 let next = board.next(own.as_ref().map(|held| held.0));
-                // A block read may free room under the cap for a helper.
-                if board.helpers_sleeping > 0 && board.room() && !board.idle.is_empty() {
+                // What was read (and the new estimate) may let a helper take an idle task.
+                if board.helpers_sleeping > 0 && board.helper_could_pick() {
                     shared.helpers_wake.notify_all();
                 }
                 if matches!(next, Next::Pending) && own.is_none() {

@@ -114,6 +114,40 @@ struct Node {
     /// yielded and waits, blocked or finished): under a preemption bound only these may sleep
     /// in the node's later subtrees (see [`Tree::bounded`]).
     gave_way: Vec<usize>,
+    /// The executions of the options tried here, for the estimate of the rest.
+    sizes: OptionSizes,
+}
+
+/// The executions below a node, option by option: what a search split among workers uses to
+/// estimate how many executions the options still to try will take (siblings in a
+/// depth-first search's tree tend to have subtrees of similar sizes).
+#[derive(Clone, Copy, Debug, Default)]
+struct OptionSizes {
+    /// The tree's execution count when the option tried now began.
+    started: u64,
+    /// Executions of the options tried before it, and how many options those were.
+    finished: u64,
+    finished_options: u64,
+}
+
+impl OptionSizes {
+    /// The estimated executions of one option of the node, with `executions` run by the tree
+    /// so far: the average of the options finished, or, before one finished, those of the
+    /// option tried now so far (at least one).
+    fn per_option(&self, executions: u64) -> u64 {
+        match self.finished_options {
+            0 => executions.saturating_sub(self.started).max(1),
+            options => (self.finished / options).max(1),
+        }
+    }
+
+    /// The option tried now is over, after `executions` executions of the tree; the next
+    /// one begins.
+    fn next_option(&mut self, executions: u64) {
+        self.finished += executions.saturating_sub(self.started);
+        self.finished_options += 1;
+        self.started = executions;
+    }
 }
 
 /// The search tree of a stateless depth-first search.
@@ -215,22 +249,24 @@ impl Tree {
     /// some, as the roots of their subtrees in the order this search would have tried them
     /// (which is the order of the whole search); this search then skips them. Called between
     /// an execution's observation and the next plan. Empty when no node has an option left.
-    pub(super) fn give_away(&mut self) -> Vec<Vec<usize>> {
+    /// Also returns the estimated executions of each subtree (see [`OptionSizes`]).
+    pub(super) fn give_away(&mut self) -> (Vec<Vec<usize>>, u64) {
         if self.finished {
-            return Vec::new();
+            return (Vec::new(), 0);
         }
         for depth in self.root.len()..self.nodes.len() {
             let untried = self.untried(&self.nodes[depth]);
             if untried.is_empty() {
                 continue;
             }
+            let estimate = self.nodes[depth].sizes.per_option(self.executions);
             let node = &mut self.nodes[depth];
             node.done.extend_from_slice(&untried);
             let path: Vec<usize> = self.nodes[..depth]
                 .iter()
                 .map(|n| n.decision.chosen)
                 .collect();
-            return untried
+            let roots = untried
                 .into_iter()
                 .map(|option| {
                     let mut root = path.clone();
@@ -238,8 +274,27 @@ impl Tree {
                     root
                 })
                 .collect();
+            return (roots, estimate);
         }
-        Vec::new()
+        (Vec::new(), 0)
+    }
+
+    /// The estimated executions this search still runs after the one it planned last was
+    /// observed: the option now chosen where it backtracked, and the options still to try
+    /// from there up to its root, each estimated by its node's [`OptionSizes`].
+    pub(super) fn remaining_estimate(&self) -> u64 {
+        if self.finished {
+            return 0;
+        }
+        let executions = self.executions;
+        let now = self
+            .nodes
+            .last()
+            .map_or(1, |node| node.sizes.per_option(executions));
+        self.nodes[self.root.len().min(self.nodes.len())..]
+            .iter()
+            .map(|node| self.untried(node).len() as u64 * node.sizes.per_option(executions))
+            .fold(now, u64::saturating_add)
     }
 
     /// Appends to `prefix` the choices the execution planned last was told to follow (valid
@@ -387,6 +442,11 @@ impl Tree {
                 sleep: decision.asleep.clone(),
                 gave_way: Vec::new(),
                 decision: decision.clone(),
+                // Its option began with the execution observed now.
+                sizes: OptionSizes {
+                    started: self.executions.saturating_sub(1),
+                    ..OptionSizes::default()
+                },
             });
         }
         // Whether each thread step from the changed node on left its thread unable to run
@@ -493,9 +553,11 @@ impl Tree {
         while self.nodes.len() > self.root.len() {
             let last = self.nodes.len() - 1;
             if let Some(&option) = self.untried(&self.nodes[last]).first() {
+                let executions = self.executions;
                 let node = &mut self.nodes[last];
                 node.decision.chosen = option;
                 node.done.push(option);
+                node.sizes.next_option(executions);
                 self.prefix = self.nodes.len();
                 return true;
             }

@@ -27,6 +27,9 @@ use super::{Outcome, Schedule};
 /// outside the crate, returned by [`super::Strategy::subtree_search`].
 pub struct SubtreeSearch {
     tree: Tree,
+    /// The executions the subtree was estimated to hold when it was given away (the whole
+    /// tree's: unknown, so the most).
+    estimated_size: u64,
 }
 
 /// What observing one execution told a subtree's search.
@@ -43,6 +46,7 @@ impl SubtreeSearch {
     pub(super) fn whole(tree: &Tree) -> SubtreeSearch {
         SubtreeSearch {
             tree: tree.below(Vec::new()),
+            estimated_size: u64::MAX,
         }
     }
 
@@ -81,13 +85,27 @@ impl SubtreeSearch {
     /// The searches of the subtrees this search gives away (see the module documentation), in
     /// the order the whole search reaches them; empty when it has nothing to give.
     pub(crate) fn give_away(&mut self) -> Vec<SubtreeSearch> {
-        self.tree
-            .give_away()
+        let (roots, estimated_size) = self.tree.give_away();
+        roots
             .into_iter()
             .map(|root| SubtreeSearch {
                 tree: self.tree.below(root),
+                estimated_size,
             })
             .collect()
+    }
+
+    /// The executions the subtree was estimated to hold when it was given away, from the
+    /// sizes of its siblings that had run.
+    pub(crate) fn estimated_size(&self) -> u64 {
+        self.estimated_size
+    }
+
+    /// The estimated executions this search still runs, after the one observed last: a guess
+    /// from the sizes of the subtrees it searched (siblings tend to be alike), used only to
+    /// decide whether speculating past it is worth it, never for what is reported.
+    pub(crate) fn remaining_estimate(&self) -> u64 {
+        self.tree.remaining_estimate()
     }
 }
 
