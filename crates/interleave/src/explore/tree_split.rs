@@ -31,10 +31,14 @@
 //! block, so no memory crosses threads per execution (glibc frees memory allocated by another
 //! thread at a cost, see `rounds.rs`'s `Planner`).
 //!
-//! Speculation is bounded twice. A task whose next execution is known to come at or after the
-//! execution budget (the executions read so far and those waiting before it reach it) stops:
-//! with a budget smaller than the tree, a worker far ahead of the driver stops there instead of
-//! searching a subtree the report will never read (give or take a block). And executions
+//! Speculation is bounded three times. A task whose next execution is known to come at or
+//! after the execution budget (the executions read so far and those waiting before it reach
+//! it) stops. A task whose next execution likely comes at or after the budget pauses: each task
+//! publishes an estimate of the executions its own part still holds
+//! ([`SubtreeSearch::remaining_estimate`]), and the executions read, waiting, and estimated for
+//! the unfinished tasks before it reach the budget; the helper then asks for work again and gets
+//! a deeper piece, which comes sooner. With a budget smaller than the tree, a worker therefore
+//! searches the part the report will read instead of a subtree far beyond it. And executions
 //! waiting to be read are capped ([`WAITING_CAP`]): above it, only the task the driver reads
 //! next runs, so memory stays bounded when a worker's subtree lies far behind a large one.
 //!
