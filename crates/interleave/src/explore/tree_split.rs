@@ -27,9 +27,9 @@
 //! block it reads and once per [`DIRECT_BETWEEN_VISITS`] executions it runs in index order. What
 //! a worker keeps of an execution is its counters and two ranges into its block's buffers (the
 //! choices followed, the states' fingerprints); everything an execution allocates is freed by
-//! the thread that ran it, and a block's buffers, once read, go back to a pool for the next
-//! block, so no memory crosses threads per execution (glibc frees memory allocated by another
-//! thread at a cost, see `rounds.rs`'s `Planner`).
+//! the thread that ran it (but for the text of a warning, which is rare), and a block's buffers,
+//! once read, go back to a pool for the next block, so no memory crosses threads per execution
+//! (glibc frees memory allocated by another thread at a cost, see `rounds.rs`'s `Planner`).
 //!
 //! Speculation is bounded three times. A task whose next execution is known to come at or
 //! after the execution budget (the executions read so far and those waiting before it reach
