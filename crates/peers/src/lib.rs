@@ -5,6 +5,8 @@
 //!   strategies, each with 1 and 2 workers), shuttle and loom (`cargo bench -p interleave-peers`).
 //! - [`exhaustion`]: executions to exhaust the same loom-style programs under interleave's
 //!   `dpor` and loom's model checker, printed by the same bench.
+//! - [`split_search`]: executions per second of `dfs` on the same programs with 1 and 2
+//!   workers, which split its tree (`--split-only`).
 //! - [`async_switch`]: time per async task switch of interleave's `future` module against
 //!   shuttle's on the same two workloads, printed by the same bench.
 //! - [`shuttle_suite`] and [`loom_suite`]: the benchmark programs of `interleave-programs`,
@@ -24,6 +26,7 @@ pub mod branch_shim;
 pub mod exhaustion;
 pub mod loom_suite;
 pub mod shuttle_suite;
+pub mod split_search;
 pub mod suite_runs;
 pub mod throughput;
 mod var_shim;

@@ -449,10 +449,12 @@ pub struct Options {
     pub exhaustion_only: bool,
     /// Whether to run only the thread workloads' throughput tables.
     pub workloads_only: bool,
+    /// Whether to run only the table of `dfs` split among workers ([`crate::split_search`]).
+    pub split_only: bool,
 }
 
 impl Options {
-    /// Parses `--executions N`, `--quick` and `--async-only`; ignores `--bench` (passed by
+    /// Parses `--executions N`, `--repetitions N`, `--quick` and the `--*-only` switches; ignores `--bench` (passed by
     /// `cargo bench`).
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
         let mut executions = None;
@@ -460,6 +462,8 @@ impl Options {
         let mut async_only = false;
         let mut exhaustion_only = false;
         let mut workloads_only = false;
+        let mut split_only = false;
+        let mut repetitions = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -470,10 +474,15 @@ impl Options {
                 s if s.starts_with("--executions=") => {
                     executions = Some(parse_count(&s["--executions=".len()..])?);
                 }
+                "--repetitions" => {
+                    let v = args.next().ok_or("--repetitions needs a value")?;
+                    repetitions = Some(parse_count(&v)?.max(1) as usize);
+                }
                 "--quick" => quick = true,
                 "--async-only" => async_only = true,
                 "--exhaustion-only" => exhaustion_only = true,
                 "--workloads-only" => workloads_only = true,
+                "--split-only" => split_only = true,
                 "--bench" => {}
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -485,21 +494,24 @@ impl Options {
             } else {
                 DEFAULT_EXECUTIONS
             }),
-            repetitions: if quick { 1 } else { REPETITIONS },
+            repetitions: repetitions.unwrap_or(if quick { 1 } else { REPETITIONS }),
             async_only,
             exhaustion_only,
             workloads_only,
+            split_only,
         })
     }
 }
 
 const USAGE: &str =
-    "usage: peers [--executions N] [--quick] [--async-only] [--exhaustion-only] [--workloads-only]\n  \
+    "usage: peers [--executions N] [--repetitions N] [--quick] [--async-only] [--exhaustion-only] [--workloads-only] [--split-only]\n  \
     --executions N  executions per runner and repetition (default 80000)\n  \
+    --repetitions N repetitions of each runner, the fastest reported (default 3)\n  \
     --quick         smoke run: 300 executions, one repetition\n  \
     --async-only    only the async task-switch section (interleave::future vs shuttle::future)\n  \
     --exhaustion-only  only the executions-to-exhaust table (interleave dpor vs loom)\n  \
-    --workloads-only   only the thread workloads' throughput tables";
+    --workloads-only   only the thread workloads' throughput tables\n  \
+    --split-only       only dfs split among 1 and 2 workers on the exhaustion programs";
 
 fn parse_count(v: &str) -> Result<u64, String> {
     let n: u64 = v
@@ -535,6 +547,10 @@ pub fn run(opts: &Options) {
     }
     if opts.workloads_only {
         run_thread_workloads(opts);
+        return;
+    }
+    if opts.split_only {
+        crate::split_search::run(opts.repetitions);
         return;
     }
     if !opts.async_only {

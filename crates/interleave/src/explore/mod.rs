@@ -8,6 +8,7 @@
 //! the same first failure.
 //!
 //! This file holds the entry points (`Builder`, `check`, `replay`); `rounds.rs` runs the rounds,
+//! `tree_split.rs` splits a depth-first search's tree among the workers instead,
 //! `determinism.rs` re-runs executions to check that they repeat, and `replay.rs` replays tokens
 //! and regression files.
 
@@ -42,6 +43,7 @@ mod prefix_split;
 mod replay;
 mod rounds;
 mod shard;
+mod tree_split;
 mod workers;
 
 use determinism::*;

@@ -62,11 +62,11 @@ pub(crate) fn limits(config: &Config) -> Limits {
 /// An exploration with automatic workers ran executions on several, and then one of its
 /// executions used an object an earlier execution had registered (a `static` primitive): the
 /// order in which executions used it was not the one-worker order, so it starts again on one.
-struct OutlivedObjects;
+pub(super) struct OutlivedObjects;
 
 /// Executions that run on one worker before an automatic exploration uses several: the second
 /// is the first that can meet an object the first registered, such as a `static` primitive.
-const PROBE_EXECUTIONS: u64 = 2;
+pub(super) const PROBE_EXECUTIONS: u64 = 2;
 
 /// Explores `f` under `strategy` with the settings of `config` and reports what it found.
 ///
@@ -120,10 +120,16 @@ fn explore_rounds(
         test: current_test(),
         stop: config.stop.clone(),
     };
-    let mut report = Report::new(run.spec.clone(), config.seed);
-    let mut seen_warnings = HashSet::new();
-    let mut seen_violations = HashSet::new();
-    let mut states: FxHashSet<u128> = FxHashSet::default();
+    let mut collector = Collector::new(config, &run);
+    if let (Some(search), true) = (strategy.subtree_search(), splits_trees(config, &run)) {
+        // A depth-first search splits its tree among the workers: each execution costs about
+        // the CPU time it costs on one worker (see ARCHITECTURE.md and docs/bench/dfs-split.txt).
+        if workers > 1 {
+            super::tree_split::explore(&run, strategy, search, &mut collector, workers, automatic)?;
+            let sharding = shard::Sharding::new(config.shard, strategy);
+            return Ok(collector.finish(strategy, &sharding, &run));
+        }
+    }
     let sharding = shard::Sharding::new(config.shard, strategy);
     let planning = Mutex::new(Planner::new(
         strategy,
@@ -158,7 +164,7 @@ fn explore_rounds(
                 // the executions after it are not reported (they ran while the stop was
                 // coming, or were stopped too).
                 if summary.stopped {
-                    report.stopped = true;
+                    collector.stopped();
                     break 'rounds;
                 }
                 if automatic && summary.outlived_objects {
@@ -167,20 +173,7 @@ fn explore_rounds(
                     }
                     outlived_objects = true;
                 }
-                strategy.observe(
-                    summary.index,
-                    &Outcome {
-                        steps: summary.steps,
-                        threads: summary.threads,
-                        failed: summary.failure.is_some(),
-                        abandoned: summary.abandoned,
-                        lock_acquisitions: summary.lock_acquisitions,
-                        trace: summary.trace.as_deref(),
-                        feedback: summary.feedback.as_deref(),
-                        declarations: summary.declarations.as_ref(),
-                        violations: summary.violations.len(),
-                    },
-                );
+                strategy.observe(summary.index, &outcome_of(&summary));
                 match sharding.reports(
                     summary.index,
                     summary.failure.is_some(),
@@ -190,34 +183,12 @@ fn explore_rounds(
                     shard::Reported::No => continue,
                     shard::Reported::NoAndStop => break 'rounds,
                 }
-                report.executions += 1;
-                report.steps += summary.steps;
-                if !summary.violations.is_empty() {
-                    report.violating_executions += 1;
-                }
-                for violation in summary.violations {
-                    if seen_violations.insert(violation.key.clone()) {
-                        report.violations.push(violation);
-                    }
-                }
-                states.extend(summary.states);
-                for warning in summary.warnings {
-                    if seen_warnings.insert(warning.clone()) {
-                        report.warnings.push(warning);
-                    }
-                }
-                if let Some(mut failure) = summary.failure {
-                    if let Some(member) = strategy.member(summary.index) {
-                        failure.strategy = format!("{}, member {member}", failure.strategy);
-                    }
-                    report.failures.push(failure);
-                    if config.stop_on_first_failure {
-                        break 'rounds;
-                    }
+                if collector.add(&**strategy, summary) == Flow::Stop {
+                    break 'rounds;
                 }
             }
             if planner.planned < size {
-                report.stopped |= planner.stopped;
+                collector.report.stopped |= planner.stopped;
                 break;
             }
             next += size;
@@ -228,15 +199,126 @@ fn explore_rounds(
     let Planner {
         strategy, sharding, ..
     } = planning.into_inner().unwrap_or_else(|p| p.into_inner());
-    report.shard = sharding.summary(config, &report, run.test.clone());
-    report.strategy_stats = strategy.stats();
-    report.states = config.count_states.then_some(states.len() as u64);
-    for warning in strategy.warnings() {
-        if seen_warnings.insert(warning.clone()) {
-            report.warnings.push(warning);
+    Ok(collector.finish(strategy, &sharding, &run))
+}
+
+/// Whether an exploration goes on after an execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Flow {
+    Continue,
+    Stop,
+}
+
+/// Whether the exploration may split a search tree among workers: it is not sharded (a shard
+/// splits the tree its own way) and does not check atomic sets (a violation's description names
+/// its execution, which a worker searching a subtree does not know).
+fn splits_trees(config: &Config, run: &Run<'_>) -> bool {
+    config.shard.is_none() && !run.monitor_atomic_sets
+}
+
+/// The report under construction: it adds up the summaries the exploration reports, in index
+/// order.
+pub(super) struct Collector<'c> {
+    config: &'c Config,
+    report: Report,
+    seen_warnings: HashSet<String>,
+    seen_violations: HashSet<String>,
+    states: FxHashSet<u128>,
+}
+
+impl<'c> Collector<'c> {
+    fn new(config: &'c Config, run: &Run<'_>) -> Collector<'c> {
+        Collector {
+            config,
+            report: Report::new(run.spec.clone(), config.seed),
+            seen_warnings: HashSet::new(),
+            seen_violations: HashSet::new(),
+            states: FxHashSet::default(),
         }
     }
-    Ok(report)
+
+    /// Notes that a stop from another OS thread ended the exploration (`Config::stop`).
+    pub(super) fn stopped(&mut self) {
+        self.report.stopped = true;
+    }
+
+    /// The exploration's execution budget.
+    pub(super) fn budget(&self) -> u64 {
+        self.config.executions
+    }
+
+    /// Adds the happens-before fingerprints of an execution's states, when its summary does
+    /// not carry them.
+    pub(super) fn add_states(&mut self, states: &[u128]) {
+        self.states.extend(states.iter().copied());
+    }
+
+    /// Adds `summary`, the next in index order that the exploration reports, to the report;
+    /// `strategy` names the member of a portfolio that found a failure.
+    pub(super) fn add(&mut self, strategy: &dyn Strategy, summary: Summary) -> Flow {
+        let config = self.config;
+        let report = &mut self.report;
+        report.executions += 1;
+        report.steps += summary.steps;
+        if !summary.violations.is_empty() {
+            report.violating_executions += 1;
+        }
+        for violation in summary.violations {
+            if self.seen_violations.insert(violation.key.clone()) {
+                report.violations.push(violation);
+            }
+        }
+        self.states.extend(summary.states);
+        for warning in summary.warnings {
+            if self.seen_warnings.insert(warning.clone()) {
+                report.warnings.push(warning);
+            }
+        }
+        if let Some(mut failure) = summary.failure {
+            if let Some(member) = strategy.member(summary.index) {
+                failure.strategy = format!("{}, member {member}", failure.strategy);
+            }
+            report.failures.push(failure);
+            if config.stop_on_first_failure {
+                return Flow::Stop;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// The finished report.
+    fn finish(
+        mut self,
+        strategy: &dyn Strategy,
+        sharding: &shard::Sharding,
+        run: &Run<'_>,
+    ) -> Report {
+        let mut report = self.report;
+        report.shard = sharding.summary(self.config, &report, run.test.clone());
+        report.strategy_stats = strategy.stats();
+        report.states = self.config.count_states.then_some(self.states.len() as u64);
+        for warning in strategy.warnings() {
+            if self.seen_warnings.insert(warning.clone()) {
+                report.warnings.push(warning);
+            }
+        }
+        report
+    }
+}
+
+/// What `strategy.observe` learns from `summary`.
+pub(super) fn outcome_of(summary: &Summary) -> Outcome<'_> {
+    Outcome {
+        steps: summary.steps,
+        threads: summary.threads,
+        failed: summary.failure.is_some(),
+        abandoned: summary.abandoned,
+        lock_acquisitions: summary.lock_acquisitions,
+        trace: summary.trace.as_deref(),
+        feedback: summary.feedback.as_deref(),
+        declarations: summary.declarations.as_ref(),
+        violations: summary.violations.len(),
+    }
 }
 
 /// The planning side of an exploration, shared by its workers: whoever claims the next

@@ -124,11 +124,45 @@ struct Node {
     /// yielded and waits, blocked or finished): under a preemption bound only these may sleep
     /// in the node's later subtrees (see [`Tree::bounded`]).
     gave_way: Vec<usize>,
+    /// The executions of the options tried here, for the estimate of the rest.
+    sizes: OptionSizes,
+}
+
+/// The executions below a node, option by option: what a search split among workers uses to
+/// estimate how many executions the options still to try will take (siblings in a
+/// depth-first search's tree tend to have subtrees of similar sizes).
+#[derive(Clone, Copy, Debug, Default)]
+struct OptionSizes {
+    /// The tree's execution count when the option tried now began.
+    started: u64,
+    /// Executions of the options tried before it, and how many options those were.
+    finished: u64,
+    finished_options: u64,
+}
+
+impl OptionSizes {
+    /// The estimated executions of one option of the node, with `executions` run by the tree
+    /// so far: the average of the options finished, or, before one finished, those of the
+    /// option tried now so far (at least one).
+    fn per_option(&self, executions: u64) -> u64 {
+        match self.finished_options {
+            0 => executions.saturating_sub(self.started).max(1),
+            options => (self.finished / options).max(1),
+        }
+    }
+
+    /// The option tried now is over, after `executions` executions of the tree; the next
+    /// one begins.
+    fn next_option(&mut self, executions: u64) {
+        self.finished += executions.saturating_sub(self.started);
+        self.finished_options += 1;
+        self.started = executions;
+    }
 }
 
 /// The search tree of a stateless depth-first search.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Tree {
+pub(crate) struct Tree {
     nodes: Vec<Node>,
     /// The index in `nodes` of each thread step, in step order (value nodes sit between).
     steps: Vec<usize>,
@@ -147,6 +181,9 @@ pub(super) struct Tree {
     /// Yields a thread may make in a row before it waits for the others, less one (see
     /// [`Tree::with_yield_limit`]).
     free_yields: u32,
+    /// For the search of one subtree (see [`Tree::below`]): the choices that lead to it, which
+    /// the first execution follows; empty for the whole tree.
+    root: Vec<usize>,
 }
 
 /// What one execution reports: every decision, in order, and for every step the threads whose
@@ -224,6 +261,137 @@ impl Tree {
         self.free_yields + 1
     }
 
+    /// The search of the subtree of this (not yet started) tree below the choices `root`: its
+    /// first execution follows `root`, and it never backtracks into the nodes of `root`, so it
+    /// runs exactly the executions of the whole search that begin with `root`, in the same
+    /// order and with the same schedules (the tree below a node depends only on the path to
+    /// it). Only for trees without sleep sets, whose subtrees do not depend on each other.
+    pub(super) fn below(&self, root: Vec<usize>) -> Tree {
+        debug_assert!(!self.sleep_sets, "a DPOR subtree depends on the others");
+        Tree {
+            bound: self.bound,
+            root,
+            free_yields: self.free_yields,
+            ..Tree::default()
+        }
+    }
+
+    /// Gives away the options still to try at the shallowest node below the root that has
+    /// some, as the roots of their subtrees in the order this search would have tried them
+    /// (which is the order of the whole search); this search then skips them. Called between
+    /// an execution's observation and the next plan. Empty when no node has an option left.
+    /// Also returns the estimated executions of each subtree (see [`OptionSizes`]).
+    pub(super) fn give_away(&mut self) -> (Vec<Vec<usize>>, u64) {
+        if self.finished {
+            return (Vec::new(), 0);
+        }
+        for depth in self.root.len()..self.nodes.len() {
+            let untried = self.untried(&self.nodes[depth]);
+            if untried.is_empty() {
+                continue;
+            }
+            let estimate = self.nodes[depth].sizes.per_option(self.executions);
+            let node = &mut self.nodes[depth];
+            node.done.extend_from_slice(&untried);
+            let path: Vec<usize> = self.nodes[..depth]
+                .iter()
+                .map(|n| n.decision.chosen)
+                .collect();
+            let roots = untried
+                .into_iter()
+                .map(|option| {
+                    let mut root = path.clone();
+                    root.push(option);
+                    root
+                })
+                .collect();
+            return (roots, estimate);
+        }
+        (Vec::new(), 0)
+    }
+
+    /// The estimated executions this search still runs after the one it planned last was
+    /// observed: the option now chosen where it backtracked, and the options still to try
+    /// from there up to its root, each estimated by its node's [`OptionSizes`].
+    pub(super) fn remaining_estimate(&self) -> u64 {
+        if self.finished {
+            return 0;
+        }
+        let executions = self.executions;
+        let now = self
+            .nodes
+            .last()
+            .map_or(1, |node| node.sizes.per_option(executions));
+        self.nodes[self.root.len().min(self.nodes.len())..]
+            .iter()
+            .map(|node| self.untried(node).len() as u64 * node.sizes.per_option(executions))
+            .fold(now, u64::saturating_add)
+    }
+
+    /// Appends to `prefix` the choices the execution planned last was told to follow (valid
+    /// until the tree observes it).
+    pub(super) fn planned_prefix(&self, prefix: &mut Vec<usize>) {
+        if self.nodes.is_empty() {
+            prefix.extend_from_slice(&self.root);
+        } else {
+            prefix.extend(self.nodes[..self.prefix].iter().map(|n| n.decision.chosen));
+        }
+    }
+
+    /// The schedule that follows `prefix`, then the default choices, as this tree's
+    /// executions do (for a tree without sleep sets).
+    pub(super) fn following(&self, prefix: Vec<usize>) -> Box<dyn Schedule + Send> {
+        debug_assert!(!self.sleep_sets, "a DPOR schedule needs its sleepers");
+        Box::new(PrefixSchedule::new(
+            prefix,
+            None,
+            self.bound,
+            self.free_yields,
+        ))
+    }
+
+    /// The length of the prefix the next execution follows; meaningful while the search is not
+    /// finished.
+    pub(super) fn depth(&self) -> usize {
+        self.prefix
+    }
+
+    /// The number of choices of the root of this tree's search (see [`Tree::below`]).
+    pub(super) fn root_depth(&self) -> usize {
+        self.root.len()
+    }
+
+    /// The draws wider than [`VALUE_CAP`] met so far.
+    pub(super) fn wide_draws(&self) -> u64 {
+        self.wide_draws
+    }
+
+    /// Takes the place of a search that others ran for this tree (`explore/tree_split.rs`):
+    /// `executions` ran, `wide_draws` of their draws were sampled, and the search then stood at
+    /// depth `depth`, or was over when `depth` is `None`. The statistics and warnings are
+    /// then those of having run it here.
+    pub(super) fn ran_elsewhere(&mut self, executions: u64, wide_draws: u64, depth: Option<usize>) {
+        self.executions = executions;
+        self.wide_draws = wide_draws;
+        self.finished = depth.is_none();
+        self.prefix = depth.unwrap_or(0);
+    }
+
+    /// The options `backtrack` would still try at `node`, in the order it would try them.
+    fn untried(&self, node: &Node) -> Vec<usize> {
+        let mut untried: Vec<usize> = node
+            .backtrack
+            .iter()
+            .copied()
+            .filter(|t| !node.done.contains(t))
+            .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
+            .filter(|&t| self.within_bound(node, t))
+            .collect();
+        untried.sort_unstable();
+        untried.dedup();
+        untried
+    }
+
     /// The preemption bound, if any.
     pub(super) fn bound(&self) -> Option<u32> {
         self.bound
@@ -269,18 +437,14 @@ impl Tree {
             }
             None => Vec::new(),
         });
-        Some(Box::new(PrefixSchedule {
-            prefix: self.nodes[..self.prefix]
-                .iter()
-                .map(|n| n.decision.chosen)
-                .collect(),
-            steps: Steps::default(),
-            rule: YieldRule::for_search().with_free_yields(self.free_yields),
-            yielded: false,
+        let mut prefix = Vec::new();
+        self.planned_prefix(&mut prefix);
+        Some(Box::new(PrefixSchedule::new(
+            prefix,
             sleep,
-            preemptions: 0,
-            bound: self.bound,
-        }))
+            self.bound,
+            self.free_yields,
+        )))
     }
 
     /// Adds the decisions past the prefix of the execution just observed. A thread node's
@@ -301,7 +465,9 @@ impl Tree {
             let backtrack = match decision.choice {
                 Choice::Thread if !all => vec![decision.chosen],
                 Choice::Value { bound } => {
-                    if bound == 0 || bound > VALUE_CAP {
+                    // A subtree's search counts only the draws below its root: those of the
+                    // root's nodes were counted by the search that gave the subtree away.
+                    if (bound == 0 || bound > VALUE_CAP) && self.nodes.len() >= self.root.len() {
                         self.wide_draws += 1;
                     }
                     decision.options.clone()
@@ -317,6 +483,11 @@ impl Tree {
                 sleep: decision.asleep.clone(),
                 gave_way: Vec::new(),
                 decision: decision.clone(),
+                // Its option began with the execution observed now.
+                sizes: OptionSizes {
+                    started: self.executions.saturating_sub(1),
+                    ..OptionSizes::default()
+                },
             });
         }
         // Whether each thread step from the changed node on left its thread unable to run
@@ -417,21 +588,17 @@ impl Tree {
         }
     }
 
-    /// Moves to the deepest node with an option still to try; false when there is none.
+    /// Moves to the deepest node with an option still to try; false when there is none. A
+    /// subtree's search (see [`Tree::below`]) never backtracks into its root's nodes.
     pub(super) fn backtrack(&mut self) -> bool {
-        let bound = self.bound;
-        while let Some(node) = self.nodes.last_mut() {
-            let next = node
-                .backtrack
-                .iter()
-                .copied()
-                .filter(|t| !node.done.contains(t))
-                .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
-                .filter(|&t| within(bound, node.decision.preemptions_with(t)))
-                .min();
-            if let Some(option) = next {
+        while self.nodes.len() > self.root.len() {
+            let last = self.nodes.len() - 1;
+            if let Some(&option) = self.untried(&self.nodes[last]).first() {
+                let executions = self.executions;
+                let node = &mut self.nodes[last];
                 node.decision.chosen = option;
                 node.done.push(option);
+                node.sizes.next_option(executions);
                 self.prefix = self.nodes.len();
                 return true;
             }
@@ -824,6 +991,26 @@ struct PrefixSchedule {
 }
 
 impl PrefixSchedule {
+    /// The schedule that follows `prefix`, then the default choices, with the sleepers
+    /// `sleep` (sleep sets only) under the preemption bound `bound`, and the yield rule with
+    /// `free_yields` free yields in a row (see [`YieldRule::with_free_yields`]).
+    fn new(
+        prefix: Vec<usize>,
+        sleep: Option<Vec<usize>>,
+        bound: Option<u32>,
+        free_yields: u32,
+    ) -> PrefixSchedule {
+        PrefixSchedule {
+            prefix,
+            steps: Steps::default(),
+            rule: YieldRule::for_search().with_free_yields(free_yields),
+            yielded: false,
+            sleep,
+            preemptions: 0,
+            bound,
+        }
+    }
+
     /// The prefix's choice for the next decision, if the prefix reaches it.
     fn forced(&self) -> Option<usize> {
         self.prefix.get(self.steps.decisions.len()).copied()
@@ -976,6 +1163,15 @@ impl Strategy for Dfs {
         // The tree below a node depends only on the path to it (no sleep sets, no
         // backtracking points added from elsewhere), so shards can search disjoint subtrees.
         true
+    }
+
+    fn subtree_search(&self) -> Option<super::SubtreeSearch> {
+        // For the same reason, workers can search disjoint subtrees at once.
+        Some(super::SubtreeSearch::whole(&self.tree))
+    }
+
+    fn searched_elsewhere(&mut self, tally: super::SplitTally) {
+        tally.apply(&mut self.tree);
     }
 
     fn observe(&mut self, _execution: u64, outcome: &Outcome) {

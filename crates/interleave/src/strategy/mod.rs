@@ -31,6 +31,7 @@ mod rff;
 mod round_robin;
 mod rpro;
 mod spec;
+mod subtree;
 mod surw;
 mod thread_bound;
 mod time_budget;
@@ -54,6 +55,8 @@ pub use rff::Rff;
 pub use round_robin::RoundRobin;
 pub use rpro::RPro;
 pub use spec::{SpecError, StrategySpec, STRATEGY_NAMES};
+pub(crate) use subtree::Observed;
+pub use subtree::{SplitTally, SubtreeSearch};
 pub use surw::Surw;
 pub use thread_bound::ThreadBound;
 pub use time_budget::TimeBudget;
@@ -126,6 +129,24 @@ pub trait Strategy: Send {
     /// (`explore/prefix_split.rs`). Default: false.
     fn splits_by_prefix(&self) -> bool {
         false
+    }
+
+    /// For a depth-first search that has not started: the search of its whole tree, which
+    /// several workers then split into subtrees (`explore/tree_split.rs`), each explored in
+    /// the order of the whole search, so that the report is the one a single worker gives.
+    /// Only a search whose subtrees do not depend on each other may return one. The strategy
+    /// then neither plans nor observes those executions: the exploration tells it what the
+    /// split search ran with [`Strategy::searched_elsewhere`]. Default: `None`, and executions
+    /// run in rounds ([`Strategy::round_size`]).
+    fn subtree_search(&self) -> Option<SubtreeSearch> {
+        None
+    }
+
+    /// After a split of the search of [`Strategy::subtree_search`]: what it ran, in the order
+    /// of the whole search, so that the strategy's statistics and warnings are those of having
+    /// run it itself. Default: nothing to learn.
+    fn searched_elsewhere(&mut self, tally: SplitTally) {
+        let _ = tally;
     }
 
     /// Whether [`observe`](Strategy::observe) needs the whole trace of execution `execution`

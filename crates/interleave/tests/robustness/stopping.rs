@@ -212,3 +212,43 @@ fn a_failure_found_before_the_stop_stays_in_the_report() {
     assert_eq!(report.failures[0].execution, 1);
     assert_eq!(report.executions, 3);
 }
+
+/// A depth-first search split among two workers stops too: the driver ends at its next look
+/// and the helper drops what it ran ahead. Its report says stopped, with no failure and fewer
+/// executions than the tree holds.
+#[test]
+fn a_depth_first_search_split_among_workers_is_stopped() {
+    static STARTED: StdAtomicBool = StdAtomicBool::new(false);
+    let stop = StopHandle::new();
+    let stopper = stop.clone();
+    std::thread::spawn(move || stop_once_set(&STARTED, stopper));
+    let report = on_another_thread(move || {
+        Builder::new()
+            .ignore_environment()
+            .strategy("dfs".parse().expect("a valid strategy"))
+            .executions(u64::MAX)
+            .workers(2)
+            .stop_handle(stop)
+            .explore(|| {
+                STARTED.store(true, Ordering::SeqCst);
+                // Four threads of ten increments: a tree far larger than any test runs.
+                let counter = interleave::sync::Arc::new(AtomicUsize::new(0));
+                let threads: Vec<_> = (0..4)
+                    .map(|_| {
+                        let counter = counter.clone();
+                        thread::spawn(move || {
+                            for _ in 0..10 {
+                                counter.fetch_add(1, Ordering::SeqCst);
+                            }
+                        })
+                    })
+                    .collect();
+                for t in threads {
+                    t.join().unwrap();
+                }
+            })
+            .expect("a valid configuration")
+    });
+    assert!(report.stopped && report.is_ok(), "{report}");
+    assert_ne!(report.stat("covered"), Some("the whole search space"));
+}

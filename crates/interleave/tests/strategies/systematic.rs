@@ -970,6 +970,70 @@ fn wide_draws_are_sampled_at_both_ends_and_said_to_be() {
     }
 }
 
+/// Everything a report says that could depend on how the workers split the search.
+fn everything(report: &Report) -> String {
+    let failures: Vec<String> = report
+        .failures
+        .iter()
+        .map(|f| format!("#{} {}\n{f}", f.execution, f.token))
+        .collect();
+    format!(
+        "executions {} steps {} states {:?}\nstats {:?}\nwarnings {:?}\n{}",
+        report.executions,
+        report.steps,
+        report.states,
+        report.strategy_stats,
+        report.warnings,
+        failures.join("\n")
+    )
+}
+
+/// A search of a program: its spec, the program, the budget, and whether it stops at the first
+/// failure.
+type Case = (&'static str, fn(), u64, bool);
+
+#[test]
+fn dfs_split_among_workers_reports_what_one_worker_reports() {
+    // Exhaustive searches, exhaustive to the first failure, and budgets far below the tree.
+    let cases: [Case; 8] = [
+        ("dfs", three_variables, 1_000_000, false),
+        ("dfs:yields=2", spin_lock, 1_000_000, false),
+        ("dfs:c=1", three_variables, 1_000_000, false),
+        ("dfs", three_variables, 40, false),
+        ("dfs:c=1", three_thread_order, 1_000_000, false),
+        ("dfs:c=2", three_thread_order, 1_000_000, true),
+        ("dfs", three_thread_order, 300, false),
+        ("dfs", three_thread_order, 3_000, true),
+    ];
+    let mut failing = 0;
+    for (spec, body, budget, stop) in cases {
+        let reports: Vec<(usize, Report)> = [1, 2, 3, 7]
+            .into_iter()
+            .map(|workers| {
+                let report = helpers::builder(spec)
+                    .workers(workers)
+                    .executions(budget)
+                    .stop_on_first_failure(stop)
+                    .count_states(true)
+                    .explore(body)
+                    .unwrap();
+                (workers, report)
+            })
+            .collect();
+        let one = everything(&reports[0].1);
+        for (workers, report) in &reports[1..] {
+            assert_eq!(
+                one,
+                everything(report),
+                "{spec} with a budget of {budget}: {workers} workers differ from 1"
+            );
+        }
+        failing += usize::from(!reports[0].1.failures.is_empty());
+    }
+    // Not vacuous: the three-thread order fails in every search of it.
+    assert!(failing >= 4, "only {failing} explorations failed");
+}
+
 /// Two threads take two locks; in the buggy version in opposite orders. Round robin switches
 /// threads after every step, so each thread holds its first lock when the other asks for it.
 fn two_locks(same_order: bool) {
