@@ -3,6 +3,7 @@
 //! order.
 
 use super::*;
+use std::sync::OnceLock;
 
 /// What one exploration run shares with its workers.
 pub(super) struct Run<'a> {
@@ -91,11 +92,18 @@ pub(super) fn explore_with(
     if config.workers != AUTOMATIC_WORKERS {
         return fixed(strategy, config.workers);
     }
-    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
-    match explore_rounds(config, strategy, f, site, cores, true) {
+    match explore_rounds(config, strategy, f, site, machine_cores(), true) {
         Ok(report) => report,
         Err(OutlivedObjects) => fixed(config.strategy.build().as_mut(), 1),
     }
+}
+
+/// The cores this process may use (`std::thread::available_parallelism`), asked once: on
+/// Linux the answer reads the cgroup's files, about 30 µs, which a test of a few dozen
+/// executions would pay at every exploration.
+fn machine_cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |cores| cores.get()))
 }
 
 /// Runs the rounds of an exploration on `workers` workers; with `automatic`, see
