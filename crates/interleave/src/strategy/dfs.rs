@@ -347,6 +347,8 @@ impl Tree {
             None,
             self.bound,
             self.free_yields,
+            0,
+            0,
         ))
     }
 
@@ -444,6 +446,8 @@ impl Tree {
             sleep,
             self.bound,
             self.free_yields,
+            self.prefix,
+            self.nodes.len(),
         )))
     }
 
@@ -819,9 +823,7 @@ impl YieldRule {
         if chosen >= view.thread_count() {
             return;
         }
-        let starts = view
-            .pending(chosen)
-            .is_some_and(|op| op.kind == OpKind::Start);
+        let starts = view.pending_kind(chosen) == Some(OpKind::Start);
         if self.waiting > 0 && (self.starts_are_progress || !starts) {
             for (t, waits) in self.waits.iter_mut().enumerate() {
                 if let Some(at) = waits.iter().position(|&u| u == chosen) {
@@ -930,9 +932,10 @@ impl YieldGate {
 /// (a `yield_now`, a `spin_loop` hint, a sleep, or a wait that would end by its timeout, as
 /// `View::yields` counts them).
 pub(super) fn is_yield(view: &View<'_>, thread: usize) -> bool {
-    view.pending(thread)
-        .is_some_and(|op| matches!(op.kind, OpKind::Yield | OpKind::Sleep))
-        || view.times_out(thread)
+    matches!(
+        view.pending_kind(thread),
+        Some(OpKind::Yield | OpKind::Sleep)
+    ) || view.times_out(thread)
 }
 
 /// The default continuation of schedules without the yield rule (value schedules): the
@@ -988,26 +991,53 @@ struct PrefixSchedule {
     preemptions: u32,
     /// The preemption bound, if any.
     bound: Option<u32>,
+    /// The decisions the tree already holds as nodes (the first `known` of the prefix): it
+    /// never reads their options again, so they are not recorded (an allocation per decision
+    /// saved, most of an execution's decisions in a deep tree).
+    known: usize,
+    /// The buffer of a decision's options while they are not recorded, kept across decisions.
+    scratch: Vec<usize>,
 }
 
 impl PrefixSchedule {
     /// The schedule that follows `prefix`, then the default choices, with the sleepers
     /// `sleep` (sleep sets only) under the preemption bound `bound`, and the yield rule with
-    /// `free_yields` free yields in a row (see [`YieldRule::with_free_yields`]).
+    /// `free_yields` free yields in a row (see [`YieldRule::with_free_yields`]); the options of
+    /// its first `known` decisions, which the tree holds already, are not recorded. Room for
+    /// `expected` decisions is made at once (the last execution's count: an execution of a
+    /// deep tree would otherwise grow its list of decisions a handful of times).
     fn new(
         prefix: Vec<usize>,
         sleep: Option<Vec<usize>>,
         bound: Option<u32>,
         free_yields: u32,
+        known: usize,
+        expected: usize,
     ) -> PrefixSchedule {
         PrefixSchedule {
+            steps: Steps {
+                decisions: Vec::with_capacity(expected.max(prefix.len())),
+                ..Steps::default()
+            },
             prefix,
-            steps: Steps::default(),
             rule: YieldRule::for_search().with_free_yields(free_yields),
             yielded: false,
             sleep,
             preemptions: 0,
             bound,
+            known,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The options to record for the decision being made, from `options`: none for a decision
+    /// the tree knows, whose buffer is kept for the next one.
+    fn recorded(&mut self, options: Vec<usize>) -> Vec<usize> {
+        if self.steps.decisions.len() < self.known {
+            self.scratch = options;
+            Vec::new()
+        } else {
+            options
         }
     }
 
@@ -1019,7 +1049,8 @@ impl PrefixSchedule {
 
 impl Schedule for PrefixSchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        let mut allowed = Vec::with_capacity(view.enabled().len());
+        let mut allowed = std::mem::take(&mut self.scratch);
+        allowed.clear();
         let mut ended = Vec::new();
         self.rule.allowed(view, &mut allowed, &mut ended);
         // Those waits ended because of the step taken last.
@@ -1073,9 +1104,10 @@ impl Schedule for PrefixSchedule {
             .ended_waits
             .extend(ended.drain(..).map(|thread| (step, thread)));
         self.steps.thread_steps += 1;
+        let options = self.recorded(allowed);
         self.steps.decisions.push(Decision {
             choice: Choice::Thread,
-            options: allowed,
+            options,
             chosen,
             asleep,
             preemptions,
@@ -1093,9 +1125,14 @@ impl Schedule for PrefixSchedule {
             Some(sleep) if self.steps.decisions.len() + 1 >= self.prefix.len() => sleep.clone(),
             _ => Vec::new(),
         };
+        let options = if self.steps.decisions.len() < self.known {
+            Vec::new()
+        } else {
+            (0..options as usize).collect()
+        };
         self.steps.decisions.push(Decision {
             choice: Choice::Value { bound },
-            options: (0..options as usize).collect(),
+            options,
             chosen,
             asleep,
             preemptions: self.preemptions,
