@@ -13,6 +13,24 @@ scratch=$1 shuttle_src=$2 repo=$3
 crate=$scratch/shuttle-tests
 rm -rf "$crate" && mkdir -p "$crate/src"
 cp -r "$shuttle_src/tests" "$crate/tests-src"
+
+# A test that names shuttle_engine, the crate of shuttle's internals, would keep its whole module
+# from building. Such a test is cut out of the scratch copy (never out of the registry's) and
+# listed in $scratch/shuttle-cut.tsv, which compat-acceptance.sh reports as skipped, so the
+# module's other tests run.
+cut=$scratch/shuttle-cut.tsv
+: > "$cut"
+cut_test() { # file (under tests/) test-path function reason
+  local file=$crate/tests-src/$1 function=$3
+  awk -v function_line="^    fn $function\\(\\)" '
+    /^    #\[test\]$/ { held = $0; next }
+    held != "" { if ($0 ~ function_line) { skip = 1; held = ""; next } print held; held = "" }
+    skip == 1 { if ($0 ~ /^    }$/) skip = 0; next }
+    { print }' "$file" > "$file.cut" && mv "$file.cut" "$file"
+  printf '%s\t%s\n' "$2" "$4" >> "$cut"
+}
+cut_test basic/thread.rs basic::thread::thread_local::destroyed_last_key destroyed_last_key \
+  "shuttle internals: uses shuttle_engine::thread_support::DestroyedLastKey and builds a LocalKey from its private fields; cut from the scratch copy so that the rest of basic::thread builds"
 : > "$crate/src/lib.rs"
 cat > "$crate/Cargo.toml" <<TOML
 [package]

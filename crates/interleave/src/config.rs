@@ -114,6 +114,11 @@ pub struct Config {
     /// its condition in a loop is caught. Off by default because every waiting thread then
     /// stays runnable, which enlarges the search. Environment: `INTERLEAVE_SPURIOUS_WAKEUPS`.
     pub spurious_wakeups: bool,
+    /// Let `thread::park` and `thread::park_timeout` return without an unpark at any point, as
+    /// std allows, while `Condvar::wait` still needs a notification (shuttle's choice, which
+    /// its compat crate keeps); [`Config::spurious_wakeups`] covers parks too. Off by default,
+    /// for the same reason.
+    pub spurious_park_wakeups: bool,
     /// How atomics behave: [`MemoryModel::Weak`] explores the stores each load may read under
     /// the Rust (C++20) memory model, so a missing `Acquire`/`Release` is found;
     /// [`MemoryModel::SequentiallyConsistent`] runs every atomic operation as `SeqCst`.
@@ -272,6 +277,7 @@ impl Default for Config {
             stack_size: 256 * 1024,
             watchdog: Some(Duration::from_secs(10)),
             spurious_wakeups: false,
+            spurious_park_wakeups: false,
             memory: MemoryModel::Weak,
             full_interleaving: false,
             panic_stops_execution: false,

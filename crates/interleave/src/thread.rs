@@ -255,10 +255,17 @@ pub fn sleep(duration: Duration) {
     );
 }
 
-/// Blocks until the thread's park token is available, then consumes it.
+/// The argument of a park the program itself makes (`park`, `park_timeout`), which may wake
+/// spuriously under `Config::spurious_park_wakeups`; the parks of tasks between polls and of
+/// `block_on` carry 0: a spurious wake-up there would only poll a future again.
+pub(crate) const PARK_OF_THE_THREAD: u32 = 1;
+
+/// Blocks until the thread's park token is available, then consumes it. Under
+/// `Config::spurious_park_wakeups` or `Config::spurious_wakeups` it may also return without
+/// the token, as std's may.
 #[track_caller]
 pub fn park() {
-    park_inner(false, Location::caller());
+    park_inner(false, Location::caller(), PARK_OF_THE_THREAD);
 }
 
 /// Like [`park`], but may also return without the token at any point after it started, the
@@ -269,7 +276,7 @@ pub fn park_timeout(duration: Duration) {
         let deadline = ex.deadline_after(duration);
         ex.set_deadline(deadline);
     });
-    park_inner(true, Location::caller());
+    park_inner(true, Location::caller(), PARK_OF_THE_THREAD);
 }
 
 /// [`yield_now`] at `site`: what an async task's `yield_now().await` does.
@@ -280,7 +287,7 @@ pub(crate) fn yield_at(site: runtime::op::Site) {
 /// [`park`] at `site`: what a task parks with when its future is pending. Returns whether the
 /// end of the execution cancelled the thread meanwhile (see `runtime/ending.rs`).
 pub(crate) fn park_at(site: runtime::op::Site) -> bool {
-    park_inner(false, site)
+    park_inner(false, site, 0)
 }
 
 /// Spawns a thread running `f` for a task spawned at `site`; the task keeps its own result.
@@ -317,8 +324,8 @@ pub(crate) fn first_park_taken() -> bool {
 /// Parks; the thread's async timers end the park at their deadline too (that is how a task
 /// waits for `time::sleep`), and those that are due when it returns are fired: their wakers
 /// are woken here, in registration order.
-fn park_inner(timed: bool, site: runtime::op::Site) -> bool {
-    runtime::switch(Op::with(OpKind::Park, NO_OBJECT, 0, timed), site);
+fn park_inner(timed: bool, site: runtime::op::Site, arg: u32) -> bool {
+    runtime::switch(Op::with(OpKind::Park, NO_OBJECT, arg, timed), site);
     after_park()
 }
 

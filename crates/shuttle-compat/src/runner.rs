@@ -232,6 +232,9 @@ fn explore<F: Fn() + Sync>(
         .executions(plan.executions)
         .check_determinism(plan.check_determinism)
         .stack_size(config.stack_size.max(MIN_STACK_SIZE))
+        // shuttle lets `thread::park` return without an unpark, as std does, but never wakes a
+        // condition variable's waiter without a notification.
+        .spurious_park_wakeups(true)
         // shuttle returns at the first panic and never resumes the panicking task.
         .panic_stops_execution(
             config

@@ -195,6 +195,13 @@ impl Builder {
         self
     }
 
+    /// Lets `thread::park` wake spuriously, as std allows, but not `Condvar::wait` (see
+    /// [`Config::spurious_park_wakeups`]).
+    pub fn spurious_park_wakeups(mut self, on: bool) -> Builder {
+        self.config.spurious_park_wakeups = on;
+        self
+    }
+
     /// Makes every panic fail the execution at once and leaks the panicking thread's stack
     /// instead of unwinding it, so a destructor that would panic during the unwind cannot abort
     /// the process (see [`Config::panic_stops_execution`]).

@@ -162,6 +162,7 @@ pub(super) fn token_limits(config: &Config, token: &Token) -> Limits {
         max_steps: token.max_steps,
         races: token.races,
         spurious_wakeups: token.spurious_wakeups,
+        spurious_park_wakeups: token.spurious_park_wakeups,
         memory: token.memory,
         panic_stops_execution: token.panic_stops_execution,
         ..limits(config)

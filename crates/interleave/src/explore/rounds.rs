@@ -53,6 +53,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         log_values: false,
         watchdog: config.watchdog,
         spurious_wakeups: config.spurious_wakeups,
+        spurious_park_wakeups: config.spurious_park_wakeups,
         memory: config.memory,
         full_interleaving: config.full_interleaving,
         panic_stops_execution: config.panic_stops_execution,

@@ -73,6 +73,9 @@ pub(crate) struct Token {
     /// run, so a replay needs it. Stored in the race-mode byte's second bit, which tokens
     /// written before the setting existed leave clear.
     pub spurious_wakeups: bool,
+    /// A thread's own parks could end spuriously (`Config::spurious_park_wakeups`); the fifth
+    /// bit of the race-mode byte, clear in tokens written before the setting existed.
+    pub spurious_park_wakeups: bool,
     /// The memory model atomics ran under: the weak model reads stores that the
     /// sequentially consistent one never does. Stored in the third bit of the race-mode byte,
     /// set for the weak model, which tokens written before the weak model existed leave clear.
@@ -99,6 +102,7 @@ impl Token {
             values: ex.values.clone(),
             races: ex.limits.races,
             spurious_wakeups: ex.limits.spurious_wakeups,
+            spurious_park_wakeups: ex.limits.spurious_park_wakeups,
             memory: ex.limits.memory,
             panic_stops_execution: ex.limits.panic_stops_execution,
             max_steps: ex.limits.max_steps,
@@ -143,7 +147,8 @@ impl Token {
             races
                 | u8::from(self.spurious_wakeups) << 1
                 | u8::from(weak) << 2
-                | u8::from(self.panic_stops_execution) << 3,
+                | u8::from(self.panic_stops_execution) << 3
+                | u8::from(self.spurious_park_wakeups) << 4,
         );
         put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
@@ -216,12 +221,13 @@ impl Token {
             values.push(reader.varint()?);
         }
         let settings = reader.byte()?;
-        let races = match settings & !14 {
+        let races = match settings & !30 {
             0 => RaceMode::Fail,
             1 => RaceMode::Warn,
             _ => return Err(TokenError::Malformed("unknown race mode")),
         };
         let spurious_wakeups = settings & 2 != 0;
+        let spurious_park_wakeups = settings & 16 != 0;
         let panic_stops_execution = settings & 8 != 0;
         let memory = if settings & 4 != 0 {
             MemoryModel::Weak
@@ -254,6 +260,7 @@ impl Token {
             values,
             races,
             spurious_wakeups,
+            spurious_park_wakeups,
             memory,
             panic_stops_execution,
             max_steps,
@@ -376,6 +383,7 @@ mod tests {
             values: vec![7, 1 << 40],
             races: RaceMode::Warn,
             spurious_wakeups: true,
+            spurious_park_wakeups: true,
             memory: MemoryModel::Weak,
             panic_stops_execution: true,
             max_steps: 12_345,

@@ -4,6 +4,16 @@
 use super::*;
 
 impl Execution {
+    /// Whether the park `op` may end without an unpark: any park under
+    /// `Config::spurious_wakeups`, the program's own (`thread::park`, not a task's between
+    /// polls) under `Config::spurious_park_wakeups`.
+    #[inline]
+    pub(super) fn may_wake_spuriously(&self, op: Op) -> bool {
+        let limits = &self.recording.limits;
+        limits.spurious_wakeups
+            || (limits.spurious_park_wakeups && op.arg == crate::thread::PARK_OF_THE_THREAD)
+    }
+
     /// Whether thread `t`'s pending operation can take effect now. A timed operation (a
     /// sleep, a timeout, a parked task's timer) may end by its timeout at any scheduling point
     /// after it started (`early`), since the time a thread takes to reach a step is not
@@ -48,7 +58,7 @@ impl Execution {
             OpKind::Join => self.threads[op.arg as usize].finished,
             OpKind::Park => {
                 slot.park_token
-                    || (early && self.recording.limits.spurious_wakeups)
+                    || (early && self.may_wake_spuriously(op))
                     || self.may_time_out(slot, early)
                     || (early && slot.timer_deadline.is_some())
             }

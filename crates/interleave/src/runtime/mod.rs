@@ -260,6 +260,8 @@ pub(crate) struct Limits {
     pub watchdog: Option<Duration>,
     /// Waits (`Condvar::wait`, `park`) may end without a notification (`Config::spurious_wakeups`).
     pub spurious_wakeups: bool,
+    /// A thread's own `park` may end without an unpark (`Config::spurious_park_wakeups`).
+    pub spurious_park_wakeups: bool,
     /// How atomics behave (`Config::memory`).
     pub memory: MemoryModel,
     /// Reports print every step of the interleaving (`Config::full_interleaving`).

@@ -235,6 +235,17 @@ fn decide_enabled(ex: &mut Execution) -> Option<()> {
             }
         }
     }
+    // A spurious wake-up may happen but is never promised: when only spurious wake-ups could
+    // let any thread go on, the threads are deadlocked (shuttle's rule too).
+    let limits = &ex.recording.limits;
+    if (limits.spurious_wakeups || limits.spurious_park_wakeups)
+        && !ex.enabled.is_empty()
+        && ex.enabled.iter().all(|&t| ex.wakes_only_spuriously(t))
+    {
+        ex.current = 0;
+        ex.stop(Stop::Deadlock);
+        return None;
+    }
     if ex.enabled.is_empty() {
         // Threads still blocked when nothing can run are a deadlock, also after the main thread
         // returned: under std the process would exit with them blocked, but a test that leaves

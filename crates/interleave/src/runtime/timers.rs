@@ -42,9 +42,20 @@ impl Execution {
         let slot = &self.threads[t];
         let can = slot.pending.timed
             || (slot.pending.kind == OpKind::Park
-                && (slot.timer_deadline.is_some() || self.recording.limits.spurious_wakeups))
+                && (slot.timer_deadline.is_some() || self.may_wake_spuriously(slot.pending)))
             || (slot.pending.kind == OpKind::Wake && self.recording.limits.spurious_wakeups);
         can && !self.op_enabled(t, false)
+    }
+
+    /// Whether thread `t`, enabled, can run only by a spurious wake-up: a park or a
+    /// condition-variable wait with no timeout, no timer and nothing that lets it go on.
+    #[cold]
+    pub(super) fn wakes_only_spuriously(&self, t: usize) -> bool {
+        let slot = &self.threads[t];
+        matches!(slot.pending.kind, OpKind::Park | OpKind::Wake)
+            && !slot.pending.timed
+            && slot.timer_deadline.is_none()
+            && !self.op_enabled(t, false)
     }
 
     /// Thread `chosen` is about to take its step: when only its timeout lets it (its operation

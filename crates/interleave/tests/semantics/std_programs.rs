@@ -952,3 +952,85 @@ fn the_default_strategy_finds_bugs_that_need_std_freedoms() {
     }
     assert!(missed.is_empty(), "{}", missed.join("\n\n"));
 }
+
+/// Parks once and trusts that it was unparked: std's `park` may return spuriously.
+fn park_once_and_trust_it() {
+    let ready = Arc::new(AtomicBool::new(false));
+    let parker = {
+        let ready = ready.clone();
+        thread::spawn(move || {
+            thread::park();
+            ready.load(Ordering::SeqCst)
+        })
+    };
+    ready.store(true, Ordering::SeqCst);
+    parker.thread().unpark();
+    let saw_ready = parker.join().unwrap();
+    assert!(saw_ready, "returned from park before the unpark");
+}
+
+/// `Builder::spurious_park_wakeups` lets a thread's own park return without an unpark, so
+/// `dfs:yields=2` finds the park trusted without a loop (and the token replays it), while a
+/// condition variable's `if`-instead-of-`while` wait, which needs a spurious wake-up of the
+/// wait, stays clean; the parks of async tasks between polls do not wake spuriously (the async
+/// program is exhausted in as many executions as without the setting). Plain `dfs` does not
+/// find the bug: a spurious wake-up counts as a timeout, after which its yield rule makes the
+/// parker wait for the main thread's store.
+#[test]
+fn spurious_park_wakeups_wake_parks_only() {
+    let explore = |park: bool, program: fn()| {
+        Builder::new()
+            .ignore_environment()
+            .strategy("dfs:yields=2".parse().expect("a valid spec"))
+            .spurious_park_wakeups(park)
+            .explore(program)
+            .expect("the exploration runs")
+    };
+    let report = explore(true, park_once_and_trust_it);
+    let failure = report.first_failure().expect("the spurious park is found");
+    assert!(
+        failure
+            .to_string()
+            .contains("returned from park before the unpark"),
+        "{failure}"
+    );
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, park_once_and_trust_it)
+        .expect("the token is valid");
+    assert!(!replayed.is_ok(), "the token carries the setting");
+    assert!(explore(false, park_once_and_trust_it).is_ok());
+    assert!(explore(true, park_unpark_with_flag).is_ok());
+    assert!(explore(true, spurious_wakeup_with_if).is_ok());
+    let task = || {
+        interleave::future::block_on(async {
+            let task = interleave::future::spawn(async { interleave::future::yield_now().await });
+            task.await.unwrap();
+        })
+    };
+    let with = explore_closure(true, task);
+    let without = explore_closure(false, task);
+    assert!(with.is_ok() && without.is_ok());
+    assert_eq!(with.executions, without.executions);
+    // Spurious wake-ups are never promised: threads that only a spurious wake-up could let go
+    // on are deadlocked, with or without the setting.
+    let both_park = || {
+        let parker = thread::spawn(thread::park);
+        thread::park();
+        parker.join().unwrap();
+    };
+    for park in [true, false] {
+        let report = explore_closure(park, both_park);
+        let failure = report.first_failure().expect("the parks deadlock");
+        assert!(failure.to_string().contains("deadlock"), "{failure}");
+    }
+}
+
+fn explore_closure(park: bool, program: impl Fn() + Sync) -> Report {
+    Builder::new()
+        .ignore_environment()
+        .strategy("dfs:yields=2".parse().expect("a valid spec"))
+        .spurious_park_wakeups(park)
+        .explore(program)
+        .expect("the exploration runs")
+}
