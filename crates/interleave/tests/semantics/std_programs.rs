@@ -890,23 +890,10 @@ fn spurious_wakeups_find_a_wait_without_a_loop_and_nothing_else() {
         builder.explore(program).expect("the exploration runs")
     };
     let report = spurious(None, 1_000, spurious_wakeup_with_if);
-    let failure = report
-        .first_failure()
-        .expect("the spurious wake-up is found");
-    assert!(
-        failure
-            .to_string()
-            .contains("woke up before the flag was set"),
-        "{failure}"
-    );
-    // The token carries the setting: it replays without being told.
-    let replayed = Builder::new()
-        .ignore_environment()
-        .replay(&failure.token, spurious_wakeup_with_if)
-        .expect("the token is valid");
-    assert!(
-        !replayed.is_ok(),
-        "the token reproduces the spurious wake-up"
+    found_and_replayed(
+        &report,
+        "woke up before the flag was set",
+        spurious_wakeup_with_if,
     );
     let without = Builder::new()
         .ignore_environment()
@@ -978,38 +965,23 @@ fn park_once_and_trust_it() {
 /// parker wait for the main thread's store.
 #[test]
 fn spurious_park_wakeups_wake_parks_only() {
-    let explore = |park: bool, program: fn()| {
-        Builder::new()
-            .ignore_environment()
-            .strategy("dfs:yields=2".parse().expect("a valid spec"))
-            .spurious_park_wakeups(park)
-            .explore(program)
-            .expect("the exploration runs")
-    };
-    let report = explore(true, park_once_and_trust_it);
-    let failure = report.first_failure().expect("the spurious park is found");
-    assert!(
-        failure
-            .to_string()
-            .contains("returned from park before the unpark"),
-        "{failure}"
+    let report = explore_with_spurious_parks(true, park_once_and_trust_it);
+    found_and_replayed(
+        &report,
+        "returned from park before the unpark",
+        park_once_and_trust_it,
     );
-    let replayed = Builder::new()
-        .ignore_environment()
-        .replay(&failure.token, park_once_and_trust_it)
-        .expect("the token is valid");
-    assert!(!replayed.is_ok(), "the token carries the setting");
-    assert!(explore(false, park_once_and_trust_it).is_ok());
-    assert!(explore(true, park_unpark_with_flag).is_ok());
-    assert!(explore(true, spurious_wakeup_with_if).is_ok());
+    assert!(explore_with_spurious_parks(false, park_once_and_trust_it).is_ok());
+    assert!(explore_with_spurious_parks(true, park_unpark_with_flag).is_ok());
+    assert!(explore_with_spurious_parks(true, spurious_wakeup_with_if).is_ok());
     let task = || {
         interleave::future::block_on(async {
             let task = interleave::future::spawn(async { interleave::future::yield_now().await });
             task.await.unwrap();
         })
     };
-    let with = explore_closure(true, task);
-    let without = explore_closure(false, task);
+    let with = explore_with_spurious_parks(true, task);
+    let without = explore_with_spurious_parks(false, task);
     assert!(with.is_ok() && without.is_ok());
     assert_eq!(with.executions, without.executions);
     // Spurious wake-ups are never promised: threads that only a spurious wake-up could let go
@@ -1020,17 +992,30 @@ fn spurious_park_wakeups_wake_parks_only() {
         parker.join().unwrap();
     };
     for park in [true, false] {
-        let report = explore_closure(park, both_park);
+        let report = explore_with_spurious_parks(park, both_park);
         let failure = report.first_failure().expect("the parks deadlock");
         assert!(failure.to_string().contains("deadlock"), "{failure}");
     }
 }
 
-fn explore_closure(park: bool, program: impl Fn() + Sync) -> Report {
+/// Explores `program` with `dfs:yields=2`, spurious park wake-ups on or off.
+fn explore_with_spurious_parks(park: bool, program: impl Fn() + Sync) -> Report {
     Builder::new()
         .ignore_environment()
         .strategy("dfs:yields=2".parse().expect("a valid spec"))
         .spurious_park_wakeups(park)
         .explore(program)
         .expect("the exploration runs")
+}
+
+/// Checks that `report` failed with `message` and that its token, which carries the settings,
+/// reproduces the failure of `program` without being told them.
+fn found_and_replayed(report: &Report, message: &str, program: fn()) {
+    let failure = report.first_failure().expect("the failure is found");
+    assert!(failure.to_string().contains(message), "{failure}");
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, program)
+        .expect("the token is valid");
+    assert!(!replayed.is_ok(), "the token reproduces the failure");
 }
