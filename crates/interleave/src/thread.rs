@@ -255,17 +255,12 @@ pub fn sleep(duration: Duration) {
     );
 }
 
-/// The argument of a park the program itself makes (`park`, `park_timeout`), which may wake
-/// spuriously under `Config::spurious_park_wakeups`; the parks of tasks between polls and of
-/// `block_on` carry 0: a spurious wake-up there would only poll a future again.
-pub(crate) const PARK_OF_THE_THREAD: u32 = 1;
-
 /// Blocks until the thread's park token is available, then consumes it. Under
 /// `Config::spurious_park_wakeups` or `Config::spurious_wakeups` it may also return without
 /// the token, as std's may.
 #[track_caller]
 pub fn park() {
-    park_inner(false, Location::caller(), PARK_OF_THE_THREAD);
+    park_inner(false, Location::caller(), runtime::op::PARK_OF_THE_THREAD);
 }
 
 /// Like [`park`], but may also return without the token at any point after it started, the
@@ -276,7 +271,7 @@ pub fn park_timeout(duration: Duration) {
         let deadline = ex.deadline_after(duration);
         ex.set_deadline(deadline);
     });
-    park_inner(true, Location::caller(), PARK_OF_THE_THREAD);
+    park_inner(true, Location::caller(), runtime::op::PARK_OF_THE_THREAD);
 }
 
 /// [`yield_now`] at `site`: what an async task's `yield_now().await` does.

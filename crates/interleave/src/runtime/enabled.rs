@@ -11,7 +11,7 @@ impl Execution {
     pub(super) fn may_wake_spuriously(&self, op: Op) -> bool {
         let limits = &self.recording.limits;
         limits.spurious_wakeups
-            || (limits.spurious_park_wakeups && op.arg == crate::thread::PARK_OF_THE_THREAD)
+            || (limits.spurious_park_wakeups && op.arg == op::PARK_OF_THE_THREAD)
     }
 
     /// Whether thread `t`'s pending operation can take effect now. A timed operation (a

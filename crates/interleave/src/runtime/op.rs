@@ -336,6 +336,11 @@ pub(crate) struct Op {
     pub blocking: bool,
 }
 
+/// The argument of a park the program itself makes (`thread::park`, `park_timeout`), which
+/// may wake spuriously under `Config::spurious_park_wakeups`; the parks of tasks between polls
+/// and of `block_on` carry 0: a spurious wake-up there would only poll a future again.
+pub(crate) const PARK_OF_THE_THREAD: u32 = 1;
+
 impl Op {
     #[inline(always)]
     pub const fn new(kind: OpKind, object: ObjIdx) -> Op {
