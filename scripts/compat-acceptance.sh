@@ -95,8 +95,6 @@ shuttle_differs_from_std() { # reason tests...
   shift
   for test in "$@"; do known[shuttle/shuttle/$test]="not std: $reason"; done
 }
-shuttle_differs_from_std "expects the message of a joined thread's panic, which reaches the test only because shuttle fails it at the first panic of any task; under std (and interleave) join returns Err and the main thread's unwrap panics with its own message; interleave finds the spurious wake-up the test is about (Builder::spurious_park_wakeups) and reports that panic" \
-  basic::thread::thread_park_spuriously_wakeup
 shuttle_differs_from_std "every panic of a task fails shuttle's test even when join returns it, so the test counts a failure per panic; under std (and interleave) join returns Err and only a panic nobody observes fails (one still unwinding when the execution stops is reported)" \
   basic::teardown::panic_of_task_unwinding_when_the_execution_stops_fails_test
 shuttle_differs_from_std "shuttle fails the test at the first panic of any task and never resumes a task that is unwinding one; under std the second task's panic is no failure of the first, which goes on unwinding, and its destructor's panic during the unwind aborts the process, as it does here after interleave prints the report and a replay token (Builder::panic_stops_execution, shuttle's immediately_return_on_panic, leaks the stack instead)" \

@@ -87,6 +87,9 @@ pub(crate) struct FailureInfo {
     pub afterwards: Option<Box<FailureInfo>>,
     /// A panic's payload when it was a `&'static str` (`panic!` with a literal message).
     pub static_message: Option<&'static str>,
+    /// Panics of other threads that a `join` returned to the program before this panic, as
+    /// notes: the usual cause of a panic in `join().unwrap()`, whose own message says nothing.
+    pub joined_panics: Vec<String>,
 }
 
 impl FailureInfo {
@@ -99,6 +102,7 @@ impl FailureInfo {
             stopped: None,
             afterwards: None,
             static_message: None,
+            joined_panics: Vec::new(),
         }
     }
 
@@ -108,6 +112,10 @@ impl FailureInfo {
             Some(stopped) => explain(stopped) + &self.message,
             None => self.message.clone(),
         };
+        for joined in &self.joined_panics {
+            text.push_str("\n\nnote: ");
+            text.push_str(joined);
+        }
         if let Some(afterwards) = &self.afterwards {
             text.push_str(&format!(
                 "\n\nnote: no join observed this panic, and afterwards the execution ended in a \

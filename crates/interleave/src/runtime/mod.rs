@@ -135,6 +135,9 @@ pub(crate) struct ThreadSlot {
     /// unobserved when the execution ends is a failure (see `Execution::unobserved_panic`).
     /// Boxed: it is rare, and the slot stays small for the scheduler's scans.
     pub unobserved_panic: Option<Box<UnobservedPanic>>,
+    /// The thread's panic after a `join` returned it to the program: a later panic of the
+    /// joiner names it in a note (see `Execution::note_joined_panics`).
+    pub joined_panic: Option<Box<UnobservedPanic>>,
     /// An async task whose `JoinHandle` was dropped: once the main thread has returned and only
     /// such tasks are left, the execution ends and they are cancelled (see `ending.rs`).
     pub detached: bool,
@@ -900,6 +903,40 @@ impl Execution {
         self.fail(FailureKind::Nondeterminism, message);
     }
 
+    /// Adds to a panic that fails the execution a note for each panic of another thread that a
+    /// `join` returned to the program before it, in the order they were raised: a panic in
+    /// `join().unwrap()` says only "called `Result::unwrap()` on an `Err` value".
+    fn note_joined_panics(&mut self) {
+        let Some(failure) = &self.recording.failure else {
+            return;
+        };
+        if failure.kind != FailureKind::Panic
+            || !self.threads.iter().any(|t| t.joined_panic.is_some())
+        {
+            return;
+        }
+        let mut joined: Vec<(u64, String)> = (0..self.threads.len())
+            .filter(|&t| Some(t) != failure.thread)
+            .filter_map(|t| {
+                let panic = self.threads[t].joined_panic.as_ref()?;
+                let at = panic
+                    .site
+                    .as_deref()
+                    .map(|site| format!(" at {site}"))
+                    .unwrap_or_default();
+                let note = format!(
+                    "thread {t} also panicked{at}: {}; a join returned that panic as `Err`",
+                    panic.message
+                );
+                Some((panic.order, note))
+            })
+            .collect();
+        joined.sort();
+        if let Some(failure) = &mut self.recording.failure {
+            failure.joined_panics = joined.into_iter().map(|(_, note)| note).collect();
+        }
+    }
+
     /// Makes the first panic of a spawned thread that no `join` observed the execution's
     /// failure. It happened before whatever else ended the execution, so it replaces a deadlock
     /// or step-bound verdict, which it likely caused (a worker that panicked never signals), and
@@ -909,6 +946,7 @@ impl Execution {
         if self.recording.abandoned || self.recording.stopped {
             return;
         }
+        self.note_joined_panics();
         let Some(index) = (0..self.threads.len())
             .filter_map(|t| Some((self.threads[t].unobserved_panic.as_ref()?.order, t)))
             .min()
@@ -1216,6 +1254,7 @@ impl Execution {
             unwinding_at_stop: false,
             teardown_unwinding: false,
             unobserved_panic: None,
+            joined_panic: None,
             detached: false,
             // A thread spawned while the tasks left at the end are dropped never runs.
             cancelled: self.ending,
@@ -1382,7 +1421,10 @@ pub(crate) fn spawned_thread_panicked(
 
 /// A `join` of thread `index` returned its panic to the program.
 pub(crate) fn panic_observed(index: usize) {
-    with(|ex| ex.threads[index].unobserved_panic = None);
+    with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.joined_panic = slot.unobserved_panic.take();
+    });
 }
 
 /// Thread `index` ended by a panic with `payload` (`context` prefixes the message): the

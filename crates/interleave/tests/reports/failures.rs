@@ -198,6 +198,34 @@ fn panics_in_spawned_threads_are_failures_with_location() {
     assert!(text.contains("failures.rs:"), "{text}");
 }
 
+/// A panic in `join().unwrap()` says only that the join returned `Err`: the report names the
+/// joined thread's own panic, with its message and site, while the raised payload stays the
+/// joiner's. A joined panic that the program handles is no failure and no note.
+#[test]
+fn a_panic_in_join_unwrap_names_the_joined_threads_panic() {
+    let report = explore("random", 10, || {
+        let t = thread::spawn(|| panic!("the worker gave up"));
+        t.join().unwrap();
+    });
+    let failure = report.first_failure().expect("panic");
+    let text = failure.to_string();
+    assert!(
+        text.contains("called `Result::unwrap()` on an `Err` value"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thread 1 also panicked at")
+            && text.contains("the worker gave up")
+            && text.contains("a join returned that panic as `Err`"),
+        "{text}"
+    );
+    let handled = explore("random", 10, || {
+        let t = thread::spawn(|| panic!("the worker gave up"));
+        assert!(t.join().is_err());
+    });
+    assert!(handled.is_ok(), "{handled}");
+}
+
 #[test]
 fn lost_wakeup_is_a_deadlock_and_the_fix_is_clean() {
     let handshake = |check_flag: bool| {
