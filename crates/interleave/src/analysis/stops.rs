@@ -142,6 +142,13 @@ fn deadlock(ex: &Scene<'_>) -> String {
     } else {
         String::from("deadlock: no thread can run\n")
     };
+    let limits = &ex.recording.limits;
+    if limits.spurious_wakeups || limits.spurious_park_wakeups {
+        out.push_str(
+            "  (a spurious wake-up could still end a wait below, but std never promises one, so \
+             a program that needs one to go on is deadlocked)\n",
+        );
+    }
     for t in 0..ex.stopped.threads.len() {
         if ex.stopped.threads[t].finished {
             continue;
