@@ -23,13 +23,16 @@ declare -A known=(
   [loom/atomic/lazy_static_arc_shutdown]="loom drops lazy_static! values when the main thread returns and fails a detached thread that reads one later; interleave keeps them until every thread has ended"
 )
 
+# Lists shuttle tests as expected to fail, each with `kind: reason`.
+expect_shuttle_failure() { # kind reason tests...
+  local kind=$1 reason=$2 test
+  shift 2
+  for test in "$@"; do known[shuttle/shuttle/$test]="$kind: $reason"; done
+}
+
 # shuttle tests that assert shuttle's own schedule format or scheduler internals, which no other
 # engine reproduces; each group shares its reason.
-shuttle_internal() { # reason tests...
-  local reason=$1 test
-  shift
-  for test in "$@"; do known[shuttle/shuttle/$test]="shuttle internals: $reason"; done
-}
+shuttle_internal() { expect_shuttle_failure "shuttle internals" "$@"; }
 shuttle_internal "counts the schedules of shuttle's DFS, whose scheduling points are shuttle's, not interleave's" \
   basic::dfs::trivial_two_threads basic::dfs::two_threads basic::dfs::two_threads_depth_5 \
   basic::dfs::yield_loop_one_thread basic::dfs::yield_loop_two_threads \
@@ -70,11 +73,7 @@ shuttle_internal "expects the exact schedules of shuttle's PCT (its priorities a
 
 # shuttle tests that assert a behaviour shuttle's own comments in them mark as differing from
 # std (a TODO or "isn't consistent with std"); interleave keeps std's behaviour there.
-shuttle_not_std() { # reason tests...
-  local reason=$1 test
-  shift
-  for test in "$@"; do known[shuttle/shuttle/$test]="not std (shuttle's own comment says so): $reason"; done
-}
+shuttle_not_std() { expect_shuttle_failure "not std (shuttle's own comment says so)" "$@"; }
 shuttle_not_std "Relaxed atomics read as if sequentially consistent; interleave's weak memory model produces the outcome the test rules out" \
   basic::atomic::relaxed_orderings_work
 shuttle_not_std "wait_timeout never times out in shuttle; interleave lets the deadline pass at any scheduling point after the wait started" \
@@ -90,11 +89,7 @@ shuttle_internal "counts on shuttle's default ContinuationFunctionBehavior::Leak
   basic::teardown::failed_execution_with_leftovers_reports_its_failure
 
 # shuttle tests whose assertion std cannot produce; interleave keeps std's behaviour there.
-shuttle_differs_from_std() { # reason tests...
-  local reason=$1 test
-  shift
-  for test in "$@"; do known[shuttle/shuttle/$test]="not std: $reason"; done
-}
+shuttle_differs_from_std() { expect_shuttle_failure "not std" "$@"; }
 shuttle_differs_from_std "every panic of a task fails shuttle's test even when join returns it, so the test counts a failure per panic; under std (and interleave) join returns Err and only a panic nobody observes fails (one still unwinding when the execution stops is reported)" \
   basic::teardown::panic_of_task_unwinding_when_the_execution_stops_fails_test
 shuttle_differs_from_std "shuttle fails the test at the first panic of any task and never resumes a task that is unwinding one; under std the second task's panic is no failure of the first, which goes on unwinding, and its destructor's panic during the unwind aborts the process, as it does here after interleave prints the report and a replay token (Builder::panic_stops_execution, shuttle's immediately_return_on_panic, leaks the stack instead)" \

@@ -22,6 +22,20 @@ pub(super) struct Run<'a> {
     pub(super) stop: Option<StopHandle>,
 }
 
+impl Run<'_> {
+    /// Whether the exploration was asked to stop from another OS thread (`Config::stop`).
+    pub(super) fn stop_requested(&self) -> bool {
+        self.stop.as_ref().is_some_and(StopHandle::is_stopped)
+    }
+}
+
+/// Whether the determinism check runs execution `index` again: executions 0, 1, 2, 4, 8, ...,
+/// about log2(executions) extra runs, which catch nondeterminism that one comparison could
+/// miss by chance.
+pub(super) fn sampled_for_determinism(index: u64) -> bool {
+    index == 0 || index.is_power_of_two()
+}
+
 /// The result of one execution as the driver keeps it.
 pub(super) struct Summary {
     pub(super) index: u64,
@@ -130,16 +144,15 @@ fn explore_rounds(
         stop: config.stop.clone(),
     };
     let mut collector = Collector::new(config, &run);
+    let sharding = shard::Sharding::new(config.shard, strategy);
     if let (Some(search), true) = (strategy.subtree_search(), splits_trees(config, &run)) {
         // A depth-first search splits its tree among the workers: each execution costs about
         // the CPU time it costs on one worker (see ARCHITECTURE.md and docs/bench/dfs-split.txt).
         if workers > 1 {
             super::tree_split::explore(&run, strategy, search, &mut collector, workers, automatic)?;
-            let sharding = shard::Sharding::new(config.shard, strategy);
             return Ok(collector.finish(strategy, &sharding, &run));
         }
     }
-    let sharding = shard::Sharding::new(config.shard, strategy);
     let planning = Mutex::new(Planner::new(
         strategy,
         sharding,
@@ -197,7 +210,9 @@ fn explore_rounds(
                 }
             }
             if planner.planned < size {
-                collector.report.stopped |= planner.stopped;
+                if planner.stopped {
+                    collector.stopped();
+                }
                 break;
             }
             next += size;
@@ -466,9 +481,7 @@ pub(super) fn run_one(
         .failure
         .clone()
         .map(|info| failure_of(run, index, &ex, &info));
-    // Re-running executions 0, 1, 2, 4, 8, ... costs about log2(executions) extra runs and
-    // catches nondeterminism that one comparison could miss by chance.
-    let sampled = index == 0 || index.is_power_of_two();
+    let sampled = sampled_for_determinism(index);
     // An abandoned execution stopped where its schedule chose to; a replay of its steps could
     // not tell that stop from a divergence. One that met something outside the schedule's
     // control (a stack it could not allocate, a wake from a foreign OS thread) says nothing

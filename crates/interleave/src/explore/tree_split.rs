@@ -441,7 +441,7 @@ impl Shared {
                 block.clear();
                 return None;
             }
-            if stop_requested(run) {
+            if run.stop_requested() {
                 // The driver ends the exploration at its next look; what this task ran ahead
                 // is never read.
                 block.clear();
@@ -623,11 +623,6 @@ fn help(shared: &Shared, run: &Run<'_>) {
     }
 }
 
-/// Whether the exploration was asked to stop from another OS thread (`Config::stop`).
-fn stop_requested(run: &Run<'_>) -> bool {
-    run.stop.as_ref().is_some_and(|stop| stop.is_stopped())
-}
-
 /// Whether the driver goes on after an execution.
 enum Read {
     More,
@@ -670,7 +665,7 @@ impl Driver<'_, '_, '_> {
         // The block read last, returned to the pool at the next visit.
         let mut read: Option<Block> = None;
         'reading: while self.index < budget {
-            if stop_requested(self.run) {
+            if self.run.stop_requested() {
                 // As in the rounds: the executions read so far are the report.
                 self.collector.stopped();
                 break 'reading;
@@ -796,7 +791,7 @@ impl Driver<'_, '_, '_> {
                 return Ok(Read::Done);
             }
             let index = self.index;
-            let sampled = self.run.check_determinism && (index == 0 || index.is_power_of_two());
+            let sampled = self.run.check_determinism && sampled_for_determinism(index);
             let keep_trace = strategy.wants_trace(index);
             let summary = match template {
                 Some(template) if sampled || keep_trace || done.failed => {
@@ -921,24 +916,43 @@ mod tests {
         next_subtree: Option<Option<usize>>,
     }
 
-    /// Runs the next execution of `search`, if any.
-    fn run_next(search: &mut SubtreeSearch, program: fn()) -> Option<Ran> {
-        let schedule = search.plan()?;
+    /// Runs `program` once under `schedule`, keeping apart the feedback its observer reads.
+    fn run_program(
+        program: fn(),
+        schedule: Box<dyn crate::runtime::schedule::Schedule + Send>,
+    ) -> (
+        crate::runtime::Finished,
+        Option<Box<dyn std::any::Any + Send>>,
+    ) {
         let site = std::panic::Location::caller();
         let mut ex = crate::runtime::run(&program, site, schedule, limits(&Config::default()));
-        let threads = ex.events.iter().map(|e| e.thread as usize).collect();
         let feedback = ex.feedback.take();
-        let observed = search.observe(&Outcome {
+        (ex, feedback)
+    }
+
+    /// What a search observes of the execution `ex`, whose feedback is `feedback`.
+    fn outcome_of_run<'a>(
+        ex: &'a crate::runtime::Finished,
+        feedback: Option<&'a (dyn std::any::Any + Send)>,
+    ) -> Outcome<'a> {
+        Outcome {
             steps: ex.steps(),
             threads: ex.threads.len(),
             failed: ex.failure.is_some(),
             abandoned: ex.abandoned,
             lock_acquisitions: ex.lock_acquisitions,
             trace: None,
-            feedback: feedback.as_deref(),
+            feedback,
             declarations: None,
             violations: 0,
-        });
+        }
+    }
+
+    /// Runs the next execution of `search`, if any.
+    fn run_next(search: &mut SubtreeSearch, program: fn()) -> Option<Ran> {
+        let (ex, feedback) = run_program(program, search.plan()?);
+        let threads = ex.events.iter().map(|e| e.thread as usize).collect();
+        let observed = search.observe(&outcome_of_run(&ex, feedback.as_deref()));
         Some(Ran {
             threads,
             observed,
@@ -1012,23 +1026,8 @@ mod tests {
             let Some(schedule) = dfs.plan(index, 0) else {
                 break;
             };
-            let site = std::panic::Location::caller();
-            let mut ex = crate::runtime::run(&program, site, schedule, limits(&Config::default()));
-            let feedback = ex.feedback.take();
-            dfs.observe(
-                index,
-                &Outcome {
-                    steps: ex.steps(),
-                    threads: ex.threads.len(),
-                    failed: ex.failure.is_some(),
-                    abandoned: ex.abandoned,
-                    lock_acquisitions: ex.lock_acquisitions,
-                    trace: None,
-                    feedback: feedback.as_deref(),
-                    declarations: None,
-                    violations: 0,
-                },
-            );
+            let (ex, feedback) = run_program(program, schedule);
+            dfs.observe(index, &outcome_of_run(&ex, feedback.as_deref()));
             reports.push(format!("{:?} {:?}", dfs.stats(), dfs.warnings()));
         }
         reports

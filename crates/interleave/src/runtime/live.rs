@@ -111,27 +111,27 @@ impl Drop for Live {
     }
 }
 
-/// The running execution tagged `tag`, if it runs: its OS thread's name and its exploration.
-fn running(tag: u64) -> Option<(String, u64)> {
+/// The entry of the OS thread that runs the execution tagged `tag`, if it runs.
+fn running(tag: u64) -> Option<Arc<OsThread>> {
     lock_registry()
         .iter()
         .find(|running| running.tag.load(Ordering::Acquire) == tag)
-        .map(|running| {
-            (
-                running.os_thread.clone(),
-                running.exploration.load(Ordering::Relaxed),
-            )
-        })
+        .cloned()
+}
+
+/// Whether the execution tagged `tag` is running.
+pub(crate) fn runs(tag: u64) -> bool {
+    running(tag).is_some()
 }
 
 /// The name of the OS thread on which the execution tagged `tag` is running, if it is.
 pub(crate) fn running_on(tag: u64) -> Option<String> {
-    running(tag).map(|(os_thread, _)| os_thread)
+    running(tag).map(|running| running.os_thread.clone())
 }
 
 /// Whether the execution tagged `tag` runs and belongs to exploration `exploration`.
 pub(crate) fn runs_in(tag: u64, exploration: u64) -> bool {
-    running(tag).is_some_and(|(_, of)| of == exploration)
+    running(tag).is_some_and(|running| running.exploration.load(Ordering::Relaxed) == exploration)
 }
 
 /// The longest an execution waits for its turn at an object another exploration uses.
@@ -217,7 +217,7 @@ pub(crate) fn wait_for_turn(
         let owner = owner();
         let blocker = match ahead {
             Some(ahead) => ahead,
-            None if owner != 0 && owner != tag && running(owner).is_some() => owner,
+            None if owner != 0 && owner != tag && runs(owner) => owner,
             None => return Ok(Turn { tag }),
         };
         waits[mine].waits_for = blocker;

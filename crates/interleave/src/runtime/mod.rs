@@ -825,10 +825,15 @@ impl Execution {
     ) -> Result<bool, (u64, Option<live::NoTurn>)> {
         let exploration = self.recording.limits.exploration;
         let address = handle as *const ObjectHandle as usize;
+        // Held while this execution claims the object it waited for: the waiters behind it are
+        // then no reason to wait again.
+        let mut turn = None;
         loop {
-            let owner = match handle.claim(self.tag, index, |owner| {
-                live::running_on(owner).is_some() || live::others_wait_for(address, exploration)
-            }) {
+            let claimed = handle.claim(self.tag, index, |owner| {
+                live::runs(owner) || (turn.is_none() && live::others_wait_for(address, exploration))
+            });
+            drop(turn.take());
+            let owner = match claimed {
                 Err(owner) if !live::runs_in(owner, exploration) => owner,
                 claimed => return claimed.map_err(|owner| (owner, None)),
             };
@@ -839,15 +844,7 @@ impl Execution {
                 || handle.owner(),
                 watchdog::beat_this_thread,
             ) {
-                Ok(turn) => {
-                    let claimed =
-                        handle.claim(self.tag, index, |owner| live::running_on(owner).is_some());
-                    drop(turn);
-                    match claimed {
-                        Err(owner) if !live::runs_in(owner, exploration) => continue,
-                        claimed => return claimed.map_err(|owner| (owner, None)),
-                    }
-                }
+                Ok(next) => turn = Some(next),
                 Err(no_turn) => return Err((owner, Some(no_turn))),
             }
         }

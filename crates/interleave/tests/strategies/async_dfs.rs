@@ -13,7 +13,6 @@ use std::task::{Context, Poll, Waker};
 use interleave::future::{self, JoinError};
 use interleave::sync::atomic::{AtomicBool, Ordering};
 use interleave::sync::{Arc, Mutex};
-use interleave::Report;
 
 use crate::helpers;
 
@@ -105,21 +104,6 @@ fn three_timers() {
     });
 }
 
-/// Explores `body` with `dfs` until it has exhausted it, and returns the report.
-fn exhaust(body: impl Fn() + Sync) -> Report {
-    let report = helpers::builder("dfs")
-        .executions(2_000_000)
-        .explore(body)
-        .unwrap();
-    assert!(report.is_ok(), "{report}");
-    assert_eq!(
-        report.stat("covered"),
-        Some("the whole search space"),
-        "{report}"
-    );
-    report
-}
-
 /// The executions `dfs` takes to exhaust each program, next to shuttle 0.9's DFS on the same
 /// program (its `Runner` with a `DfsScheduler`, counted outside this crate). Before a task's
 /// start step and the separate step on its abort flag before every poll were folded into its
@@ -146,7 +130,7 @@ fn dfs_exhausts_small_async_programs_in_about_as_many_executions_as_shuttles_dfs
         ),
     ];
     for (name, expected, shuttle, body) in programs {
-        let report = exhaust(body);
+        let report = helpers::exhaust("dfs", body);
         println!(
             "{name}: dfs {} executions, shuttle's DFS {shuttle}",
             report.executions
@@ -157,12 +141,7 @@ fn dfs_exhausts_small_async_programs_in_about_as_many_executions_as_shuttles_dfs
 
 /// The outcomes `dfs` reaches on `body`, which returns what it observed, when it exhausts it.
 fn outcomes(body: impl Fn() -> String + Sync) -> BTreeSet<String> {
-    let seen = StdMutex::new(BTreeSet::new());
-    exhaust(|| {
-        let outcome = body();
-        seen.lock().unwrap().insert(outcome);
-    });
-    seen.into_inner().unwrap()
+    helpers::outcomes("dfs", body).0
 }
 
 /// A task whose future is polled twice (it wakes itself once) is aborted right after its
@@ -459,7 +438,7 @@ fn dfs_finds_a_lost_wakeup_between_tasks_and_exhausts_the_fixed_twin() {
         .unwrap();
     let failure = report.first_failure().expect("the lost wakeup is found");
     assert!(failure.message.contains("deadlock"), "{failure}");
-    let fixed = exhaust(|| lost_wakeup(true));
+    let fixed = helpers::exhaust("dfs", || lost_wakeup(true));
     println!(
         "lost wakeup found at execution {}, fixed twin exhausted in {}",
         failure.execution, fixed.executions

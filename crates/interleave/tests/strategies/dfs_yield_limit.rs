@@ -4,39 +4,13 @@
 //! nothing in its fixed twin, and a spin-wait still has a finite tree.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex as StdMutex;
 
 use interleave::future::{self, JoinError};
 use interleave::sync::atomic::{AtomicBool, Ordering};
 use interleave::sync::Arc;
-use interleave::{thread, Report};
+use interleave::thread;
 
-use crate::helpers;
-
-/// Explores `body` with `spec` until it has exhausted it, and returns the report.
-fn exhaust(spec: &str, body: impl Fn() + Sync) -> Report {
-    let report = helpers::builder(spec)
-        .executions(1_000_000)
-        .explore(body)
-        .unwrap();
-    assert_eq!(
-        report.stat("covered"),
-        Some("the whole search space"),
-        "{spec}: {report}"
-    );
-    report
-}
-
-/// The outcomes `spec` reaches on `body` when it exhausts it, and the report.
-fn outcomes<T: Ord + Send>(spec: &str, body: impl Fn() -> T + Sync) -> (BTreeSet<T>, Report) {
-    let seen = StdMutex::new(BTreeSet::new());
-    let report = exhaust(spec, || {
-        let outcome = body();
-        seen.lock().unwrap().insert(outcome);
-    });
-    assert!(report.is_ok(), "{spec}: {report}");
-    (seen.into_inner().unwrap(), report)
-}
+use crate::helpers::{self, exhaust, outcomes};
 
 /// A spawned thread yields, then raises a flag; the main thread reads the flag once. Under std
 /// the read may see the flag raised: the spawned thread's `yield_now` may return at once and

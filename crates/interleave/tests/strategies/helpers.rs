@@ -176,3 +176,30 @@ pub fn happens_before(
     }
     graph
 }
+
+/// Explores `body` with the systematic search `spec` until it has exhausted it, and returns
+/// the report, which must be clean.
+pub fn exhaust(spec: &str, body: impl Fn() + Sync) -> Report {
+    let report = builder(spec).executions(2_000_000).explore(body).unwrap();
+    assert!(report.is_ok(), "{spec}: {report}");
+    assert_eq!(
+        report.stat("covered"),
+        Some("the whole search space"),
+        "{spec}: {report}"
+    );
+    report
+}
+
+/// The outcomes `spec` reaches on `body`, which returns what it observed, when it exhausts it,
+/// and the report.
+pub fn outcomes<T: Ord + Send>(
+    spec: &str,
+    body: impl Fn() -> T + Sync,
+) -> (std::collections::BTreeSet<T>, Report) {
+    let seen = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let report = exhaust(spec, || {
+        let outcome = body();
+        seen.lock().unwrap().insert(outcome);
+    });
+    (seen.into_inner().unwrap(), report)
+}
