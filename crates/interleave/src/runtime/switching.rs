@@ -194,18 +194,7 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
         ex.stop(Stop::StepBound);
         return None;
     }
-    let chosen = {
-        let view = View {
-            threads: &ex.threads,
-            objects: &ex.recording.objects,
-            states: &ex.objects,
-            enabled: &ex.enabled,
-            step: ex.recording.events.len() as u64,
-            last: ex.recording.events.last().map(|e| e.thread as usize),
-            units: &ex.recording.annotations.units,
-        };
-        ex.schedule.next_thread(&view)
-    };
+    let chosen = ask_schedule(ex);
     if chosen == ABANDON {
         ex.recording.abandoned = true;
         return None;
@@ -216,6 +205,33 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     }
     ex.record(chosen);
     Some(chosen)
+}
+
+/// Asks the execution's schedule for the next thread, showing it the execution through a
+/// [`View`]. The schedule is taken out while it decides, leaving a placeholder that needs no
+/// allocation, so the view can borrow the whole execution.
+#[inline(always)]
+fn ask_schedule(ex: &mut Execution) -> usize {
+    let mut schedule = std::mem::replace(&mut ex.schedule, Box::new(Deciding));
+    let chosen = schedule.next_thread(&View { ex });
+    // The placeholder is a zero-sized box, which owns no memory.
+    std::mem::forget(std::mem::replace(&mut ex.schedule, schedule));
+    chosen
+}
+
+/// What holds an execution's place of its schedule while the schedule decides
+/// ([`ask_schedule`]): nothing may ask it anything then, and a strategy that panicked while
+/// deciding leaves it behind with no choices.
+struct Deciding;
+
+impl Schedule for Deciding {
+    fn next_thread(&mut self, _view: &View<'_>) -> usize {
+        ABANDON
+    }
+
+    fn next_value(&mut self, _bound: u64) -> u64 {
+        0
+    }
 }
 
 /// Computes the enabled threads for a decision, letting virtual time pass while none is;

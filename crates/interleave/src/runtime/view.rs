@@ -1,8 +1,9 @@
 //! The read-only view a strategy receives at each decision: every thread's state and pending
-//! operation. Building it costs nothing: it borrows the runtime's tables.
+//! operation. Building it costs one pointer: it borrows the execution and reads its tables
+//! only when the strategy asks.
 
 use super::op::{Access, ObjectId, OpKind, Site, NO_OBJECT};
-use super::{ObjectRecord, ThreadSlot};
+use super::{Execution, ThreadSlot};
 
 /// What a thread is doing at a decision point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,14 +35,13 @@ impl PendingOp {
 }
 
 /// A read-only view of the execution at a scheduling decision.
+///
+/// It holds the execution itself rather than its tables: a strategy such as a random walk reads
+/// only the enabled threads, and copying every table's address into the view at each decision
+/// cost more than the reads (the schedule is taken out of the execution while it decides, so
+/// the borrow covers everything else).
 pub struct View<'a> {
-    pub(super) threads: &'a [ThreadSlot],
-    pub(super) objects: &'a [ObjectRecord],
-    pub(super) states: &'a [super::object::ObjectEntry],
-    pub(super) enabled: &'a [usize],
-    pub(super) step: u64,
-    pub(super) last: Option<usize>,
-    pub(super) units: &'a [super::annotations::UnitInfo],
+    pub(super) ex: &'a Execution,
 }
 
 /// The outermost unit of work a thread is in (`crate::atomic_set`).
@@ -58,30 +58,40 @@ pub struct UnitView {
 
 impl View<'_> {
     /// The threads that can run now, in increasing index order; never empty at a decision.
+    #[inline]
     pub fn enabled(&self) -> &[usize] {
-        self.enabled
+        &self.ex.enabled
     }
 
     /// The number of steps executed so far in this execution.
+    #[inline]
     pub fn step(&self) -> u64 {
-        self.step
+        self.ex.recording.events.len() as u64
     }
 
     /// The thread that executed the previous step.
+    #[inline]
     pub fn last_thread(&self) -> Option<usize> {
-        self.last
+        self.ex.recording.events.last().map(|e| e.thread as usize)
     }
 
     /// The number of threads created so far (finished ones included).
+    #[inline]
     pub fn thread_count(&self) -> usize {
-        self.threads.len()
+        self.ex.threads.len()
+    }
+
+    /// The slot of thread `thread`.
+    #[inline]
+    fn slot(&self, thread: usize) -> &ThreadSlot {
+        &self.ex.threads[thread]
     }
 
     /// The state of thread `thread`.
     pub fn state(&self, thread: usize) -> ThreadState {
-        if self.threads[thread].finished {
+        if self.slot(thread).finished {
             ThreadState::Finished
-        } else if self.enabled.contains(&thread) {
+        } else if self.enabled().contains(&thread) {
             ThreadState::Enabled
         } else {
             ThreadState::Blocked
@@ -90,14 +100,15 @@ impl View<'_> {
 
     /// The pending operation of thread `thread`, unless it has finished.
     pub fn pending(&self, thread: usize) -> Option<PendingOp> {
-        let slot = &self.threads[thread];
+        let slot = &self.slot(thread);
         if slot.finished {
             return None;
         }
         let op = slot.pending;
         Some(PendingOp {
             kind: op.kind,
-            object: (op.object != NO_OBJECT).then(|| self.objects[op.object as usize].id),
+            object: (op.object != NO_OBJECT)
+                .then(|| self.ex.recording.objects[op.object as usize].id),
             site: slot.pending_site,
         })
     }
@@ -106,19 +117,19 @@ impl View<'_> {
     /// [`View::pending`] says without looking up its object and site, for the strategies that
     /// ask at every decision.
     pub(crate) fn pending_kind(&self, thread: usize) -> Option<OpKind> {
-        let slot = &self.threads[thread];
+        let slot = &self.slot(thread);
         (!slot.finished).then_some(slot.pending.kind)
     }
 
     /// The argument of the pending operation of thread `thread` (see `Op::arg`).
     pub(crate) fn pending_arg(&self, thread: usize) -> u32 {
-        self.threads[thread].pending.arg
+        self.slot(thread).pending.arg
     }
 
     /// The outermost unit of work thread `thread` is in, if any.
     pub fn unit(&self, thread: usize) -> Option<UnitView> {
-        let index = self.threads[thread].unit?;
-        let unit = &self.units[index];
+        let index = self.slot(thread).unit?;
+        let unit = &self.ex.recording.annotations.units[index];
         Some(UnitView {
             index,
             name: unit.name,
@@ -130,11 +141,11 @@ impl View<'_> {
     /// to fill, its own included (1: it fills it and leads); `None` for other operations and
     /// before the barrier's size is known (its first arrival tells it).
     pub(crate) fn barrier_arrivals_missing(&self, thread: usize) -> Option<usize> {
-        let op = self.threads[thread].pending;
+        let op = self.slot(thread).pending;
         if op.kind != OpKind::BarrierArrive || op.object == NO_OBJECT {
             return None;
         }
-        match self.states[op.object as usize].state {
+        match self.ex.objects[op.object as usize].state {
             super::object::ObjState::Barrier {
                 parties, arrived, ..
             } if parties > 0 => Some(parties.saturating_sub(arrived)),
@@ -145,13 +156,13 @@ impl View<'_> {
     /// How many times thread `thread` has yielded in this execution (`yield_now`, `sleep`,
     /// `spin_loop`): strategies use it to stop starving the thread a spin loop waits for.
     pub fn yields(&self, thread: usize) -> u32 {
-        self.threads[thread].yields
+        self.slot(thread).yields
     }
 
     /// Whether `thread`, if chosen now, ends its wait (a timed wait, a sleep, a parked task's
     /// timer) by its timeout, because nothing else lets it run: a step that counts as a yield.
     pub fn times_out(&self, thread: usize) -> bool {
-        let slot = &self.threads[thread];
+        let slot = &self.slot(thread);
         slot.pending.blocking && slot.times_out
     }
 }

@@ -251,14 +251,25 @@ impl Priorities {
 
     /// Applies the yield rule to `thread`, which took the steps since this schedule's last
     /// choice: the step it was chosen for, then any it took on the runtime's fast path.
+    #[inline(always)]
     pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
         let yields = view.yields(thread);
-        let state = &mut self.yield_states[thread];
+        let state = &self.yield_states[thread];
         if yields == state.seen && state.acted {
-            // No yield, and the thread has acted already: nothing below would change. This is
-            // every step of a thread that is not in a loop of yields or sleeps.
+            // No yield, and the thread has acted already: nothing in `count_yields` would
+            // change. This is every step of a thread that is not in a loop of yields or
+            // sleeps, so it is decided here, inline in the strategy's decision.
             return;
         }
+        self.count_yields(view, thread, yields);
+    }
+
+    /// The yield rule for `thread`, which has `yields` yields now, when it yielded or has not
+    /// acted yet: see [`Priorities::yield_rule`]. Kept out of line so that the test before it
+    /// is inlined into the decision.
+    #[inline(never)]
+    fn count_yields(&mut self, view: &View<'_>, thread: usize, yields: u32) {
+        let state = &mut self.yield_states[thread];
         let chosen = self.chosen.filter(|c| c.thread == thread);
         let kind = chosen.and_then(|c| c.kind);
         let yielded = yields > state.seen;
@@ -288,6 +299,7 @@ impl Priorities {
 
     /// The enabled thread of highest priority (the lowest-numbered among equals), which the
     /// schedule runs next.
+    #[inline]
     pub(super) fn highest(&mut self, view: &View<'_>) -> usize {
         let best = self.highest_of(view.enabled());
         self.chosen = Some(Chosen {
