@@ -474,6 +474,7 @@ impl WeakMemory {
     /// `compare_exchange`, whose `order` is then the failure ordering, is a load of the latest
     /// store).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn read_modify_write(
         &mut self,
         object: ObjIdx,
