@@ -284,6 +284,11 @@ struct ThreadMemory {
     pending_acquire: VectorClock,
     /// How many stores the execution had made at the thread's last yield.
     flushed: u64,
+    /// The thread's clock at its last `SeqCst` access. A thread's clock only grows, so these
+    /// clocks of all threads, joined, are every `SeqCst` access's clock joined, which a
+    /// `SeqCst` fence acquires: keeping each thread's last one is a copy per access where
+    /// keeping the join was a join per access.
+    sc_access: VectorClock,
 }
 
 /// The result of a load: the value, and when it was not the latest, which store it was.
@@ -315,8 +320,6 @@ pub(crate) struct WeakMemory {
     /// Whether the execution made a `SeqCst` fence, so `SeqCst` accesses before the first
     /// one skip joining `sc_fences` (all zero until then).
     sc_fenced: bool,
-    /// The clocks of every `SeqCst` access so far, joined.
-    sc_accesses: VectorClock,
     /// How many stores the execution made.
     stores: u64,
 }
@@ -330,7 +333,6 @@ impl WeakMemory {
         self.threads.clear();
         self.sc_fences = VectorClock::default();
         self.sc_fenced = false;
-        self.sc_accesses = VectorClock::default();
         self.stores = 0;
     }
 
@@ -551,7 +553,7 @@ impl WeakMemory {
     /// next.
     #[inline]
     fn sc_access(&mut self, thread: usize, clock: &mut VectorClock) {
-        self.sc_accesses.join(clock);
+        self.threads[thread].sc_access.copy_from(clock);
         clock.tick(thread);
     }
 
@@ -564,7 +566,9 @@ impl WeakMemory {
         }
         if order == Ordering::SeqCst {
             clock.join(&self.sc_fences);
-            clock.join(&self.sc_accesses);
+            for other in &self.threads {
+                clock.join(&other.sc_access);
+            }
             self.sc_fences.join(clock);
             self.sc_fenced = true;
         }
