@@ -172,7 +172,7 @@ impl Store {
     #[inline(always)]
     fn sync_known_to(&self, clock: &VectorClock) -> bool {
         let known = self.sync_within_writer
-            && self.writer_mark <= clock.get(self.writer as usize).saturating_add(1);
+            && u64::from(self.writer_mark) <= u64::from(clock.get(self.writer as usize)) + 1;
         debug_assert!(
             !known || self.sync.leq(clock),
             "a clock that knows the writer's epoch at a store must hold the store's clock"
@@ -403,12 +403,20 @@ impl WeakMemory {
         if order == Ordering::SeqCst && self.sc_fenced {
             clock.join(&self.sc_fences);
         }
-        self.make_room_for(thread);
+        if self.threads.len() <= thread {
+            self.grow_threads(thread);
+        }
         let index = object as usize;
         if self.locations.len() <= index {
             self.grow_locations(index);
         }
-        let Location { span, ring } = &mut self.locations[index];
+        // Both tables have room now; `get_mut` lets the compiler see it without a second
+        // bounds check each.
+        let (Some(Location { span, ring }), Some(me)) =
+            (self.locations.get_mut(index), self.threads.get_mut(thread))
+        else {
+            unreachable!("the tables have just made room");
+        };
         if !Location::holds(span, ring.as_deref(), current) {
             Location::restart(span, ring, current);
         }
@@ -418,7 +426,7 @@ impl WeakMemory {
         Access {
             span,
             ring,
-            me: &mut self.threads[thread],
+            me,
             stores: &mut self.stores,
         }
     }
