@@ -110,5 +110,7 @@ impl Execution {
 /// than the two entries it moves (about 15 instructions of 33 per store).
 #[inline(always)]
 fn note_writer(objects: &mut [ObjectEntry], object: ObjIdx, thread: usize, clock: &VectorClock) {
-    objects[object as usize].clock.set(thread, clock.get(thread));
+    objects[object as usize]
+        .clock
+        .set(thread, clock.get(thread));
 }
