@@ -104,9 +104,8 @@ fn releases(order: Ordering) -> bool {
 /// The step index recorded for a location's initial value, which no step stored.
 pub(crate) const INITIAL_VALUE: u64 = u64::MAX;
 
-/// The slot of a location's ring that holds modification-order index `index`: the ring is
-/// indexed by the low bits of the index, so the latest store and the slot of the next one are
-/// found without an offset or a division.
+/// The low bits of a modification-order index, which name its slot in the location's ring, so
+/// the latest store and the slot of the next one are found without an offset or a division.
 const SLOT_MASK: u64 = STORE_HISTORY as u64 - 1;
 const _: () = assert!(STORE_HISTORY.is_power_of_two());
 
