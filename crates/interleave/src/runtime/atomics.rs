@@ -6,6 +6,8 @@
 
 use std::sync::atomic::Ordering;
 
+use super::clock::VectorClock;
+use super::object::ObjectEntry;
 use super::op::ObjIdx;
 use super::switching::draw_value;
 use super::Execution;
@@ -57,10 +59,15 @@ impl Execution {
     ) {
         let thread = self.current;
         let step = self.steps() - 1;
-        self.note_writer(object);
-        let clock = &mut self.threads[thread].clock;
-        self.memory
-            .store(object, thread, clock, order, previous, bits, step);
+        let Execution {
+            threads,
+            objects,
+            memory,
+            ..
+        } = self;
+        let clock = &mut threads[thread].clock;
+        note_writer(objects, object, thread, clock);
+        memory.store(object, thread, clock, order, previous, bits, step);
     }
 
     /// The running thread read-modify-writes `object` with `order`: it read `previous`, the
@@ -75,12 +82,18 @@ impl Execution {
     ) {
         let thread = self.current;
         let step = self.steps() - 1;
+        // The thread's clock is found once for the writer mark and the model.
+        let Execution {
+            threads,
+            objects,
+            memory,
+            ..
+        } = self;
+        let clock = &mut threads[thread].clock;
         if written.is_some() {
-            self.note_writer(object);
+            note_writer(objects, object, thread, clock);
         }
-        let clock = &mut self.threads[thread].clock;
-        self.memory
-            .read_modify_write(object, thread, clock, order, previous, written, step);
+        memory.read_modify_write(object, thread, clock, order, previous, written, step);
     }
 
     /// The running thread fences with `order` (not `Relaxed`).
@@ -89,15 +102,15 @@ impl Execution {
         let clock = &mut self.threads[thread].clock;
         self.memory.fence(thread, clock, order);
     }
+}
 
-    /// Marks in `object`'s clock the running thread's epoch at a store, so a plain read
-    /// (`unsync_load`) checks that every store happens before it, as under sequential
-    /// consistency, where the clock is the stores' released clocks. Inlined: a call cost
-    /// more than the two entries it moves (about 15 instructions of 33 per store).
-    #[inline(always)]
-    fn note_writer(&mut self, object: ObjIdx) {
-        let thread = self.current;
-        let epoch = self.threads[thread].clock.get(thread);
-        self.objects[object as usize].clock.set(thread, epoch);
-    }
+/// Marks in `object`'s clock the epoch of thread `thread` (clock `clock`) at a store, so a
+/// plain read (`unsync_load`) checks that every store happens before it, as under sequential
+/// consistency, where the clock is the stores' released clocks. Inlined: a call cost more
+/// than the two entries it moves (about 15 instructions of 33 per store).
+#[inline(always)]
+fn note_writer(objects: &mut [ObjectEntry], object: ObjIdx, thread: usize, clock: &VectorClock) {
+    objects[object as usize]
+        .clock
+        .set(thread, clock.get(thread));
 }

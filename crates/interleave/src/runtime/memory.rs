@@ -104,6 +104,11 @@ fn releases(order: Ordering) -> bool {
 /// The step index recorded for a location's initial value, which no step stored.
 pub(crate) const INITIAL_VALUE: u64 = u64::MAX;
 
+/// The low bits of a modification-order index, which name its slot in the location's ring, so
+/// the latest store and the slot of the next one are found without an offset or a division.
+const SLOT_MASK: u64 = STORE_HISTORY as u64 - 1;
+const _: () = assert!(STORE_HISTORY.is_power_of_two());
+
 /// One store in a location's modification order.
 #[derive(Debug, Default)]
 struct Store {
@@ -120,6 +125,14 @@ struct Store {
     writer: u32,
     /// One more than the writer's epoch at the store; 0 for the initial value.
     writer_mark: u32,
+    /// Whether `sync` is at most the writer's clock at the store (true of every store but a
+    /// `Relaxed` or `Release` read-modify-write that read a store its thread had not
+    /// synchronised with). Then a clock that knows the writer's epoch at the store holds all
+    /// of `sync`: a thread's clock reaches another clock only through a release, after which
+    /// the releasing thread's epoch ends (`tick`), so knowing epoch `e` of thread `w` means
+    /// holding `w`'s clock at the end of `e`. Reading such a store needs no join
+    /// ([`sync_known_to`](Self::sync_known_to)).
+    sync_within_writer: bool,
     /// The other threads that read the store, each with one more than its epoch when it first
     /// did. A load must not read an older store than one a thread saw at an epoch that happens
     /// before the load.
@@ -128,7 +141,7 @@ struct Store {
 
 impl Store {
     /// Makes this the store of `bits` by `thread` (clock `clock`), the execution's `seq`-th
-    /// store, at step `step`; its `sync` is set by the caller.
+    /// store, at step `step`; its `sync` (and `sync_within_writer`) are set by the caller.
     #[inline]
     fn set(&mut self, bits: u64, seq: u64, step: u64, thread: usize, clock: &VectorClock) {
         self.bits = bits;
@@ -151,6 +164,21 @@ impl Store {
                 .any(|&(thread, mark)| within(thread, mark))
     }
 
+    /// Whether `clock` already holds `sync`, known without comparing the clocks: the store's
+    /// `sync` is within its writer's clock at the store, and `clock` knows the writer's epoch
+    /// at the store (see [`sync_within_writer`](Self::sync_within_writer)). The initial value
+    /// (mark 0, empty `sync`) is known to every clock.
+    #[inline(always)]
+    fn sync_known_to(&self, clock: &VectorClock) -> bool {
+        let known = self.sync_within_writer
+            && u64::from(self.writer_mark) <= u64::from(clock.get(self.writer as usize)) + 1;
+        debug_assert!(
+            !known || self.sync.leq(clock),
+            "a clock that knows the writer's epoch at a store must hold the store's clock"
+        );
+        known
+    }
+
     /// Thread `thread` (clock `clock`) reads this store with `order`: the store is seen at the
     /// thread's epoch, and an acquire joins what the store's release sequence carries, while a
     /// relaxed read keeps it for the thread's next acquire fence (`pending_acquire`).
@@ -166,24 +194,64 @@ impl Store {
         if reader != self.writer && !self.readers.iter().any(|&(t, _)| t == reader) {
             self.readers.push((reader, clock.get(thread) + 1));
         }
-        acquire_from(&self.sync, clock, order, pending_acquire);
+        self.acquire_into(clock, order, pending_acquire);
+    }
+
+    /// The acquire half of reading this store: an acquiring read joins what its release
+    /// sequence carries into the thread's clock, a relaxed one keeps it for the thread's next
+    /// acquire fence (`pending_acquire`). Nothing is joined when the clock holds it already
+    /// (a later acquire fence joins into a clock that has only grown).
+    #[inline(always)]
+    fn acquire_into(
+        &self,
+        clock: &mut VectorClock,
+        order: Ordering,
+        pending_acquire: &mut VectorClock,
+    ) {
+        if self.sync_known_to(clock) {
+            return;
+        }
+        if acquires(order) {
+            clock.join(&self.sync);
+        } else {
+            pending_acquire.join(&self.sync);
+        }
     }
 }
 
-/// The acquire half of reading a store whose release sequence carries `sync`: an acquiring
-/// read joins it into the thread's clock, a relaxed one keeps it for the thread's next acquire
-/// fence (`pending_acquire`).
+/// The slots of a location's stores: index `i` of its modification order is in slot
+/// `i & SLOT_MASK`, so finding one needs no bounds check.
+type Ring = [Store; STORE_HISTORY];
+
+/// The slot of modification-order index `index`.
 #[inline(always)]
-fn acquire_from(
-    sync: &VectorClock,
-    clock: &mut VectorClock,
-    order: Ordering,
-    pending_acquire: &mut VectorClock,
-) {
-    if acquires(order) {
-        clock.join(sync);
-    } else {
-        pending_acquire.join(sync);
+fn slot(index: u64) -> usize {
+    (index & SLOT_MASK) as usize
+}
+
+/// Which stores of a location are kept, by modification-order index, which keeps counting
+/// when a non-atomic write starts the order afresh: the kept ones are `start..end`.
+#[derive(Debug, Default)]
+struct Span {
+    /// The modification-order index of the oldest store kept.
+    start: u64,
+    /// One past the modification-order index of the latest store (`start` when none is kept).
+    end: u64,
+    /// The highest modification-order index a `SeqCst` access wrote or read.
+    sc_floor: u64,
+}
+
+impl Span {
+    /// Makes the next index the latest store's, forgetting the oldest one when the ring is
+    /// full; returns the new store's index.
+    #[inline(always)]
+    fn push(&mut self) -> u64 {
+        let index = self.end;
+        self.end += 1;
+        if index - self.start == STORE_HISTORY as u64 {
+            self.start += 1;
+        }
+        index
     }
 }
 
@@ -191,88 +259,50 @@ fn acquire_from(
 /// buffers) are reused from store to store and from execution to execution.
 #[derive(Debug, Default)]
 struct Location {
-    /// [`STORE_HISTORY`] slots once the location is first used; `ring[oldest]` holds the
-    /// oldest store kept, the next `len - 1` slots (cyclically) the later ones.
-    ring: Vec<Store>,
-    oldest: usize,
-    len: usize,
-    /// How many older stores were forgotten: the modification-order index of the oldest kept.
-    forgotten: u64,
-    /// The highest modification-order index a `SeqCst` access wrote or read.
-    sc_floor: u64,
+    span: Span,
+    /// Allocated when the location is first used (entries of other objects stay empty).
+    ring: Option<Box<Ring>>,
 }
 
 impl Location {
-    /// The store at `position` (0 is the oldest kept).
-    #[inline]
-    fn at(&self, position: usize) -> &Store {
-        &self.ring[(self.oldest + position) % STORE_HISTORY]
-    }
-
-    #[inline]
-    fn at_mut(&mut self, position: usize) -> &mut Store {
-        &mut self.ring[(self.oldest + position) % STORE_HISTORY]
-    }
-
-    /// The position of modification-order index `index`, or 0 for a forgotten one.
-    fn position(&self, index: u64) -> usize {
-        index.saturating_sub(self.forgotten) as usize
-    }
-
     /// Forgets every store, keeping the slots.
     fn clear(&mut self) {
-        self.oldest = 0;
-        self.len = 0;
-        self.forgotten = 0;
-        self.sc_floor = 0;
+        self.span = Span::default();
+    }
+
+    /// Whether the location was used and its latest store holds `current`: no write outside
+    /// the atomic operations changed it since.
+    #[inline(always)]
+    fn holds(span: &Span, ring: Option<&Ring>, current: u64) -> bool {
+        matches!(ring, Some(ring) if span.end != span.start && ring[slot(span.end - 1)].bits == current)
     }
 
     /// Starts the modification order afresh with one store of `bits` that every thread sees.
     #[cold]
-    fn restart(&mut self, bits: u64) {
-        if self.ring.is_empty() {
-            self.ring.resize_with(STORE_HISTORY, Store::default);
-        }
-        self.forgotten += self.len as u64;
-        self.sc_floor = self.forgotten;
-        self.oldest = 0;
-        self.len = 1;
-        let store = &mut self.ring[0];
+    fn restart(span: &mut Span, ring: &mut Option<Box<Ring>>, bits: u64) {
+        span.start = span.end;
+        span.sc_floor = span.start;
+        span.end += 1;
+        let ring = ring.get_or_insert_with(|| Box::new(std::array::from_fn(|_| Store::default())));
+        let store = &mut ring[slot(span.start)];
         store.bits = bits;
         store.seq = 0;
         store.step = INITIAL_VALUE;
         store.sync = VectorClock::default();
         store.writer = 0;
         store.writer_mark = 0;
+        store.sync_within_writer = true;
         store.readers.clear();
     }
+}
 
-    /// The store at `position` and the slot the next [`push`](Self::push) fills, which is
-    /// another one (the ring has more than one slot).
-    #[inline]
-    fn read_and_next(&mut self, position: usize) -> (&Store, &mut Store) {
-        let read = (self.oldest + position) % STORE_HISTORY;
-        let next = (self.oldest + self.len) % STORE_HISTORY;
-        if read < next {
-            let (low, high) = self.ring.split_at_mut(next);
-            (&low[read], &mut high[0])
-        } else {
-            let (low, high) = self.ring.split_at_mut(read);
-            (&high[0], &mut low[next])
-        }
-    }
-
-    /// The slot for a new latest store: a free one, or the oldest store's, which is forgotten.
-    #[inline]
-    fn push(&mut self) -> &mut Store {
-        if self.len < STORE_HISTORY {
-            self.len += 1;
-        } else {
-            self.oldest = (self.oldest + 1) % STORE_HISTORY;
-            self.forgotten += 1;
-        }
-        self.at_mut(self.len - 1)
-    }
+/// What an access works on, found once by [`WeakMemory::begin`]: its location's span and
+/// ring, its thread's memory and the execution's store count.
+struct Access<'a> {
+    span: &'a mut Span,
+    ring: &'a mut Ring,
+    me: &'a mut ThreadMemory,
+    stores: &'a mut u64,
 }
 
 /// What the model keeps of one thread besides its happens-before clock.
@@ -284,6 +314,11 @@ struct ThreadMemory {
     pending_acquire: VectorClock,
     /// How many stores the execution had made at the thread's last yield.
     flushed: u64,
+    /// The thread's clock at its last `SeqCst` access. A thread's clock only grows, so these
+    /// clocks of all threads, joined, are every `SeqCst` access's clock joined, which a
+    /// `SeqCst` fence acquires: keeping each thread's last one is a copy per access where
+    /// keeping the join was a join per access.
+    sc_access: VectorClock,
 }
 
 /// The result of a load: the value, and when it was not the latest, which store it was.
@@ -315,8 +350,6 @@ pub(crate) struct WeakMemory {
     /// Whether the execution made a `SeqCst` fence, so `SeqCst` accesses before the first
     /// one skip joining `sc_fences` (all zero until then).
     sc_fenced: bool,
-    /// The clocks of every `SeqCst` access so far, joined.
-    sc_accesses: VectorClock,
     /// How many stores the execution made.
     stores: u64,
 }
@@ -330,7 +363,6 @@ impl WeakMemory {
         self.threads.clear();
         self.sc_fences = VectorClock::default();
         self.sc_fenced = false;
-        self.sc_accesses = VectorClock::default();
         self.stores = 0;
     }
 
@@ -338,8 +370,18 @@ impl WeakMemory {
     #[inline]
     fn make_room_for(&mut self, thread: usize) {
         if self.threads.len() <= thread {
-            self.threads.resize_with(thread + 1, ThreadMemory::default);
+            self.grow_threads(thread);
         }
+    }
+
+    #[cold]
+    fn grow_threads(&mut self, thread: usize) {
+        self.threads.resize_with(thread + 1, ThreadMemory::default);
+    }
+
+    #[cold]
+    fn grow_locations(&mut self, index: usize) {
+        self.locations.resize_with(index + 1, Location::default);
     }
 
     /// Starts an access of thread `thread` (clock `clock`) with `order` to `object`, whose
@@ -347,7 +389,7 @@ impl WeakMemory {
     /// fence, and the tables make room. A location starts with its current value as its
     /// initial store; a value that differs from the latest store's was written without an
     /// atomic operation (`get_mut`, `as_ptr`), which needs exclusive access or a happens-before
-    /// edge, so it starts the history afresh.
+    /// edge, so it starts the history afresh. Returns what the access works on.
     #[inline(always)]
     fn begin(
         &mut self,
@@ -356,44 +398,55 @@ impl WeakMemory {
         clock: &mut VectorClock,
         order: Ordering,
         current: u64,
-    ) {
+    ) -> Access<'_> {
         if order == Ordering::SeqCst && self.sc_fenced {
             clock.join(&self.sc_fences);
         }
-        self.make_room_for(thread);
+        if self.threads.len() <= thread {
+            self.grow_threads(thread);
+        }
         let index = object as usize;
         if self.locations.len() <= index {
-            self.locations.resize_with(index + 1, Location::default);
+            self.grow_locations(index);
         }
-        let location = &mut self.locations[index];
-        if location.len == 0 || location.at(location.len - 1).bits != current {
-            location.restart(current);
+        // Both tables have room now; `get_mut` lets the compiler see it without a second
+        // bounds check each.
+        let (Some(Location { span, ring }), Some(me)) =
+            (self.locations.get_mut(index), self.threads.get_mut(thread))
+        else {
+            unreachable!("the tables have just made room");
+        };
+        if !Location::holds(span, ring.as_deref(), current) {
+            Location::restart(span, ring, current);
+        }
+        let Some(ring) = ring.as_deref_mut() else {
+            unreachable!("a location's ring is allocated when it starts");
+        };
+        Access {
+            span,
+            ring,
+            me,
+            stores: &mut self.stores,
         }
     }
 
-    /// Thread `thread` (clock `clock`) reads the store at `position` of `object` with `order`
-    /// (see [`Store::observe`]); a `SeqCst` read raises the floor of later `SeqCst` loads to
-    /// it. Returns the value.
+    /// Thread `thread` (clock `clock`) reads the store of modification-order index `index`
+    /// with `order` (see [`Store::observe`]); a `SeqCst` read raises the floor of later
+    /// `SeqCst` loads to it and joins the `SeqCst` order. Returns the value.
     #[inline(always)]
     fn read(
-        &mut self,
-        object: ObjIdx,
-        position: usize,
+        access: Access<'_>,
+        index: u64,
         thread: usize,
         clock: &mut VectorClock,
         order: Ordering,
     ) -> u64 {
-        let location = &mut self.locations[object as usize];
+        let store = &mut access.ring[slot(index)];
+        store.observe(thread, clock, order, &mut access.me.pending_acquire);
         if order == Ordering::SeqCst {
-            location.sc_floor = location.sc_floor.max(location.forgotten + position as u64);
+            access.span.sc_floor = access.span.sc_floor.max(index);
+            sc_access(access.me, thread, clock);
         }
-        let store = location.at_mut(position);
-        store.observe(
-            thread,
-            clock,
-            order,
-            &mut self.threads[thread].pending_acquire,
-        );
         store.bits
     }
 
@@ -410,36 +463,32 @@ impl WeakMemory {
         step: u64,
         choose: impl FnOnce(u64) -> u64,
     ) -> Read {
-        let sc = order == Ordering::SeqCst;
-        self.begin(object, thread, clock, order, current);
-        let flushed = self.threads[thread].flushed;
-        let location = &mut self.locations[object as usize];
-        let latest = location.len - 1;
+        let access = self.begin(object, thread, clock, order, current);
+        let (span, ring) = (&*access.span, &*access.ring);
+        let flushed = access.me.flushed;
+        let latest = span.end - 1;
         let mut floor = latest;
-        while floor > 0 {
-            let store = location.at(floor);
+        while floor > span.start {
+            let store = &ring[slot(floor)];
             if store.seq <= flushed || store.seen_within(clock) {
                 break;
             }
             floor -= 1;
         }
-        if sc {
-            floor = floor.max(location.position(location.sc_floor)).min(latest);
+        if order == Ordering::SeqCst {
+            floor = floor.max(span.sc_floor).min(latest);
         }
-        let position = if floor < latest {
-            latest - (choose((latest - floor + 1) as u64) as usize).min(latest - floor)
+        let index = if floor < latest {
+            latest - choose(latest - floor + 1).min(latest - floor)
         } else {
             latest
         };
-        let stale = (position != latest).then(|| StaleRead {
+        let stale = (index != latest).then(|| StaleRead {
             load: step,
-            read: location.at(position).step,
-            latest: location.at(latest).step,
+            read: ring[slot(index)].step,
+            latest: ring[slot(latest)].step,
         });
-        let bits = self.read(object, position, thread, clock, order);
-        if sc {
-            self.sc_access(thread, clock);
-        }
+        let bits = Self::read(access, index, thread, clock, order);
         Read { bits, stale }
     }
 
@@ -456,17 +505,19 @@ impl WeakMemory {
         bits: u64,
         step: u64,
     ) {
-        self.begin(object, thread, clock, order, previous);
-        let released = if releases(order) {
+        let access = self.begin(object, thread, clock, order, previous);
+        let index = access.span.push();
+        let store = &mut access.ring[slot(index)];
+        // Both are within the thread's clock: a release fence's clock is an earlier one.
+        store.sync.copy_from(if releases(order) {
             &*clock
         } else {
-            &self.threads[thread].fence_release
-        };
-        self.stores += 1;
-        let store = self.locations[object as usize].push();
-        store.sync.copy_from(released);
-        store.set(bits, self.stores, step, thread, clock);
-        self.after_write(object, thread, clock, order);
+            &access.me.fence_release
+        });
+        store.sync_within_writer = true;
+        *access.stores += 1;
+        store.set(bits, *access.stores, step, thread, clock);
+        after_write(access.span, access.me, index, thread, clock, order);
     }
 
     /// A read-modify-write of `object` with `order` by thread `thread` at step `step`: it read
@@ -474,6 +525,7 @@ impl WeakMemory {
     /// `compare_exchange`, whose `order` is then the failure ordering, is a load of the latest
     /// store).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn read_modify_write(
         &mut self,
         object: ObjIdx,
@@ -484,13 +536,10 @@ impl WeakMemory {
         written: Option<u64>,
         step: u64,
     ) {
-        self.begin(object, thread, clock, order, previous);
-        let latest = self.locations[object as usize].len - 1;
+        let access = self.begin(object, thread, clock, order, previous);
+        let latest = access.span.end - 1;
         let Some(bits) = written else {
-            self.read(object, latest, thread, clock, order);
-            if order == Ordering::SeqCst {
-                self.sc_access(thread, clock);
-            }
+            Self::read(access, latest, thread, clock, order);
             return;
         };
         // A successful one reads as a load does, except that it does not mark the store it
@@ -499,59 +548,28 @@ impl WeakMemory {
         // there first and the reader mark could change no choice. For the same reason its
         // `SeqCst` read leaves the floor of `SeqCst` loads to `after_write`, which raises it to
         // the new store. Only the clocks move.
-        let ThreadMemory {
-            fence_release,
-            pending_acquire,
-            ..
-        } = &mut self.threads[thread];
-        let location = &mut self.locations[object as usize];
-        let (read, slot) = location.read_and_next(latest);
+        let Access {
+            span,
+            ring,
+            me,
+            stores,
+        } = access;
+        let read = &ring[slot(latest)];
         // The store continues the release sequence of the store it read; an acquiring and
-        // releasing one joins that into its clock first.
-        acquire_from(&read.sync, clock, order, pending_acquire);
-        if acquires(order) && releases(order) {
-            slot.sync.copy_from(clock);
+        // releasing one joins that into its clock first, so its clock is all it carries.
+        let within = if acquires(order) && releases(order) {
+            read.acquire_into(clock, order, &mut me.pending_acquire);
+            ring[slot(latest + 1)].sync.copy_from(clock);
+            true
         } else {
-            slot.sync.copy_from(&read.sync);
-            slot.sync.join(if releases(order) {
-                &*clock
-            } else {
-                fence_release
-            });
-        }
-        self.stores += 1;
-        let store = location.push();
-        store.set(bits, self.stores, step, thread, clock);
-        self.after_write(object, thread, clock, order);
-    }
-
-    /// What a store or a successful read-modify-write does after joining the modification
-    /// order: a `SeqCst` one raises the location's floor for `SeqCst` loads and joins the
-    /// `SeqCst` order; a releasing one ends its thread's epoch.
-    #[inline(always)]
-    fn after_write(
-        &mut self,
-        object: ObjIdx,
-        thread: usize,
-        clock: &mut VectorClock,
-        order: Ordering,
-    ) {
-        if order == Ordering::SeqCst {
-            let location = &mut self.locations[object as usize];
-            location.sc_floor = location.forgotten + location.len as u64 - 1;
-            self.sc_access(thread, clock);
-        } else if releases(order) {
-            clock.tick(thread);
-        }
-    }
-
-    /// A `SeqCst` access joins the order of `SeqCst` operations: later `SeqCst` fences happen
-    /// after it. Its thread's epoch ends, so the fences do not order what the thread does
-    /// next.
-    #[inline]
-    fn sc_access(&mut self, thread: usize, clock: &mut VectorClock) {
-        self.sc_accesses.join(clock);
-        clock.tick(thread);
+            continue_release_sequence(ring, latest, clock, order, me)
+        };
+        let index = span.push();
+        let store = &mut ring[slot(index)];
+        store.sync_within_writer = within;
+        *stores += 1;
+        store.set(bits, *stores, step, thread, clock);
+        after_write(span, me, index, thread, clock, order);
     }
 
     /// A fence with `order` (not `Relaxed`) by thread `thread`.
@@ -563,7 +581,9 @@ impl WeakMemory {
         }
         if order == Ordering::SeqCst {
             clock.join(&self.sc_fences);
-            clock.join(&self.sc_accesses);
+            for other in &self.threads {
+                clock.join(&other.sc_access);
+            }
             self.sc_fences.join(clock);
             self.sc_fenced = true;
         }
@@ -580,4 +600,70 @@ impl WeakMemory {
         self.make_room_for(thread);
         self.threads[thread].flushed = self.stores;
     }
+}
+
+/// The clock a read-modify-write that does not both acquire and release carries, into the
+/// slot after `latest`, the store it read: that store's, joined with its thread's clock if it
+/// releases or its last release fence's if not; the read acquires as its `order` says.
+/// Returns whether the new clock is within the thread's (see `Store::sync_within_writer`).
+#[inline(never)]
+fn continue_release_sequence(
+    ring: &mut Ring,
+    latest: u64,
+    clock: &mut VectorClock,
+    order: Ordering,
+    me: &mut ThreadMemory,
+) -> bool {
+    let (read, slot) = two_slots(ring, slot(latest), slot(latest + 1));
+    let known = read.sync_known_to(clock);
+    read.acquire_into(clock, order, &mut me.pending_acquire);
+    slot.sync.copy_from(&read.sync);
+    slot.sync.join(if releases(order) {
+        &*clock
+    } else {
+        &me.fence_release
+    });
+    // An acquiring one joined what it read; a release fence's clock is an earlier one of the
+    // thread's.
+    known || acquires(order)
+}
+
+/// The store in slot `read` and the one in slot `write`, which differ.
+fn two_slots(ring: &mut Ring, read: usize, write: usize) -> (&Store, &mut Store) {
+    if read < write {
+        let (low, high) = ring.split_at_mut(write);
+        (&low[read], &mut high[0])
+    } else {
+        let (low, high) = ring.split_at_mut(read);
+        (&high[0], &mut low[write])
+    }
+}
+
+/// What a store or a successful read-modify-write does after joining the modification order
+/// as index `index`: a `SeqCst` one raises the location's floor for `SeqCst` loads and joins
+/// the `SeqCst` order; a releasing one ends its thread's epoch.
+#[inline(always)]
+fn after_write(
+    span: &mut Span,
+    me: &mut ThreadMemory,
+    index: u64,
+    thread: usize,
+    clock: &mut VectorClock,
+    order: Ordering,
+) {
+    if order == Ordering::SeqCst {
+        span.sc_floor = index;
+        sc_access(me, thread, clock);
+    } else if releases(order) {
+        clock.tick(thread);
+    }
+}
+
+/// A `SeqCst` access of thread `thread` (memory `me`) joins the order of `SeqCst` operations:
+/// later `SeqCst` fences happen after it. Its thread's epoch ends, so the fences do not order
+/// what the thread does next.
+#[inline(always)]
+fn sc_access(me: &mut ThreadMemory, thread: usize, clock: &mut VectorClock) {
+    me.sc_access.copy_from(clock);
+    clock.tick(thread);
 }

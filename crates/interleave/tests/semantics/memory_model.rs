@@ -291,6 +291,42 @@ fn a_read_modify_write_continues_a_release_sequence_and_a_store_does_not() {
     assert!(release_sequence(false).contains(&(2, 0)));
 }
 
+/// A relaxed read-modify-write continues the release sequence of a store its thread never
+/// acquired, and then releases another flag: a reader that acquires that flag knows the
+/// read-modify-write's epoch, yet reading the sequence must still give it the first store's
+/// clock (a read skips that join only when its clock holds the store's, which here it does not).
+#[test]
+fn a_release_sequence_reaches_a_reader_that_knows_the_continuing_thread() {
+    let outcomes = outcomes(|| {
+        let flags = Arc::new((Pair::default(), AtomicUsize::new(0)));
+        let releaser = {
+            let flags = Arc::clone(&flags);
+            thread::spawn(move || {
+                flags.0.y.store(1, Relaxed);
+                flags.0.x.store(1, Release);
+            })
+        };
+        let continuer = {
+            let flags = Arc::clone(&flags);
+            thread::spawn(move || {
+                if flags.0.x.fetch_add(1, Relaxed) == 1 {
+                    flags.1.store(1, Release);
+                }
+            })
+        };
+        let seen = if flags.1.load(Acquire) == 1 {
+            Some((flags.0.x.load(Acquire), flags.0.y.load(Relaxed)))
+        } else {
+            None
+        };
+        releaser.join().unwrap();
+        continuer.join().unwrap();
+        seen
+    });
+    assert!(outcomes.contains(&Some((2, 1))), "{outcomes:?}");
+    assert!(!outcomes.contains(&Some((2, 0))), "{outcomes:?}");
+}
+
 #[test]
 fn data_published_with_a_relaxed_flag_is_a_data_race() {
     let publish = |order: Ordering, observe: Ordering| {
