@@ -294,6 +294,9 @@ pub(crate) struct Execution {
     /// The last step was a data access to an object the schedule does not track, so a
     /// following one takes the fast path (see `Schedule::tracks`).
     last_untracked: bool,
+    /// Some object of this execution is untracked: without one, no step is a data access to
+    /// one and `record` need not look up the stepped object to know it.
+    any_untracked: bool,
     enabled: Vec<usize>,
     /// `enabled` still holds what `compute_enabled` would compute now, apart from the running
     /// thread's own entry: set when it was computed, cleared by every entry into the runtime
@@ -623,6 +626,7 @@ impl Execution {
             spare.site_instances.clear();
             spare.recording.clear(limits);
             spare.last_untracked = false;
+            spare.any_untracked = false;
             spare.enabled.clear();
             spare.enabled_fresh = false;
             spare.current = 0;
@@ -650,6 +654,7 @@ impl Execution {
             site_instances: FxHashMap::default(),
             recording: Recording::new(limits),
             last_untracked: false,
+            any_untracked: false,
             enabled: Vec::new(),
             enabled_fresh: false,
             current: 0,
@@ -795,12 +800,14 @@ impl Execution {
             internal: handle.is_internal(),
             address: handle as *const ObjectHandle as usize,
         });
+        // A shared object fails the execution at its next step, which the fast path of
+        // untracked objects would skip.
+        let untracked = claimed.is_ok() && !self.schedule.tracks(id);
+        self.any_untracked |= untracked;
         self.objects.push(ObjectEntry {
             state: ObjState::fresh(kind),
             clock: VectorClock::default(),
-            // A shared object fails the execution at its next step, which the fast path of
-            // untracked objects would skip.
-            untracked: claimed.is_ok() && !self.schedule.tracks(id),
+            untracked,
             poisoned: false,
         });
         match claimed {

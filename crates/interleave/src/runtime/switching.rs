@@ -202,7 +202,11 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     // Whether the choice is enabled, without a branch on where in the list it is: under a
     // random walk that position is random, and a loop that stopped there was mispredicted
     // at about every other decision.
-    if !ex.enabled.iter().fold(false, |found, &t| found | (t == chosen)) {
+    if !ex
+        .enabled
+        .iter()
+        .fold(false, |found, &t| found | (t == chosen))
+    {
         ex.stop(Stop::ScheduleImpossible { chosen });
         return None;
     }
@@ -348,7 +352,8 @@ impl Execution {
             site,
         });
         self.current = chosen;
-        self.last_untracked = kind.is_data_access() && self.objects[object as usize].untracked;
+        self.last_untracked =
+            self.any_untracked && kind.is_data_access() && self.objects[object as usize].untracked;
         self.apply_step_effect(chosen, kind, object, site);
     }
 
