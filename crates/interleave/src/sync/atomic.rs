@@ -226,7 +226,10 @@ impl<T> Bits for *mut T {
 /// Methods shared by every atomic type.
 macro_rules! atomic_common {
     ($atomic:ident, $t:ty) => {
-        /// The current value as the memory model and the value log keep it.
+        /// The current value as the memory model and the value log keep it. Inlined: every
+        /// read-modify-write reads it twice, and a call to it from the caller's crate went
+        /// through the global offset table.
+        #[inline]
         fn bits(&self) -> u64 {
             Bits::to_bits(self.inner.load(SC))
         }
