@@ -393,7 +393,7 @@ impl Execution {
                 .threads
                 .get(op.arg as usize)
                 .is_some_and(|target| target.finished && target.returned),
-            _ if !op.blocking => true,
+            _ if !op.blocking() => true,
             _ => {
                 // `op_enabled` reads the pending operation, which keeps what the thread was
                 // doing when the execution stopped (the report shows it).

@@ -152,6 +152,6 @@ impl View<'_> {
     /// timer) by its timeout, because nothing else lets it run: a step that counts as a yield.
     pub fn times_out(&self, thread: usize) -> bool {
         let slot = &self.threads[thread];
-        slot.pending.blocking && slot.times_out
+        slot.pending.blocking() && slot.times_out
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::{LockResult, MutexGuard, PoisonError};
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjectKind, Op, OpKind, Site};
+use crate::runtime::op::{Gate, ObjectKind, Op, OpKind, Site};
 
 /// A condition variable.
 #[derive(Debug)]
@@ -49,7 +49,7 @@ impl Condvar {
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
         let (mutex, lock_site) = guard.into_parts();
         let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site).index();
-        let m = runtime::with(|ex| {
+        let (m, spurious_wakeups) = runtime::with(|ex| {
             let m = ex.object(mutex.handle(), ObjectKind::Mutex);
             ex.give_mutex(m);
             let me = ex.me();
@@ -60,9 +60,14 @@ impl Condvar {
             if let Some(deadline) = deadline {
                 ex.set_deadline(deadline);
             }
-            m
+            (m, ex.limits().spurious_wakeups)
         });
-        runtime::switch(Op::with(OpKind::Wake, cv, m, deadline.is_some()), site);
+        let mut wake = Op::with(OpKind::Wake, cv, m, deadline.is_some());
+        if spurious_wakeups {
+            // The wait may end by itself: the full enabledness test flags it (`Gate::Wake`).
+            wake.gate = Gate::Other;
+        }
+        runtime::switch(wake, site);
         let timed_out = runtime::with(|ex| {
             let me = ex.me();
             let mut timed_out = false;
