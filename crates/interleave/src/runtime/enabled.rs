@@ -204,13 +204,7 @@ impl Execution {
     fn check_gates(&self) {
         for (index, entry) in self.objects.iter().enumerate() {
             let expected = match &entry.state {
-                ObjState::Mutex { holder } => {
-                    if holder.is_some() {
-                        LOCK_WRITER
-                    } else {
-                        0
-                    }
-                }
+                ObjState::Mutex { holder: Some(_) } => LOCK_WRITER,
                 ObjState::RwLock { writer, readers } => {
                     (if writer.is_some() { LOCK_WRITER } else { 0 }) | readers.len() as u32
                 }
@@ -371,8 +365,8 @@ fn writer_waits_in(slot: &ThreadSlot, u: usize, object: ObjIdx, reader: usize) -
 /// Whether thread `t` can run, as its pending operation's gate answers it (`Gate`; a finished
 /// thread cannot): `None` where the gate leaves it to `Execution::enable_by_operation`, which
 /// is for an operation with gate `Other`, a read that must choose whether it defers to a
-/// waiting writer (a recorded choice, `read_lock_enabled`), and the `current` thread when it
-/// is blocked (it may wait for a lock it holds itself). `writer_waits` is
+/// waiting writer (a recorded choice, `read_lock_enabled`), and the `current` thread when its
+/// lock request is blocked (it may wait for a lock it holds itself). `writer_waits` is
 /// `compute_enabled`'s cache.
 #[inline(always)]
 fn gate_answer(
@@ -430,5 +424,7 @@ fn gate_answer(
         }
         Gate::Other => return None,
     };
-    (can_run || t != current).then_some(can_run)
+    // Only a lock request can wait for a lock its own thread holds.
+    let relock_possible = matches!(op.gate, Gate::Exclusive | Gate::Shared);
+    (can_run || t != current || !relock_possible).then_some(can_run)
 }

@@ -48,7 +48,9 @@ impl Condvar {
         site: Site,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
         let (mutex, lock_site) = guard.into_parts();
-        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site).index();
+        // A closure of its own type, as in `Mutex::lock`.
+        let wait = |idx| Op::new(OpKind::Wait, idx);
+        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, wait, site).index();
         let (m, spurious_wakeups) = runtime::with(|ex| {
             let m = ex.object(mutex.handle(), ObjectKind::Mutex);
             ex.give_mutex(m);
@@ -157,12 +159,15 @@ impl Condvar {
     }
 
     fn notify(&self, all: bool, site: Site) {
-        let kind = if all {
-            OpKind::NotifyAll
+        // Closures of their own types, as in `Mutex::lock`.
+        let cv = if all {
+            let notify_all = |idx| Op::new(OpKind::NotifyAll, idx);
+            runtime::switch_on(&self.handle, ObjectKind::Condvar, notify_all, site)
         } else {
-            OpKind::NotifyOne
-        };
-        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, kind, site).index();
+            let notify_one = |idx| Op::new(OpKind::NotifyOne, idx);
+            runtime::switch_on(&self.handle, ObjectKind::Condvar, notify_one, site)
+        }
+        .index();
         runtime::with(|ex| {
             let (threads, objects) = (&mut ex.threads, &mut ex.objects);
             if let ObjState::Condvar { queue } = &mut objects[cv as usize].state {
