@@ -101,13 +101,8 @@ impl Execution {
     /// Fills `self.enabled`; flags a thread that waits for a lock it holds.
     pub(super) fn compute_enabled(&mut self) {
         self.enabled.clear();
-        // Whether a writer waits for the `RwLock` a blocked read last asked about: one scan
-        // over the threads per lock and decision, where each waiting reader scanned them
-        // twice before (measured at a third of the instructions of an 8-thread `RwLock`
-        // workload).
-        let mut writer_waits: Option<(ObjIdx, bool)> = None;
-        let first_left = self.enable_by_gate(&mut writer_waits);
-        if first_left < self.threads.len() && !self.enable_from(first_left, &mut writer_waits) {
+        let (first_left, writer_waits) = self.enable_by_gate();
+        if first_left < self.threads.len() && !self.enable_from(first_left, writer_waits) {
             return;
         }
         self.enabled_fresh = true;
@@ -117,36 +112,45 @@ impl Execution {
     }
 
     /// Adds to `self.enabled` the threads whose pending operation its gate answers (`Gate`),
-    /// up to the first one it cannot answer, which it returns (every thread: `threads.len()`).
-    /// The loop borrows only the tables it reads, so their addresses stay in registers
-    /// across the pushes; a lock request costs a load of the lock's word, where the full test
-    /// dispatched on the operation's kind and matched the object's state (about 45
-    /// instructions per thread and decision on a `Mutex` workload, now about 20).
+    /// up to the first one it cannot answer, which it returns (every thread: `threads.len()`)
+    /// with the writer-waits cache for `enable_from`. The loop borrows only the tables it
+    /// reads, so their addresses stay in registers across the pushes; a lock request costs a
+    /// load of the lock's word, where the full test dispatched on the operation's kind and
+    /// matched the object's state (about 45 instructions per thread and decision on a `Mutex`
+    /// workload, now about 20).
+    ///
+    /// The cache says whether a writer waits for the `RwLock` a blocked read last asked
+    /// about: one scan over the threads per lock and decision, where each waiting reader
+    /// scanned them twice before (measured at a third of the instructions of an 8-thread
+    /// `RwLock` workload). It goes back by value, in registers: kept in memory for
+    /// `enable_from`, it cost every decision a few stores and loads.
     #[inline(always)]
-    fn enable_by_gate(&mut self, writer_waits: &mut Option<(ObjIdx, bool)>) -> usize {
+    fn enable_by_gate(&mut self) -> (usize, Option<(ObjIdx, bool)>) {
+        let mut writer_waits = None;
         let current = self.current;
         let (threads, objects, enabled) = (&self.threads[..], &self.objects[..], &mut self.enabled);
         for t in 0..threads.len() {
-            match gate_answer(threads, objects, t, current, writer_waits) {
+            match gate_answer(threads, objects, t, current, &mut writer_waits) {
                 Some(true) => enabled.push(t),
                 Some(false) => {}
-                None => return t,
+                None => return (t, writer_waits),
             }
         }
-        threads.len()
+        (threads.len(), writer_waits)
     }
 
     /// Adds to `self.enabled` the threads from `from` on that can run, by their gate where it
     /// answers and by `enable_by_operation` where it does not; returns false if the
-    /// execution stopped.
+    /// execution stopped. `writer_waits` is `enable_by_gate`'s cache.
     #[inline(never)]
-    fn enable_from(&mut self, from: usize, writer_waits: &mut Option<(ObjIdx, bool)>) -> bool {
+    fn enable_from(&mut self, from: usize, mut writer_waits: Option<(ObjIdx, bool)>) -> bool {
         for t in from..self.threads.len() {
-            match gate_answer(&self.threads, &self.objects, t, self.current, writer_waits) {
+            let current = self.current;
+            match gate_answer(&self.threads, &self.objects, t, current, &mut writer_waits) {
                 Some(true) => self.enabled.push(t),
                 Some(false) => {}
                 None => {
-                    if !self.enable_by_operation(t, writer_waits) {
+                    if !self.enable_by_operation(t, &mut writer_waits) {
                         return false;
                     }
                 }
@@ -367,7 +371,7 @@ fn writer_waits_in(slot: &ThreadSlot, u: usize, object: ObjIdx, reader: usize) -
 /// is for an operation with gate `Other`, a read that must choose whether it defers to a
 /// waiting writer (a recorded choice, `read_lock_enabled`), and the `current` thread when its
 /// lock request is blocked (it may wait for a lock it holds itself). `writer_waits` is
-/// `compute_enabled`'s cache.
+/// `enable_by_gate`'s cache.
 #[inline(always)]
 fn gate_answer(
     threads: &[ThreadSlot],
