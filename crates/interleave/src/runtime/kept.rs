@@ -111,6 +111,7 @@ pub(super) fn drop_kept_values(index: usize) {
 /// a warning otherwise.
 pub(super) fn drop_kept_values_after_the_end() {
     drop_per_thread_after_the_end(
+        |slot| !slot.kept.is_empty(),
         |slot| std::mem::take(&mut slot.kept),
         |index, message| {
             format!(

@@ -72,8 +72,8 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rustc_hash::FxHashMap;
 
 use clock::VectorClock;
-use object::{Holder, ObjState, ObjectEntry, ObjectHandle, MAX_OBJECTS};
-use op::{ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
+use object::{Holder, ObjState, ObjectEntry, ObjectHandle, LOCK_WRITER, MAX_OBJECTS};
+use op::{Gate, ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
@@ -809,6 +809,7 @@ impl Execution {
             clock: VectorClock::default(),
             untracked,
             poisoned: false,
+            lock: 0,
         });
         match claimed {
             Ok(outlived) => self.recording.outlived_objects |= outlived,
@@ -1042,8 +1043,10 @@ impl Execution {
     #[inline]
     pub fn take_mutex(&mut self, object: ObjIdx, site: Site) {
         let thread = self.current;
-        if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
+        let entry = &mut self.objects[object as usize];
+        if let ObjState::Mutex { holder } = &mut entry.state {
             *holder = Some(Holder { thread, site });
+            entry.lock = LOCK_WRITER;
         }
         self.acquire(object);
     }
@@ -1051,8 +1054,10 @@ impl Execution {
     /// The running thread releases mutex `object` (happens-before included).
     #[inline]
     pub fn give_mutex(&mut self, object: ObjIdx) {
-        if let ObjState::Mutex { holder } = &mut self.objects[object as usize].state {
+        let entry = &mut self.objects[object as usize];
+        if let ObjState::Mutex { holder } = &mut entry.state {
             *holder = None;
+            entry.lock = 0;
         }
         self.release(object);
     }
@@ -1063,11 +1068,14 @@ impl Execution {
             thread: self.current,
             site,
         };
-        if let ObjState::RwLock { writer, readers } = &mut self.objects[object as usize].state {
+        let entry = &mut self.objects[object as usize];
+        if let ObjState::RwLock { writer, readers } = &mut entry.state {
             if write {
                 *writer = Some(holder);
+                entry.lock |= LOCK_WRITER;
             } else {
                 readers.push(holder);
+                entry.lock += 1;
             }
         }
         self.acquire(object);
@@ -1077,11 +1085,14 @@ impl Execution {
     /// for reading.
     pub fn give_rwlock(&mut self, object: ObjIdx) {
         let me = self.current;
-        if let ObjState::RwLock { writer, readers } = &mut self.objects[object as usize].state {
+        let entry = &mut self.objects[object as usize];
+        if let ObjState::RwLock { writer, readers } = &mut entry.state {
             if writer.is_some_and(|w| w.thread == me) {
                 *writer = None;
+                entry.lock &= !LOCK_WRITER;
             } else if let Some(position) = readers.iter().position(|r| r.thread == me) {
                 readers.swap_remove(position);
+                entry.lock -= 1;
             }
         }
         self.release(object);

@@ -221,4 +221,14 @@ pub(crate) struct ObjectEntry {
     pub untracked: bool,
     /// A lock released (or a `Once` left) by a panicking thread (see `sync::poison`).
     pub poisoned: bool,
+    /// Who holds a lock, as one word the enabledness pass reads without matching `state`:
+    /// [`LOCK_WRITER`] while a `Mutex` or an `RwLock` is held exclusively, plus the number
+    /// of readers holding an `RwLock`; 0 when free, and always 0 for other objects. Kept by
+    /// `take_mutex`, `give_mutex`, `take_rwlock` and `give_rwlock` with the holders in
+    /// `state`, which debug builds check it against.
+    pub lock: u32,
 }
+
+/// The bit of [`ObjectEntry::lock`] set while a thread holds the lock exclusively; the bits
+/// below count the readers.
+pub(crate) const LOCK_WRITER: u32 = 1 << 31;

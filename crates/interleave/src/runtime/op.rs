@@ -330,10 +330,121 @@ pub(crate) struct Op {
     /// The operation has a deadline (the thread slot's `deadline`): once the virtual clock
     /// reaches it, the operation may complete without its wake-up condition (a timeout).
     pub timed: bool,
-    /// The operation may have to wait for another thread. Computed once when the operation is
-    /// built (usually at compile time), so deciding which threads are enabled only inspects the
-    /// few operations that can block.
-    pub blocking: bool,
+    /// How deciding which threads are enabled tests the operation (see [`Gate`]). Computed
+    /// once when the operation is built (usually at compile time), so deciding which threads
+    /// are enabled only inspects the few operations that can block, and those mostly by one
+    /// load.
+    pub gate: Gate,
+}
+
+/// What a pending operation waits for, in the form the enabledness pass tests first: most
+/// blocking operations of lock-heavy programs wait for a lock or for a thread to finish, and
+/// are answered from the lock's word (`ObjectEntry::lock`) or the thread's flag without a
+/// dispatch on the operation's kind or a look at the object's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// The operation cannot block: the thread is enabled.
+    Free,
+    /// `Mutex::lock` or `RwLock::write`: enabled while nobody holds the lock.
+    Exclusive,
+    /// `RwLock::read`: enabled while no writer holds the lock, with the reader-preference
+    /// choice of `Execution::read_lock_enabled` where readers hold it.
+    Shared,
+    /// `join`: enabled once the thread `arg` has finished.
+    Join,
+    /// A woken `Condvar` waiter taking its mutex (`arg`) back, without a timeout: enabled
+    /// while the mutex is free, once the thread is notified. Under `Config::spurious_wakeups`
+    /// the wait may end by itself, and the `Condvar` announces it with `Other` instead.
+    Wake,
+    /// Anything else that can block, or any timed operation: `Execution::op_enabled` decides.
+    Other,
+}
+
+/// Every operation kind, in declaration order (`ALL_KINDS[k as usize] == k`, checked below);
+/// a kind added to `OpKind` must be added here, or the table fails to compile.
+const ALL_KINDS: [OpKind; 33] = {
+    use OpKind::*;
+    [
+        Start,
+        Spawn,
+        Join,
+        Yield,
+        Park,
+        Unpark,
+        Lock,
+        TryLock,
+        Unlock,
+        ReadLock,
+        WriteLock,
+        TryRwLock,
+        RwUnlock,
+        Wait,
+        Wake,
+        NotifyOne,
+        NotifyAll,
+        BarrierArrive,
+        BarrierLeave,
+        OnceEnter,
+        OnceComplete,
+        AtomicLoad,
+        AtomicStore,
+        AtomicRmw,
+        Fence,
+        Read,
+        Write,
+        Update,
+        Send,
+        SendWait,
+        Recv,
+        Poll,
+        Sleep,
+    ]
+};
+
+/// The gate of each operation kind when it is not timed, by `OpKind as usize`: where the
+/// kind is not a constant (a primitive's shared announcement code), one load finds it.
+const GATES: [Gate; ALL_KINDS.len()] = {
+    let mut gates = [Gate::Free; ALL_KINDS.len()];
+    let mut index = 0;
+    while index < ALL_KINDS.len() {
+        let kind = ALL_KINDS[index];
+        assert!(
+            kind as usize == index,
+            "ALL_KINDS is out of declaration order"
+        );
+        gates[index] = Gate::untimed(kind);
+        index += 1;
+    }
+    gates
+};
+
+// Every kind has an entry: the last one declared is the table's last.
+const _: () = assert!(OpKind::Sleep as usize + 1 == ALL_KINDS.len());
+
+impl Gate {
+    /// The gate of operation `kind`, `timed` or not.
+    #[inline(always)]
+    pub const fn of(kind: OpKind, timed: bool) -> Gate {
+        let gate = GATES[kind as usize];
+        if timed && !matches!(gate, Gate::Free) {
+            Gate::Other
+        } else {
+            gate
+        }
+    }
+
+    const fn untimed(kind: OpKind) -> Gate {
+        if !kind.can_block() {
+            return Gate::Free;
+        }
+        match kind {
+            OpKind::Lock | OpKind::WriteLock => Gate::Exclusive,
+            OpKind::ReadLock => Gate::Shared,
+            OpKind::Join => Gate::Join,
+            OpKind::Wake => Gate::Wake,
+            _ => Gate::Other,
+        }
+    }
 }
 
 /// The argument of a park the program itself makes (`thread::park`, `park_timeout`), which
@@ -354,8 +465,14 @@ impl Op {
             object,
             arg,
             timed,
-            blocking: kind.can_block(),
+            gate: Gate::of(kind, timed),
         }
+    }
+
+    /// Whether the operation may have to wait for another thread.
+    #[inline(always)]
+    pub fn blocking(self) -> bool {
+        self.gate != Gate::Free
     }
 }
 

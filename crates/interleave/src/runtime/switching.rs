@@ -310,7 +310,7 @@ impl Execution {
         // An operation that cannot block leaves the running thread enabled, and nothing else
         // changed since the last decision computed the enabled threads if they are still
         // fresh.
-        let next = decide(self, self.enabled_fresh && !op.blocking);
+        let next = decide(self, self.enabled_fresh && !op.blocking());
         if next == Some(me) {
             Decision::GO_ON
         } else {

@@ -162,7 +162,7 @@ impl View<'_> {
     /// Whether `thread`, if chosen now, ends its wait (a timed wait, a sleep, a parked task's
     /// timer) by its timeout, because nothing else lets it run: a step that counts as a yield.
     pub fn times_out(&self, thread: usize) -> bool {
-        let slot = &self.slot(thread);
-        slot.pending.blocking && slot.times_out
+        let slot = self.slot(thread);
+        slot.pending.blocking() && slot.times_out
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::{LockResult, MutexGuard, PoisonError};
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjectKind, Op, OpKind, Site};
+use crate::runtime::op::{Gate, ObjectKind, Op, OpKind, Site};
 
 /// A condition variable.
 #[derive(Debug)]
@@ -48,8 +48,10 @@ impl Condvar {
         site: Site,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
         let (mutex, lock_site) = guard.into_parts();
-        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, OpKind::Wait, site).index();
-        let m = runtime::with(|ex| {
+        // A closure of its own type, as in `Mutex::lock`.
+        let wait = |idx| Op::new(OpKind::Wait, idx);
+        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, wait, site).index();
+        let (m, spurious_wakeups) = runtime::with(|ex| {
             let m = ex.object(mutex.handle(), ObjectKind::Mutex);
             ex.give_mutex(m);
             let me = ex.me();
@@ -60,9 +62,14 @@ impl Condvar {
             if let Some(deadline) = deadline {
                 ex.set_deadline(deadline);
             }
-            m
+            (m, ex.limits().spurious_wakeups)
         });
-        runtime::switch(Op::with(OpKind::Wake, cv, m, deadline.is_some()), site);
+        let mut wake = Op::with(OpKind::Wake, cv, m, deadline.is_some());
+        if spurious_wakeups {
+            // The wait may end by itself: the full enabledness test flags it (`Gate::Wake`).
+            wake.gate = Gate::Other;
+        }
+        runtime::switch(wake, site);
         let timed_out = runtime::with(|ex| {
             let me = ex.me();
             let mut timed_out = false;
@@ -152,12 +159,15 @@ impl Condvar {
     }
 
     fn notify(&self, all: bool, site: Site) {
-        let kind = if all {
-            OpKind::NotifyAll
+        // Closures of their own types, as in `Mutex::lock`.
+        let cv = if all {
+            let notify_all = |idx| Op::new(OpKind::NotifyAll, idx);
+            runtime::switch_on(&self.handle, ObjectKind::Condvar, notify_all, site)
         } else {
-            OpKind::NotifyOne
-        };
-        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, kind, site).index();
+            let notify_one = |idx| Op::new(OpKind::NotifyOne, idx);
+            runtime::switch_on(&self.handle, ObjectKind::Condvar, notify_one, site)
+        }
+        .index();
         runtime::with(|ex| {
             let (threads, objects) = (&mut ex.threads, &mut ex.objects);
             if let ObjState::Condvar { queue } = &mut objects[cv as usize].state {

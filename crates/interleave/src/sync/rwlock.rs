@@ -13,7 +13,7 @@ use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
+use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
 use crate::runtime::{self, Execution};
 
 /// A reader-writer lock protecting a `T`.
@@ -62,7 +62,9 @@ fn can_take(ex: &Execution, idx: ObjIdx, write: bool) -> bool {
 
 /// Releases the lock; the runtime records the release when it records the step.
 fn give(lock: &ObjectHandle, site: Site) {
-    runtime::switch_on(lock, ObjectKind::RwLock, OpKind::RwUnlock, site);
+    // Closures of their own types here and below, as in `Mutex::lock`.
+    let unlock = |idx| Op::new(OpKind::RwUnlock, idx);
+    runtime::switch_on(lock, ObjectKind::RwLock, unlock, site);
 }
 
 impl<T> RwLock<T> {
@@ -97,8 +99,8 @@ impl<T: ?Sized> RwLock<T> {
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new reader when it records the step.
-        let idx =
-            runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::ReadLock, site).index();
+        let read = |idx| Op::new(OpKind::ReadLock, idx);
+        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, read, site).index();
         poison::result(poison::is_poisoned(idx), self.read_guard(site))
     }
 
@@ -107,8 +109,8 @@ impl<T: ?Sized> RwLock<T> {
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new writer when it records the step.
-        let idx =
-            runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::WriteLock, site).index();
+        let write = |idx| Op::new(OpKind::WriteLock, idx);
+        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, write, site).index();
         poison::result(poison::is_poisoned(idx), self.write_guard(idx, site))
     }
 
