@@ -24,15 +24,25 @@ use crate::runtime::{FailureKind, MemoryModel};
 /// ordering is correct.
 const SC: Ordering = Ordering::SeqCst;
 
-/// Announces an atomic access of `kind` with `order` on `handle` and waits for its turn.
+/// Announces the atomic access `op` builds (from the object's index) on `handle` and waits for
+/// its turn. Each kind of access passes a closure of its own (`access!`), so the runtime's
+/// decision is compiled once per kind, with the kind's properties known.
 #[inline(always)]
-fn announce(handle: &ObjectHandle, kind: OpKind, order: Ordering, site: Site) -> runtime::Switched {
-    runtime::switch_on(
-        handle,
-        ObjectKind::Atomic,
-        move |object| Op::with(kind, object, ordering_code(order), false),
-        site,
-    )
+fn announce(
+    handle: &ObjectHandle,
+    op: impl FnOnce(runtime::op::ObjIdx) -> Op,
+    site: Site,
+) -> runtime::Switched {
+    runtime::switch_on(handle, ObjectKind::Atomic, op, site)
+}
+
+/// The operation of an atomic access of `kind` with `order`, as [`announce`] takes it: a macro,
+/// so that each kind gets a closure type of its own.
+macro_rules! access {
+    ($kind:expr, $order:expr) => {{
+        let order = ordering_code($order);
+        move |object| Op::with($kind, object, order, false)
+    }};
 }
 
 /// Performs `op` after its step was announced under sequential consistency, where the runtime
@@ -67,7 +77,7 @@ fn read_modify_write<R>(
     op: impl FnOnce() -> R,
     outcome: impl FnOnce(&R) -> (bool, Ordering),
 ) -> R {
-    let switched = announce(handle, OpKind::AtomicRmw, order, site);
+    let switched = announce(handle, access!(OpKind::AtomicRmw, order), site);
     if !switched.weak_memory() {
         return sequentially_consistent(switched, value, op);
     }
@@ -266,7 +276,7 @@ macro_rules! atomic_common {
         #[inline]
         pub(crate) fn load_at(&self, order: Ordering, site: Site) -> $t {
             check_load(order);
-            let switched = announce(&self.handle, OpKind::AtomicLoad, order, site);
+            let switched = announce(&self.handle, access!(OpKind::AtomicLoad, order), site);
             if !switched.weak_memory() {
                 return sequentially_consistent(switched, || self.bits(), || self.inner.load(SC));
             }
@@ -289,7 +299,11 @@ macro_rules! atomic_common {
         #[track_caller]
         pub fn store(&self, value: $t, order: Ordering) {
             check_store(order);
-            let switched = announce(&self.handle, OpKind::AtomicStore, order, Location::caller());
+            let switched = announce(
+                &self.handle,
+                access!(OpKind::AtomicStore, order),
+                Location::caller(),
+            );
             if !switched.weak_memory() {
                 return sequentially_consistent(
                     switched,
