@@ -121,6 +121,14 @@ impl View<'_> {
         (!slot.finished).then_some(slot.pending.kind)
     }
 
+    /// The index in this execution of the object of thread `thread`'s pending operation,
+    /// unless it has finished or the operation has no object: what [`View::pending`] says of
+    /// the object without looking up its identity, for strategies that cache per object.
+    pub(crate) fn pending_object_index(&self, thread: usize) -> Option<u32> {
+        let slot = self.slot(thread);
+        (!slot.finished && slot.pending.object != NO_OBJECT).then_some(slot.pending.object)
+    }
+
     /// The argument of the pending operation of thread `thread` (see `Op::arg`).
     pub(crate) fn pending_arg(&self, thread: usize) -> u32 {
         self.slot(thread).pending.arg

@@ -238,6 +238,7 @@ impl Strategy for Surw {
         Some(Box::new(SurwSchedule {
             rng,
             interesting: chosen.iter().map(|p| p.id).collect(),
+            interesting_by_index: Vec::new(),
             profiled: weights,
             remaining: Vec::new(),
             held: Vec::new(),
@@ -291,11 +292,23 @@ impl Strategy for Surw {
     }
 }
 
+/// Whether an object is interesting, as [`SurwSchedule`] caches it by the object's index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Interest {
+    Unknown,
+    Yes,
+    No,
+}
+
 /// One execution of SURW.
 struct SurwSchedule {
     rng: Pcg64Mcg,
     /// The objects whose accesses are interesting in this execution.
     interesting: Vec<ObjectId>,
+    /// Whether the object of each index in this execution is interesting, once asked
+    /// (`Interest`): comparing object identities compares their sites' file names, which at
+    /// every decision cost more than the rest of the choice.
+    interesting_by_index: Vec<Interest>,
     /// Each thread's profiled weight, by thread index, handed to it when it appears.
     profiled: Vec<u64>,
     /// Each thread's remaining weight: interesting events left, its unspawned children's
@@ -313,10 +326,31 @@ struct SurwSchedule {
 }
 
 impl SurwSchedule {
-    fn is_interesting(&self, view: &View<'_>, thread: usize) -> bool {
-        view.pending(thread)
-            .and_then(|op| op.object)
-            .is_some_and(|object| self.interesting.contains(&object))
+    fn is_interesting(&mut self, view: &View<'_>, thread: usize) -> bool {
+        let Some(index) = view.pending_object_index(thread) else {
+            return false;
+        };
+        let index = index as usize;
+        if index >= self.interesting_by_index.len() {
+            self.interesting_by_index
+                .resize(index + 1, Interest::Unknown);
+        }
+        match self.interesting_by_index[index] {
+            Interest::Yes => true,
+            Interest::No => false,
+            Interest::Unknown => {
+                let interesting = view
+                    .pending(thread)
+                    .and_then(|op| op.object)
+                    .is_some_and(|object| self.interesting.contains(&object));
+                self.interesting_by_index[index] = if interesting {
+                    Interest::Yes
+                } else {
+                    Interest::No
+                };
+                interesting
+            }
+        }
     }
 
     /// Gives the threads created since the last decision their weights, taken from their
@@ -396,10 +430,7 @@ impl Schedule for SurwSchedule {
         self.admit(view);
         let chosen = self.choose(view);
         self.gate.ran(view, chosen);
-        if view
-            .pending(chosen)
-            .is_some_and(|op| op.kind == OpKind::Spawn)
-        {
+        if view.pending_kind(chosen) == Some(OpKind::Spawn) {
             self.spawner = Some(chosen);
         }
         chosen
