@@ -345,6 +345,9 @@ pub(crate) struct Execution {
     /// reallocation or two per execution each.
     coroutine_buffer: Vec<Option<ThreadCoroutine>>,
     guard_buffer: Vec<guard::Guarded>,
+    /// The empty reader lists of the last execution's `RwLock`s, for this execution's: grown
+    /// afresh, each cost an allocation and a reallocation per execution.
+    reader_buffers: Vec<Vec<Holder>>,
     schedule: Box<dyn Schedule + Send>,
     /// The handle that stops the execution from another OS thread, if it has one
     /// (`stop_signal.rs`).
@@ -622,7 +625,17 @@ impl Execution {
         if let Some(mut spare) = SPARE.with(|spare| spare.borrow_mut().take()) {
             spare.tag = fresh_tag();
             spare.threads.clear();
-            spare.objects.clear();
+            let Execution {
+                objects,
+                reader_buffers,
+                ..
+            } = &mut *spare;
+            for entry in objects.drain(..) {
+                if let ObjState::RwLock { mut readers, .. } = entry.state {
+                    readers.clear();
+                    reader_buffers.push(readers);
+                }
+            }
             spare.site_instances.clear();
             spare.recording.clear(limits);
             spare.last_untracked = false;
@@ -674,6 +687,7 @@ impl Execution {
             spawned: Vec::new(),
             coroutine_buffer: Vec::new(),
             guard_buffer: Vec::new(),
+            reader_buffers: Vec::new(),
             schedule,
             stop_handle,
             memory: memory::WeakMemory::default(),
@@ -804,8 +818,15 @@ impl Execution {
         // untracked objects would skip.
         let untracked = claimed.is_ok() && !self.schedule.tracks(id);
         self.any_untracked |= untracked;
+        let state = match kind {
+            ObjectKind::RwLock => ObjState::RwLock {
+                writer: None,
+                readers: self.reader_buffers.pop().unwrap_or_default(),
+            },
+            _ => ObjState::fresh(kind),
+        };
         self.objects.push(ObjectEntry {
-            state: ObjState::fresh(kind),
+            state,
             clock: VectorClock::default(),
             untracked,
             poisoned: false,
