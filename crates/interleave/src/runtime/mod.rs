@@ -99,6 +99,23 @@ pub(crate) use timers::{Timer, TimerKey};
 type ThreadCoroutine = Coroutine<Resume, Option<usize>, (), DefaultStack>;
 type ThreadYielder = Yielder<Resume, Option<usize>>;
 
+/// What a thread runs: the main thread's function, borrowed for the execution, or a spawned
+/// thread's closure, which shares one allocation with the slot of its result
+/// (`thread::spawn_inner`) so a spawn allocates once.
+pub(crate) enum ThreadBody {
+    Main(&'static (dyn Fn() + Sync)),
+    Spawned(Arc<dyn SpawnedBody>),
+}
+
+/// A spawned thread's closure, owned with the slot of its result.
+pub(crate) trait SpawnedBody {
+    /// Runs the closure and stores its result; the reference is dropped at the end, as the
+    /// closure's captures are.
+    fn run(self: Arc<Self>);
+    /// Drops the closure without running it (the thread started in teardown).
+    fn discard(self: Arc<Self>);
+}
+
 /// What the scheduler loop asks of a coroutine it resumes. Passing it as the resume value costs
 /// the switch nothing, where a look at the execution after every switch would not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1051,8 +1068,10 @@ impl Execution {
 
     /// The running thread releases its history into `object` and starts a new epoch.
     /// Inlined into `record`'s unlock steps, as `acquire` is into its lock steps (out of
-    /// line, a call cost about 15 of its 58 instructions per unlock).
-    #[inline]
+    /// line, a call cost about 15 of its 58 instructions per unlock). Always: with a plain
+    /// hint, whether `decide` inlined it changed with the partition of the crate into codegen
+    /// units (mutex +1,300 instructions per execution after an unrelated change in `thread.rs`).
+    #[inline(always)]
     pub fn release(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &mut self.objects);
@@ -1261,7 +1280,7 @@ impl Execution {
     /// starts at the next decision.
     pub fn add_thread(
         &mut self,
-        body: Box<dyn FnOnce()>,
+        body: ThreadBody,
         name: Option<Arc<str>>,
         site: Site,
         stack: DefaultStack,
@@ -1380,7 +1399,7 @@ impl Execution {
 /// it started, only drop its closure), capture its panic, run its thread-locals' destructors,
 /// mark it finished. No panic leaves it: one that reached the coroutine's root would come out
 /// of `resume` in the scheduler loop and escape `explore`.
-fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
+fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
     CURRENT.with(|current| current.yielder.set(yielder));
     let started_in_teardown = with(|ex| {
         // A thread that never started only drops its closure: past its own code, its
@@ -1391,9 +1410,17 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
     let outcome = if started_in_teardown {
         // The closure's destructors are user code and may panic: they run here, on the
         // thread's own stack and exactly once, rather than inside the coroutine library.
-        panic::catch_unwind(AssertUnwindSafe(move || drop(body))).map(|()| false)
+        panic::catch_unwind(AssertUnwindSafe(move || match body {
+            ThreadBody::Main(_) => {}
+            ThreadBody::Spawned(spawned) => spawned.discard(),
+        }))
+        .map(|()| false)
     } else {
-        panic::catch_unwind(AssertUnwindSafe(body)).map(|()| true)
+        panic::catch_unwind(AssertUnwindSafe(move || match body {
+            ThreadBody::Main(main) => main(),
+            ThreadBody::Spawned(spawned) => spawned.run(),
+        }))
+        .map(|()| true)
     };
     with(|ex| ex.threads[index].at_root = true);
     let returned = match outcome {
@@ -1584,7 +1611,7 @@ pub(crate) fn run_stoppable(
     let _live = live::start(execution.tag, limits.exploration);
     match execution.stack_for(None, None, site) {
         Ok(stack) => {
-            execution.add_thread(Box::new(main), None, site, stack);
+            execution.add_thread(ThreadBody::Main(main), None, site, stack);
         }
         Err(error) => {
             execution.recording.failure = Some(FailureInfo::new(
