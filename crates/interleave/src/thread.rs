@@ -373,12 +373,12 @@ unsafe impl<T: Send, C: ?Sized> Send for Packet<T, C> {}
 unsafe impl<T: Send, C: ?Sized> Sync for Packet<T, C> {}
 
 impl<T, F: FnOnce() -> T> runtime::SpawnedBody for Packet<T, Closure<F>> {
-    fn run(self: Arc<Self>) {
+    fn run(self: Arc<Self>, cancelled: bool) {
         // SAFETY: see `Packet`; the thread takes its closure once, when it starts.
         let Some(f) = (unsafe { (*self.closure.0.get()).take() }) else {
             return;
         };
-        if self.body == Body::Thread && runtime::with(|ex| ex.cancelled()) {
+        if self.body == Body::Thread && cancelled {
             // Spawned while the tasks left at the end were dropped: it never runs, and
             // `join` finds no result.
             drop(f);

@@ -110,8 +110,9 @@ pub(crate) enum ThreadBody {
 /// A spawned thread's closure, owned with the slot of its result.
 pub(crate) trait SpawnedBody {
     /// Runs the closure and stores its result; the reference is dropped at the end, as the
-    /// closure's captures are.
-    fn run(self: Arc<Self>);
+    /// closure's captures are. `cancelled`: the end of the execution cancelled the thread
+    /// before it started (`ThreadSlot::cancelled`), read by `thread_main` as it starts.
+    fn run(self: Arc<Self>, cancelled: bool);
     /// Drops the closure without running it (the thread started in teardown).
     fn discard(self: Arc<Self>);
 }
@@ -1035,7 +1036,8 @@ impl Execution {
     }
 
     /// The running thread acquires what was released into `object` (happens-before edge).
-    #[inline]
+    /// Always inlined, as [`Execution::release`] is, for the same reason.
+    #[inline(always)]
     pub fn acquire(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &self.objects);
@@ -1401,11 +1403,12 @@ impl Execution {
 /// of `resume` in the scheduler loop and escape `explore`.
 fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
     CURRENT.with(|current| current.yielder.set(yielder));
-    let started_in_teardown = with(|ex| {
+    let (started_in_teardown, cancelled) = with(|ex| {
         // A thread that never started only drops its closure: past its own code, its
         // destructors may use the primitives (`Execution::teardown_point`).
-        ex.threads[index].cancelled |= ex.teardown;
-        ex.teardown
+        let slot = &mut ex.threads[index];
+        slot.cancelled |= ex.teardown;
+        (ex.teardown, slot.cancelled)
     });
     let outcome = if started_in_teardown {
         // The closure's destructors are user code and may panic: they run here, on the
@@ -1418,27 +1421,39 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
     } else {
         panic::catch_unwind(AssertUnwindSafe(move || match body {
             ThreadBody::Main(main) => main(),
-            ThreadBody::Spawned(spawned) => spawned.run(),
+            ThreadBody::Spawned(spawned) => spawned.run(cancelled),
         }))
         .map(|()| true)
     };
-    with(|ex| ex.threads[index].at_root = true);
     let returned = match outcome {
         Ok(returned) => returned,
         Err(payload) => {
+            with(|ex| ex.threads[index].at_root = true);
             thread_panicked(index, payload, "");
             false
         }
     };
-    with(|ex| {
+    // One visit to the runtime for what the thread's root marks, clears and takes once its
+    // closure has ended (each was a visit of its own).
+    let (locals, ending) = with(|ex| {
         let slot = &mut ex.threads[index];
+        slot.at_root = true;
         slot.panicked = false;
         slot.panic_in_flight = None;
+        slot.locals_destroyed = true;
+        (std::mem::take(&mut slot.locals), ex.ending)
     });
-    drop_thread_locals(index);
+    // The destructors of thread-locals may take steps, during which the execution may come
+    // to its end: then whether it is ending is asked again.
+    let ending = if locals.is_empty() {
+        ending
+    } else {
+        drop_thread_locals_taken(index, locals);
+        with(|ex| ex.ending)
+    };
     // A thread that finishes while the end of a passing execution drops what is left drops
     // what it kept then too, in its turn (`kept.rs`).
-    if with(|ex| ex.ending) {
+    if ending {
         drop_kept_values(index);
     }
     with(|ex| {
