@@ -347,52 +347,38 @@ fn after_park() -> bool {
     cancelled
 }
 
-/// Where a thread's return value, or the payload of the panic that ended it, waits for `join`.
-struct Packet<T> {
+/// Where a thread's return value, or the payload of the panic that ended it, waits for `join`;
+/// `C` is the thread's closure until it runs (a [`Closure`]), which shares the allocation so a
+/// spawn allocates once. Handles see `C` as a [`Pending`] trait object.
+struct Packet<T, C: ?Sized> {
     value: UnsafeCell<Option<Result<T>>>,
+    body: Body,
+    closure: C,
 }
+
+/// A spawned thread's closure, taken out by the thread when it runs (or drops it unrun).
+struct Closure<F>(UnsafeCell<Option<F>>);
+
+/// What a handle knows of its packet's closure: nothing, it only reads the result.
+trait Pending {}
+
+impl<F> Pending for Closure<F> {}
 
 // SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
 // time; the packet is written by its thread when it finishes and read by `join` after the
-// scheduler has seen the thread finish, so accesses never overlap.
-unsafe impl<T: Send> Send for Packet<T> {}
-unsafe impl<T: Send> Sync for Packet<T> {}
+// scheduler has seen the thread finish, and the closure is taken by its thread only, so
+// accesses never overlap. The closure of a thread is `Send` where the handle can leave the
+// execution (`spawn` asks it); a task's (`spawn_task`) drops its handle at once.
+unsafe impl<T: Send, C: ?Sized> Send for Packet<T, C> {}
+unsafe impl<T: Send, C: ?Sized> Sync for Packet<T, C> {}
 
-/// What a spawned thread runs, which decides what it does when the end of the execution
-/// cancelled it before it started (`runtime/ending.rs`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Body {
-    /// A thread's closure: a cancelled thread drops it without running it, so its `join`
-    /// returns `Err`.
-    Thread,
-    /// A task's poll loop, which sees the cancellation itself and drops the future unpolled,
-    /// so its handle reports `Cancelled`.
-    Task,
-}
-
-/// Spawns a thread running `f` on a stack of at least `stack_size` bytes, returning its handle
-/// and the packet of its result, or the error of a stack that could not be allocated. The
-/// stack is allocated before the spawn becomes a step, so a spawn that fails is no step and
-/// the threads that are spawned keep their numbers.
-fn spawn_inner<'a, F, T>(
-    f: F,
-    name: Option<String>,
-    stack_size: Option<usize>,
-    site: runtime::op::Site,
-    body: Body,
-) -> std::io::Result<(Thread, Arc<Packet<T>>)>
-where
-    F: FnOnce() -> T + 'a,
-    T: 'a,
-{
-    let stack = runtime::with(|ex| ex.stack_for(stack_size, name.as_deref(), site))
-        .map_err(|error| std::io::Error::new(error.kind(), error))?;
-    let packet = Arc::new(Packet {
-        value: UnsafeCell::new(None),
-    });
-    let result = packet.clone();
-    let run: Box<dyn FnOnce() + 'a> = Box::new(move || {
-        if body == Body::Thread && runtime::with(|ex| ex.cancelled()) {
+impl<T, F: FnOnce() -> T> runtime::SpawnedBody for Packet<T, Closure<F>> {
+    fn run(self: Arc<Self>, cancelled: bool) {
+        // SAFETY: see `Packet`; the thread takes its closure once, when it starts.
+        let Some(f) = (unsafe { (*self.closure.0.get()).take() }) else {
+            return;
+        };
+        if self.body == Body::Thread && cancelled {
             // Spawned while the tasks left at the end were dropped: it never runs, and
             // `join` finds no result.
             drop(f);
@@ -410,16 +396,59 @@ where
             },
         };
         // SAFETY: see `Packet`.
-        unsafe { *result.value.get() = Some(value) };
+        unsafe { *self.value.get() = Some(value) };
+    }
+
+    fn discard(self: Arc<Self>) {
+        // SAFETY: see `Packet`; the thread that never ran drops its closure as itself.
+        drop(unsafe { (*self.closure.0.get()).take() });
+    }
+}
+
+/// What a spawned thread runs, which decides what it does when the end of the execution
+/// cancelled it before it started (`runtime/ending.rs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// A thread's closure: a cancelled thread drops it without running it, so its `join`
+    /// returns `Err`.
+    Thread,
+    /// A task's poll loop, which sees the cancellation itself and drops the future unpolled,
+    /// so its handle reports `Cancelled`.
+    Task,
+}
+
+/// Spawns a thread running `f` on a stack of at least `stack_size` bytes, returning its handle
+/// and the packet of its result, or the error of a stack that could not be allocated. The
+/// stack is allocated before the spawn becomes a step, so a spawn that fails is no step and
+/// the threads that are spawned keep their numbers.
+#[allow(clippy::type_complexity)]
+fn spawn_inner<'a, F, T>(
+    f: F,
+    name: Option<String>,
+    stack_size: Option<usize>,
+    site: runtime::op::Site,
+    body: Body,
+) -> std::io::Result<(Thread, Arc<Packet<T, Closure<F>>>)>
+where
+    F: FnOnce() -> T + 'a,
+    T: 'a,
+{
+    let stack = runtime::with(|ex| ex.stack_for(stack_size, name.as_deref(), site))
+        .map_err(|error| std::io::Error::new(error.kind(), error))?;
+    let packet = Arc::new(Packet {
+        value: UnsafeCell::new(None),
+        body,
+        closure: Closure(UnsafeCell::new(Some(f))),
     });
+    let run: Arc<dyn runtime::SpawnedBody + 'a> = packet.clone();
     // SAFETY: the closure may borrow from a `scope`; the scope joins every thread it spawned
     // before it returns, and a torn-down execution unwinds children before their parents, so
     // the borrow outlives every use. Non-scoped closures are `'static` already.
-    let run: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(run) };
+    let run: Arc<dyn runtime::SpawnedBody + 'static> = unsafe { std::mem::transmute(run) };
     runtime::switch(Op::new(OpKind::Spawn, NO_OBJECT), site);
     let name: Option<Arc<str>> = name.map(Arc::from);
     let thread = runtime::with(|ex| {
-        let index = ex.add_thread(run, name.clone(), site, stack);
+        let index = ex.add_thread(runtime::ThreadBody::Spawned(run), name.clone(), site, stack);
         thread_handle(ex, index)
     });
     Ok((thread, packet))
@@ -435,7 +464,11 @@ fn spawned<T>(result: std::io::Result<T>) -> T {
     }
 }
 
-fn join_inner<T>(thread: &Thread, packet: &Packet<T>, site: runtime::op::Site) -> Result<T> {
+fn join_inner<T, C: ?Sized>(
+    thread: &Thread,
+    packet: &Packet<T, C>,
+    site: runtime::op::Site,
+) -> Result<T> {
     let target = thread.id.0;
     runtime::switch(
         Op::with(OpKind::Join, NO_OBJECT, target as u32, false),
@@ -478,7 +511,7 @@ where
 /// An owned permission to join a thread.
 pub struct JoinHandle<T> {
     thread: Thread,
-    packet: Arc<Packet<T>>,
+    packet: Arc<Packet<T, dyn Pending>>,
 }
 
 impl<T> JoinHandle<T> {
@@ -629,7 +662,7 @@ impl<'scope> Scope<'scope, '_> {
 /// An owned permission to join a scoped thread.
 pub struct ScopedJoinHandle<'scope, T> {
     thread: Thread,
-    packet: Arc<Packet<T>>,
+    packet: Arc<Packet<T, dyn Pending + 'scope>>,
     scope: PhantomData<&'scope ()>,
 }
 

@@ -421,6 +421,40 @@ impl<'s> Planner<'s> {
         self.end - self.next
     }
 
+    /// Claims and plans the next execution of the round, as `claim(1)` does without a list:
+    /// `None` when the round has none left or the execution is not planned.
+    pub(super) fn claim_one(&mut self) -> Option<Plan> {
+        let index = self.next;
+        if index >= self.end {
+            return None;
+        }
+        self.next = index + 1;
+        self.plan(index).map(|(_, plan)| plan)
+    }
+
+    /// Plans execution `index` with its position in the round, unless the strategy is
+    /// exhausted, the exploration was stopped, or another shard runs it.
+    fn plan(&mut self, index: u64) -> Option<(usize, Plan)> {
+        if self.exhausted {
+            return None;
+        }
+        // A stop between executions ends the exploration the way the time budget does:
+        // nothing more is planned.
+        if self.stop.as_ref().is_some_and(StopHandle::is_stopped) {
+            self.exhausted = true;
+            self.stopped = true;
+            return None;
+        }
+        let Some(schedule) = self.strategy.plan(index, execution_seed(self.seed, index)) else {
+            self.exhausted = true;
+            return None;
+        };
+        self.planned += 1;
+        let schedule = self.sharding.admit(&*self.strategy, index, schedule)?;
+        let keep_trace = self.strategy.wants_trace(index);
+        Some(((index - self.start) as usize, (index, schedule, keep_trace)))
+    }
+
     /// Gives up the executions of the round nobody has claimed, after the strategy panicked
     /// while planning one; returns how many.
     pub(super) fn abandon_round(&mut self) -> usize {
@@ -439,22 +473,7 @@ impl<'s> Planner<'s> {
             if self.exhausted {
                 break;
             }
-            // A stop between executions ends the exploration the way the time budget does:
-            // nothing more is planned.
-            if self.stop.as_ref().is_some_and(StopHandle::is_stopped) {
-                self.exhausted = true;
-                self.stopped = true;
-                break;
-            }
-            let Some(schedule) = self.strategy.plan(index, execution_seed(self.seed, index)) else {
-                self.exhausted = true;
-                break;
-            };
-            self.planned += 1;
-            if let Some(schedule) = self.sharding.admit(&*self.strategy, index, schedule) {
-                let keep_trace = self.strategy.wants_trace(index);
-                plans.push(((index - self.start) as usize, (index, schedule, keep_trace)));
-            }
+            plans.extend(self.plan(index));
         }
         self.next = last;
         Claim {

@@ -279,14 +279,14 @@ fn execute_here(run: &Run<'_>, planning: &Mutex<Planner<'_>>, stop_early: bool) 
     let mut summaries = Vec::new();
     let mut failed = false;
     loop {
-        let claim = {
+        let plan = {
             let mut planner = lock(planning);
             if planner.unclaimed() == 0 {
                 return summaries;
             }
-            planner.claim(1)
+            planner.claim_one()
         };
-        for (_, (index, schedule, keep_trace)) in claim.plans {
+        if let Some((index, schedule, keep_trace)) = plan {
             if failed && stop_early {
                 continue;
             }

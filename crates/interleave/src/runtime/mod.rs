@@ -99,6 +99,24 @@ pub(crate) use timers::{Timer, TimerKey};
 type ThreadCoroutine = Coroutine<Resume, Option<usize>, (), DefaultStack>;
 type ThreadYielder = Yielder<Resume, Option<usize>>;
 
+/// What a thread runs: the main thread's function, borrowed for the execution, or a spawned
+/// thread's closure, which shares one allocation with the slot of its result
+/// (`thread::spawn_inner`) so a spawn allocates once.
+pub(crate) enum ThreadBody {
+    Main(&'static (dyn Fn() + Sync)),
+    Spawned(Arc<dyn SpawnedBody>),
+}
+
+/// A spawned thread's closure, owned with the slot of its result.
+pub(crate) trait SpawnedBody {
+    /// Runs the closure and stores its result; the reference is dropped at the end, as the
+    /// closure's captures are. `cancelled`: the end of the execution cancelled the thread
+    /// before it started (`ThreadSlot::cancelled`), read by `thread_main` as it starts.
+    fn run(self: Arc<Self>, cancelled: bool);
+    /// Drops the closure without running it (the thread started in teardown).
+    fn discard(self: Arc<Self>);
+}
+
 /// What the scheduler loop asks of a coroutine it resumes. Passing it as the resume value costs
 /// the switch nothing, where a look at the execution after every switch would not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -345,6 +363,9 @@ pub(crate) struct Execution {
     /// reallocation or two per execution each.
     coroutine_buffer: Vec<Option<ThreadCoroutine>>,
     guard_buffer: Vec<guard::Guarded>,
+    /// The empty reader lists of the last execution's `RwLock`s, for this execution's: grown
+    /// afresh, each cost an allocation and a reallocation per execution.
+    reader_buffers: Vec<Vec<Holder>>,
     schedule: Box<dyn Schedule + Send>,
     /// The handle that stops the execution from another OS thread, if it has one
     /// (`stop_signal.rs`).
@@ -622,7 +643,17 @@ impl Execution {
         if let Some(mut spare) = SPARE.with(|spare| spare.borrow_mut().take()) {
             spare.tag = fresh_tag();
             spare.threads.clear();
-            spare.objects.clear();
+            let Execution {
+                objects,
+                reader_buffers,
+                ..
+            } = &mut *spare;
+            for entry in objects.drain(..) {
+                if let ObjState::RwLock { mut readers, .. } = entry.state {
+                    readers.clear();
+                    reader_buffers.push(readers);
+                }
+            }
             spare.site_instances.clear();
             spare.recording.clear(limits);
             spare.last_untracked = false;
@@ -674,6 +705,7 @@ impl Execution {
             spawned: Vec::new(),
             coroutine_buffer: Vec::new(),
             guard_buffer: Vec::new(),
+            reader_buffers: Vec::new(),
             schedule,
             stop_handle,
             memory: memory::WeakMemory::default(),
@@ -804,8 +836,15 @@ impl Execution {
         // untracked objects would skip.
         let untracked = claimed.is_ok() && !self.schedule.tracks(id);
         self.any_untracked |= untracked;
+        let state = match kind {
+            ObjectKind::RwLock => ObjState::RwLock {
+                writer: None,
+                readers: self.reader_buffers.pop().unwrap_or_default(),
+            },
+            _ => ObjState::fresh(kind),
+        };
         self.objects.push(ObjectEntry {
-            state: ObjState::fresh(kind),
+            state,
             clock: VectorClock::default(),
             untracked,
             poisoned: false,
@@ -997,7 +1036,8 @@ impl Execution {
     }
 
     /// The running thread acquires what was released into `object` (happens-before edge).
-    #[inline]
+    /// Always inlined, as [`Execution::release`] is, for the same reason.
+    #[inline(always)]
     pub fn acquire(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &self.objects);
@@ -1030,8 +1070,10 @@ impl Execution {
 
     /// The running thread releases its history into `object` and starts a new epoch.
     /// Inlined into `record`'s unlock steps, as `acquire` is into its lock steps (out of
-    /// line, a call cost about 15 of its 58 instructions per unlock).
-    #[inline]
+    /// line, a call cost about 15 of its 58 instructions per unlock). Always: with a plain
+    /// hint, whether `decide` inlined it changed with the partition of the crate into codegen
+    /// units (mutex +1,300 instructions per execution after an unrelated change in `thread.rs`).
+    #[inline(always)]
     pub fn release(&mut self, object: ObjIdx) {
         let me = self.current;
         let (threads, objects) = (&mut self.threads, &mut self.objects);
@@ -1240,7 +1282,7 @@ impl Execution {
     /// starts at the next decision.
     pub fn add_thread(
         &mut self,
-        body: Box<dyn FnOnce()>,
+        body: ThreadBody,
         name: Option<Arc<str>>,
         site: Site,
         stack: DefaultStack,
@@ -1359,38 +1401,59 @@ impl Execution {
 /// it started, only drop its closure), capture its panic, run its thread-locals' destructors,
 /// mark it finished. No panic leaves it: one that reached the coroutine's root would come out
 /// of `resume` in the scheduler loop and escape `explore`.
-fn thread_main(index: usize, yielder: &ThreadYielder, body: Box<dyn FnOnce()>) {
+fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
     CURRENT.with(|current| current.yielder.set(yielder));
-    let started_in_teardown = with(|ex| {
+    let (started_in_teardown, cancelled) = with(|ex| {
         // A thread that never started only drops its closure: past its own code, its
         // destructors may use the primitives (`Execution::teardown_point`).
-        ex.threads[index].cancelled |= ex.teardown;
-        ex.teardown
+        let slot = &mut ex.threads[index];
+        slot.cancelled |= ex.teardown;
+        (ex.teardown, slot.cancelled)
     });
     let outcome = if started_in_teardown {
         // The closure's destructors are user code and may panic: they run here, on the
         // thread's own stack and exactly once, rather than inside the coroutine library.
-        panic::catch_unwind(AssertUnwindSafe(move || drop(body))).map(|()| false)
+        panic::catch_unwind(AssertUnwindSafe(move || match body {
+            ThreadBody::Main(_) => {}
+            ThreadBody::Spawned(spawned) => spawned.discard(),
+        }))
+        .map(|()| false)
     } else {
-        panic::catch_unwind(AssertUnwindSafe(body)).map(|()| true)
+        panic::catch_unwind(AssertUnwindSafe(move || match body {
+            ThreadBody::Main(main) => main(),
+            ThreadBody::Spawned(spawned) => spawned.run(cancelled),
+        }))
+        .map(|()| true)
     };
-    with(|ex| ex.threads[index].at_root = true);
     let returned = match outcome {
         Ok(returned) => returned,
         Err(payload) => {
+            with(|ex| ex.threads[index].at_root = true);
             thread_panicked(index, payload, "");
             false
         }
     };
-    with(|ex| {
+    // One visit to the runtime for what the thread's root marks, clears and takes once its
+    // closure has ended (each was a visit of its own).
+    let (locals, ending) = with(|ex| {
         let slot = &mut ex.threads[index];
+        slot.at_root = true;
         slot.panicked = false;
         slot.panic_in_flight = None;
+        slot.locals_destroyed = true;
+        (std::mem::take(&mut slot.locals), ex.ending)
     });
-    drop_thread_locals(index);
+    // The destructors of thread-locals may take steps, during which the execution may come
+    // to its end: then whether it is ending is asked again.
+    let ending = if locals.is_empty() {
+        ending
+    } else {
+        drop_thread_locals_taken(index, locals);
+        with(|ex| ex.ending)
+    };
     // A thread that finishes while the end of a passing execution drops what is left drops
     // what it kept then too, in its turn (`kept.rs`).
-    if with(|ex| ex.ending) {
+    if ending {
         drop_kept_values(index);
     }
     with(|ex| {
@@ -1563,7 +1626,7 @@ pub(crate) fn run_stoppable(
     let _live = live::start(execution.tag, limits.exploration);
     match execution.stack_for(None, None, site) {
         Ok(stack) => {
-            execution.add_thread(Box::new(main), None, site, stack);
+            execution.add_thread(ThreadBody::Main(main), None, site, stack);
         }
         Err(error) => {
             execution.recording.failure = Some(FailureInfo::new(

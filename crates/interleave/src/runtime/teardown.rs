@@ -256,13 +256,26 @@ pub(super) const THREAD_LOCAL_ROUNDS: usize = 4;
 /// panicking destructor is a panic of the thread (std aborts the process there), reported
 /// like one, and the other values are still dropped.
 pub(super) fn drop_thread_locals(index: usize) {
-    with(|ex| ex.threads[index].locals_destroyed = true);
-    for _ in 0..THREAD_LOCAL_ROUNDS {
-        let locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+    let locals = with(|ex| {
+        let slot = &mut ex.threads[index];
+        slot.locals_destroyed = true;
+        std::mem::take(&mut slot.locals)
+    });
+    drop_thread_locals_taken(index, locals);
+}
+
+/// [`drop_thread_locals`] once the thread's slot is marked (`locals_destroyed`) and its
+/// values taken (`locals`), which a finishing thread does in the visit to the runtime that
+/// clears its panic state.
+pub(super) fn drop_thread_locals_taken(index: usize, mut locals: Vec<(usize, Box<dyn Any>)>) {
+    for round in 0..THREAD_LOCAL_ROUNDS {
+        if round > 0 {
+            locals = with(|ex| std::mem::take(&mut ex.threads[index].locals));
+        }
         if locals.is_empty() {
             return;
         }
-        for (_, value) in locals {
+        for (_, value) in std::mem::take(&mut locals) {
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
                 thread_panicked(index, payload, "a thread_local! destructor panicked: ");
             }
