@@ -292,23 +292,15 @@ impl Strategy for Surw {
     }
 }
 
-/// Whether an object is interesting, as [`SurwSchedule`] caches it by the object's index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Interest {
-    Unknown,
-    Yes,
-    No,
-}
-
 /// One execution of SURW.
 struct SurwSchedule {
     rng: Pcg64Mcg,
     /// The objects whose accesses are interesting in this execution.
     interesting: Vec<ObjectId>,
-    /// Whether the object of each index in this execution is interesting, once asked
-    /// (`Interest`): comparing object identities compares their sites' file names, which at
-    /// every decision cost more than the rest of the choice.
-    interesting_by_index: Vec<Interest>,
+    /// Whether the object of each index in this execution is interesting, once asked:
+    /// comparing object identities compares their sites' file names, which at every decision
+    /// cost more than the rest of the choice.
+    interesting_by_index: Vec<Option<bool>>,
     /// Each thread's profiled weight, by thread index, handed to it when it appears.
     profiled: Vec<u64>,
     /// Each thread's remaining weight: interesting events left, its unspawned children's
@@ -332,25 +324,17 @@ impl SurwSchedule {
         };
         let index = index as usize;
         if index >= self.interesting_by_index.len() {
-            self.interesting_by_index
-                .resize(index + 1, Interest::Unknown);
+            self.interesting_by_index.resize(index + 1, None);
         }
-        match self.interesting_by_index[index] {
-            Interest::Yes => true,
-            Interest::No => false,
-            Interest::Unknown => {
-                let interesting = view
-                    .pending(thread)
-                    .and_then(|op| op.object)
-                    .is_some_and(|object| self.interesting.contains(&object));
-                self.interesting_by_index[index] = if interesting {
-                    Interest::Yes
-                } else {
-                    Interest::No
-                };
-                interesting
-            }
+        if let Some(known) = self.interesting_by_index[index] {
+            return known;
         }
+        let interesting = view
+            .pending(thread)
+            .and_then(|op| op.object)
+            .is_some_and(|object| self.interesting.contains(&object));
+        self.interesting_by_index[index] = Some(interesting);
+        interesting
     }
 
     /// Gives the threads created since the last decision their weights, taken from their
