@@ -13,7 +13,7 @@ use std::panic::Location;
 use crate::analysis::online::race;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
-use crate::runtime::op::{ObjectKind, OpKind, Site};
+use crate::runtime::op::{ObjectKind, Op, OpKind, Site};
 use crate::runtime::{FailureKind, RaceMode, IN_ACCESS};
 
 /// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
@@ -30,7 +30,7 @@ fn access<R>(
         "a closure passed to Var::with/with_mut (or UnsafeCell::with/with_mut) accessed another \
          tracked object; do that outside the closure"
     );
-    let idx = runtime::switch_on(handle, ObjectKind::Var, kind, site).index();
+    let idx = runtime::switch_on(handle, ObjectKind::Var, |idx| Op::new(kind, idx), site).index();
     let write = kind != OpKind::Read;
     let failed = runtime::with_in_data_step(|ex| {
         let Some(found) = race::access(ex, idx, write, site) else {

@@ -89,7 +89,7 @@ use kept::{drop_kept_values, drop_kept_values_after_the_end};
 pub(crate) use live::new_exploration;
 use stop_signal::abandon_at_stop;
 use switching::{decide, suspend, Decision};
-pub(crate) use switching::{stop_if_failed, switch, switch_on, Switched};
+pub(crate) use switching::{op_on, stop_if_failed, switch, switch_on, Switched};
 use teardown::*;
 pub(crate) use timers::{Timer, TimerKey};
 

@@ -360,72 +360,12 @@ pub(crate) enum Gate {
     Other,
 }
 
-/// Every operation kind, in declaration order (`ALL_KINDS[k as usize] == k`, checked below);
-/// a kind added to `OpKind` must be added here, or the table fails to compile.
-const ALL_KINDS: [OpKind; 33] = {
-    use OpKind::*;
-    [
-        Start,
-        Spawn,
-        Join,
-        Yield,
-        Park,
-        Unpark,
-        Lock,
-        TryLock,
-        Unlock,
-        ReadLock,
-        WriteLock,
-        TryRwLock,
-        RwUnlock,
-        Wait,
-        Wake,
-        NotifyOne,
-        NotifyAll,
-        BarrierArrive,
-        BarrierLeave,
-        OnceEnter,
-        OnceComplete,
-        AtomicLoad,
-        AtomicStore,
-        AtomicRmw,
-        Fence,
-        Read,
-        Write,
-        Update,
-        Send,
-        SendWait,
-        Recv,
-        Poll,
-        Sleep,
-    ]
-};
-
-/// The gate of each operation kind when it is not timed, by `OpKind as usize`: where the
-/// kind is not a constant (a primitive's shared announcement code), one load finds it.
-const GATES: [Gate; ALL_KINDS.len()] = {
-    let mut gates = [Gate::Free; ALL_KINDS.len()];
-    let mut index = 0;
-    while index < ALL_KINDS.len() {
-        let kind = ALL_KINDS[index];
-        assert!(
-            kind as usize == index,
-            "ALL_KINDS is out of declaration order"
-        );
-        gates[index] = Gate::untimed(kind);
-        index += 1;
-    }
-    gates
-};
-
-// Every kind has an entry: the last one declared is the table's last.
-const _: () = assert!(OpKind::Sleep as usize + 1 == ALL_KINDS.len());
-
 impl Gate {
-    /// The gate of operation `kind`, `timed` or not.
+    /// The gate of operation `kind`, `timed` or not: computed where the operation is built,
+    /// which folds it away for a constant kind (every `op_on!`).
     #[inline(always)]
     pub const fn of(kind: OpKind, timed: bool) -> Gate {
-        let gate = GATES[kind as usize];
+        let gate = Gate::untimed(kind);
         if timed && !matches!(gate, Gate::Free) {
             Gate::Other
         } else {

@@ -18,32 +18,12 @@ pub use std::sync::atomic::Ordering;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::{ordering_code, ObjectKind, Op, OpKind, Site, NO_OBJECT};
+use crate::runtime::op_on;
 use crate::runtime::{FailureKind, MemoryModel};
 
 /// The ordering used for the underlying operation: everything runs on one OS thread, so any
 /// ordering is correct.
 const SC: Ordering = Ordering::SeqCst;
-
-/// Announces the atomic access `op` builds (from the object's index) on `handle` and waits for
-/// its turn. Each kind of access passes a closure of its own (`access!`), so the runtime's
-/// decision is compiled once per kind, with the kind's properties known.
-#[inline(always)]
-fn announce(
-    handle: &ObjectHandle,
-    op: impl FnOnce(runtime::op::ObjIdx) -> Op,
-    site: Site,
-) -> runtime::Switched {
-    runtime::switch_on(handle, ObjectKind::Atomic, op, site)
-}
-
-/// The operation of an atomic access of `kind` with `order`, as [`announce`] takes it: a macro,
-/// so that each kind gets a closure type of its own.
-macro_rules! access {
-    ($kind:expr, $order:expr) => {{
-        let order = ordering_code($order);
-        move |object| Op::with($kind, object, order, false)
-    }};
-}
 
 /// Performs `op` after its step was announced under sequential consistency, where the runtime
 /// applied the happens-before effect when it recorded the step. When the execution logs
@@ -77,7 +57,12 @@ fn read_modify_write<R>(
     op: impl FnOnce() -> R,
     outcome: impl FnOnce(&R) -> (bool, Ordering),
 ) -> R {
-    let switched = announce(handle, access!(OpKind::AtomicRmw, order), site);
+    let switched = runtime::switch_on(
+        handle,
+        ObjectKind::Atomic,
+        op_on!(AtomicRmw, ordering_code(order)),
+        site,
+    );
     if !switched.weak_memory() {
         return sequentially_consistent(switched, value, op);
     }
@@ -142,7 +127,7 @@ fn check_failure(order: Ordering) {
 /// acquires nothing.
 #[track_caller]
 fn unsync_read(handle: &ObjectHandle, site: Site) {
-    let idx = runtime::switch_on(handle, ObjectKind::Atomic, OpKind::Read, site).index();
+    let idx = runtime::switch_on(handle, ObjectKind::Atomic, op_on!(Read), site).index();
     let failed = runtime::with(|ex| {
         let me = ex.me();
         if ex.objects[idx as usize].clock.leq(&ex.threads[me].clock) {
@@ -276,7 +261,12 @@ macro_rules! atomic_common {
         #[inline]
         pub(crate) fn load_at(&self, order: Ordering, site: Site) -> $t {
             check_load(order);
-            let switched = announce(&self.handle, access!(OpKind::AtomicLoad, order), site);
+            let switched = runtime::switch_on(
+                &self.handle,
+                ObjectKind::Atomic,
+                op_on!(AtomicLoad, ordering_code(order)),
+                site,
+            );
             if !switched.weak_memory() {
                 return sequentially_consistent(switched, || self.bits(), || self.inner.load(SC));
             }
@@ -299,9 +289,10 @@ macro_rules! atomic_common {
         #[track_caller]
         pub fn store(&self, value: $t, order: Ordering) {
             check_store(order);
-            let switched = announce(
+            let switched = runtime::switch_on(
                 &self.handle,
-                access!(OpKind::AtomicStore, order),
+                ObjectKind::Atomic,
+                op_on!(AtomicStore, ordering_code(order)),
                 Location::caller(),
             );
             if !switched.weak_memory() {

@@ -4,7 +4,8 @@ use std::panic::Location;
 
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjectKind, OpKind};
+use crate::runtime::op::ObjectKind;
+use crate::runtime::op_on;
 
 /// A barrier for `n` threads.
 #[derive(Debug)]
@@ -41,7 +42,7 @@ impl Barrier {
         let idx = runtime::switch_on(
             &self.handle,
             ObjectKind::Barrier,
-            OpKind::BarrierArrive,
+            op_on!(BarrierArrive),
             site,
         )
         .index();
@@ -75,7 +76,7 @@ impl Barrier {
             runtime::switch_on(
                 &self.handle,
                 ObjectKind::Barrier,
-                OpKind::BarrierLeave,
+                op_on!(BarrierLeave),
                 site,
             );
             runtime::with(|ex| ex.describe_barrier_step(generation as u32, false));

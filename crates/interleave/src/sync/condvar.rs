@@ -12,6 +12,7 @@ use super::{LockResult, MutexGuard, PoisonError};
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
 use crate::runtime::op::{Gate, ObjectKind, Op, OpKind, Site};
+use crate::runtime::op_on;
 
 /// A condition variable.
 #[derive(Debug)]
@@ -48,9 +49,7 @@ impl Condvar {
         site: Site,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
         let (mutex, lock_site) = guard.into_parts();
-        // A closure of its own type, as in `Mutex::lock`.
-        let wait = |idx| Op::new(OpKind::Wait, idx);
-        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, wait, site).index();
+        let cv = runtime::switch_on(&self.handle, ObjectKind::Condvar, op_on!(Wait), site).index();
         let (m, spurious_wakeups) = runtime::with(|ex| {
             let m = ex.object(mutex.handle(), ObjectKind::Mutex);
             ex.give_mutex(m);
@@ -159,13 +158,10 @@ impl Condvar {
     }
 
     fn notify(&self, all: bool, site: Site) {
-        // Closures of their own types, as in `Mutex::lock`.
         let cv = if all {
-            let notify_all = |idx| Op::new(OpKind::NotifyAll, idx);
-            runtime::switch_on(&self.handle, ObjectKind::Condvar, notify_all, site)
+            runtime::switch_on(&self.handle, ObjectKind::Condvar, op_on!(NotifyAll), site)
         } else {
-            let notify_one = |idx| Op::new(OpKind::NotifyOne, idx);
-            runtime::switch_on(&self.handle, ObjectKind::Condvar, notify_one, site)
+            runtime::switch_on(&self.handle, ObjectKind::Condvar, op_on!(NotifyOne), site)
         }
         .index();
         runtime::with(|ex| {

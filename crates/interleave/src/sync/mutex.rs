@@ -10,7 +10,8 @@ use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime;
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
+use crate::runtime::op::{ObjIdx, ObjectKind, Site};
+use crate::runtime::op_on;
 
 /// A mutual-exclusion lock protecting a `T`.
 pub struct Mutex<T: ?Sized> {
@@ -73,12 +74,8 @@ impl<T: ?Sized> Mutex<T> {
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         let site = Location::caller();
-        // The runtime records the new holder when it records the step. The operation goes as
-        // a closure of its own type, so the announcement is compiled for this kind alone
-        // (`OpKind` passed as a value shares one copy with the unlock, which tests the kind's
-        // properties at run time: about 10 instructions per step).
-        let lock = |idx| Op::new(OpKind::Lock, idx);
-        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, lock, site).index();
+        // The runtime records the new holder when it records the step.
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, op_on!(Lock), site).index();
         poison::result(poison::is_poisoned(idx), self.guard(idx, site))
     }
 
@@ -90,7 +87,7 @@ impl<T: ?Sized> Mutex<T> {
     /// [`lock`](Mutex::lock) recorded at `site`: for primitives built on this one, which
     /// report their caller's line.
     pub(crate) fn lock_at(&self, site: Site) -> MutexGuard<'_, T> {
-        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::Lock, site).index();
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, op_on!(Lock), site).index();
         self.guard(idx, site)
     }
 
@@ -109,7 +106,7 @@ impl<T: ?Sized> Mutex<T> {
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         let site = Location::caller();
         let idx =
-            runtime::switch_on(&self.handle, ObjectKind::Mutex, OpKind::TryLock, site).index();
+            runtime::switch_on(&self.handle, ObjectKind::Mutex, op_on!(TryLock), site).index();
         let taken = runtime::with(|ex| {
             let free = matches!(
                 ex.objects[idx as usize].state,
@@ -208,9 +205,12 @@ impl<T: ?Sized> Drop for MutexGuard<'_, T> {
         // A thread that panics while it holds the lock poisons it; the flag is set before the
         // unlock step, while no other thread can take the lock.
         poison::poison_if_panicking(self.idx, self.panicking);
-        // A closure of its own type, as in `lock`.
-        let unlock = |idx| Op::new(OpKind::Unlock, idx);
-        runtime::switch_on(&self.mutex.handle, ObjectKind::Mutex, unlock, self.site);
+        runtime::switch_on(
+            &self.mutex.handle,
+            ObjectKind::Mutex,
+            op_on!(Unlock),
+            self.site,
+        );
     }
 }
 

@@ -9,7 +9,8 @@ use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use crate::runtime;
 use crate::runtime::object::{Holder, ObjState, ObjectHandle};
-use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, Site};
+use crate::runtime::op::{ObjIdx, ObjectKind, Site};
+use crate::runtime::op_on;
 
 /// Runs an initialiser exactly once.
 #[derive(Debug)]
@@ -44,7 +45,7 @@ impl Drop for Completion<'_> {
         runtime::switch_on(
             &self.once.handle,
             ObjectKind::Once,
-            OpKind::OnceComplete,
+            op_on!(OnceComplete),
             self.site,
         );
         let idx = self.idx as usize;
@@ -88,7 +89,7 @@ impl Once {
     /// `call_once` does, unless `force` (`call_once_force`, `OnceLock`).
     fn run(&self, f: impl FnOnce(&OnceState), site: Site, force: bool) {
         let idx =
-            runtime::switch_on(&self.handle, ObjectKind::Once, OpKind::OnceEnter, site).index();
+            runtime::switch_on(&self.handle, ObjectKind::Once, op_on!(OnceEnter), site).index();
         let must_run = runtime::with(|ex| {
             let thread = ex.me();
             let entry = &mut ex.objects[idx as usize];
@@ -140,7 +141,7 @@ impl Once {
         let idx = runtime::switch_on(
             &self.handle,
             ObjectKind::Once,
-            OpKind::Poll,
+            op_on!(Poll),
             Location::caller(),
         )
         .index();

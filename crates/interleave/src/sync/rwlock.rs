@@ -13,7 +13,8 @@ use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
+use crate::runtime::op::{ObjIdx, ObjectKind, Site};
+use crate::runtime::op_on;
 use crate::runtime::{self, Execution};
 
 /// A reader-writer lock protecting a `T`.
@@ -62,9 +63,7 @@ fn can_take(ex: &Execution, idx: ObjIdx, write: bool) -> bool {
 
 /// Releases the lock; the runtime records the release when it records the step.
 fn give(lock: &ObjectHandle, site: Site) {
-    // Closures of their own types here and below, as in `Mutex::lock`.
-    let unlock = |idx| Op::new(OpKind::RwUnlock, idx);
-    runtime::switch_on(lock, ObjectKind::RwLock, unlock, site);
+    runtime::switch_on(lock, ObjectKind::RwLock, op_on!(RwUnlock), site);
 }
 
 impl<T> RwLock<T> {
@@ -99,8 +98,8 @@ impl<T: ?Sized> RwLock<T> {
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new reader when it records the step.
-        let read = |idx| Op::new(OpKind::ReadLock, idx);
-        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, read, site).index();
+        let idx =
+            runtime::switch_on(&self.handle, ObjectKind::RwLock, op_on!(ReadLock), site).index();
         poison::result(poison::is_poisoned(idx), self.read_guard(site))
     }
 
@@ -109,15 +108,15 @@ impl<T: ?Sized> RwLock<T> {
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let site = Location::caller();
         // The runtime records the new writer when it records the step.
-        let write = |idx| Op::new(OpKind::WriteLock, idx);
-        let idx = runtime::switch_on(&self.handle, ObjectKind::RwLock, write, site).index();
+        let idx =
+            runtime::switch_on(&self.handle, ObjectKind::RwLock, op_on!(WriteLock), site).index();
         poison::result(poison::is_poisoned(idx), self.write_guard(idx, site))
     }
 
     /// Takes the lock if it is free: its index in the execution and whether it is poisoned.
     fn try_take(&self, write: bool, site: Site) -> Option<(ObjIdx, bool)> {
         let idx =
-            runtime::switch_on(&self.handle, ObjectKind::RwLock, OpKind::TryRwLock, site).index();
+            runtime::switch_on(&self.handle, ObjectKind::RwLock, op_on!(TryRwLock), site).index();
         runtime::with(|ex| {
             let free = can_take(ex, idx, write) && (write || !ex.try_read_defers(idx));
             if free {
