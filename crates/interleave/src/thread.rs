@@ -359,6 +359,9 @@ struct Packet<T, C: ?Sized> {
 /// A spawned thread's closure, taken out by the thread when it runs (or drops it unrun).
 struct Closure<F>(UnsafeCell<Option<F>>);
 
+/// The packet of a thread spawned with closure `F`, as `spawn_inner` hands it back.
+type SpawnedPacket<T, F> = Arc<Packet<T, Closure<F>>>;
+
 /// What a handle knows of its packet's closure: nothing, it only reads the result.
 trait Pending {}
 
@@ -421,14 +424,13 @@ enum Body {
 /// and the packet of its result, or the error of a stack that could not be allocated. The
 /// stack is allocated before the spawn becomes a step, so a spawn that fails is no step and
 /// the threads that are spawned keep their numbers.
-#[allow(clippy::type_complexity)]
 fn spawn_inner<'a, F, T>(
     f: F,
     name: Option<String>,
     stack_size: Option<usize>,
     site: runtime::op::Site,
     body: Body,
-) -> std::io::Result<(Thread, Arc<Packet<T, Closure<F>>>)>
+) -> std::io::Result<(Thread, SpawnedPacket<T, F>)>
 where
     F: FnOnce() -> T + 'a,
     T: 'a,
