@@ -56,10 +56,12 @@ pub struct UnitView {
     pub site: Site,
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
     /// The threads that can run now, in increasing index order; never empty at a decision.
+    /// The list lives as long as the execution's borrow, not the view's, so a strategy may
+    /// hand it on (the yield gate of the samplers does when no thread waits).
     #[inline]
-    pub fn enabled(&self) -> &[usize] {
+    pub fn enabled(&self) -> &'a [usize] {
         &self.ex.enabled
     }
 

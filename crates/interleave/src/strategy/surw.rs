@@ -237,11 +237,13 @@ impl Strategy for Surw {
         let weights = self.profile.weights(&chosen);
         Some(Box::new(SurwSchedule {
             rng,
-            interesting: chosen.iter().map(|p| p.id).collect(),
-            interesting_by_index: Vec::new(),
+            interest: Interest {
+                objects: chosen.iter().map(|p| p.id).collect(),
+                by_index: Vec::new(),
+            },
             profiled: weights,
             remaining: Vec::new(),
-            held: Vec::new(),
+            held: Holds::default(),
             intended: None,
             spawner: None,
             gate: YieldGate::default(),
@@ -295,19 +297,14 @@ impl Strategy for Surw {
 /// One execution of SURW.
 struct SurwSchedule {
     rng: Pcg64Mcg,
-    /// The objects whose accesses are interesting in this execution.
-    interesting: Vec<ObjectId>,
-    /// Whether the object of each index in this execution is interesting, once asked:
-    /// comparing object identities compares their sites' file names, which at every decision
-    /// cost more than the rest of the choice.
-    interesting_by_index: Vec<Option<bool>>,
+    interest: Interest,
     /// Each thread's profiled weight, by thread index, handed to it when it appears.
     profiled: Vec<u64>,
     /// Each thread's remaining weight: interesting events left, its unspawned children's
     /// included.
     remaining: Vec<u64>,
     /// Threads held back at an interesting event until the intended thread has taken one.
-    held: Vec<bool>,
+    held: Holds,
     /// The thread whose interesting event comes next.
     intended: Option<usize>,
     /// The thread that took the last `Spawn` step, the parent of the threads that appear next.
@@ -317,33 +314,79 @@ struct SurwSchedule {
     pool: Vec<usize>,
 }
 
-impl SurwSchedule {
-    fn is_interesting(&mut self, view: &View<'_>, thread: usize) -> bool {
+/// The threads held back at an interesting event, by thread index, with their number, so
+/// that releasing them costs nothing when none is (the intended thread was picked first).
+#[derive(Default)]
+struct Holds {
+    held: Vec<bool>,
+    count: usize,
+}
+
+impl Holds {
+    /// Makes room for a new thread, not held.
+    fn admit(&mut self) {
+        self.held.push(false);
+    }
+
+    fn is_held(&self, thread: usize) -> bool {
+        self.held[thread]
+    }
+
+    /// Holds `thread` back, which is not held yet (it was picked from the threads not held).
+    fn hold(&mut self, thread: usize) {
+        debug_assert!(!self.held[thread], "thread {thread} is held twice");
+        self.held[thread] = true;
+        self.count += 1;
+    }
+
+    fn release_all(&mut self) {
+        if self.count > 0 {
+            self.held.iter_mut().for_each(|h| *h = false);
+            self.count = 0;
+        }
+    }
+}
+
+/// Which objects' accesses are interesting in one execution.
+struct Interest {
+    /// The objects drawn for this execution.
+    objects: Vec<ObjectId>,
+    /// Whether the object of each index in this execution is interesting, once asked:
+    /// comparing object identities compares their sites' file names, which at every decision
+    /// cost more than the rest of the choice.
+    by_index: Vec<Option<bool>>,
+}
+
+impl Interest {
+    /// Whether thread `thread`'s pending operation is an interesting event.
+    fn of(&mut self, view: &View<'_>, thread: usize) -> bool {
         let Some(index) = view.pending_object_index(thread) else {
             return false;
         };
         let index = index as usize;
-        if index >= self.interesting_by_index.len() {
-            self.interesting_by_index.resize(index + 1, None);
+        if index >= self.by_index.len() {
+            self.by_index.resize(index + 1, None);
         }
-        if let Some(known) = self.interesting_by_index[index] {
+        if let Some(known) = self.by_index[index] {
             return known;
         }
         let interesting = view
             .pending(thread)
             .and_then(|op| op.object)
-            .is_some_and(|object| self.interesting.contains(&object));
-        self.interesting_by_index[index] = Some(interesting);
+            .is_some_and(|object| self.objects.contains(&object));
+        self.by_index[index] = Some(interesting);
         interesting
     }
+}
 
+impl SurwSchedule {
     /// Gives the threads created since the last decision their weights, taken from their
     /// parent's, and lets a child take its parent's intended place with probability its share.
     fn admit(&mut self, view: &View<'_>) {
         for thread in self.remaining.len()..view.thread_count() {
             let weight = self.profiled.get(thread).copied().unwrap_or(0);
             self.remaining.push(weight);
-            self.held.push(false);
+            self.held.admit();
             let Some(parent) = self.spawner.filter(|&p| p < thread) else {
                 continue;
             };
@@ -358,55 +401,76 @@ impl SurwSchedule {
         self.spawner = None;
     }
 
-    /// Draws the intended thread among `pool` with probability proportional to the remaining
-    /// weights (the picked thread, which has weight, keeps the total positive).
-    fn draw_intended(&mut self) -> usize {
-        let total: u64 = self.pool.iter().map(|&t| self.remaining[t]).sum();
-        let mut point = below(self.rng.next_u64(), total.max(1) as usize) as u64;
-        for &thread in &self.pool {
-            if point < self.remaining[thread] {
-                return thread;
-            }
-            point -= self.remaining[thread];
-        }
-        self.pool[0]
-    }
-
+    /// Picks the thread that takes the next step. The threads the yield rule allows are asked
+    /// for once (its answer does not change within a decision), and picked from directly while
+    /// no thread is held back, the common case; holding one back copies the others into the
+    /// scratch pool, in increasing order, as filtering the allowed threads again would.
     fn choose(&mut self, view: &View<'_>) -> usize {
+        let SurwSchedule {
+            rng,
+            interest,
+            remaining,
+            held,
+            intended,
+            gate,
+            pool,
+            ..
+        } = self;
+        let allowed = gate.allowed(view);
+        let mut filtered = held.count > 0;
+        if filtered {
+            pool.clear();
+            pool.extend(allowed.iter().filter(|&&t| !held.is_held(t)));
+        }
         loop {
-            self.pool.clear();
-            let held = &self.held;
-            self.pool
-                .extend(self.gate.allowed(view).iter().filter(|&&t| !held[t]));
-            if self.pool.is_empty() {
+            let candidates: &[usize] = if filtered { pool } else { allowed };
+            if candidates.is_empty() {
                 // The intended thread cannot run: release every hold and draw again.
-                self.held.iter_mut().for_each(|h| *h = false);
-                self.intended = None;
+                held.release_all();
+                *intended = None;
+                filtered = false;
                 continue;
             }
-            let picked = self.pool[below(self.rng.next_u64(), self.pool.len())];
-            if !self.is_interesting(view, picked) {
+            let picked = candidates[below(rng.next_u64(), candidates.len())];
+            if !interest.of(view, picked) {
                 return picked;
             }
             // The profile may have missed some of this thread's events.
-            self.remaining[picked] = self.remaining[picked].max(1);
-            let intended = match self.intended {
-                Some(intended) => intended,
-                None => {
-                    let drawn = self.draw_intended();
-                    self.intended = Some(drawn);
-                    drawn
-                }
-            };
-            if picked == intended {
-                self.remaining[picked] -= 1;
-                self.held.iter_mut().for_each(|h| *h = false);
-                self.intended = None;
+            remaining[picked] = remaining[picked].max(1);
+            let intended_thread =
+                *intended.get_or_insert_with(|| draw_intended(rng, candidates, remaining));
+            if picked == intended_thread {
+                remaining[picked] -= 1;
+                held.release_all();
+                *intended = None;
                 return picked;
             }
-            self.held[picked] = true;
+            held.hold(picked);
+            // In place (`retain` moves the few entries itself, where `remove` called
+            // `memmove`), or from the allowed threads the first time.
+            if filtered {
+                pool.retain(|&t| t != picked);
+            } else {
+                pool.clear();
+                pool.extend(allowed.iter().copied().filter(|&t| t != picked));
+                filtered = true;
+            }
         }
     }
+}
+
+/// Draws the intended thread among `pool` with probability proportional to the `remaining`
+/// weights (the picked thread, which has weight, keeps the total positive).
+fn draw_intended(rng: &mut Pcg64Mcg, pool: &[usize], remaining: &[u64]) -> usize {
+    let total: u64 = pool.iter().map(|&t| remaining[t]).sum();
+    let mut point = below(rng.next_u64(), total.max(1) as usize) as u64;
+    for &thread in pool {
+        if point < remaining[thread] {
+            return thread;
+        }
+        point -= remaining[thread];
+    }
+    pool[0]
 }
 
 impl Schedule for SurwSchedule {
