@@ -47,7 +47,7 @@ use rand_pcg::Pcg64Mcg;
 use super::dfs::YieldGate;
 use super::hb::primary_conflict;
 use super::priority::{Priorities, DEFAULT_YIELD_LIMIT};
-use super::{Access, PendingOp, Schedule, Strategy, View};
+use super::{Access, OpKind, PendingOp, Schedule, Strategy, View};
 
 /// Partial-order sampling (spec `pos`).
 #[derive(Clone, Debug, Default)]
@@ -102,6 +102,45 @@ fn races(a: &PendingOp, b: &PendingOp) -> bool {
         && (a.access() != Access::Read || b.access() != Access::Read)
 }
 
+/// What a pending operation conflicts on, by the object's index in the execution, and how it
+/// touches it: what [`primary_conflict`] says by object identity, which `races` compares, but
+/// without comparing identities (their sites' file names) for every thread at every step. The
+/// objects of one execution have distinct indices and distinct identities, so the answers agree
+/// (debug builds check it at every step).
+#[derive(Clone, Copy)]
+struct PendingConflict {
+    /// The object's index, or `None` for the thread-management pseudo-object.
+    object: Option<u32>,
+    access: Access,
+}
+
+impl PendingConflict {
+    fn races(self, other: PendingConflict) -> bool {
+        self.object == other.object && (self.access != Access::Read || other.access != Access::Read)
+    }
+}
+
+/// The conflict of thread `thread`'s pending operation, if it has one (see
+/// [`PendingConflict`]).
+fn conflict_of(view: &View<'_>, thread: usize) -> Option<PendingConflict> {
+    let kind = view.pending_kind(thread)?;
+    let object = match view.pending_object_index(thread) {
+        Some(index) => Some(index),
+        None if matches!(
+            kind,
+            OpKind::Spawn | OpKind::Park | OpKind::Unpark | OpKind::Sleep
+        ) =>
+        {
+            None
+        }
+        None => return None,
+    };
+    Some(PendingConflict {
+        object,
+        access: kind.access(),
+    })
+}
+
 impl PosSchedule {
     /// The schedule of the execution seeded `seed`.
     pub(super) fn new(seed: u64) -> PosSchedule {
@@ -140,9 +179,18 @@ impl PosSchedule {
         self.gate.ran(view, chosen);
         // The other threads' pending operations stay what they are until this step has run,
         // so the races it will take part in are known now.
-        if let Some(op) = view.pending(chosen) {
+        if let Some(mine) = conflict_of(view, chosen) {
             for thread in (0..view.thread_count()).filter(|&t| t != chosen) {
-                if view.pending(thread).is_some_and(|other| races(&op, &other)) {
+                let racing = conflict_of(view, thread).is_some_and(|other| mine.races(other));
+                debug_assert_eq!(
+                    racing,
+                    view.pending(chosen)
+                        .zip(view.pending(thread))
+                        .is_some_and(|(a, b)| races(&a, &b)),
+                    "the conflict keys of threads {chosen} and {thread} disagree with their \
+                     identities"
+                );
+                if racing {
                     self.priorities.set(thread, draw(&mut self.rng));
                 }
             }
