@@ -122,6 +122,7 @@ impl PendingConflict {
 
 /// The conflict of thread `thread`'s pending operation, if it has one (see
 /// [`PendingConflict`]).
+#[inline]
 fn conflict_of(view: &View<'_>, thread: usize) -> Option<PendingConflict> {
     let kind = view.pending_kind(thread)?;
     let object = match view.pending_object_index(thread) {
