@@ -233,7 +233,7 @@ impl Execution {
                         .count() as u32;
                     (if writer.is_some() { LOCK_WRITER } else { 0 })
                         | readers.len() as u32
-                        | waiting * LOCK_ONE_WAITING
+                        | (waiting * LOCK_ONE_WAITING)
                 }
                 _ => 0,
             };
@@ -304,8 +304,9 @@ impl Execution {
     /// answers it with a recorded value (0 joins, 1 waits), so every strategy and the replay
     /// token see the choice and the exhaustive searches take both outcomes. Whether a writer
     /// waits is counted in the lock's word (`ObjectEntry::lock`).
-    // Kept out of line: inlined, it made the enabledness loop of every program pay for it
-    // (measured at about 4% more instructions per step on a Mutex workload).
+    // Kept out of line, where it was when it scanned the threads (inlined, that scan cost a
+    // Mutex workload about 4% more instructions per step): only a read that may draw its
+    // preference comes here.
     #[inline(never)]
     fn read_lock_enabled(&mut self, t: usize, readers_hold: bool) -> bool {
         let object = self.threads[t].pending.object;
@@ -333,8 +334,9 @@ impl Execution {
         ) && self.writer_waits(object, reader).is_some()
     }
 
-    /// A thread other than `reader` that waits to take `object` for writing, if any (the
-    /// report's and the full test's answer; the enabledness pass reads the lock's count).
+    /// A thread other than `reader` that waits to take `object` for writing, if any: for the
+    /// report, `try_read` and the full test (`op_enabled`); the gates and `read_lock_enabled`
+    /// read the count in the lock's word.
     #[inline(never)]
     pub(super) fn writer_waits(&self, object: ObjIdx, reader: usize) -> Option<usize> {
         (0..self.threads.len()).find(|&u| writer_waits_in(&self.threads[u], u, object, reader))
