@@ -14,6 +14,30 @@ impl Execution {
             || (limits.spurious_park_wakeups && op.arg == op::PARK_OF_THE_THREAD)
     }
 
+    /// Marks thread `t` as finished or not (a finished thread that kept values runs again to
+    /// drop them, `kept.rs`). A thread that finishes while it waits to write (unwound at the
+    /// end of an execution) no longer counts as waiting.
+    pub(super) fn set_finished(&mut self, t: usize, finished: bool) {
+        let slot = &mut self.threads[t];
+        slot.finished = finished;
+        if finished && slot.write_request {
+            slot.write_request = false;
+            self.objects[slot.pending.object as usize].lock -= LOCK_ONE_WAITING;
+        }
+    }
+
+    /// Thread `t` announced that it waits to take `RwLock` `object` for writing: it counts in
+    /// the lock's word until it takes the lock (`take_rwlock`) or finishes.
+    #[inline(never)]
+    pub(super) fn note_write_request(&mut self, t: usize, object: ObjIdx) {
+        debug_assert!(
+            !self.threads[t].write_request,
+            "a write request counted twice"
+        );
+        self.threads[t].write_request = true;
+        self.objects[object as usize].lock += LOCK_ONE_WAITING;
+    }
+
     /// Whether thread `t`'s pending operation can take effect now. A timed operation (a
     /// sleep, a timeout, a parked task's timer) may end by its timeout at any scheduling point
     /// after it started (`early`), since the time a thread takes to reach a step is not
@@ -101,8 +125,8 @@ impl Execution {
     /// Fills `self.enabled`; flags a thread that waits for a lock it holds.
     pub(super) fn compute_enabled(&mut self) {
         self.enabled.clear();
-        let (first_left, writer_waits) = self.enable_by_gate();
-        if first_left < self.threads.len() && !self.enable_from(first_left, writer_waits) {
+        let first_left = self.enable_by_gate();
+        if first_left < self.threads.len() && !self.enable_from(first_left) {
             return;
         }
         self.enabled_fresh = true;
@@ -112,45 +136,37 @@ impl Execution {
     }
 
     /// Adds to `self.enabled` the threads whose pending operation its gate answers (`Gate`),
-    /// up to the first one it cannot answer, which it returns (every thread: `threads.len()`)
-    /// with the writer-waits cache for `enable_from`. The loop borrows only the tables it
-    /// reads, so their addresses stay in registers across the pushes; a lock request costs a
-    /// load of the lock's word, where the full test dispatched on the operation's kind and
-    /// matched the object's state (about 45 instructions per thread and decision on a `Mutex`
-    /// workload, now about 20).
-    ///
-    /// The cache says whether a writer waits for the `RwLock` a blocked read last asked
-    /// about: one scan over the threads per lock and decision, where each waiting reader
-    /// scanned them twice before (measured at a third of the instructions of an 8-thread
-    /// `RwLock` workload). It goes back by value, in registers: kept in memory for
-    /// `enable_from`, it cost every decision a few stores and loads.
+    /// up to the first one it cannot answer, which it returns (every thread: `threads.len()`).
+    /// The loop borrows only the tables it reads, so their addresses stay in registers across
+    /// the pushes; a lock request costs a load of the lock's word, where the full test
+    /// dispatched on the operation's kind and matched the object's state (about 45
+    /// instructions per thread and decision on a `Mutex` workload, now about 20).
     #[inline(always)]
-    fn enable_by_gate(&mut self) -> (usize, Option<(ObjIdx, bool)>) {
-        let mut writer_waits = None;
+    fn enable_by_gate(&mut self) -> usize {
         let current = self.current;
         let (threads, objects, enabled) = (&self.threads[..], &self.objects[..], &mut self.enabled);
         for t in 0..threads.len() {
-            match gate_answer(threads, objects, t, current, &mut writer_waits) {
+            match gate_answer(threads, objects, t, current) {
                 Some(true) => enabled.push(t),
                 Some(false) => {}
-                None => return (t, writer_waits),
+                None => return t,
             }
         }
-        (threads.len(), writer_waits)
+        threads.len()
     }
 
     /// Adds to `self.enabled` the threads from `from` on that can run, by their gate where it
     /// answers and by `enable_by_operation` where it does not; returns false if the
-    /// execution stopped. `writer_waits` is `enable_by_gate`'s cache.
+    /// execution stopped.
     #[inline(never)]
-    fn enable_from(&mut self, from: usize, mut writer_waits: Option<(ObjIdx, bool)>) -> bool {
+    fn enable_from(&mut self, from: usize) -> bool {
         for t in from..self.threads.len() {
             let current = self.current;
-            match gate_answer(&self.threads, &self.objects, t, current, &mut writer_waits) {
+            match gate_answer(&self.threads, &self.objects, t, current) {
                 Some(true) => self.enabled.push(t),
                 Some(false) => {}
                 None => {
-                    if !self.enable_by_operation(t, &mut writer_waits) {
+                    if !self.enable_by_operation(t) {
                         return false;
                     }
                 }
@@ -161,7 +177,7 @@ impl Execution {
 
     /// Adds thread `t` to `self.enabled` if its pending operation can take effect now, by the
     /// full test; returns false if the execution stopped (`t` waits for a lock it holds).
-    fn enable_by_operation(&mut self, t: usize, writer_waits: &mut Option<(ObjIdx, bool)>) -> bool {
+    fn enable_by_operation(&mut self, t: usize) -> bool {
         let pending = self.threads[t].pending;
         let enabled = if pending.kind == OpKind::ReadLock {
             // The common answers inline: a writer holds the lock, or no reader holds it and
@@ -175,7 +191,7 @@ impl Execution {
                     if !readers_hold && self.threads[t].read_defers != Some(true) {
                         true
                     } else {
-                        self.read_lock_enabled(t, readers_hold, writer_waits)
+                        self.read_lock_enabled(t, readers_hold)
                     }
                 }
                 _ => true,
@@ -210,7 +226,14 @@ impl Execution {
             let expected = match &entry.state {
                 ObjState::Mutex { holder: Some(_) } => LOCK_WRITER,
                 ObjState::RwLock { writer, readers } => {
-                    (if writer.is_some() { LOCK_WRITER } else { 0 }) | readers.len() as u32
+                    let waiting = (0..self.threads.len())
+                        .filter(|&u| {
+                            writer_waits_in(&self.threads[u], u, index as ObjIdx, usize::MAX)
+                        })
+                        .count() as u32;
+                    (if writer.is_some() { LOCK_WRITER } else { 0 })
+                        | readers.len() as u32
+                        | (waiting * LOCK_ONE_WAITING)
                 }
                 _ => 0,
             };
@@ -220,6 +243,11 @@ impl Execution {
             );
         }
         for (t, slot) in self.threads.iter().enumerate() {
+            assert_eq!(
+                slot.write_request,
+                writer_waits_in(slot, t, slot.pending.object, usize::MAX),
+                "thread {t}'s write request is not counted as it waits"
+            );
             if slot.finished || slot.pending.gate == Gate::Other {
                 continue;
             }
@@ -274,34 +302,20 @@ impl Execution {
     /// preference) or waits behind the writer (writer preference, as Linux's futex-based lock
     /// does). The first time that question arises for thread `t`'s pending read, the schedule
     /// answers it with a recorded value (0 joins, 1 waits), so every strategy and the replay
-    /// token see the choice and the exhaustive searches take both outcomes. `writer_waits`
-    /// caches, for one lock, whether another thread waits to write it: a thread whose pending
-    /// operation is a read is never that writer, so the answer holds for every reader of the
-    /// lock in this enabledness pass.
-    // Kept out of line, as `writer_waits` is: inlined, their scans over the threads made the
-    // enabledness loop of every program pay for them (measured at about 4% more instructions
-    // per step on a Mutex workload).
+    /// token see the choice and the exhaustive searches take both outcomes. Whether a writer
+    /// waits is counted in the lock's word (`ObjectEntry::lock`).
+    // Kept out of line, where it was when it scanned the threads (inlined, that scan cost a
+    // Mutex workload about 4% more instructions per step): only a read that may draw its
+    // preference comes here.
     #[inline(never)]
-    fn read_lock_enabled(
-        &mut self,
-        t: usize,
-        readers_hold: bool,
-        writer_waits: &mut Option<(ObjIdx, bool)>,
-    ) -> bool {
+    fn read_lock_enabled(&mut self, t: usize, readers_hold: bool) -> bool {
         let object = self.threads[t].pending.object;
-        let mut a_writer_waits = |ex: &Execution| match *writer_waits {
-            Some((cached, waits)) if cached == object => waits,
-            _ => {
-                let waits = ex.writer_waits(object, t).is_some();
-                *writer_waits = Some((object, waits));
-                waits
-            }
-        };
-        if self.threads[t].read_defers.is_none() && readers_hold && a_writer_waits(self) {
+        let a_writer_waits = self.objects[object as usize].lock & !LOCK_WRITER >= LOCK_ONE_WAITING;
+        if self.threads[t].read_defers.is_none() && readers_hold && a_writer_waits {
             let defers = self.choose_value(2) == 1;
             self.threads[t].read_defers = Some(defers);
         }
-        !(self.threads[t].read_defers == Some(true) && a_writer_waits(self))
+        !(self.threads[t].read_defers == Some(true) && a_writer_waits)
     }
 
     /// Whether `RwLock::try_read` by the running thread on `object` fails because it gives
@@ -320,7 +334,9 @@ impl Execution {
         ) && self.writer_waits(object, reader).is_some()
     }
 
-    /// A thread other than `reader` that waits to take `object` for writing, if any.
+    /// A thread other than `reader` that waits to take `object` for writing, if any: for the
+    /// report, `try_read` and the full test (`op_enabled`); the gates and `read_lock_enabled`
+    /// read the count in the lock's word.
     #[inline(never)]
     pub(super) fn writer_waits(&self, object: ObjIdx, reader: usize) -> Option<usize> {
         (0..self.threads.len()).find(|&u| writer_waits_in(&self.threads[u], u, object, reader))
@@ -347,16 +363,6 @@ impl Execution {
     }
 }
 
-/// Whether a thread of `threads` other than `reader` waits to take `object` for writing
-/// (`Execution::writer_waits`, over the tables `enable_by_gate` borrows).
-#[inline(never)]
-fn writer_waiting(threads: &[ThreadSlot], object: ObjIdx, reader: usize) -> bool {
-    threads
-        .iter()
-        .enumerate()
-        .any(|(u, slot)| writer_waits_in(slot, u, object, reader))
-}
-
 /// Whether thread `u` (its slot) is not `reader` and waits to take `object` for writing.
 #[inline(always)]
 fn writer_waits_in(slot: &ThreadSlot, u: usize, object: ObjIdx, reader: usize) -> bool {
@@ -370,15 +376,13 @@ fn writer_waits_in(slot: &ThreadSlot, u: usize, object: ObjIdx, reader: usize) -
 /// thread cannot): `None` where the gate leaves it to `Execution::enable_by_operation`, which
 /// is for an operation with gate `Other`, a read that must choose whether it defers to a
 /// waiting writer (a recorded choice, `read_lock_enabled`), and the `current` thread when its
-/// lock request is blocked (it may wait for a lock it holds itself). `writer_waits` is
-/// `enable_by_gate`'s cache.
+/// lock request is blocked (it may wait for a lock it holds itself).
 #[inline(always)]
 fn gate_answer(
     threads: &[ThreadSlot],
     objects: &[ObjectEntry],
     t: usize,
     current: usize,
-    writer_waits: &mut Option<(ObjIdx, bool)>,
 ) -> Option<bool> {
     let slot = &threads[t];
     if slot.finished {
@@ -387,31 +391,20 @@ fn gate_answer(
     let op = slot.pending;
     let can_run = match op.gate {
         Gate::Free => true,
-        Gate::Exclusive => objects[op.object as usize].lock == 0,
+        Gate::Exclusive => objects[op.object as usize].lock & LOCK_HOLDERS == 0,
         Gate::Shared => {
             let lock = objects[op.object as usize].lock;
+            // The word counts the waiting writers above its holders.
+            let waits = lock & !LOCK_WRITER >= LOCK_ONE_WAITING;
             if lock & LOCK_WRITER != 0 {
                 false
             } else {
                 match slot.read_defers {
                     Some(false) => true,
-                    None if lock == 0 => true,
-                    // Readers hold the lock and the read has not chosen, or it defers to
-                    // waiting writers: whether one waits decides.
-                    defers => {
-                        let waits = match *writer_waits {
-                            Some((cached, waits)) if cached == op.object => waits,
-                            _ => {
-                                let waits = writer_waiting(threads, op.object, t);
-                                *writer_waits = Some((op.object, waits));
-                                waits
-                            }
-                        };
-                        match defers {
-                            None if waits => return None,
-                            _ => !waits,
-                        }
-                    }
+                    // Readers hold the lock and a writer waits: the read chooses.
+                    None if waits && lock & LOCK_HOLDERS != 0 => return None,
+                    None => true,
+                    Some(true) => !waits,
                 }
             }
         }

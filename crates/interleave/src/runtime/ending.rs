@@ -187,7 +187,8 @@ pub(super) fn unwind_at_end(coroutines: &mut [Option<ThreadCoroutine>], index: u
         ex.teardown = false;
         let slot = &mut ex.threads[index];
         slot.left_to_unwind = false;
-        slot.finished = true;
+        ex.set_finished(index, true);
+        let slot = &mut ex.threads[index];
         if !finished {
             std::mem::forget(std::mem::take(&mut slot.locals));
             let operation = slot.pending.kind.name();

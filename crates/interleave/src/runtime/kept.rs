@@ -58,8 +58,8 @@ impl Execution {
             let Ok(stack) = self.stack_for(None, None, site) else {
                 continue;
             };
+            self.set_finished(index, false);
             let slot = &mut self.threads[index];
-            slot.finished = false;
             slot.cancelled = true;
             slot.pending = Op::new(OpKind::Start, NO_OBJECT);
             slot.pending_site = site;
@@ -87,7 +87,7 @@ fn revived_main(index: usize, yielder: &ThreadYielder) {
     with(|ex| ex.threads[index].at_root = true);
     drop_kept_values(index);
     drop_thread_locals(index);
-    with(|ex| ex.threads[index].finished = true);
+    with(|ex| ex.set_finished(index, true));
 }
 
 /// Drops the values thread `index` kept, as that thread, which is running: a destructor that

@@ -72,7 +72,10 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rustc_hash::FxHashMap;
 
 use clock::VectorClock;
-use object::{Holder, ObjState, ObjectEntry, ObjectHandle, LOCK_WRITER, MAX_OBJECTS};
+use object::{
+    Holder, ObjState, ObjectEntry, ObjectHandle, LOCK_HOLDERS, LOCK_ONE_WAITING, LOCK_WRITER,
+    MAX_OBJECTS,
+};
 use op::{Gate, ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 
 pub use failure::FailureKind;
@@ -219,6 +222,9 @@ pub(crate) struct ThreadSlot {
     /// time a writer waits while readers hold the lock (see `choose_read_preference`); `None`
     /// until then.
     pub read_defers: Option<bool>,
+    /// The pending operation is an `RwLock::write` the thread waits to take: it counts in
+    /// the lock's word (`ObjectEntry::lock`) until the lock is taken or the thread finishes.
+    pub write_request: bool,
 }
 
 /// A panic that ended a thread and that no `join` has observed yet.
@@ -1115,6 +1121,13 @@ impl Execution {
             if write {
                 *writer = Some(holder);
                 entry.lock |= LOCK_WRITER;
+                // The thread no longer waits to write (during teardown it may take the lock
+                // without having announced the request).
+                let slot = &mut self.threads[holder.thread];
+                if slot.write_request {
+                    slot.write_request = false;
+                    entry.lock -= LOCK_ONE_WAITING;
+                }
             } else {
                 readers.push(holder);
                 entry.lock += 1;
@@ -1338,6 +1351,7 @@ impl Execution {
             timer_deadline: None,
             task_waker: 0,
             read_defers: None,
+            write_request: false,
         });
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
             thread_main(index, yielder, body)
@@ -1462,7 +1476,8 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
         slot.returned = returned && slot.unobserved_panic.is_none();
         // A thread torn down after a failure stays unfinished: the report shows what it was
         // about to do. One unwound at the end of a passing execution has finished.
-        slot.finished = !ex.teardown || ex.ending;
+        let finished = !ex.teardown || ex.ending;
+        ex.set_finished(index, finished);
     });
 }
 

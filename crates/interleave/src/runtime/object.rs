@@ -223,12 +223,22 @@ pub(crate) struct ObjectEntry {
     pub poisoned: bool,
     /// Who holds a lock, as one word the enabledness pass reads without matching `state`:
     /// [`LOCK_WRITER`] while a `Mutex` or an `RwLock` is held exclusively, plus the number
-    /// of readers holding an `RwLock`; 0 when free, and always 0 for other objects. Kept by
-    /// `take_mutex`, `give_mutex`, `take_rwlock` and `give_rwlock` with the holders in
-    /// `state`, which debug builds check it against.
+    /// of readers holding an `RwLock` (the bits of [`LOCK_HOLDERS`] below it), plus
+    /// [`LOCK_ONE_WAITING`] for every thread waiting to take an `RwLock` for writing; 0 for
+    /// a free lock nobody waits to write, and always 0 for other objects. The holders are
+    /// kept by `take_mutex`, `give_mutex`, `take_rwlock` and `give_rwlock` with `state`, the
+    /// waiting writers by `Execution::note_write_request`, `take_rwlock` and
+    /// `Execution::set_finished`; debug builds check both at every decision.
     pub lock: u32,
 }
 
-/// The bit of [`ObjectEntry::lock`] set while a thread holds the lock exclusively; the bits
-/// below count the readers.
+/// The bit of [`ObjectEntry::lock`] set while a thread holds the lock exclusively.
 pub(crate) const LOCK_WRITER: u32 = 1 << 31;
+
+/// The bits of [`ObjectEntry::lock`] that say who holds the lock: [`LOCK_WRITER`] and the
+/// number of readers below bit 16.
+pub(crate) const LOCK_HOLDERS: u32 = LOCK_WRITER | 0xffff;
+
+/// One thread waiting to take an `RwLock` for writing, in [`ObjectEntry::lock`] (bits 16 to
+/// 30 count them).
+pub(crate) const LOCK_ONE_WAITING: u32 = 1 << 16;

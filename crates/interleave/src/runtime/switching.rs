@@ -302,6 +302,9 @@ impl Execution {
         let slot = &mut self.threads[me];
         slot.pending = op;
         slot.pending_site = site;
+        if op.kind == OpKind::WriteLock {
+            self.note_write_request(me, op.object);
+        }
         if self.last_untracked && self.fast_path(op) {
             self.record(me);
             return Decision::GO_ON;
