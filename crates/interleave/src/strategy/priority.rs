@@ -233,6 +233,12 @@ impl Priorities {
         }
     }
 
+    /// The number of threads with a priority.
+    #[inline]
+    pub(super) fn admitted(&self) -> usize {
+        self.values.len()
+    }
+
     /// The priority of `thread`.
     pub(super) fn get(&self, thread: usize) -> i64 {
         self.values[thread]
@@ -336,6 +342,9 @@ pub(super) struct PrioritySchedule {
     /// With [`Counting::Global`], the earliest change point not yet reached, so most steps
     /// test one number.
     next_change: u64,
+    /// Whether every step is an event ([`Events::All`]), the common case
+    /// [`Schedule::next_thread`] decides without looking at `counting`.
+    every_step: bool,
     counting: Counting,
     /// Lock acquisitions so far ([`Events::LockAcquisitions`]).
     events_seen: u64,
@@ -371,6 +380,7 @@ impl PrioritySchedule {
             change_points,
             change_priorities,
             next_change,
+            every_step: matches!(counting, Counting::Global(Events::All)),
             counting,
             events_seen: 0,
             object_counts,
@@ -382,6 +392,59 @@ impl PrioritySchedule {
     /// thread bounding's change priorities alike.
     pub(super) fn random_priority(rng: &mut Pcg64Mcg) -> i64 {
         (1i64 << 32) + (rng.next_u32() as i64)
+    }
+
+    /// Gives the threads created since the last decision their initial priorities: independent
+    /// uniform keys, which give a uniformly random order. Out of line, since few decisions
+    /// see a new thread.
+    #[inline(never)]
+    fn admit(&mut self, view: &View<'_>) {
+        let rng = &mut self.rng;
+        self.priorities.admit(view, |_| Self::random_priority(rng));
+    }
+
+    /// Event `event`, taken by thread `last`, is the earliest change point not yet reached
+    /// ([`Counting::Global`]): `last` takes that change point's priority, and the next change
+    /// point is the earliest after it.
+    #[inline(never)]
+    fn change_point(&mut self, last: usize, event: u64) {
+        if let Some(i) = self.change_points.iter().position(|&k| k == event) {
+            self.priorities.set(last, self.change_priorities[i]);
+        }
+        self.next_change = self
+            .change_points
+            .iter()
+            .copied()
+            .filter(|&k| k > event)
+            .min()
+            .unwrap_or(u64::MAX);
+    }
+
+    /// [`Schedule::next_thread`] when not every step is an event (lock acquisitions only, or
+    /// accesses of PCTVB's objects): the event sequence of the chosen step is kept for the
+    /// next decision, which numbers the event once the step has run.
+    #[inline(never)]
+    fn next_thread_counting_events(&mut self, view: &View<'_>) -> usize {
+        if let Some(last) = view.last_thread() {
+            if let Some(event) = self.last_event(view) {
+                match self.counting {
+                    Counting::Global(_) => {
+                        if event == self.next_change {
+                            self.change_point(last, event);
+                        }
+                    }
+                    Counting::PerObject(_) => {
+                        if let Some(i) = self.change_points.iter().position(|&k| k == event) {
+                            self.priorities.set(last, self.change_priorities[i]);
+                        }
+                    }
+                }
+            }
+            self.priorities.yield_rule(view, last);
+        }
+        let best = self.priorities.highest(view);
+        self.chosen = self.sequence_of(view, best);
+        best
     }
 
     /// The number of the event the last step was, if it was one.
@@ -417,34 +480,23 @@ impl PrioritySchedule {
 
 impl Schedule for PrioritySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        // Independent uniform keys give a uniformly random order of the initial priorities.
-        let rng = &mut self.rng;
-        self.priorities.admit(view, |_| Self::random_priority(rng));
+        if view.thread_count() > self.priorities.admitted() {
+            self.admit(view);
+        }
+        if !self.every_step {
+            return self.next_thread_counting_events(view);
+        }
+        // Every step is an event, numbered by `View::step`, and every step goes through this
+        // decision (every object is tracked, so no step takes the runtime's fast path): the
+        // event just taken is the current step, and a change point is one comparison.
         if let Some(last) = view.last_thread() {
-            if let Some(event) = self.last_event(view) {
-                let global = matches!(self.counting, Counting::Global(_));
-                if !global || event == self.next_change {
-                    if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-                        self.priorities.set(last, self.change_priorities[i]);
-                    }
-                }
-                if global && event == self.next_change {
-                    self.next_change = self
-                        .change_points
-                        .iter()
-                        .copied()
-                        .filter(|&k| k > event)
-                        .min()
-                        .unwrap_or(u64::MAX);
-                }
+            let event = view.step();
+            if event == self.next_change {
+                self.change_point(last, event);
             }
             self.priorities.yield_rule(view, last);
         }
-        let best = self.priorities.highest(view);
-        if !matches!(self.counting, Counting::Global(Events::All)) {
-            self.chosen = self.sequence_of(view, best);
-        }
-        best
+        self.priorities.highest(view)
     }
 
     fn next_value(&mut self, _bound: u64) -> u64 {
