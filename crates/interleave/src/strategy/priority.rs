@@ -188,9 +188,12 @@ pub(super) struct Priorities {
     values: Vec<i64>,
     /// What the yield rule keeps of each thread, in one table so a decision indexes one.
     yield_states: Vec<YieldState>,
-    /// The last thread this schedule chose, the step it chose it at and what its pending
-    /// operation was: the yield rule needs to know whether that step was a sleep.
-    chosen: Option<Chosen>,
+    /// The last thread this schedule chose (`usize::MAX` before the first choice): the yield
+    /// rule needs to know whether its step was a sleep, and reads that step's kind from the
+    /// execution's trace when it needs it, so a decision only stores the two numbers.
+    chosen_thread: usize,
+    /// The step [`Priorities::chosen_thread`] was chosen for.
+    chosen_step: u64,
     lowest: i64,
     yield_limit: u32,
 }
@@ -206,20 +209,13 @@ struct YieldState {
     acted: bool,
 }
 
-/// A choice of [`Priorities::highest`], as the yield rule needs it.
-#[derive(Clone, Copy, Debug)]
-struct Chosen {
-    thread: usize,
-    step: u64,
-    kind: Option<OpKind>,
-}
-
 impl Priorities {
     pub(super) fn new(yield_limit: u32) -> Priorities {
         Priorities {
             values: Vec::new(),
             yield_states: Vec::new(),
-            chosen: None,
+            chosen_thread: usize::MAX,
+            chosen_step: 0,
             lowest: 0,
             yield_limit,
         }
@@ -276,8 +272,8 @@ impl Priorities {
     #[inline(never)]
     fn count_yields(&mut self, view: &View<'_>, thread: usize, yields: u32) {
         let state = &mut self.yield_states[thread];
-        let chosen = self.chosen.filter(|c| c.thread == thread);
-        let kind = chosen.and_then(|c| c.kind);
+        let chosen_step = (self.chosen_thread == thread).then_some(self.chosen_step);
+        let kind = chosen_step.and_then(|step| view.step_kind(step));
         let yielded = yields > state.seen;
         state.seen = yields;
         let mut demote = false;
@@ -295,7 +291,7 @@ impl Priorities {
             state.acted = true;
         }
         // Steps on the fast path after the chosen one are data accesses, never yields.
-        if chosen.is_some_and(|c| view.step() > c.step + 1) {
+        if chosen_step.is_some_and(|step| view.step() > step + 1) {
             state.acted = true;
         }
         if demote {
@@ -308,11 +304,8 @@ impl Priorities {
     #[inline]
     pub(super) fn highest(&mut self, view: &View<'_>) -> usize {
         let best = self.highest_of(view.enabled());
-        self.chosen = Some(Chosen {
-            thread: best,
-            step: view.step(),
-            kind: view.pending_kind(best),
-        });
+        self.chosen_thread = best;
+        self.chosen_step = view.step();
         best
     }
 
