@@ -255,15 +255,19 @@ impl Priorities {
     /// choice: the step it was chosen for, then any it took on the runtime's fast path.
     #[inline(always)]
     pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
-        let yields = view.yields(thread);
-        let state = &self.yield_states[thread];
-        if yields == state.seen && state.acted {
-            // No yield, and the thread has acted already: nothing in `count_yields` would
-            // change. This is every step of a thread that is not in a loop of yields or
-            // sleeps, so it is decided here, inline in the strategy's decision.
-            return;
+        if !self.settled(view, thread) {
+            self.count_yields(view, thread, view.yields(thread));
         }
-        self.count_yields(view, thread, yields);
+    }
+
+    /// Whether the yield rule has nothing to do for `thread`: it made no yield since the rule
+    /// last looked and it has acted already, so nothing in `count_yields` would change. This
+    /// is every step of a thread that is not in a loop of yields or sleeps, so it is tested
+    /// inline in the strategy's decision.
+    #[inline(always)]
+    fn settled(&self, view: &View<'_>, thread: usize) -> bool {
+        let state = &self.yield_states[thread];
+        view.yields(thread) == state.seen && state.acted
     }
 
     /// The yield rule for `thread`, which has `yields` yields now, when it yielded or has not
@@ -312,9 +316,12 @@ impl Priorities {
     /// The thread of highest priority among `threads` (not empty; the first among equals).
     pub(super) fn highest_of(&self, threads: &[usize]) -> usize {
         let mut best = threads[0];
+        let mut best_priority = self.values[best];
         for &t in &threads[1..] {
-            if self.values[t] > self.values[best] {
+            let priority = self.values[t];
+            if priority > best_priority {
                 best = t;
+                best_priority = priority;
             }
         }
         best
@@ -440,6 +447,29 @@ impl PrioritySchedule {
         best
     }
 
+    /// [`Schedule::next_thread`] in full: new threads, change points, the yield rule, and the
+    /// other countings of events.
+    #[inline(never)]
+    fn decide_in_full(&mut self, view: &View<'_>) -> usize {
+        if view.thread_count() > self.priorities.admitted() {
+            self.admit(view);
+        }
+        if !self.every_step {
+            return self.next_thread_counting_events(view);
+        }
+        // Every step is an event, numbered by `View::step`, and every step goes through a
+        // decision (every object is tracked, so no step takes the runtime's fast path): the
+        // event just taken is the current step, and a change point is one comparison.
+        if let Some(last) = view.last_thread() {
+            let event = view.step();
+            if event == self.next_change {
+                self.change_point(last, event);
+            }
+            self.priorities.yield_rule(view, last);
+        }
+        self.priorities.highest(view)
+    }
+
     /// The number of the event the last step was, if it was one.
     fn last_event(&mut self, view: &View<'_>) -> Option<u64> {
         match &self.counting {
@@ -473,23 +503,18 @@ impl PrioritySchedule {
 
 impl Schedule for PrioritySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        if view.thread_count() > self.priorities.admitted() {
-            self.admit(view);
-        }
-        if !self.every_step {
-            return self.next_thread_counting_events(view);
-        }
-        // Every step is an event, numbered by `View::step`, and every step goes through this
-        // decision (every object is tracked, so no step takes the runtime's fast path): the
-        // event just taken is the current step, and a change point is one comparison.
-        if let Some(last) = view.last_thread() {
-            let event = view.step();
-            if event == self.next_change {
-                self.change_point(last, event);
+        // The common decision: every step is an event, no thread is new, the step just taken
+        // is no change point, and the yield rule has nothing to do for the thread that took
+        // it. Deciding it calls no function, so no register needs saving; every other
+        // decision takes the full path, which tests the same things again and acts on them.
+        if self.every_step && view.thread_count() <= self.priorities.admitted() {
+            if let Some(last) = view.last_thread() {
+                if view.step() != self.next_change && self.priorities.settled(view, last) {
+                    return self.priorities.highest(view);
+                }
             }
-            self.priorities.yield_rule(view, last);
         }
-        self.priorities.highest(view)
+        self.decide_in_full(view)
     }
 
     fn next_value(&mut self, _bound: u64) -> u64 {
