@@ -184,10 +184,9 @@ pub(super) fn object_event(r: usize, j: u64) -> u64 {
 /// timeout.
 #[derive(Clone, Debug)]
 pub(super) struct Priorities {
-    /// Priority of each thread; larger runs first. Demotions go below zero.
-    values: Vec<i64>,
-    /// What the yield rule keeps of each thread, in one table so a decision indexes one.
-    yield_states: Vec<YieldState>,
+    /// Each thread's priority and what the yield rule keeps of it, in one table so that a
+    /// decision checks one length and an execution allocates one table.
+    threads: Vec<ThreadPriority>,
     /// The last thread this schedule chose (`usize::MAX` before the first choice): the yield
     /// rule needs to know whether its step was a sleep, and reads that step's kind from the
     /// execution's trace when it needs it, so a decision only stores the two numbers.
@@ -198,22 +197,30 @@ pub(super) struct Priorities {
     yield_limit: u32,
 }
 
-/// What the yield rule keeps of one thread.
-#[derive(Clone, Copy, Debug, Default)]
-struct YieldState {
+/// A thread's priority and what the yield rule keeps of it.
+#[derive(Clone, Copy, Debug)]
+struct ThreadPriority {
+    /// Larger runs first. Demotions go below zero.
+    priority: i64,
     /// The yields the rule counted since the thread's last demotion.
     since_demotion: u32,
     /// `View::yields` of the thread when the rule last looked at it.
     seen: u32,
     /// Whether the thread took a step other than its start or a sleep since its last yield.
     acted: bool,
+    /// `seen` when `acted`, else [`NOT_SETTLED`]: the yield rule has nothing to do for the
+    /// thread while its yields equal this, which a decision tests with one comparison.
+    settled_at: u32,
 }
+
+/// [`ThreadPriority::settled_at`] of a thread that has not acted since its last yield: no
+/// count of yields reaches it short of 2^32 - 1 yields by one thread in one execution.
+const NOT_SETTLED: u32 = u32::MAX;
 
 impl Priorities {
     pub(super) fn new(yield_limit: u32) -> Priorities {
         Priorities {
-            values: Vec::new(),
-            yield_states: Vec::new(),
+            threads: Vec::new(),
             chosen_thread: usize::MAX,
             chosen_step: 0,
             lowest: 0,
@@ -223,32 +230,37 @@ impl Priorities {
 
     /// Gives the threads created since the last decision their `initial` priority.
     pub(super) fn admit(&mut self, view: &View<'_>, mut initial: impl FnMut(usize) -> i64) {
-        for thread in self.values.len()..view.thread_count() {
-            self.values.push(initial(thread));
-            self.yield_states.push(YieldState::default());
+        for thread in self.threads.len()..view.thread_count() {
+            self.threads.push(ThreadPriority {
+                priority: initial(thread),
+                since_demotion: 0,
+                seen: 0,
+                acted: false,
+                settled_at: NOT_SETTLED,
+            });
         }
     }
 
     /// The number of threads with a priority.
     #[inline]
     pub(super) fn admitted(&self) -> usize {
-        self.values.len()
+        self.threads.len()
     }
 
     /// The priority of `thread`.
     pub(super) fn get(&self, thread: usize) -> i64 {
-        self.values[thread]
+        self.threads[thread].priority
     }
 
     /// Sets the priority of `thread`.
     pub(super) fn set(&mut self, thread: usize, priority: i64) {
-        self.values[thread] = priority;
+        self.threads[thread].priority = priority;
     }
 
     /// Drops `thread` below every other thread.
     pub(super) fn demote(&mut self, thread: usize) {
         self.lowest -= 1;
-        self.values[thread] = self.lowest;
+        self.threads[thread].priority = self.lowest;
     }
 
     /// Applies the yield rule to `thread`, which took the steps since this schedule's last
@@ -266,8 +278,7 @@ impl Priorities {
     /// inline in the strategy's decision.
     #[inline(always)]
     fn settled(&self, view: &View<'_>, thread: usize) -> bool {
-        let state = &self.yield_states[thread];
-        view.yields(thread) == state.seen && state.acted
+        view.yields(thread) == self.threads[thread].settled_at
     }
 
     /// The yield rule for `thread`, which has `yields` yields now, when it yielded or has not
@@ -275,7 +286,7 @@ impl Priorities {
     /// is inlined into the decision.
     #[inline(never)]
     fn count_yields(&mut self, view: &View<'_>, thread: usize, yields: u32) {
-        let state = &mut self.yield_states[thread];
+        let state = &mut self.threads[thread];
         let chosen_step = (self.chosen_thread == thread).then_some(self.chosen_step);
         let kind = chosen_step.and_then(|step| view.step_kind(step));
         let yielded = yields > state.seen;
@@ -298,6 +309,7 @@ impl Priorities {
         if chosen_step.is_some_and(|step| view.step() > step + 1) {
             state.acted = true;
         }
+        state.settled_at = if state.acted { state.seen } else { NOT_SETTLED };
         if demote {
             self.demote(thread);
         }
@@ -316,9 +328,9 @@ impl Priorities {
     /// The thread of highest priority among `threads` (not empty; the first among equals).
     pub(super) fn highest_of(&self, threads: &[usize]) -> usize {
         let mut best = threads[0];
-        let mut best_priority = self.values[best];
+        let mut best_priority = self.threads[best].priority;
         for &t in &threads[1..] {
-            let priority = self.values[t];
+            let priority = self.threads[t].priority;
             if priority > best_priority {
                 best = t;
                 best_priority = priority;
