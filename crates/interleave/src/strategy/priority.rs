@@ -109,11 +109,10 @@ impl Estimates {
         (change_points, rng): (Vec<u64>, Pcg64Mcg),
         yield_limit: u32,
     ) -> Box<dyn Schedule + Send> {
-        let priorities = pct_change_priorities(change_points.len());
         Box::new(PrioritySchedule::new(
             rng,
             change_points,
-            priorities,
+            ChangePriorities::Ordinal,
             yield_limit,
             Counting::Global(self.events),
         ))
@@ -342,7 +341,7 @@ impl Priorities {
 
 /// One execution of a priority strategy (PCT, RPro, PCTVB, thread bounding): run the enabled
 /// thread of highest priority; right after the event that is change point `k_i`, set the
-/// priority of the thread that executed it to `change_priorities[i - 1]`.
+/// priority of the thread that executed it to `change_priorities.at(i - 1)`.
 pub(super) struct PrioritySchedule {
     rng: Pcg64Mcg,
     /// Initial priorities are random keys above `2^32`.
@@ -350,7 +349,7 @@ pub(super) struct PrioritySchedule {
     /// `change_points[i - 1] = k_i`.
     change_points: Vec<u64>,
     /// The priority a thread takes at each change point.
-    change_priorities: Vec<i64>,
+    change_priorities: ChangePriorities,
     /// With [`Counting::Global`], the earliest change point not yet reached, so most steps
     /// test one number.
     next_change: u64,
@@ -367,17 +366,31 @@ pub(super) struct PrioritySchedule {
     chosen: Option<usize>,
 }
 
-/// The priority at change point `i` (from 1) in PCT, RPro and PCTVB: `i`, below every initial
-/// priority, so later change points rank above earlier ones.
-pub(super) fn pct_change_priorities(points: usize) -> Vec<i64> {
-    (1..=points as i64).collect()
+/// The priority a thread takes at each change point.
+pub(super) enum ChangePriorities {
+    /// PCT, RPro and PCTVB: `i` at change point `i` (from 1), below every initial priority, so
+    /// later change points rank above earlier ones. Computed rather than kept in a table,
+    /// which would be one more allocation per execution.
+    Ordinal,
+    /// The `i`-th of these at change point `i` (from 1): thread bounding's random keys.
+    Given(Vec<i64>),
+}
+
+impl ChangePriorities {
+    /// The priority at the change point with index `index` (from 0) in the change points.
+    fn at(&self, index: usize) -> i64 {
+        match self {
+            ChangePriorities::Ordinal => index as i64 + 1,
+            ChangePriorities::Given(priorities) => priorities[index],
+        }
+    }
 }
 
 impl PrioritySchedule {
     pub(super) fn new(
         rng: Pcg64Mcg,
         change_points: Vec<u64>,
-        change_priorities: Vec<i64>,
+        change_priorities: ChangePriorities,
         yield_limit: u32,
         counting: Counting,
     ) -> PrioritySchedule {
@@ -421,7 +434,7 @@ impl PrioritySchedule {
     #[inline(never)]
     fn change_point(&mut self, last: usize, event: u64) {
         if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-            self.priorities.set(last, self.change_priorities[i]);
+            self.priorities.set(last, self.change_priorities.at(i));
         }
         self.next_change = self
             .change_points
@@ -447,7 +460,7 @@ impl PrioritySchedule {
                     }
                     Counting::PerObject(_) => {
                         if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-                            self.priorities.set(last, self.change_priorities[i]);
+                            self.priorities.set(last, self.change_priorities.at(i));
                         }
                     }
                 }
