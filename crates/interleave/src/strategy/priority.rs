@@ -318,9 +318,10 @@ impl Priorities {
     /// schedule runs next.
     #[inline]
     pub(super) fn highest(&mut self, view: &View<'_>) -> usize {
+        // The step is stored first so that it holds no register across the search.
+        self.chosen_step = view.step();
         let best = self.highest_of(view.enabled());
         self.chosen_thread = best;
-        self.chosen_step = view.step();
         best
     }
 
