@@ -246,6 +246,12 @@ impl Priorities {
         self.threads.len()
     }
 
+    /// The thread chosen last (`usize::MAX` before the first choice).
+    #[inline]
+    pub(super) fn last_chosen(&self) -> usize {
+        self.chosen_thread
+    }
+
     /// The priority of `thread`.
     pub(super) fn get(&self, thread: usize) -> i64 {
         self.threads[thread].priority
@@ -357,6 +363,10 @@ pub(super) struct PrioritySchedule {
     /// Whether every step is an event ([`Events::All`]), the common case
     /// [`Schedule::next_thread`] decides without looking at `counting`.
     every_step: bool,
+    /// How many threads the common decision handles: those admitted when every step is an
+    /// event, 0 otherwise, so that one comparison with `View::thread_count` sends both a new
+    /// thread and the other countings to the full path.
+    common_threads: usize,
     counting: Counting,
     /// Lock acquisitions so far ([`Events::LockAcquisitions`]).
     events_seen: u64,
@@ -407,6 +417,7 @@ impl PrioritySchedule {
             change_priorities,
             next_change,
             every_step: matches!(counting, Counting::Global(Events::All)),
+            common_threads: 0,
             counting,
             events_seen: 0,
             object_counts,
@@ -427,6 +438,9 @@ impl PrioritySchedule {
     fn admit(&mut self, view: &View<'_>) {
         let rng = &mut self.rng;
         self.priorities.admit(view, |_| Self::random_priority(rng));
+        if self.every_step {
+            self.common_threads = self.priorities.admitted();
+        }
     }
 
     /// Event `event`, taken by thread `last`, is the earliest change point not yet reached
@@ -533,11 +547,15 @@ impl Schedule for PrioritySchedule {
         // is no change point, and the yield rule has nothing to do for the thread that took
         // it. Deciding it calls no function, so no register needs saving; every other
         // decision takes the full path, which tests the same things again and acts on them.
-        if self.every_step && view.thread_count() <= self.priorities.admitted() {
-            if let Some(last) = view.last_thread() {
-                if view.step() != self.next_change && self.priorities.settled(view, last) {
-                    return self.priorities.highest(view);
-                }
+        let last = self.priorities.last_chosen();
+        let threads = view.thread_count();
+        if threads <= self.common_threads && last < threads {
+            // Every step goes through a decision when every step is an event (every object is
+            // tracked, so no step takes the runtime's fast path): the thread chosen last took
+            // the step just taken, and the trace need not be read to know it.
+            debug_assert_eq!(view.last_thread(), Some(last));
+            if view.step() != self.next_change && self.priorities.settled(view, last) {
+                return self.priorities.highest(view);
             }
         }
         self.decide_in_full(view)
