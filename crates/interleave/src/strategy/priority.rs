@@ -372,6 +372,10 @@ pub(super) struct PrioritySchedule {
     events_seen: u64,
     /// Accesses so far of each object of [`Counting::PerObject`].
     object_counts: Vec<u64>,
+    /// With [`Counting::PerObject`], the event sequence of each object the execution has
+    /// seen, by its index in the execution, once looked up: comparing the pending object's
+    /// identity with the tracked ones at every decision compares their sites.
+    sequence_by_index: Vec<Option<Option<usize>>>,
     /// The event sequence the step chosen last counts in, if it is an event (not used for
     /// [`Events::All`], where every step is).
     chosen: Option<usize>,
@@ -421,6 +425,7 @@ impl PrioritySchedule {
             counting,
             events_seen: 0,
             object_counts,
+            sequence_by_index: Vec::new(),
             chosen: None,
         }
     }
@@ -526,7 +531,7 @@ impl PrioritySchedule {
     }
 
     /// The event sequence the step about to be taken by `thread` counts in, if any.
-    fn sequence_of(&self, view: &View<'_>, thread: usize) -> Option<usize> {
+    fn sequence_of(&mut self, view: &View<'_>, thread: usize) -> Option<usize> {
         match &self.counting {
             Counting::Global(Events::All) => None,
             Counting::Global(Events::LockAcquisitions) => view
@@ -534,8 +539,17 @@ impl PrioritySchedule {
                 .is_some_and(|op| op.kind.is_lock_acquisition())
                 .then_some(0),
             Counting::PerObject(objects) => {
+                let index = view.pending_object_index(thread)? as usize;
+                if index >= self.sequence_by_index.len() {
+                    self.sequence_by_index.resize(index + 1, None);
+                }
+                if let Some(known) = self.sequence_by_index[index] {
+                    return known;
+                }
                 let object = view.pending(thread)?.object?;
-                objects.iter().position(|&o| o == object)
+                let sequence = objects.iter().position(|&o| o == object);
+                self.sequence_by_index[index] = Some(sequence);
+                sequence
             }
         }
     }
