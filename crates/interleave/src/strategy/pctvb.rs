@@ -25,8 +25,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::priority::{
-    draw_distinct, object_event, ChangePriorities, Counting, PrioritySchedule,
-    DEFAULT_YIELD_LIMIT,
+    draw_distinct, object_event, ChangePriorities, Counting, PrioritySchedule, DEFAULT_YIELD_LIMIT,
 };
 use super::{below, ObjectId, Outcome, Random, Schedule, Site, Strategy, TraceEvent};
 
