@@ -47,7 +47,7 @@ use rand_pcg::Pcg64Mcg;
 use super::dfs::YieldGate;
 use super::hb::primary_conflict;
 use super::priority::{Priorities, DEFAULT_YIELD_LIMIT};
-use super::{Access, PendingOp, Schedule, Strategy, View};
+use super::{Access, OpKind, Schedule, Strategy, View};
 
 /// Partial-order sampling (spec `pos`).
 #[derive(Clone, Debug, Default)]
@@ -92,14 +92,26 @@ fn draw(rng: &mut Pcg64Mcg) -> i64 {
     (rng.next_u64() >> 1) as i64
 }
 
-/// Whether two pending operations of different threads race: they conflict on one object (or
-/// on the thread-management pseudo-object) and are not both reads.
-fn races(a: &PendingOp, b: &PendingOp) -> bool {
-    let Some(conflict) = primary_conflict(a.kind, a.object) else {
+/// What a pending operation of kind `kind` on `object` conflicts on: `Some(Some(object))` for
+/// its object, `Some(None)` for the thread-management pseudo-object, `None` for nothing, as
+/// hb.rs's `primary_conflict` says. `object` may be the object's identity or its index in the
+/// execution: an execution gives each object one index and each index one object, so the two
+/// conflict alike.
+fn conflict_of<O>(kind: OpKind, object: Option<O>) -> Option<Option<O>> {
+    match object {
+        Some(object) => Some(Some(object)),
+        None => primary_conflict(kind, None).map(|_| None),
+    }
+}
+
+/// Whether two pending operations of different threads, each a kind and its object, race: they
+/// conflict on one object (or on the thread-management pseudo-object) and are not both reads.
+fn races<O: PartialEq>(a: (OpKind, Option<O>), b: (OpKind, Option<O>)) -> bool {
+    let Some(conflict) = conflict_of(a.0, a.1) else {
         return false;
     };
-    primary_conflict(b.kind, b.object) == Some(conflict)
-        && (a.access() != Access::Read || b.access() != Access::Read)
+    conflict_of(b.0, b.1) == Some(conflict)
+        && (a.0.access() != Access::Read || b.0.access() != Access::Read)
 }
 
 impl PosSchedule {
@@ -139,10 +151,15 @@ impl PosSchedule {
         let chosen = self.priorities.highest_of(among);
         self.gate.ran(view, chosen);
         // The other threads' pending operations stay what they are until this step has run,
-        // so the races it will take part in are known now.
-        if let Some(op) = view.pending(chosen) {
+        // so the races it will take part in are known now. Objects are compared by their
+        // index in the execution, which needs no look-up of their identities.
+        if let Some(kind) = view.pending_kind(chosen) {
+            let op = (kind, view.pending_object_index(chosen));
             for thread in (0..view.thread_count()).filter(|&t| t != chosen) {
-                if view.pending(thread).is_some_and(|other| races(&op, &other)) {
+                let other = view
+                    .pending_kind(thread)
+                    .map(|kind| (kind, view.pending_object_index(thread)));
+                if other.is_some_and(|other| races(op, other)) {
                     self.priorities.set(thread, draw(&mut self.rng));
                 }
             }
@@ -170,14 +187,10 @@ mod tests {
     use std::panic::Location;
 
     use super::*;
-    use crate::strategy::{ObjectId, ObjectKind, OpKind};
+    use crate::strategy::{ObjectId, ObjectKind};
 
-    fn op(kind: OpKind, object: Option<ObjectId>) -> PendingOp {
-        PendingOp {
-            kind,
-            object,
-            site: Location::caller(),
-        }
+    fn op(kind: OpKind, object: Option<ObjectId>) -> (OpKind, Option<ObjectId>) {
+        (kind, object)
     }
 
     #[test]
@@ -191,21 +204,15 @@ mod tests {
         };
         let (x, y) = (object(ObjectKind::Atomic, 0), object(ObjectKind::Atomic, 1));
         let lock = object(ObjectKind::Mutex, 0);
+        assert!(!races(op(OpKind::AtomicLoad, x), op(OpKind::AtomicLoad, x)));
+        assert!(races(op(OpKind::AtomicLoad, x), op(OpKind::AtomicStore, x)));
+        assert!(races(op(OpKind::AtomicRmw, x), op(OpKind::AtomicLoad, x)));
         assert!(!races(
-            &op(OpKind::AtomicLoad, x),
-            &op(OpKind::AtomicLoad, x)
+            op(OpKind::AtomicStore, x),
+            op(OpKind::AtomicStore, y)
         ));
-        assert!(races(
-            &op(OpKind::AtomicLoad, x),
-            &op(OpKind::AtomicStore, x)
-        ));
-        assert!(races(&op(OpKind::AtomicRmw, x), &op(OpKind::AtomicLoad, x)));
-        assert!(!races(
-            &op(OpKind::AtomicStore, x),
-            &op(OpKind::AtomicStore, y)
-        ));
-        assert!(races(&op(OpKind::Unlock, lock), &op(OpKind::Lock, lock)));
-        assert!(races(&op(OpKind::Park, None), &op(OpKind::Unpark, None)));
-        assert!(!races(&op(OpKind::Yield, None), &op(OpKind::Yield, None)));
+        assert!(races(op(OpKind::Unlock, lock), op(OpKind::Lock, lock)));
+        assert!(races(op(OpKind::Park, None), op(OpKind::Unpark, None)));
+        assert!(!races(op(OpKind::Yield, None), op(OpKind::Yield, None)));
     }
 }
