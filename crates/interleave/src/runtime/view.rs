@@ -123,6 +123,18 @@ impl<'a> View<'a> {
         (!slot.finished).then_some(slot.pending.kind)
     }
 
+    /// The kind of the operation taken at step `step` (counted from 0, as [`View::step`]
+    /// counts), if that step has been taken: the priority strategies' yield rule reads the kind
+    /// of the step it chose only when the thread yielded or has not acted yet, instead of
+    /// recording the pending kind at every decision.
+    pub(crate) fn step_kind(&self, step: u64) -> Option<OpKind> {
+        self.ex
+            .recording
+            .events
+            .get(step as usize)
+            .map(|event| event.kind)
+    }
+
     /// The index in this execution of the object of thread `thread`'s pending operation,
     /// unless it has finished or the operation has no object: what [`View::pending`] says of
     /// the object without looking up its identity, for strategies that cache per object.

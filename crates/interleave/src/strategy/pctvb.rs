@@ -25,8 +25,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::priority::{
-    draw_distinct, object_event, pct_change_priorities, Counting, PrioritySchedule,
-    DEFAULT_YIELD_LIMIT,
+    draw_distinct, object_event, ChangePriorities, Counting, PrioritySchedule, DEFAULT_YIELD_LIMIT,
 };
 use super::{below, ObjectId, Outcome, Random, Schedule, Site, Strategy, TraceEvent};
 
@@ -206,11 +205,10 @@ impl Strategy for PctVb {
         }
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
         let (variables, points) = self.choose(&mut rng);
-        let priorities = pct_change_priorities(points.len());
         Some(Box::new(PrioritySchedule::new(
             rng,
             points,
-            priorities,
+            ChangePriorities::Ordinal,
             self.yield_limit,
             Counting::PerObject(variables),
         )))

@@ -47,7 +47,7 @@ use rand_pcg::Pcg64Mcg;
 use super::dfs::YieldGate;
 use super::hb::primary_conflict;
 use super::priority::{Priorities, DEFAULT_YIELD_LIMIT};
-use super::{Access, OpKind, PendingOp, Schedule, Strategy, View};
+use super::{Access, OpKind, Schedule, Strategy, View};
 
 /// Partial-order sampling (spec `pos`).
 #[derive(Clone, Debug, Default)]
@@ -92,54 +92,26 @@ fn draw(rng: &mut Pcg64Mcg) -> i64 {
     (rng.next_u64() >> 1) as i64
 }
 
-/// Whether two pending operations of different threads race: they conflict on one object (or
-/// on the thread-management pseudo-object) and are not both reads.
-fn races(a: &PendingOp, b: &PendingOp) -> bool {
-    let Some(conflict) = primary_conflict(a.kind, a.object) else {
-        return false;
-    };
-    primary_conflict(b.kind, b.object) == Some(conflict)
-        && (a.access() != Access::Read || b.access() != Access::Read)
-}
-
-/// What a pending operation conflicts on, by the object's index in the execution, and how it
-/// touches it: what [`primary_conflict`] says by object identity, which `races` compares, but
-/// without comparing identities (their sites' file names) for every thread at every step. The
-/// objects of one execution have distinct indices and distinct identities, so the answers agree
-/// (debug builds check it at every step).
-#[derive(Clone, Copy)]
-struct PendingConflict {
-    /// The object's index, or `None` for the thread-management pseudo-object.
-    object: Option<u32>,
-    access: Access,
-}
-
-impl PendingConflict {
-    fn races(self, other: PendingConflict) -> bool {
-        self.object == other.object && (self.access != Access::Read || other.access != Access::Read)
+/// What a pending operation of kind `kind` on `object` conflicts on: `Some(Some(object))` for
+/// its object, `Some(None)` for the thread-management pseudo-object, `None` for nothing, as
+/// hb.rs's `primary_conflict` says. `object` may be the object's identity or its index in the
+/// execution: an execution gives each object one index and each index one object, so the two
+/// conflict alike.
+fn conflict_of<O>(kind: OpKind, object: Option<O>) -> Option<Option<O>> {
+    match object {
+        Some(object) => Some(Some(object)),
+        None => primary_conflict(kind, None).map(|_| None),
     }
 }
 
-/// The conflict of thread `thread`'s pending operation, if it has one (see
-/// [`PendingConflict`]).
-#[inline]
-fn conflict_of(view: &View<'_>, thread: usize) -> Option<PendingConflict> {
-    let kind = view.pending_kind(thread)?;
-    let object = match view.pending_object_index(thread) {
-        Some(index) => Some(index),
-        None if matches!(
-            kind,
-            OpKind::Spawn | OpKind::Park | OpKind::Unpark | OpKind::Sleep
-        ) =>
-        {
-            None
-        }
-        None => return None,
+/// Whether two pending operations of different threads, each a kind and its object, race: they
+/// conflict on one object (or on the thread-management pseudo-object) and are not both reads.
+fn races<O: PartialEq>(a: (OpKind, Option<O>), b: (OpKind, Option<O>)) -> bool {
+    let Some(conflict) = conflict_of(a.0, a.1) else {
+        return false;
     };
-    Some(PendingConflict {
-        object,
-        access: kind.access(),
-    })
+    conflict_of(b.0, b.1) == Some(conflict)
+        && (a.0.access() != Access::Read || b.0.access() != Access::Read)
 }
 
 impl PosSchedule {
@@ -179,19 +151,15 @@ impl PosSchedule {
         let chosen = self.priorities.highest_of(among);
         self.gate.ran(view, chosen);
         // The other threads' pending operations stay what they are until this step has run,
-        // so the races it will take part in are known now.
-        if let Some(mine) = conflict_of(view, chosen) {
+        // so the races it will take part in are known now. Objects are compared by their
+        // index in the execution, which needs no look-up of their identities.
+        if let Some(kind) = view.pending_kind(chosen) {
+            let op = (kind, view.pending_object_index(chosen));
             for thread in (0..view.thread_count()).filter(|&t| t != chosen) {
-                let racing = conflict_of(view, thread).is_some_and(|other| mine.races(other));
-                debug_assert_eq!(
-                    racing,
-                    view.pending(chosen)
-                        .zip(view.pending(thread))
-                        .is_some_and(|(a, b)| races(&a, &b)),
-                    "the conflict keys of threads {chosen} and {thread} disagree with their \
-                     identities"
-                );
-                if racing {
+                let other = view
+                    .pending_kind(thread)
+                    .map(|kind| (kind, view.pending_object_index(thread)));
+                if other.is_some_and(|other| races(op, other)) {
                     self.priorities.set(thread, draw(&mut self.rng));
                 }
             }
@@ -219,14 +187,10 @@ mod tests {
     use std::panic::Location;
 
     use super::*;
-    use crate::strategy::{ObjectId, ObjectKind, OpKind};
+    use crate::strategy::{ObjectId, ObjectKind};
 
-    fn op(kind: OpKind, object: Option<ObjectId>) -> PendingOp {
-        PendingOp {
-            kind,
-            object,
-            site: Location::caller(),
-        }
+    fn op(kind: OpKind, object: Option<ObjectId>) -> (OpKind, Option<ObjectId>) {
+        (kind, object)
     }
 
     #[test]
@@ -240,21 +204,15 @@ mod tests {
         };
         let (x, y) = (object(ObjectKind::Atomic, 0), object(ObjectKind::Atomic, 1));
         let lock = object(ObjectKind::Mutex, 0);
+        assert!(!races(op(OpKind::AtomicLoad, x), op(OpKind::AtomicLoad, x)));
+        assert!(races(op(OpKind::AtomicLoad, x), op(OpKind::AtomicStore, x)));
+        assert!(races(op(OpKind::AtomicRmw, x), op(OpKind::AtomicLoad, x)));
         assert!(!races(
-            &op(OpKind::AtomicLoad, x),
-            &op(OpKind::AtomicLoad, x)
+            op(OpKind::AtomicStore, x),
+            op(OpKind::AtomicStore, y)
         ));
-        assert!(races(
-            &op(OpKind::AtomicLoad, x),
-            &op(OpKind::AtomicStore, x)
-        ));
-        assert!(races(&op(OpKind::AtomicRmw, x), &op(OpKind::AtomicLoad, x)));
-        assert!(!races(
-            &op(OpKind::AtomicStore, x),
-            &op(OpKind::AtomicStore, y)
-        ));
-        assert!(races(&op(OpKind::Unlock, lock), &op(OpKind::Lock, lock)));
-        assert!(races(&op(OpKind::Park, None), &op(OpKind::Unpark, None)));
-        assert!(!races(&op(OpKind::Yield, None), &op(OpKind::Yield, None)));
+        assert!(races(op(OpKind::Unlock, lock), op(OpKind::Lock, lock)));
+        assert!(races(op(OpKind::Park, None), op(OpKind::Unpark, None)));
+        assert!(!races(op(OpKind::Yield, None), op(OpKind::Yield, None)));
     }
 }

@@ -109,11 +109,10 @@ impl Estimates {
         (change_points, rng): (Vec<u64>, Pcg64Mcg),
         yield_limit: u32,
     ) -> Box<dyn Schedule + Send> {
-        let priorities = pct_change_priorities(change_points.len());
         Box::new(PrioritySchedule::new(
             rng,
             change_points,
-            priorities,
+            ChangePriorities::Ordinal,
             yield_limit,
             Counting::Global(self.events),
         ))
@@ -184,42 +183,45 @@ pub(super) fn object_event(r: usize, j: u64) -> u64 {
 /// timeout.
 #[derive(Clone, Debug)]
 pub(super) struct Priorities {
-    /// Priority of each thread; larger runs first. Demotions go below zero.
-    values: Vec<i64>,
-    /// What the yield rule keeps of each thread, in one table so a decision indexes one.
-    yield_states: Vec<YieldState>,
-    /// The last thread this schedule chose, the step it chose it at and what its pending
-    /// operation was: the yield rule needs to know whether that step was a sleep.
-    chosen: Option<Chosen>,
+    /// Each thread's priority and what the yield rule keeps of it, in one table so that a
+    /// decision checks one length and an execution allocates one table.
+    threads: Vec<ThreadPriority>,
+    /// The last thread this schedule chose (`usize::MAX` before the first choice): the yield
+    /// rule needs to know whether its step was a sleep, and reads that step's kind from the
+    /// execution's trace when it needs it, so a decision only stores the two numbers.
+    chosen_thread: usize,
+    /// The step [`Priorities::chosen_thread`] was chosen for.
+    chosen_step: u64,
     lowest: i64,
     yield_limit: u32,
 }
 
-/// What the yield rule keeps of one thread.
-#[derive(Clone, Copy, Debug, Default)]
-struct YieldState {
+/// A thread's priority and what the yield rule keeps of it.
+#[derive(Clone, Copy, Debug)]
+struct ThreadPriority {
+    /// Larger runs first. Demotions go below zero.
+    priority: i64,
     /// The yields the rule counted since the thread's last demotion.
     since_demotion: u32,
     /// `View::yields` of the thread when the rule last looked at it.
     seen: u32,
     /// Whether the thread took a step other than its start or a sleep since its last yield.
     acted: bool,
+    /// `seen` when `acted`, else [`NOT_SETTLED`]: the yield rule has nothing to do for the
+    /// thread while its yields equal this, which a decision tests with one comparison.
+    settled_at: u32,
 }
 
-/// A choice of [`Priorities::highest`], as the yield rule needs it.
-#[derive(Clone, Copy, Debug)]
-struct Chosen {
-    thread: usize,
-    step: u64,
-    kind: Option<OpKind>,
-}
+/// [`ThreadPriority::settled_at`] of a thread that has not acted since its last yield: no
+/// count of yields reaches it short of 2^32 - 1 yields by one thread in one execution.
+const NOT_SETTLED: u32 = u32::MAX;
 
 impl Priorities {
     pub(super) fn new(yield_limit: u32) -> Priorities {
         Priorities {
-            values: Vec::new(),
-            yield_states: Vec::new(),
-            chosen: None,
+            threads: Vec::new(),
+            chosen_thread: usize::MAX,
+            chosen_step: 0,
             lowest: 0,
             yield_limit,
         }
@@ -227,41 +229,61 @@ impl Priorities {
 
     /// Gives the threads created since the last decision their `initial` priority.
     pub(super) fn admit(&mut self, view: &View<'_>, mut initial: impl FnMut(usize) -> i64) {
-        for thread in self.values.len()..view.thread_count() {
-            self.values.push(initial(thread));
-            self.yield_states.push(YieldState::default());
+        for thread in self.threads.len()..view.thread_count() {
+            self.threads.push(ThreadPriority {
+                priority: initial(thread),
+                since_demotion: 0,
+                seen: 0,
+                acted: false,
+                settled_at: NOT_SETTLED,
+            });
         }
+    }
+
+    /// The number of threads with a priority.
+    #[inline]
+    pub(super) fn admitted(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// The thread chosen last (`usize::MAX` before the first choice).
+    #[inline]
+    pub(super) fn last_chosen(&self) -> usize {
+        self.chosen_thread
     }
 
     /// The priority of `thread`.
     pub(super) fn get(&self, thread: usize) -> i64 {
-        self.values[thread]
+        self.threads[thread].priority
     }
 
     /// Sets the priority of `thread`.
     pub(super) fn set(&mut self, thread: usize, priority: i64) {
-        self.values[thread] = priority;
+        self.threads[thread].priority = priority;
     }
 
     /// Drops `thread` below every other thread.
     pub(super) fn demote(&mut self, thread: usize) {
         self.lowest -= 1;
-        self.values[thread] = self.lowest;
+        self.threads[thread].priority = self.lowest;
     }
 
     /// Applies the yield rule to `thread`, which took the steps since this schedule's last
     /// choice: the step it was chosen for, then any it took on the runtime's fast path.
     #[inline(always)]
     pub(super) fn yield_rule(&mut self, view: &View<'_>, thread: usize) {
-        let yields = view.yields(thread);
-        let state = &self.yield_states[thread];
-        if yields == state.seen && state.acted {
-            // No yield, and the thread has acted already: nothing in `count_yields` would
-            // change. This is every step of a thread that is not in a loop of yields or
-            // sleeps, so it is decided here, inline in the strategy's decision.
-            return;
+        if !self.settled(view, thread) {
+            self.count_yields(view, thread, view.yields(thread));
         }
-        self.count_yields(view, thread, yields);
+    }
+
+    /// Whether the yield rule has nothing to do for `thread`: it made no yield since the rule
+    /// last looked and it has acted already, so nothing in `count_yields` would change. This
+    /// is every step of a thread that is not in a loop of yields or sleeps, so it is tested
+    /// inline in the strategy's decision.
+    #[inline(always)]
+    fn settled(&self, view: &View<'_>, thread: usize) -> bool {
+        view.yields(thread) == self.threads[thread].settled_at
     }
 
     /// The yield rule for `thread`, which has `yields` yields now, when it yielded or has not
@@ -269,9 +291,9 @@ impl Priorities {
     /// is inlined into the decision.
     #[inline(never)]
     fn count_yields(&mut self, view: &View<'_>, thread: usize, yields: u32) {
-        let state = &mut self.yield_states[thread];
-        let chosen = self.chosen.filter(|c| c.thread == thread);
-        let kind = chosen.and_then(|c| c.kind);
+        let state = &mut self.threads[thread];
+        let chosen_step = (self.chosen_thread == thread).then_some(self.chosen_step);
+        let kind = chosen_step.and_then(|step| view.step_kind(step));
         let yielded = yields > state.seen;
         state.seen = yields;
         let mut demote = false;
@@ -289,9 +311,10 @@ impl Priorities {
             state.acted = true;
         }
         // Steps on the fast path after the chosen one are data accesses, never yields.
-        if chosen.is_some_and(|c| view.step() > c.step + 1) {
+        if chosen_step.is_some_and(|step| view.step() > step + 1) {
             state.acted = true;
         }
+        state.settled_at = if state.acted { state.seen } else { NOT_SETTLED };
         if demote {
             self.demote(thread);
         }
@@ -301,21 +324,22 @@ impl Priorities {
     /// schedule runs next.
     #[inline]
     pub(super) fn highest(&mut self, view: &View<'_>) -> usize {
+        // The step is stored first so that it holds no register across the search.
+        self.chosen_step = view.step();
         let best = self.highest_of(view.enabled());
-        self.chosen = Some(Chosen {
-            thread: best,
-            step: view.step(),
-            kind: view.pending_kind(best),
-        });
+        self.chosen_thread = best;
         best
     }
 
     /// The thread of highest priority among `threads` (not empty; the first among equals).
     pub(super) fn highest_of(&self, threads: &[usize]) -> usize {
         let mut best = threads[0];
+        let mut best_priority = self.threads[best].priority;
         for &t in &threads[1..] {
-            if self.values[t] > self.values[best] {
+            let priority = self.threads[t].priority;
+            if priority > best_priority {
                 best = t;
+                best_priority = priority;
             }
         }
         best
@@ -324,7 +348,7 @@ impl Priorities {
 
 /// One execution of a priority strategy (PCT, RPro, PCTVB, thread bounding): run the enabled
 /// thread of highest priority; right after the event that is change point `k_i`, set the
-/// priority of the thread that executed it to `change_priorities[i - 1]`.
+/// priority of the thread that executed it to `change_priorities.at(i - 1)`.
 pub(super) struct PrioritySchedule {
     rng: Pcg64Mcg,
     /// Initial priorities are random keys above `2^32`.
@@ -332,31 +356,56 @@ pub(super) struct PrioritySchedule {
     /// `change_points[i - 1] = k_i`.
     change_points: Vec<u64>,
     /// The priority a thread takes at each change point.
-    change_priorities: Vec<i64>,
+    change_priorities: ChangePriorities,
     /// With [`Counting::Global`], the earliest change point not yet reached, so most steps
     /// test one number.
     next_change: u64,
+    /// Whether every step is an event ([`Events::All`]), the common case
+    /// [`Schedule::next_thread`] decides without looking at `counting`.
+    every_step: bool,
+    /// How many threads the common decision handles: those admitted when every step is an
+    /// event, 0 otherwise, so that one comparison with `View::thread_count` sends both a new
+    /// thread and the other countings to the full path.
+    common_threads: usize,
     counting: Counting,
     /// Lock acquisitions so far ([`Events::LockAcquisitions`]).
     events_seen: u64,
     /// Accesses so far of each object of [`Counting::PerObject`].
     object_counts: Vec<u64>,
+    /// With [`Counting::PerObject`], the event sequence of each object the execution has
+    /// seen, by its index in the execution, once looked up: comparing the pending object's
+    /// identity with the tracked ones at every decision compares their sites.
+    sequence_by_index: Vec<Option<Option<usize>>>,
     /// The event sequence the step chosen last counts in, if it is an event (not used for
     /// [`Events::All`], where every step is).
     chosen: Option<usize>,
 }
 
-/// The priority at change point `i` (from 1) in PCT, RPro and PCTVB: `i`, below every initial
-/// priority, so later change points rank above earlier ones.
-pub(super) fn pct_change_priorities(points: usize) -> Vec<i64> {
-    (1..=points as i64).collect()
+/// The priority a thread takes at each change point.
+pub(super) enum ChangePriorities {
+    /// PCT, RPro and PCTVB: `i` at change point `i` (from 1), below every initial priority, so
+    /// later change points rank above earlier ones. Computed rather than kept in a table,
+    /// which would be one more allocation per execution.
+    Ordinal,
+    /// The `i`-th of these at change point `i` (from 1): thread bounding's random keys.
+    Given(Vec<i64>),
+}
+
+impl ChangePriorities {
+    /// The priority at the change point with index `index` (from 0) in the change points.
+    fn at(&self, index: usize) -> i64 {
+        match self {
+            ChangePriorities::Ordinal => index as i64 + 1,
+            ChangePriorities::Given(priorities) => priorities[index],
+        }
+    }
 }
 
 impl PrioritySchedule {
     pub(super) fn new(
         rng: Pcg64Mcg,
         change_points: Vec<u64>,
-        change_priorities: Vec<i64>,
+        change_priorities: ChangePriorities,
         yield_limit: u32,
         counting: Counting,
     ) -> PrioritySchedule {
@@ -371,9 +420,12 @@ impl PrioritySchedule {
             change_points,
             change_priorities,
             next_change,
+            every_step: matches!(counting, Counting::Global(Events::All)),
+            common_threads: 0,
             counting,
             events_seen: 0,
             object_counts,
+            sequence_by_index: Vec::new(),
             chosen: None,
         }
     }
@@ -382,6 +434,85 @@ impl PrioritySchedule {
     /// thread bounding's change priorities alike.
     pub(super) fn random_priority(rng: &mut Pcg64Mcg) -> i64 {
         (1i64 << 32) + (rng.next_u32() as i64)
+    }
+
+    /// Gives the threads created since the last decision their initial priorities: independent
+    /// uniform keys, which give a uniformly random order. Out of line, since few decisions
+    /// see a new thread.
+    #[inline(never)]
+    fn admit(&mut self, view: &View<'_>) {
+        let rng = &mut self.rng;
+        self.priorities.admit(view, |_| Self::random_priority(rng));
+        if self.every_step {
+            self.common_threads = self.priorities.admitted();
+        }
+    }
+
+    /// Event `event`, taken by thread `last`, is the earliest change point not yet reached
+    /// ([`Counting::Global`]): `last` takes that change point's priority, and the next change
+    /// point is the earliest after it.
+    #[inline(never)]
+    fn change_point(&mut self, last: usize, event: u64) {
+        if let Some(i) = self.change_points.iter().position(|&k| k == event) {
+            self.priorities.set(last, self.change_priorities.at(i));
+        }
+        self.next_change = self
+            .change_points
+            .iter()
+            .copied()
+            .filter(|&k| k > event)
+            .min()
+            .unwrap_or(u64::MAX);
+    }
+
+    /// [`Schedule::next_thread`] when not every step is an event (lock acquisitions only, or
+    /// accesses of PCTVB's objects): the event sequence of the chosen step is kept for the
+    /// next decision, which numbers the event once the step has run.
+    #[inline(never)]
+    fn next_thread_counting_events(&mut self, view: &View<'_>) -> usize {
+        if let Some(last) = view.last_thread() {
+            if let Some(event) = self.last_event(view) {
+                match self.counting {
+                    Counting::Global(_) => {
+                        if event == self.next_change {
+                            self.change_point(last, event);
+                        }
+                    }
+                    Counting::PerObject(_) => {
+                        if let Some(i) = self.change_points.iter().position(|&k| k == event) {
+                            self.priorities.set(last, self.change_priorities.at(i));
+                        }
+                    }
+                }
+            }
+            self.priorities.yield_rule(view, last);
+        }
+        let best = self.priorities.highest(view);
+        self.chosen = self.sequence_of(view, best);
+        best
+    }
+
+    /// [`Schedule::next_thread`] in full: new threads, change points, the yield rule, and the
+    /// other countings of events.
+    #[inline(never)]
+    fn decide_in_full(&mut self, view: &View<'_>) -> usize {
+        if view.thread_count() > self.priorities.admitted() {
+            self.admit(view);
+        }
+        if !self.every_step {
+            return self.next_thread_counting_events(view);
+        }
+        // Every step is an event, numbered by `View::step`, and every step goes through a
+        // decision (every object is tracked, so no step takes the runtime's fast path): the
+        // event just taken is the current step, and a change point is one comparison.
+        if let Some(last) = view.last_thread() {
+            let event = view.step();
+            if event == self.next_change {
+                self.change_point(last, event);
+            }
+            self.priorities.yield_rule(view, last);
+        }
+        self.priorities.highest(view)
     }
 
     /// The number of the event the last step was, if it was one.
@@ -400,7 +531,7 @@ impl PrioritySchedule {
     }
 
     /// The event sequence the step about to be taken by `thread` counts in, if any.
-    fn sequence_of(&self, view: &View<'_>, thread: usize) -> Option<usize> {
+    fn sequence_of(&mut self, view: &View<'_>, thread: usize) -> Option<usize> {
         match &self.counting {
             Counting::Global(Events::All) => None,
             Counting::Global(Events::LockAcquisitions) => view
@@ -408,8 +539,17 @@ impl PrioritySchedule {
                 .is_some_and(|op| op.kind.is_lock_acquisition())
                 .then_some(0),
             Counting::PerObject(objects) => {
+                let index = view.pending_object_index(thread)? as usize;
+                if index >= self.sequence_by_index.len() {
+                    self.sequence_by_index.resize(index + 1, None);
+                }
+                if let Some(known) = self.sequence_by_index[index] {
+                    return known;
+                }
                 let object = view.pending(thread)?.object?;
-                objects.iter().position(|&o| o == object)
+                let sequence = objects.iter().position(|&o| o == object);
+                self.sequence_by_index[index] = Some(sequence);
+                sequence
             }
         }
     }
@@ -417,34 +557,22 @@ impl PrioritySchedule {
 
 impl Schedule for PrioritySchedule {
     fn next_thread(&mut self, view: &View<'_>) -> usize {
-        // Independent uniform keys give a uniformly random order of the initial priorities.
-        let rng = &mut self.rng;
-        self.priorities.admit(view, |_| Self::random_priority(rng));
-        if let Some(last) = view.last_thread() {
-            if let Some(event) = self.last_event(view) {
-                let global = matches!(self.counting, Counting::Global(_));
-                if !global || event == self.next_change {
-                    if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-                        self.priorities.set(last, self.change_priorities[i]);
-                    }
-                }
-                if global && event == self.next_change {
-                    self.next_change = self
-                        .change_points
-                        .iter()
-                        .copied()
-                        .filter(|&k| k > event)
-                        .min()
-                        .unwrap_or(u64::MAX);
-                }
+        // The common decision: every step is an event, no thread is new, the step just taken
+        // is no change point, and the yield rule has nothing to do for the thread that took
+        // it. Deciding it calls no function, so no register needs saving; every other
+        // decision takes the full path, which tests the same things again and acts on them.
+        let last = self.priorities.last_chosen();
+        let threads = view.thread_count();
+        if threads <= self.common_threads && last < threads {
+            // Every step goes through a decision when every step is an event (every object is
+            // tracked, so no step takes the runtime's fast path): the thread chosen last took
+            // the step just taken, and the trace need not be read to know it.
+            debug_assert_eq!(view.last_thread(), Some(last));
+            if view.step() != self.next_change && self.priorities.settled(view, last) {
+                return self.priorities.highest(view);
             }
-            self.priorities.yield_rule(view, last);
         }
-        let best = self.priorities.highest(view);
-        if !matches!(self.counting, Counting::Global(Events::All)) {
-            self.chosen = self.sequence_of(view, best);
-        }
-        best
+        self.decide_in_full(view)
     }
 
     fn next_value(&mut self, _bound: u64) -> u64 {

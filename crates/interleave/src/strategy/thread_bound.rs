@@ -18,7 +18,9 @@
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use super::priority::{draw_distinct, Counting, Estimates, PrioritySchedule, DEFAULT_YIELD_LIMIT};
+use super::priority::{
+    draw_distinct, ChangePriorities, Counting, Estimates, PrioritySchedule, DEFAULT_YIELD_LIMIT,
+};
 use super::{Events, Outcome, Schedule, Strategy};
 
 /// The failure probability the coverage statements of the reports use.
@@ -102,7 +104,7 @@ impl Strategy for ThreadBound {
         Some(Box::new(PrioritySchedule::new(
             rng,
             points,
-            priorities,
+            ChangePriorities::Given(priorities),
             self.yield_limit,
             Counting::Global(Events::All),
         )))
