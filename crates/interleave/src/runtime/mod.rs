@@ -1388,6 +1388,26 @@ impl Execution {
         }
     }
 
+    /// Leaks the coroutines of threads spawned too late to run (see `run_stoppable`).
+    fn leak_late_spawns(&mut self) {
+        if self.spawned.is_empty() {
+            return;
+        }
+        for (_, coroutine, _) in self.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    }
+
+    /// No thread keeps values or thread-locals and no `lazy_static!` value exists: the passes
+    /// that drop them after the end would find nothing.
+    fn keeps_nothing(&self) -> bool {
+        self.lazy_statics.len() == 0
+            && self
+                .threads
+                .iter()
+                .all(|slot| slot.kept.is_empty() && slot.locals.is_empty())
+    }
+
     /// The running thread acquires the final clock of finished thread `target` (`join`).
     pub fn join_clock(&mut self, target: usize) {
         let me = self.current;
@@ -1577,19 +1597,29 @@ impl Coroutines {
     /// coroutine; one still there is abandoned, as `drop` would.
     fn into_buffer(mut self) -> Vec<Option<ThreadCoroutine>> {
         let mut buffer = std::mem::take(&mut self.0);
-        for coroutine in buffer.drain(..).flatten() {
-            std::mem::forget(coroutine);
-        }
+        abandon_coroutines(&mut buffer);
         buffer
     }
 }
 
 impl Drop for Coroutines {
     fn drop(&mut self) {
-        for coroutine in self.0.drain(..).flatten() {
+        // Empty after `into_buffer`, which every execution that ends calls.
+        if !self.0.is_empty() {
+            abandon_coroutines(&mut self.0);
+        }
+    }
+}
+
+/// Leaks the coroutines left in `table` and empties it. A loop over the slots rather than a
+/// `drain`, whose drop costs every execution a few dozen instructions even when it is empty.
+fn abandon_coroutines(table: &mut Vec<Option<ThreadCoroutine>>) {
+    for slot in table.iter_mut() {
+        if let Some(coroutine) = slot.take() {
             std::mem::forget(coroutine);
         }
     }
+    table.clear();
 }
 
 /// Runs one execution of `main` under `schedule`.
@@ -1678,7 +1708,11 @@ pub(crate) fn run_stoppable(
         unwind_at_end(&mut coroutines.0, unwound);
         next = with(|ex| decide(ex, false));
     }
-    with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+    with(|ex| {
+        if !ex.spawned.is_empty() {
+            adopt(ex, &mut coroutines.0, &mut guards);
+        }
+    });
     // A foreign wake that no deadlock check saw still explains what the execution did.
     with(|ex| {
         if ex.recording.failure.is_none() && !ex.recording.stopped {
@@ -1696,40 +1730,44 @@ pub(crate) fn run_stoppable(
         abandon_at_stop(&mut coroutines.0);
     }
     teardown(&mut coroutines.0);
-    // After teardown, which records the panics that were unwinding when the execution stopped
-    // as unobserved too.
-    with(Execution::unobserved_panic);
-    // A coroutine spawned too late to run must never be dropped by the coroutine library,
-    // whose forced unwind would run user code outside the execution.
-    with(|ex| {
-        for (_, coroutine, _) in ex.spawned.drain(..) {
-            std::mem::forget(coroutine);
+    // One visit for what follows teardown in every execution (each was a visit of its own).
+    // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
+    // the timers are taken here and dropped below, while the execution is still current but
+    // not borrowed.
+    let (timers, nothing_kept) = with(|ex| {
+        // After teardown, which records the panics that were unwinding when the execution
+        // stopped as unobserved too.
+        ex.unobserved_panic();
+        // A coroutine spawned too late to run must never be dropped by the coroutine library,
+        // whose forced unwind would run user code outside the execution.
+        ex.leak_late_spawns();
+        ex.on_scheduler_stack = true;
+        let nothing_kept = ex.keeps_nothing();
+        if nothing_kept {
+            // What `drop_lazy_statics` does first, which the end skips below.
+            ex.current = 0;
         }
+        (ex.take_timers(), nothing_kept)
     });
     let guard_buffer = guards.into_buffer();
     drop(watch);
     foreign.stop();
-    // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
-    // the timers are dropped while the execution is still current but not borrowed.
-    let timers = with(|ex| {
-        ex.on_scheduler_stack = true;
-        ex.take_timers()
-    });
+    // Without timers no user code runs between the look at what is kept and here, so when
+    // nothing was kept the passes below, which would each find nothing, are skipped.
+    let nothing_kept = nothing_kept && timers.is_empty();
     drop_quietly(timers);
-    drop_kept_values_after_the_end();
-    drop_lazy_statics();
-    drop_late_thread_locals();
-    // What the destructors of statics and late thread-locals kept: dropped here, inside the
-    // execution, and whatever they keep in turn is leaked, never dropped with the slots
-    // outside it.
-    drop_kept_values_after_the_end();
-    // A destructor above that spawned left a coroutine that can never run; like those
-    // spawned too late above, it is leaked rather than handed to the next execution.
-    with(|ex| {
-        for (_, coroutine, _) in ex.spawned.drain(..) {
-            std::mem::forget(coroutine);
-        }
-    });
+    if !nothing_kept {
+        drop_kept_values_after_the_end();
+        drop_lazy_statics();
+        drop_late_thread_locals();
+        // What the destructors of statics and late thread-locals kept: dropped here, inside
+        // the execution, and whatever they keep in turn is leaked, never dropped with the
+        // slots outside it.
+        drop_kept_values_after_the_end();
+        // A destructor above that spawned left a coroutine that can never run; like those
+        // spawned too late above, it is leaked rather than handed to the next execution.
+        with(Execution::leak_late_spawns);
+    }
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
