@@ -1301,7 +1301,11 @@ impl Execution {
             parent.clock.tick(self.current);
         }
         clock.tick(index);
-        self.threads.push(ThreadSlot {
+        // The slot is written where it will live: built as an argument of `push`, which may
+        // grow the vector first, the 432-byte slot was built on the stack and copied (a
+        // memcpy call per thread).
+        self.threads.reserve(1);
+        self.threads.spare_capacity_mut()[0].write(ThreadSlot {
             pending: Op::new(OpKind::Start, NO_OBJECT),
             pending_site: site,
             finished: false,
@@ -1339,6 +1343,8 @@ impl Execution {
             task_waker: 0,
             read_defers: None,
         });
+        // SAFETY: the slot past the length was just initialised, within the capacity reserved.
+        unsafe { self.threads.set_len(index + 1) };
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
             thread_main(index, yielder, body)
         });
