@@ -1465,15 +1465,25 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
         }
     };
     // One visit to the runtime for what the thread's root marks, clears and takes once its
-    // closure has ended (each was a visit of its own).
-    let (locals, ending) = with(|ex| {
+    // closure has ended (each was a visit of its own). A thread without thread-locals, outside
+    // the end of a passing execution, has nothing left to drop: it finishes in the same visit.
+    let (locals, ending, finished) = with(|ex| {
+        let (teardown, ending) = (ex.teardown, ex.ending);
         let slot = &mut ex.threads[index];
         slot.at_root = true;
         slot.panicked = false;
         slot.panic_in_flight = None;
         slot.locals_destroyed = true;
-        (std::mem::take(&mut slot.locals), ex.ending)
+        let locals = std::mem::take(&mut slot.locals);
+        let finished = locals.is_empty() && !ending;
+        if finished {
+            finish_thread(slot, returned, teardown, ending);
+        }
+        (locals, ending, finished)
     });
+    if finished {
+        return;
+    }
     // The destructors of thread-locals may take steps, during which the execution may come
     // to its end: then whether it is ending is asked again.
     let ending = if locals.is_empty() {
@@ -1488,13 +1498,20 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
         drop_kept_values(index);
     }
     with(|ex| {
-        let slot = &mut ex.threads[index];
-        // A spawned thread's closure catches its own panic for `join`: it has no value then.
-        slot.returned = returned && slot.unobserved_panic.is_none();
-        // A thread torn down after a failure stays unfinished: the report shows what it was
-        // about to do. One unwound at the end of a passing execution has finished.
-        slot.finished = !ex.teardown || ex.ending;
+        let (teardown, ending) = (ex.teardown, ex.ending);
+        finish_thread(&mut ex.threads[index], returned, teardown, ending);
     });
+}
+
+/// Marks a thread whose root has nothing left to do as finished (`returned`: its closure
+/// returned), in an execution being torn down or not, ending or not.
+#[inline(always)]
+fn finish_thread(slot: &mut ThreadSlot, returned: bool, teardown: bool, ending: bool) {
+    // A spawned thread's closure catches its own panic for `join`: it has no value then.
+    slot.returned = returned && slot.unobserved_panic.is_none();
+    // A thread torn down after a failure stays unfinished: the report shows what it was about
+    // to do. One unwound at the end of a passing execution has finished.
+    slot.finished = !teardown || ending;
 }
 
 /// A spawned thread's closure panicked with `payload`. Outside teardown the panic is kept for
