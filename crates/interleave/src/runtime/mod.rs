@@ -1783,19 +1783,19 @@ pub(crate) fn run_stoppable(
         // whose forced unwind would run user code outside the execution.
         ex.leak_late_spawns();
         ex.on_scheduler_stack = true;
-        let nothing_kept = ex.keeps_nothing();
+        let timers = ex.take_timers();
+        // Without timers to drop no user code runs between this look at what is kept and the
+        // passes below, which would each find nothing: they are skipped.
+        let nothing_kept = timers.is_empty() && ex.keeps_nothing();
         if nothing_kept {
             // What `drop_lazy_statics` does first, which the end skips below.
             ex.current = 0;
         }
-        (ex.take_timers(), nothing_kept)
+        (timers, nothing_kept)
     });
     let guard_buffer = guards.into_buffer();
     drop(watch);
     foreign.stop();
-    // Without timers no user code runs between the look at what is kept and here, so when
-    // nothing was kept the passes below, which would each find nothing, are skipped.
-    let nothing_kept = nothing_kept && timers.is_empty();
     drop_quietly(timers);
     if !nothing_kept {
         drop_kept_values_after_the_end();
