@@ -51,10 +51,12 @@ pub(super) struct Summary {
     /// The happens-before fingerprint of every prefix, when counting states.
     pub(super) states: Vec<u128>,
     pub(super) feedback: Option<Box<dyn Any + Send>>,
-    pub(super) failure: Option<Failure>,
+    /// Boxed, as `declarations` is: both are rare, and a summary is moved twice per execution
+    /// (into the round's list and out of it), where each byte costs a single worker's loop.
+    pub(super) failure: Option<Box<Failure>>,
     pub(super) warnings: Vec<String>,
     /// What the program declared, when the strategy asked for the trace.
-    pub(super) declarations: Option<Declarations>,
+    pub(super) declarations: Option<Box<Declarations>>,
     pub(super) violations: Vec<AtomicityViolation>,
 }
 
@@ -292,13 +294,17 @@ impl<'c> Collector<'c> {
                 report.violations.push(violation);
             }
         }
-        self.states.extend(summary.states);
+        // The set's extend costs a reservation even for no states, and most summaries have none.
+        if !summary.states.is_empty() {
+            self.states.extend(summary.states);
+        }
         for warning in summary.warnings {
             if self.seen_warnings.insert(warning.clone()) {
                 report.warnings.push(warning);
             }
         }
-        if let Some(mut failure) = summary.failure {
+        if let Some(failure) = summary.failure {
+            let mut failure = *failure;
             if let Some(member) = strategy.member(summary.index) {
                 failure.strategy = format!("{}, member {member}", failure.strategy);
             }
@@ -340,7 +346,7 @@ pub(super) fn outcome_of(summary: &Summary) -> Outcome<'_> {
         lock_acquisitions: summary.lock_acquisitions,
         trace: summary.trace.as_deref(),
         feedback: summary.feedback.as_deref(),
-        declarations: summary.declarations.as_ref(),
+        declarations: summary.declarations.as_deref(),
         violations: summary.violations.len(),
     }
 }
@@ -552,9 +558,9 @@ pub(super) fn run_one(
         trace: events.filter(|_| keep_trace),
         states,
         feedback: ex.feedback.take(),
-        failure,
+        failure: failure.map(Box::new),
         warnings: std::mem::take(&mut ex.warnings),
-        declarations: declarations.filter(|_| keep_trace),
+        declarations: declarations.filter(|_| keep_trace).map(Box::new),
         violations,
     }
 }

@@ -654,12 +654,15 @@ impl Execution {
                 reader_buffers,
                 ..
             } = &mut *spare;
-            for entry in objects.drain(..) {
-                if let ObjState::RwLock { mut readers, .. } = entry.state {
+            // A loop and a clear rather than a drain, whose drop costs every execution a few
+            // dozen instructions.
+            for entry in objects.iter_mut() {
+                if let ObjState::RwLock { readers, .. } = &mut entry.state {
                     readers.clear();
-                    reader_buffers.push(readers);
+                    reader_buffers.push(std::mem::take(readers));
                 }
             }
+            objects.clear();
             spare.site_instances.clear();
             spare.recording.clear(limits);
             spare.last_untracked = false;
@@ -1308,13 +1311,18 @@ impl Execution {
             name: name.clone(),
             site,
         };
-        let mut clock = VectorClock::default();
-        if let Some(parent) = self.threads.get_mut(self.current) {
-            clock.copy_from(&parent.clock);
-            parent.clock.tick(self.current);
-        }
-        clock.tick(index);
-        self.threads.push(ThreadSlot {
+        // Created first: the coroutine is assembled on the stack with narrow stores and copied
+        // into `spawned` below with wide loads, which stall on store forwarding when they
+        // follow the stores closely (created last, its copy took a third of the wall-clock
+        // samples of this function, perf record).
+        let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
+            thread_main(index, yielder, body)
+        });
+        // The slot is written where it will live: built as an argument of `push`, which may
+        // grow the vector first, the 432-byte slot was built on the stack and copied (a
+        // memcpy call per thread).
+        self.threads.reserve(1);
+        self.threads.spare_capacity_mut()[0].write(ThreadSlot {
             pending: Op::new(OpKind::Start, NO_OBJECT),
             pending_site: site,
             finished: false,
@@ -1330,7 +1338,7 @@ impl Execution {
             cancelled: self.ending,
             left_to_unwind: false,
             times_out: false,
-            clock,
+            clock: VectorClock::default(),
             name,
             spawn_site: site,
             park_token: false,
@@ -1353,10 +1361,24 @@ impl Execution {
             read_defers: None,
             write_request: false,
         });
-        let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
-            thread_main(index, yielder, body)
-        });
-        self.spawned.push((index, coroutine, guarded));
+        // SAFETY: the slot past the length was just initialised, within the capacity reserved.
+        unsafe { self.threads.set_len(index + 1) };
+        // The new thread's clock is its parent's (the running thread's, if there is one), set
+        // in place: built on the stack and copied into the slot, its entry written by the
+        // tick was read back at once with wide loads, which stalled on store forwarding.
+        let current = self.current;
+        if let Ok([parent, child]) = self.threads.get_disjoint_mut([current, index]) {
+            child.clock.copy_from(&parent.clock);
+            parent.clock.tick(current);
+        }
+        self.threads[index].clock.tick(index);
+        // Written in place too: pushed, the tuple was assembled on the stack and copied.
+        self.spawned.reserve(1);
+        let spawned = self.spawned.len();
+        self.spawned.spare_capacity_mut()[0].write((index, coroutine, guarded));
+        // SAFETY: the element past the length was just initialised, within the capacity
+        // reserved.
+        unsafe { self.spawned.set_len(spawned + 1) };
         index
     }
 
@@ -1402,12 +1424,34 @@ impl Execution {
         }
     }
 
+    /// Leaks the coroutines of threads spawned too late to run (see `run_stoppable`).
+    fn leak_late_spawns(&mut self) {
+        if self.spawned.is_empty() {
+            return;
+        }
+        for (_, coroutine, _) in self.spawned.drain(..) {
+            std::mem::forget(coroutine);
+        }
+    }
+
+    /// No thread keeps values or thread-locals and no `lazy_static!` value exists: the passes
+    /// that drop them after the end would find nothing.
+    fn keeps_nothing(&self) -> bool {
+        self.lazy_statics.len() == 0
+            && self
+                .threads
+                .iter()
+                .all(|slot| slot.kept.is_empty() && slot.locals.is_empty())
+    }
+
     /// The running thread acquires the final clock of finished thread `target` (`join`).
     pub fn join_clock(&mut self, target: usize) {
         let me = self.current;
-        let target_clock = std::mem::take(&mut self.threads[target].clock);
-        self.threads[me].clock.join(&target_clock);
-        self.threads[target].clock = target_clock;
+        // Both slots borrowed at once: taking the target's clock out and putting it back
+        // moved two 96-byte clocks per join.
+        if let Ok([joiner, joined]) = self.threads.get_disjoint_mut([me, target]) {
+            joiner.clock.join(&joined.clock);
+        }
     }
 }
 
@@ -1448,15 +1492,25 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
         }
     };
     // One visit to the runtime for what the thread's root marks, clears and takes once its
-    // closure has ended (each was a visit of its own).
-    let (locals, ending) = with(|ex| {
+    // closure has ended (each was a visit of its own). A thread without thread-locals, outside
+    // the end of a passing execution, has nothing left to drop: it finishes in the same visit.
+    let (locals, ending, finished) = with(|ex| {
+        let ending = ex.ending;
         let slot = &mut ex.threads[index];
         slot.at_root = true;
         slot.panicked = false;
         slot.panic_in_flight = None;
         slot.locals_destroyed = true;
-        (std::mem::take(&mut slot.locals), ex.ending)
+        let locals = std::mem::take(&mut slot.locals);
+        let finished = locals.is_empty() && !ending;
+        if finished {
+            finish_thread(ex, index, returned);
+        }
+        (locals, ending, finished)
     });
+    if finished {
+        return;
+    }
     // The destructors of thread-locals may take steps, during which the execution may come
     // to its end: then whether it is ending is asked again.
     let ending = if locals.is_empty() {
@@ -1471,14 +1525,21 @@ fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
         drop_kept_values(index);
     }
     with(|ex| {
-        let slot = &mut ex.threads[index];
-        // A spawned thread's closure catches its own panic for `join`: it has no value then.
-        slot.returned = returned && slot.unobserved_panic.is_none();
-        // A thread torn down after a failure stays unfinished: the report shows what it was
-        // about to do. One unwound at the end of a passing execution has finished.
-        let finished = !ex.teardown || ex.ending;
-        ex.set_finished(index, finished);
+        finish_thread(ex, index, returned);
     });
+}
+
+/// Marks thread `index`, whose root has nothing left to do, as finished (`returned`: its
+/// closure returned), in an execution being torn down or not, ending or not.
+#[inline(always)]
+fn finish_thread(ex: &mut Execution, index: usize, returned: bool) {
+    let slot = &mut ex.threads[index];
+    // A spawned thread's closure catches its own panic for `join`: it has no value then.
+    slot.returned = returned && slot.unobserved_panic.is_none();
+    // A thread torn down after a failure stays unfinished: the report shows what it was about
+    // to do. One unwound at the end of a passing execution has finished.
+    let finished = !ex.teardown || ex.ending;
+    ex.set_finished(index, finished);
 }
 
 /// A spawned thread's closure panicked with `payload`. Outside teardown the panic is kept for
@@ -1592,19 +1653,29 @@ impl Coroutines {
     /// coroutine; one still there is abandoned, as `drop` would.
     fn into_buffer(mut self) -> Vec<Option<ThreadCoroutine>> {
         let mut buffer = std::mem::take(&mut self.0);
-        for coroutine in buffer.drain(..).flatten() {
-            std::mem::forget(coroutine);
-        }
+        abandon_coroutines(&mut buffer);
         buffer
     }
 }
 
 impl Drop for Coroutines {
     fn drop(&mut self) {
-        for coroutine in self.0.drain(..).flatten() {
+        // Empty after `into_buffer`, which every execution that ends calls.
+        if !self.0.is_empty() {
+            abandon_coroutines(&mut self.0);
+        }
+    }
+}
+
+/// Leaks the coroutines left in `table` and empties it. A loop over the slots rather than a
+/// `drain`, whose drop costs every execution a few dozen instructions even when it is empty.
+fn abandon_coroutines(table: &mut Vec<Option<ThreadCoroutine>>) {
+    for slot in table.iter_mut() {
+        if let Some(coroutine) = slot.take() {
             std::mem::forget(coroutine);
         }
     }
+    table.clear();
 }
 
 /// Runs one execution of `main` under `schedule`.
@@ -1693,7 +1764,11 @@ pub(crate) fn run_stoppable(
         unwind_at_end(&mut coroutines.0, unwound);
         next = with(|ex| decide(ex, false));
     }
-    with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+    with(|ex| {
+        if !ex.spawned.is_empty() {
+            adopt(ex, &mut coroutines.0, &mut guards);
+        }
+    });
     // A foreign wake that no deadlock check saw still explains what the execution did.
     with(|ex| {
         if ex.recording.failure.is_none() && !ex.recording.stopped {
@@ -1711,40 +1786,44 @@ pub(crate) fn run_stoppable(
         abandon_at_stop(&mut coroutines.0);
     }
     teardown(&mut coroutines.0);
-    // After teardown, which records the panics that were unwinding when the execution stopped
-    // as unobserved too.
-    with(Execution::unobserved_panic);
-    // A coroutine spawned too late to run must never be dropped by the coroutine library,
-    // whose forced unwind would run user code outside the execution.
-    with(|ex| {
-        for (_, coroutine, _) in ex.spawned.drain(..) {
-            std::mem::forget(coroutine);
+    // One visit for what follows teardown in every execution (each was a visit of its own).
+    // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
+    // the timers are taken here and dropped below, while the execution is still current but
+    // not borrowed.
+    let (timers, nothing_kept) = with(|ex| {
+        // After teardown, which records the panics that were unwinding when the execution
+        // stopped as unobserved too.
+        ex.unobserved_panic();
+        // A coroutine spawned too late to run must never be dropped by the coroutine library,
+        // whose forced unwind would run user code outside the execution.
+        ex.leak_late_spawns();
+        ex.on_scheduler_stack = true;
+        let timers = ex.take_timers();
+        // Without timers to drop no user code runs between this look at what is kept and the
+        // passes below, which would each find nothing: they are skipped.
+        let nothing_kept = timers.is_empty() && ex.keeps_nothing();
+        if nothing_kept {
+            // What `drop_lazy_statics` does first, which the end skips below.
+            ex.current = 0;
         }
+        (timers, nothing_kept)
     });
     let guard_buffer = guards.into_buffer();
     drop(watch);
     foreign.stop();
-    // Dropping a waker can drop a future (and its timers) with it, which needs the runtime, so
-    // the timers are dropped while the execution is still current but not borrowed.
-    let timers = with(|ex| {
-        ex.on_scheduler_stack = true;
-        ex.take_timers()
-    });
     drop_quietly(timers);
-    drop_kept_values_after_the_end();
-    drop_lazy_statics();
-    drop_late_thread_locals();
-    // What the destructors of statics and late thread-locals kept: dropped here, inside the
-    // execution, and whatever they keep in turn is leaked, never dropped with the slots
-    // outside it.
-    drop_kept_values_after_the_end();
-    // A destructor above that spawned left a coroutine that can never run; like those
-    // spawned too late above, it is leaked rather than handed to the next execution.
-    with(|ex| {
-        for (_, coroutine, _) in ex.spawned.drain(..) {
-            std::mem::forget(coroutine);
-        }
-    });
+    if !nothing_kept {
+        drop_kept_values_after_the_end();
+        drop_lazy_statics();
+        drop_late_thread_locals();
+        // What the destructors of statics and late thread-locals kept: dropped here, inside
+        // the execution, and whatever they keep in turn is leaked, never dropped with the
+        // slots outside it.
+        drop_kept_values_after_the_end();
+        // A destructor above that spawned left a coroutine that can never run; like those
+        // spawned too late above, it is leaked rather than handed to the next execution.
+        with(Execution::leak_late_spawns);
+    }
     drop(entered);
     // SAFETY: `raw` came from `Box::into_raw` above and nothing else owns it; the pointer in
     // `CURRENT` that aliased it has just been cleared.
@@ -1765,7 +1844,12 @@ fn adopt(
     coroutines: &mut Vec<Option<ThreadCoroutine>>,
     guards: &mut guard::Guards,
 ) {
-    for (index, coroutine, guarded) in ex.spawned.drain(..) {
+    // Popped rather than drained (a drain's drop costs a few dozen instructions per call, and
+    // there is a call per spawned thread). The order within one call does not matter: the
+    // coroutines go to their threads' places, and the stacks of threads spawned between two
+    // adoptions are distinct, so the fault handler's newest-first search of the guards finds
+    // the same guard whatever their order among themselves.
+    while let Some((index, coroutine, guarded)) = ex.spawned.pop() {
         if coroutines.len() <= index {
             coroutines.resize_with(index + 1, || None);
         }
