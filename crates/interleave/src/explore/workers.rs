@@ -8,9 +8,9 @@
 //! wakes the workers. Every worker, the driver's own thread included, claims executions from
 //! the planner, which plans them under its lock on the claiming thread, runs them and writes
 //! their summaries into their slots. A claim is a share of what is left of the round that
-//! shrinks as the round drains (guided self-scheduling): a few claims per worker and round
-//! touch the shared lock and counters, and the last claims, single executions, even out the
-//! workers' finishing times. The last worker to finish wakes the driver, which observes the
+//! shrinks as the round drains (guided self-scheduling), capped at [`MAX_CLAIM`] executions: a
+//! few claims per worker and round touch the shared lock and counters, and the last claims,
+//! single executions, even out the workers' finishing times. The last worker to finish wakes the driver, which observes the
 //! slots in index order.
 //!
 //! Waiting: a worker that finds the round fully claimed polls for the next one, then yields its
@@ -30,6 +30,11 @@ use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use super::*;
+
+/// The most executions one claim plans. A claim plans under the planner's lock, so the other
+/// workers' first claims of a round wait for the first one's plans: a cap keeps that wait to a
+/// few executions' planning where a claim of a quarter of a 64-execution round made it 16.
+const MAX_CLAIM: u64 = 6;
 
 /// How long a waiting thread polls and yields before it parks: about what a park and the
 /// wake-up that ends it cost on these machines.
@@ -101,7 +106,7 @@ impl Batch {
                     return;
                 }
                 match catch_unwind(AssertUnwindSafe(|| {
-                    planner.claim(left / (2 * self.workers))
+                    planner.claim((left / (2 * self.workers)).min(MAX_CLAIM))
                 })) {
                     Ok(claim) => claim,
                     Err(payload) => {
