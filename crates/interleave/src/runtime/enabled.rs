@@ -310,7 +310,7 @@ impl Execution {
     #[inline(never)]
     fn read_lock_enabled(&mut self, t: usize, readers_hold: bool) -> bool {
         let object = self.threads[t].pending.object;
-        let a_writer_waits = self.objects[object as usize].lock & !LOCK_WRITER >= LOCK_ONE_WAITING;
+        let a_writer_waits = writers_wait(self.objects[object as usize].lock);
         if self.threads[t].read_defers.is_none() && readers_hold && a_writer_waits {
             let defers = self.choose_value(2) == 1;
             self.threads[t].read_defers = Some(defers);
@@ -394,8 +394,7 @@ fn gate_answer(
         Gate::Exclusive => objects[op.object as usize].lock & LOCK_HOLDERS == 0,
         Gate::Shared => {
             let lock = objects[op.object as usize].lock;
-            // The word counts the waiting writers above its holders.
-            let waits = lock & !LOCK_WRITER >= LOCK_ONE_WAITING;
+            let waits = writers_wait(lock);
             if lock & LOCK_WRITER != 0 {
                 false
             } else {

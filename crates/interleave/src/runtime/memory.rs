@@ -402,9 +402,7 @@ impl WeakMemory {
         if order == Ordering::SeqCst && self.sc_fenced {
             clock.join(&self.sc_fences);
         }
-        if self.threads.len() <= thread {
-            self.grow_threads(thread);
-        }
+        self.make_room_for(thread);
         let index = object as usize;
         if self.locations.len() <= index {
             self.grow_locations(index);

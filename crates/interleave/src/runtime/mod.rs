@@ -73,8 +73,8 @@ use rustc_hash::FxHashMap;
 
 use clock::VectorClock;
 use object::{
-    Holder, ObjState, ObjectEntry, ObjectHandle, LOCK_HOLDERS, LOCK_ONE_WAITING, LOCK_WRITER,
-    MAX_OBJECTS,
+    writers_wait, Holder, ObjState, ObjectEntry, ObjectHandle, LOCK_HOLDERS, LOCK_ONE_WAITING,
+    LOCK_WRITER, MAX_OBJECTS,
 };
 use op::{Gate, ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 

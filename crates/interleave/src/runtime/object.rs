@@ -242,3 +242,9 @@ pub(crate) const LOCK_HOLDERS: u32 = LOCK_WRITER | 0xffff;
 /// One thread waiting to take an `RwLock` for writing, in [`ObjectEntry::lock`] (bits 16 to
 /// 30 count them).
 pub(crate) const LOCK_ONE_WAITING: u32 = 1 << 16;
+
+/// Whether the lock word `lock` ([`ObjectEntry::lock`]) counts a thread waiting to write.
+#[inline(always)]
+pub(crate) fn writers_wait(lock: u32) -> bool {
+    lock & !LOCK_WRITER >= LOCK_ONE_WAITING
+}

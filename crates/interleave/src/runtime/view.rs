@@ -102,7 +102,7 @@ impl<'a> View<'a> {
 
     /// The pending operation of thread `thread`, unless it has finished.
     pub fn pending(&self, thread: usize) -> Option<PendingOp> {
-        let slot = &self.slot(thread);
+        let slot = self.slot(thread);
         if slot.finished {
             return None;
         }
@@ -119,7 +119,7 @@ impl<'a> View<'a> {
     /// [`View::pending`] says without looking up its object and site, for the strategies that
     /// ask at every decision.
     pub(crate) fn pending_kind(&self, thread: usize) -> Option<OpKind> {
-        let slot = &self.slot(thread);
+        let slot = self.slot(thread);
         (!slot.finished).then_some(slot.pending.kind)
     }
 

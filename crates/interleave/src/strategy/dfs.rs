@@ -818,11 +818,23 @@ impl YieldRule {
     }
 
     /// Notes that `chosen` takes the next step, and pushes onto `ended` the threads whose
-    /// wait for it that step ends.
+    /// wait for it that step ends. A step that is not a yield, while no thread waits and
+    /// yields are not counted in rows, changes nothing: the common case of a program that does
+    /// not yield, decided inline, and the rule's bookkeeping runs only otherwise.
+    #[inline]
     pub(super) fn ran(&mut self, view: &View<'_>, chosen: usize, ended: &mut Vec<usize>) {
         if chosen >= view.thread_count() {
             return;
         }
+        if self.waiting == 0 && self.free_yields == 0 && !is_yield(view, chosen) {
+            return;
+        }
+        self.note_step(view, chosen, ended);
+    }
+
+    /// [`YieldRule::ran`] when a thread waits, yields are counted in rows or `chosen` yields.
+    #[inline(never)]
+    fn note_step(&mut self, view: &View<'_>, chosen: usize, ended: &mut Vec<usize>) {
         let starts = view.pending_kind(chosen) == Some(OpKind::Start);
         if self.waiting > 0 && (self.starts_are_progress || !starts) {
             for (t, waits) in self.waits.iter_mut().enumerate() {
@@ -931,19 +943,9 @@ impl YieldGate {
         &self.allowed
     }
 
-    /// Notes that `chosen` takes the next step. A step that is not a yield, while no thread
-    /// waits and yields are not counted in rows, changes nothing: that is decided inline, and
-    /// the rule is asked only otherwise.
+    /// Notes that `chosen` takes the next step.
     #[inline]
     pub(super) fn ran(&mut self, view: &View<'_>, chosen: usize) {
-        let quiet = self.rule.waiting == 0 && self.rule.free_yields == 0;
-        if quiet && (chosen >= view.thread_count() || !is_yield(view, chosen)) {
-            return;
-        }
-        self.ran_by_rule(view, chosen);
-    }
-
-    fn ran_by_rule(&mut self, view: &View<'_>, chosen: usize) {
         self.ended.clear();
         self.rule.ran(view, chosen, &mut self.ended);
     }

@@ -187,6 +187,57 @@ pub trait Strategy: Send {
     }
 }
 
+/// A value per object of one execution, by the object's index in it, worked out from the
+/// object's identity the first time a decision asks: comparing identities compares their
+/// sites' file names, which at every decision cost a sampler more than the rest of its choice.
+/// An execution gives each object one index and each index one object, so the value holds for
+/// the rest of the execution.
+pub(super) struct PerObject<T> {
+    values: Vec<Option<T>>,
+}
+
+impl<T> Default for PerObject<T> {
+    fn default() -> Self {
+        PerObject { values: Vec::new() }
+    }
+}
+
+impl<T: Copy> PerObject<T> {
+    /// The value for the object of thread `thread`'s pending operation, from `compute` the
+    /// first time; `None` when the thread has finished or its operation has no object. The
+    /// lookup is inlined (a sampler asks at every pick), the first computation is not.
+    #[inline(always)]
+    pub(super) fn of_pending(
+        &mut self,
+        view: &View<'_>,
+        thread: usize,
+        compute: impl FnOnce(ObjectId) -> T,
+    ) -> Option<T> {
+        let index = view.pending_object_index(thread)? as usize;
+        if let Some(&Some(known)) = self.values.get(index) {
+            return Some(known);
+        }
+        self.compute(view, thread, index, compute)
+    }
+
+    /// Works out and keeps the value for object `index`, thread `thread`'s pending one.
+    #[inline(never)]
+    fn compute(
+        &mut self,
+        view: &View<'_>,
+        thread: usize,
+        index: usize,
+        compute: impl FnOnce(ObjectId) -> T,
+    ) -> Option<T> {
+        if index >= self.values.len() {
+            self.values.resize_with(index + 1, || None);
+        }
+        let value = compute(view.pending(thread)?.object?);
+        self.values[index] = Some(value);
+        Some(value)
+    }
+}
+
 /// Uniform index below `n` from 64 random bits (Lemire's multiply-shift).
 #[inline]
 pub(crate) fn below(bits: u64, n: usize) -> usize {

@@ -9,7 +9,7 @@
 use rand_core::RngCore;
 use rand_pcg::Pcg64Mcg;
 
-use super::{below, ObjectId, OpKind, Outcome, Schedule, View};
+use super::{below, ObjectId, OpKind, Outcome, PerObject, Schedule, View};
 
 /// The number of yields after which a thread loses its priority (seed 000, section 5): every
 /// yield, as in shuttle's PCT, since a yield says the thread waits for another thread.
@@ -205,10 +205,9 @@ struct ThreadPriority {
     since_demotion: u32,
     /// `View::yields` of the thread when the rule last looked at it.
     seen: u32,
-    /// Whether the thread took a step other than its start or a sleep since its last yield.
-    acted: bool,
-    /// `seen` when `acted`, else [`NOT_SETTLED`]: the yield rule has nothing to do for the
-    /// thread while its yields equal this, which a decision tests with one comparison.
+    /// `seen` when the thread took a step other than its start or a sleep since its last
+    /// yield (it acted), else [`NOT_SETTLED`]: the yield rule has nothing to do for the thread
+    /// while its yields equal this, which a decision tests with one comparison.
     settled_at: u32,
 }
 
@@ -234,7 +233,6 @@ impl Priorities {
                 priority: initial(thread),
                 since_demotion: 0,
                 seen: 0,
-                acted: false,
                 settled_at: NOT_SETTLED,
             });
         }
@@ -296,10 +294,11 @@ impl Priorities {
         let kind = chosen_step.and_then(|step| view.step_kind(step));
         let yielded = yields > state.seen;
         state.seen = yields;
+        let mut acted = state.settled_at != NOT_SETTLED;
         let mut demote = false;
         if yielded {
-            let lone_sleep = kind == Some(OpKind::Sleep) && !state.acted;
-            state.acted = false;
+            let lone_sleep = kind == Some(OpKind::Sleep) && !acted;
+            acted = false;
             if !lone_sleep {
                 state.since_demotion += 1;
                 if state.since_demotion >= self.yield_limit {
@@ -308,13 +307,13 @@ impl Priorities {
                 }
             }
         } else if kind != Some(OpKind::Start) {
-            state.acted = true;
+            acted = true;
         }
         // Steps on the fast path after the chosen one are data accesses, never yields.
         if chosen_step.is_some_and(|step| view.step() > step + 1) {
-            state.acted = true;
+            acted = true;
         }
-        state.settled_at = if state.acted { state.seen } else { NOT_SETTLED };
+        state.settled_at = if acted { yields } else { NOT_SETTLED };
         if demote {
             self.demote(thread);
         }
@@ -372,10 +371,9 @@ pub(super) struct PrioritySchedule {
     events_seen: u64,
     /// Accesses so far of each object of [`Counting::PerObject`].
     object_counts: Vec<u64>,
-    /// With [`Counting::PerObject`], the event sequence of each object the execution has
-    /// seen, by its index in the execution, once looked up: comparing the pending object's
-    /// identity with the tracked ones at every decision compares their sites.
-    sequence_by_index: Vec<Option<Option<usize>>>,
+    /// With [`Counting::PerObject`], the event sequence of each object of the execution, once
+    /// looked up.
+    sequence_by_index: PerObject<Option<usize>>,
     /// The event sequence the step chosen last counts in, if it is an event (not used for
     /// [`Events::All`], where every step is).
     chosen: Option<usize>,
@@ -425,7 +423,7 @@ impl PrioritySchedule {
             counting,
             events_seen: 0,
             object_counts,
-            sequence_by_index: Vec::new(),
+            sequence_by_index: PerObject::default(),
             chosen: None,
         }
     }
@@ -453,9 +451,7 @@ impl PrioritySchedule {
     /// point is the earliest after it.
     #[inline(never)]
     fn change_point(&mut self, last: usize, event: u64) {
-        if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-            self.priorities.set(last, self.change_priorities.at(i));
-        }
+        self.take_change_priority(last, event);
         self.next_change = self
             .change_points
             .iter()
@@ -463,6 +459,14 @@ impl PrioritySchedule {
             .filter(|&k| k > event)
             .min()
             .unwrap_or(u64::MAX);
+    }
+
+    /// If event `event` is a change point, thread `last`, which took it, takes that change
+    /// point's priority.
+    fn take_change_priority(&mut self, last: usize, event: u64) {
+        if let Some(i) = self.change_points.iter().position(|&k| k == event) {
+            self.priorities.set(last, self.change_priorities.at(i));
+        }
     }
 
     /// [`Schedule::next_thread`] when not every step is an event (lock acquisitions only, or
@@ -478,11 +482,7 @@ impl PrioritySchedule {
                             self.change_point(last, event);
                         }
                     }
-                    Counting::PerObject(_) => {
-                        if let Some(i) = self.change_points.iter().position(|&k| k == event) {
-                            self.priorities.set(last, self.change_priorities.at(i));
-                        }
-                    }
+                    Counting::PerObject(_) => self.take_change_priority(last, event),
                 }
             }
             self.priorities.yield_rule(view, last);
@@ -538,19 +538,12 @@ impl PrioritySchedule {
                 .pending(thread)
                 .is_some_and(|op| op.kind.is_lock_acquisition())
                 .then_some(0),
-            Counting::PerObject(objects) => {
-                let index = view.pending_object_index(thread)? as usize;
-                if index >= self.sequence_by_index.len() {
-                    self.sequence_by_index.resize(index + 1, None);
-                }
-                if let Some(known) = self.sequence_by_index[index] {
-                    return known;
-                }
-                let object = view.pending(thread)?.object?;
-                let sequence = objects.iter().position(|&o| o == object);
-                self.sequence_by_index[index] = Some(sequence);
-                sequence
-            }
+            Counting::PerObject(objects) => self
+                .sequence_by_index
+                .of_pending(view, thread, |object| {
+                    objects.iter().position(|&o| o == object)
+                })
+                .flatten(),
         }
     }
 }

@@ -52,8 +52,8 @@ use rand_pcg::Pcg64Mcg;
 
 use super::dfs::YieldGate;
 use super::{
-    below, ObjectId, OpKind, Outcome, Random, Schedule, Site, Strategy, TraceEvent, TraceTarget,
-    View,
+    below, ObjectId, OpKind, Outcome, PerObject, Random, Schedule, Site, Strategy, TraceEvent,
+    TraceTarget, View,
 };
 
 /// Profiling executions when the spec does not say.
@@ -239,7 +239,7 @@ impl Strategy for Surw {
             rng,
             interest: Interest {
                 objects: chosen.iter().map(|p| p.id).collect(),
-                by_index: Vec::new(),
+                by_index: PerObject::default(),
             },
             profiled: weights,
             remaining: Vec::new(),
@@ -351,31 +351,17 @@ impl Holds {
 struct Interest {
     /// The objects drawn for this execution.
     objects: Vec<ObjectId>,
-    /// Whether the object of each index in this execution is interesting, once asked:
-    /// comparing object identities compares their sites' file names, which at every decision
-    /// cost more than the rest of the choice.
-    by_index: Vec<Option<bool>>,
+    /// Whether each object of the execution is one of them, once asked.
+    by_index: PerObject<bool>,
 }
 
 impl Interest {
     /// Whether thread `thread`'s pending operation is an interesting event.
     fn of(&mut self, view: &View<'_>, thread: usize) -> bool {
-        let Some(index) = view.pending_object_index(thread) else {
-            return false;
-        };
-        let index = index as usize;
-        if index >= self.by_index.len() {
-            self.by_index.resize(index + 1, None);
-        }
-        if let Some(known) = self.by_index[index] {
-            return known;
-        }
-        let interesting = view
-            .pending(thread)
-            .and_then(|op| op.object)
-            .is_some_and(|object| self.objects.contains(&object));
-        self.by_index[index] = Some(interesting);
-        interesting
+        let objects = &self.objects;
+        self.by_index
+            .of_pending(view, thread, |object| objects.contains(&object))
+            .unwrap_or(false)
     }
 }
 
