@@ -87,6 +87,7 @@ pub use schedule::{Schedule, ABANDON};
 pub use stop_signal::StopHandle;
 pub use view::{PendingOp, ThreadState, UnitView, View};
 
+use enabled::ReadPreference;
 use ending::unwind_at_end;
 use kept::{drop_kept_values, drop_kept_values_after_the_end};
 pub(crate) use live::new_exploration;
@@ -219,9 +220,9 @@ pub(crate) struct ThreadSlot {
     pub task_waker: usize,
     /// Whether the pending `RwLock::read` waits behind a writer that waits (writer preference)
     /// rather than joining the readers that hold the lock: a recorded choice, drawn the first
-    /// time a writer waits while readers hold the lock (see `choose_read_preference`); `None`
+    /// time a writer waits while readers hold the lock (see `read_lock_enabled`); `Undecided`
     /// until then.
-    pub read_defers: Option<bool>,
+    pub read_preference: ReadPreference,
     /// The pending operation is an `RwLock::write` the thread waits to take: it counts in
     /// the lock's word (`ObjectEntry::lock`) until the lock is taken or the thread finishes.
     pub write_request: bool,
@@ -1257,9 +1258,9 @@ impl Execution {
                     yields: slot.yields,
                     awaiting: slot.awaiting.clone(),
                     behind_writer: (slot.pending.kind == OpKind::ReadLock
-                        && slot.read_defers == Some(true))
-                    .then(|| self.writer_waits(slot.pending.object, t))
-                    .flatten(),
+                        && slot.read_preference == ReadPreference::Defers)
+                        .then(|| self.writer_waits(slot.pending.object, t))
+                        .flatten(),
                 }
             })
             .collect();
@@ -1358,7 +1359,7 @@ impl Execution {
             deadline: Duration::ZERO,
             timer_deadline: None,
             task_waker: 0,
-            read_defers: None,
+            read_preference: ReadPreference::Undecided,
             write_request: false,
         });
         // SAFETY: the slot past the length was just initialised, within the capacity reserved.

@@ -407,7 +407,7 @@ impl Execution {
             OpKind::Unlock => self.give_mutex(object),
             OpKind::ReadLock => {
                 self.recording.lock_acquisitions += 1;
-                self.threads[chosen].read_defers = None;
+                self.threads[chosen].read_preference = ReadPreference::Undecided;
                 self.take_rwlock(object, false, site);
             }
             OpKind::WriteLock => {
