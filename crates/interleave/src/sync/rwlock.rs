@@ -1,7 +1,7 @@
 //! `RwLock`: many readers or one writer. std leaves the priority of readers and writers open, so
 //! a read request that finds readers holding the lock and a writer waiting either joins the
 //! readers or waits behind the writer, as the strategy chooses (see
-//! `Execution::choose_read_preference`); a recursive read can thus deadlock, as it can under
+//! `Execution::read_lock_enabled`); a recursive read can thus deadlock, as it can under
 //! std. A thread that asks for the lock while it holds it for writing, or asks to write while
 //! it reads, is reported as a relock failure.
 
