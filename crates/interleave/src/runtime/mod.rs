@@ -170,7 +170,7 @@ pub(crate) struct ThreadSlot {
     /// it takes no step, and is unwound once the cancelled threads cannot go on (`ending.rs`).
     pub left_to_unwind: bool,
     /// The pending operation can run now only by ending its wait by itself, with a timeout or
-    /// (when allowed) a spurious wake-up (set with the enabled threads, see `time_out_if_due`);
+    /// (when allowed) a spurious wake-up (set with the enabled threads, see `begin_step`);
     /// strategies count such a step as a yield.
     pub times_out: bool,
     pub clock: VectorClock,
