@@ -1776,12 +1776,18 @@ pub(crate) fn run_stoppable(
     let mut next = with(|ex| decide(ex, false));
     loop {
         while let Some(chosen) = next {
-            if coroutines.0.get(chosen).is_none_or(Option::is_none) {
-                with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
-            }
-            let coroutine = coroutines.0[chosen]
-                .as_mut()
-                .expect("the scheduler chose a thread without a coroutine");
+            // One lookup when the thread's coroutine is there (every switch but a new
+            // thread's first): a test followed by a second indexing cost a bounds check and an
+            // `Option` test more per switch.
+            let coroutine = match coroutines.0.get_mut(chosen) {
+                Some(Some(coroutine)) => coroutine,
+                _ => {
+                    with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+                    coroutines.0[chosen]
+                        .as_mut()
+                        .expect("the scheduler chose a thread without a coroutine")
+                }
+            };
             watch.beat();
             next = match coroutine.resume(Resume::Run) {
                 // The thread announced an operation and the decision chose another thread (or
