@@ -340,6 +340,9 @@ pub(crate) struct Execution {
     /// Each decision checks that the schedule's choice is an enabled thread: always in debug
     /// builds, and in release builds unless the schedule promises it (`Schedule::chooses_enabled`).
     checks_choices: bool,
+    /// Spurious wake-ups are allowed in this execution (`Limits::spurious_wakeups` or
+    /// `Limits::spurious_park_wakeups`): one flag for the common decision to test.
+    spurious_possible: bool,
     current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
@@ -696,6 +699,7 @@ impl Execution {
             spare.enabled_fresh = false;
             spare.full_decision_at = full_decision_at(&limits, &stop_handle);
             spare.checks_choices = checks_choices(&*schedule);
+            spare.spurious_possible = limits.spurious_wakeups || limits.spurious_park_wakeups;
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
@@ -726,6 +730,7 @@ impl Execution {
             enabled_fresh: false,
             full_decision_at: full_decision_at(&limits, &stop_handle),
             checks_choices: checks_choices(&*schedule),
+            spurious_possible: limits.spurious_wakeups || limits.spurious_park_wakeups,
             current: 0,
             foreign: Arc::default(),
             lazy_statics: Default::default(),
