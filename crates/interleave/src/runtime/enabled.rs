@@ -34,6 +34,10 @@ impl Execution {
     /// drop them, `kept.rs`). A thread that finishes while it waits to write (unwound at the
     /// end of an execution) no longer counts as waiting.
     pub(super) fn set_finished(&mut self, t: usize, finished: bool) {
+        if finished && t == 0 {
+            // The main thread returned: the end of the test is `decide_before_enabled`'s.
+            self.decide_in_full_from_now();
+        }
         let slot = &mut self.threads[t];
         slot.finished = finished;
         if finished && slot.write_request {

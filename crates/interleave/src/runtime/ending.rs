@@ -43,6 +43,7 @@ impl Execution {
             return None;
         }
         self.ending = true;
+        self.decide_in_full_from_now();
         self.last_untracked = false;
         for slot in self.threads.iter_mut().filter(|t| !t.finished) {
             // A task parks between polls at the site it was spawned at (`future::run_task`);

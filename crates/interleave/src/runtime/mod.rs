@@ -171,7 +171,7 @@ pub(crate) struct ThreadSlot {
     /// it takes no step, and is unwound once the cancelled threads cannot go on (`ending.rs`).
     pub left_to_unwind: bool,
     /// The pending operation can run now only by ending its wait by itself, with a timeout or
-    /// (when allowed) a spurious wake-up (set with the enabled threads, see `time_out_if_due`);
+    /// (when allowed) a spurious wake-up (set with the enabled threads, see `begin_step`);
     /// strategies count such a step as a yield.
     pub times_out: bool,
     pub clock: VectorClock,
@@ -333,6 +333,17 @@ pub(crate) struct Execution {
     /// decision whose running thread announces an operation that cannot block (it is enabled
     /// whatever the state) reuses the list instead of scanning every thread again.
     enabled_fresh: bool,
+    /// The step count from which every decision takes the full path (`decide_before_enabled`):
+    /// the step bound while nothing rare has happened, 0 once something has or may (a
+    /// failure, a stop handle, the main thread's return, the end of the test). A common
+    /// decision then tests one condition for all of these (`decide`).
+    full_decision_at: u64,
+    /// Each decision checks that the schedule's choice is an enabled thread: always in debug
+    /// builds, and in release builds unless the schedule promises it (`Schedule::chooses_enabled`).
+    checks_choices: bool,
+    /// Spurious wake-ups are allowed in this execution (`Limits::spurious_wakeups` or
+    /// `Limits::spurious_park_wakeups`): one flag for the common decision to test.
+    spurious_possible: bool,
     current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
@@ -391,6 +402,22 @@ const TAG_BLOCK: u64 = 1024;
 thread_local! {
     /// The next tag of this OS thread's block and the end of the block.
     static TAGS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// `Execution::full_decision_at` at the start of an execution: the step bound, or 0 with a
+/// stop handle, whose flag another OS thread may set at any time (`decide_before_enabled` reads
+/// it at every decision).
+fn full_decision_at(limits: &Limits, stop_handle: &Option<StopHandle>) -> u64 {
+    if stop_handle.is_some() {
+        0
+    } else {
+        limits.max_steps
+    }
+}
+
+/// `Execution::checks_choices` for an execution decided by `schedule`.
+fn checks_choices(schedule: &(dyn Schedule + Send)) -> bool {
+    cfg!(debug_assertions) || !schedule.chooses_enabled()
 }
 
 /// A tag no other execution of the process has: unique, and never 0.
@@ -582,6 +609,7 @@ fn note_panic(message: &str, site: &str, static_message: Option<&'static str>) {
             && !ex.teardown
             && ex.recording.failure.is_none()
         {
+            ex.decide_in_full_from_now();
             ex.recording.failure = Some(FailureInfo {
                 site: (!site.is_empty()).then(|| site.to_string()),
                 static_message,
@@ -670,6 +698,9 @@ impl Execution {
             spare.any_untracked = false;
             spare.enabled.clear();
             spare.enabled_fresh = false;
+            spare.full_decision_at = full_decision_at(&limits, &stop_handle);
+            spare.checks_choices = checks_choices(&*schedule);
+            spare.spurious_possible = limits.spurious_wakeups || limits.spurious_park_wakeups;
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
@@ -698,6 +729,9 @@ impl Execution {
             any_untracked: false,
             enabled: Vec::new(),
             enabled_fresh: false,
+            full_decision_at: full_decision_at(&limits, &stop_handle),
+            checks_choices: checks_choices(&*schedule),
+            spurious_possible: limits.spurious_wakeups || limits.spurious_park_wakeups,
             current: 0,
             foreign: Arc::default(),
             lazy_statics: Default::default(),
@@ -1022,6 +1056,7 @@ impl Execution {
             static_message,
             ..FailureInfo::new(FailureKind::Panic, message, Some(index))
         };
+        self.decide_in_full_from_now();
         self.recording.failure = Some(match self.recording.failure.take() {
             None => panic,
             Some(earlier)
@@ -1157,9 +1192,18 @@ impl Execution {
         self.release(object);
     }
 
+    /// Makes every later decision of this execution take the full path (see
+    /// `Execution::full_decision_at`): something rare happened that it must look at. Called
+    /// wherever a failure is recorded, the main thread returns or the end of the test begins.
+    #[inline(always)]
+    pub(super) fn decide_in_full_from_now(&mut self) {
+        self.full_decision_at = 0;
+    }
+
     /// Records a failure of the running execution (the first one wins).
     pub fn fail(&mut self, kind: FailureKind, message: String) {
         if self.recording.failure.is_none() && !self.teardown {
+            self.decide_in_full_from_now();
             self.recording.failure = Some(FailureInfo::new(kind, message, Some(self.current)));
         }
     }
@@ -1631,6 +1675,7 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
         }
         ex.current = index;
         if ex.recording.failure.is_none() {
+            ex.decide_in_full_from_now();
             ex.recording.failure = Some(FailureInfo {
                 site,
                 static_message,
@@ -1716,6 +1761,7 @@ pub(crate) fn run_stoppable(
             execution.add_thread(ThreadBody::Main(main), None, site, stack);
         }
         Err(error) => {
+            execution.decide_in_full_from_now();
             execution.recording.failure = Some(FailureInfo::new(
                 FailureKind::Panic,
                 error.to_string(),
@@ -1736,12 +1782,18 @@ pub(crate) fn run_stoppable(
     let mut next = with(|ex| decide(ex, false));
     loop {
         while let Some(chosen) = next {
-            if coroutines.0.get(chosen).is_none_or(Option::is_none) {
-                with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
-            }
-            let coroutine = coroutines.0[chosen]
-                .as_mut()
-                .expect("the scheduler chose a thread without a coroutine");
+            // One lookup when the thread's coroutine is there (every switch but a new
+            // thread's first): a test followed by a second indexing cost a bounds check and an
+            // `Option` test more per switch.
+            let coroutine = match coroutines.0.get_mut(chosen) {
+                Some(Some(coroutine)) => coroutine,
+                _ => {
+                    with(|ex| adopt(ex, &mut coroutines.0, &mut guards));
+                    coroutines.0[chosen]
+                        .as_mut()
+                        .expect("the scheduler chose a thread without a coroutine")
+                }
+            };
             watch.beat();
             next = match coroutine.resume(Resume::Run) {
                 // The thread announced an operation and the decision chose another thread (or

@@ -114,16 +114,18 @@ impl OpKind {
     /// True for reads and writes of data (atomics and `cell::Var`): the steps that change no
     /// other thread's state, so the runtime may skip the scheduler for them (see
     /// [`Schedule::tracks`](crate::strategy::Schedule::tracks)).
+    ///
+    /// One bit test of a constant: the `matches!` it replaces compiled to a range test and a
+    /// byte table, seven instructions at each of the three uses of every step.
+    #[inline(always)]
     pub const fn is_data_access(self) -> bool {
-        matches!(
-            self,
-            OpKind::AtomicLoad
-                | OpKind::AtomicStore
-                | OpKind::AtomicRmw
-                | OpKind::Read
-                | OpKind::Write
-                | OpKind::Update
-        )
+        const DATA_ACCESSES: u64 = 1 << OpKind::AtomicLoad as u64
+            | 1 << OpKind::AtomicStore as u64
+            | 1 << OpKind::AtomicRmw as u64
+            | 1 << OpKind::Read as u64
+            | 1 << OpKind::Write as u64
+            | 1 << OpKind::Update as u64;
+        DATA_ACCESSES >> self as u64 & 1 != 0
     }
 
     /// True for operations that may have to wait for another thread.
@@ -185,6 +187,9 @@ impl OpKind {
         }
     }
 }
+
+// Every kind has a bit in a `u64` (`OpKind::is_data_access`).
+const _: () = assert!((OpKind::Sleep as u64) < 64);
 
 /// How an operation touches its object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -161,16 +161,79 @@ pub(crate) fn stop_if_failed() {
 /// Chooses the thread for the next step, or `None` when the execution is over.
 /// `reuse_enabled`: the enabled threads computed last still hold (see
 /// `Execution::enabled_fresh`), so they are not computed again.
+///
+/// A common decision tests one condition before it computes the enabled threads: that the
+/// step count is below `Execution::full_decision_at`, which is the step bound while nothing
+/// rare has happened and 0 once something has (a failure, a stop handle, the main thread's
+/// return, the end of the test); those are left to [`decide_before_enabled`], which tests each
+/// in turn. The common path tested four, one by one, at every decision, and a schedule that
+/// abandons the execution is one case of a choice missing from the enabled list.
 pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
+    if ex.steps() >= ex.full_decision_at {
+        if let Some(outcome) = decide_before_enabled(ex) {
+            return outcome;
+        }
+    } else {
+        debug_assert!(
+            ex.recording.failure.is_none()
+                && ex.stop_handle.is_none()
+                && !ex.ending
+                && !ex.threads[0].finished,
+            "a decision skipped the rare conditions while one of them held"
+        );
+    }
+    if !reuse_enabled {
+        ex.compute_enabled();
+        // The common case in three tests: no failure and the step bound not reached (a
+        // failure sets `full_decision_at` to 0, and it is never above the bound), a thread
+        // can run, and no spurious wake-up is possible. Testing each condition in turn took
+        // five tests here and the step bound a sixth (six instructions more per decision).
+        if ex.steps() >= ex.full_decision_at || ex.enabled.is_empty() || ex.spurious_possible {
+            if let Some(outcome) = after_enabled_in_full(ex) {
+                return outcome;
+            }
+        }
+    } else {
+        if cfg!(debug_assertions) {
+            ex.check_reused_enabled();
+        }
+        if ex.steps() >= ex.recording.limits.max_steps {
+            return stop_at_step_bound(ex);
+        }
+    }
+    let chosen = ask_schedule(ex);
+    // Whether the choice is enabled, without a branch on where in the list it is: under a
+    // random walk that position is random, and a loop that stopped there was mispredicted
+    // at about every other decision. A schedule that promises it is not checked in release
+    // builds (`Schedule::chooses_enabled`).
+    if ex.checks_choices
+        && !ex
+            .enabled
+            .iter()
+            .fold(false, |found, &t| found | (t == chosen))
+    {
+        return refuse(ex, chosen);
+    }
+    ex.record(chosen);
+    Some(chosen)
+}
+
+/// The part of a decision before the enabled threads are computed, when
+/// `Execution::full_decision_at` says something rare may have happened: `Some` with the
+/// decision's outcome when one of those things decides it, `None` when the decision goes on
+/// as a common one.
+#[cold]
+#[inline(never)]
+fn decide_before_enabled(ex: &mut Execution) -> Option<Option<usize>> {
     if ex.recording.failure.is_some() {
-        return None;
+        return Some(None);
     }
     // A stop ends the execution here, before the end of the test or the step bound could make
     // anything of it (`stop_signal.rs`); an execution whose threads have all finished has
     // ended by itself.
     if ex.stop_requested() && ex.threads.iter().any(|t| !t.finished) {
         ex.end_at_stop();
-        return None;
+        return Some(None);
     }
     // The end of the test (shuttle's rule): after the main thread returned, the spawned
     // threads and the tasks somebody may still await run to their end, and the detached tasks
@@ -179,55 +242,68 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     // own flag, not the main thread's: the main thread is revived during the end when it kept
     // values to drop as itself (`kept.rs`).
     if ex.ending {
-        return ex.decide_ending();
+        return Some(ex.decide_ending());
     }
     if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
-        return ex.begin_ending();
+        return Some(ex.begin_ending());
     }
-    if !reuse_enabled {
-        decide_enabled(ex)?;
-    } else if cfg!(debug_assertions) {
-        ex.check_reused_enabled();
-    }
-    if ex.steps() >= ex.recording.limits.max_steps {
-        ex.stop(Stop::StepBound);
-        return None;
-    }
-    let chosen = ask_schedule(ex);
+    None
+}
+
+/// Ends the execution at the step bound.
+#[cold]
+#[inline(never)]
+fn stop_at_step_bound(ex: &mut Execution) -> Option<usize> {
+    ex.stop(Stop::StepBound);
+    None
+}
+
+/// Ends the execution at a choice that is not an enabled thread: the schedule abandoned it
+/// (`ABANDON`), or it chose a thread that cannot run.
+#[cold]
+#[inline(never)]
+fn refuse(ex: &mut Execution, chosen: usize) -> Option<usize> {
     if chosen == ABANDON {
         ex.recording.abandoned = true;
-        return None;
-    }
-    // Whether the choice is enabled, without a branch on where in the list it is: under a
-    // random walk that position is random, and a loop that stopped there was mispredicted
-    // at about every other decision.
-    if !ex
-        .enabled
-        .iter()
-        .fold(false, |found, &t| found | (t == chosen))
-    {
+    } else {
         ex.stop(Stop::ScheduleImpossible { chosen });
-        return None;
     }
-    ex.record(chosen);
-    Some(chosen)
+    None
 }
 
 /// Asks the execution's schedule for the next thread, showing it the execution through a
-/// [`View`]. The schedule is taken out while it decides, leaving a placeholder that needs no
-/// allocation, so the view can borrow the whole execution.
+/// [`View`]. The schedule is reached through a pointer to its own allocation while the view
+/// borrows the whole execution: the view reads the execution's fields, never the schedule,
+/// which lives behind its box. Moving the box out and a placeholder in, and back, cost seven
+/// instructions per decision; a strategy that panics still leaves the placeholder behind
+/// ([`PanickedWhileDeciding`]).
 #[inline(always)]
 fn ask_schedule(ex: &mut Execution) -> usize {
-    let mut schedule = std::mem::replace(&mut ex.schedule, Box::new(Deciding));
-    let chosen = schedule.next_thread(&View { ex });
-    // The placeholder is a zero-sized box, which owns no memory.
-    std::mem::forget(std::mem::replace(&mut ex.schedule, schedule));
+    let schedule: *mut (dyn Schedule + Send) = &mut *ex.schedule;
+    let on_panic = PanickedWhileDeciding(ex);
+    // SAFETY: the schedule is a heap allocation of its own, which nothing reached through the
+    // view touches (`View` has no access to `Execution::schedule`), and nothing else uses the
+    // box while the schedule decides: the runtime is borrowed (`with_in_data_step`), so a
+    // strategy cannot re-enter it.
+    let chosen = unsafe { (*schedule).next_thread(&View { ex: &*on_panic.0 }) };
+    std::mem::forget(on_panic);
     chosen
 }
 
-/// What holds an execution's place of its schedule while the schedule decides
-/// ([`ask_schedule`]): nothing may ask it anything then, and a strategy that panicked while
-/// deciding leaves it behind with no choices.
+/// Replaces the execution's schedule with a placeholder ([`Deciding`]) when dropped, which
+/// happens only while a strategy's `next_thread` unwinds ([`ask_schedule`] forgets it
+/// otherwise): the panicked schedule is dropped, and nothing asks it anything again.
+struct PanickedWhileDeciding<'a>(&'a mut Execution);
+
+impl Drop for PanickedWhileDeciding<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        self.0.schedule = Box::new(Deciding);
+    }
+}
+
+/// What holds an execution's place of its schedule after the schedule panicked while it
+/// decided ([`PanickedWhileDeciding`]): it has no choices.
 struct Deciding;
 
 impl Schedule for Deciding {
@@ -240,10 +316,24 @@ impl Schedule for Deciding {
     }
 }
 
-/// Computes the enabled threads for a decision, letting virtual time pass while none is;
-/// `None` when the execution is over (failed, or deadlocked).
-fn decide_enabled(ex: &mut Execution) -> Option<()> {
-    ex.compute_enabled();
+/// The rest of a decision once the enabled threads are computed, when [`decide`]'s common
+/// case does not hold: `Some` with the decision's outcome when the execution is over, `None`
+/// when the decision goes on to ask the schedule.
+#[cold]
+#[inline(never)]
+fn after_enabled_in_full(ex: &mut Execution) -> Option<Option<usize>> {
+    if enabled_or_over(ex).is_none() {
+        return Some(None);
+    }
+    if ex.steps() >= ex.recording.limits.max_steps {
+        return Some(stop_at_step_bound(ex));
+    }
+    None
+}
+
+/// Lets virtual time pass while no thread is enabled, after the enabled threads were
+/// computed; `None` when the execution is over (failed, or deadlocked).
+fn enabled_or_over(ex: &mut Execution) -> Option<()> {
     if ex.recording.failure.is_some() {
         return None;
     }
@@ -338,7 +428,7 @@ impl Execution {
     /// (`Mutex`, `RwLock`). The thread performs the operation as soon as it runs, before any
     /// other thread, so applying the effect here is equivalent and saves the primitive a second
     /// visit to the runtime.
-    #[inline]
+    #[inline(always)]
     pub(super) fn record(&mut self, chosen: usize) {
         let (
             Op {
@@ -365,14 +455,23 @@ impl Execution {
     /// others run under the strategies' yield rule, as a spin loop does, and sees the stores
     /// made before it under the weak memory model.
     #[inline(always)]
+    ///
+    /// The thread's slot is looked up once: the timeout, which moves the clock, is handled
+    /// inside the rare yield branch, where a separate lookup before it cost a second bounds
+    /// check and base load per step.
     pub(super) fn begin_step(&mut self, chosen: usize) -> (Op, Site) {
-        let timed_out = self.time_out_if_due(chosen);
         let slot = &mut self.threads[chosen];
+        // Taking the flag leaves it false for the thread's next operations, which may not
+        // block: this check then costs one well-predicted branch, not one per blocking kind.
+        let timed_out = std::mem::take(&mut slot.times_out);
         let (op, site) = (slot.pending, slot.pending_site);
         let yielded = op.kind == OpKind::Yield || op.kind == OpKind::Sleep || timed_out;
         slot.last_step_yielded = yielded;
         if yielded {
             slot.yields += 1;
+            if timed_out {
+                self.move_clock_to_deadline(chosen);
+            }
             self.memory.flush(chosen);
         }
         (op, site)

@@ -58,22 +58,10 @@ impl Execution {
             && !self.op_enabled(t, false)
     }
 
-    /// Thread `chosen` is about to take its step: when only its timeout lets it (its operation
-    /// could not take effect otherwise), the virtual clock moves to that deadline, so `Instant`
-    /// readings after the wait are at least its deadline. Returns whether the step is a
-    /// timeout.
-    #[inline(always)]
-    pub(super) fn time_out_if_due(&mut self, chosen: usize) -> bool {
-        // Taking the flag leaves it false for the thread's next operations, which may not
-        // block: this check then costs one well-predicted branch, not one per blocking kind.
-        if !std::mem::take(&mut self.threads[chosen].times_out) {
-            return false;
-        }
-        self.move_clock_to_deadline(chosen);
-        true
-    }
-
-    /// The timeout of thread `chosen` happens now: the clock moves to its deadline.
+    /// The timeout of thread `chosen` happens now (it is about to take its step, and only its
+    /// timeout lets it: its operation could not take effect otherwise; `begin_step`): the
+    /// virtual clock moves to that deadline, so `Instant` readings after the wait are at least
+    /// its deadline.
     #[cold]
     pub(super) fn move_clock_to_deadline(&mut self, chosen: usize) {
         if let Some(deadline) = self.next_deadline(chosen) {

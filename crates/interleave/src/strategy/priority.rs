@@ -572,6 +572,12 @@ impl Schedule for PrioritySchedule {
         self.rng.next_u64()
     }
 
+    /// Every path of `next_thread` ends in `Priorities::highest`, the best entry of the
+    /// enabled list.
+    fn chooses_enabled(&self) -> bool {
+        true
+    }
+
     fn tracks(&self, object: ObjectId) -> bool {
         // Per-object counting changes priorities only at accesses of its objects.
         match &self.counting {

@@ -43,4 +43,9 @@ impl Schedule for RandomSchedule {
     fn next_value(&mut self, _bound: u64) -> u64 {
         self.rng.next_u64()
     }
+
+    /// Each choice is an entry of the enabled list.
+    fn chooses_enabled(&self) -> bool {
+        true
+    }
 }
