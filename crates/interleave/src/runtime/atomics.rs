@@ -70,9 +70,77 @@ impl Execution {
         memory.store(object, thread, clock, order, previous, bits, step);
     }
 
+    /// The running thread read-modify-writes `object` with `SeqCst`: it read `previous`, the
+    /// latest value, and wrote `written`. See [`atomic_read_modify_write_acq_rel`].
+    ///
+    /// [`atomic_read_modify_write_acq_rel`]: Self::atomic_read_modify_write_acq_rel
+    #[inline(never)]
+    pub(crate) fn atomic_read_modify_write_seq_cst(
+        &mut self,
+        object: ObjIdx,
+        previous: u64,
+        written: u64,
+    ) {
+        self.read_modify_write_ordered::<true>(object, previous, written);
+    }
+
+    /// The running thread read-modify-writes `object` with `AcqRel`: it read `previous`, the
+    /// latest value, and wrote `written`. The facade calls this and its `SeqCst` sibling for
+    /// those orderings, a constant where the facade is inlined into the caller, so the model
+    /// takes its straight path ([`WeakMemory::read_modify_write_acq_rel`]) with no test of
+    /// the ordering, and the general one when it cannot.
+    ///
+    /// [`WeakMemory::read_modify_write_acq_rel`]: super::memory::WeakMemory::read_modify_write_acq_rel
+    #[inline(never)]
+    pub(crate) fn atomic_read_modify_write_acq_rel(
+        &mut self,
+        object: ObjIdx,
+        previous: u64,
+        written: u64,
+    ) {
+        self.read_modify_write_ordered::<false>(object, previous, written);
+    }
+
+    /// The body of the two above.
+    #[inline(always)]
+    fn read_modify_write_ordered<const SEQ_CST: bool>(
+        &mut self,
+        object: ObjIdx,
+        previous: u64,
+        written: u64,
+    ) {
+        let thread = self.current;
+        let step = self.steps() - 1;
+        let Execution {
+            threads,
+            objects,
+            memory,
+            ..
+        } = self;
+        let clock = &mut threads[thread].clock;
+        if memory.read_modify_write_acq_rel::<SEQ_CST>(
+            object,
+            thread,
+            clock,
+            previous,
+            written,
+            step,
+            &mut objects[object as usize].clock,
+        ) {
+            return;
+        }
+        let order = if SEQ_CST {
+            Ordering::SeqCst
+        } else {
+            Ordering::AcqRel
+        };
+        self.atomic_read_modify_write(object, order, previous, Some(written));
+    }
+
     /// The running thread read-modify-writes `object` with `order`: it read `previous`, the
     /// latest value, and wrote `written`, or nothing when it failed (a failed
     /// `compare_exchange`, with its failure ordering).
+    #[inline(never)]
     pub(crate) fn atomic_read_modify_write(
         &mut self,
         object: ObjIdx,
