@@ -6,11 +6,9 @@
 
 use std::sync::atomic::Ordering;
 
-use super::clock::VectorClock;
-use super::object::ObjectEntry;
 use super::op::ObjIdx;
 use super::switching::draw_value;
-use super::Execution;
+use super::{Execution, MemoryModel};
 
 impl Execution {
     /// The running thread loads `object` with `order`; the atomic holds `current`. Returns the
@@ -60,14 +58,17 @@ impl Execution {
         let thread = self.current;
         let step = self.steps() - 1;
         let Execution {
-            threads,
-            objects,
-            memory,
-            ..
+            threads, memory, ..
         } = self;
-        let clock = &mut threads[thread].clock;
-        note_writer(objects, object, thread, clock);
-        memory.store(object, thread, clock, order, previous, bits, step);
+        memory.store(
+            object,
+            thread,
+            &mut threads[thread].clock,
+            order,
+            previous,
+            bits,
+            step,
+        );
     }
 
     /// The running thread read-modify-writes `object` with `SeqCst`: it read `previous`, the
@@ -112,21 +113,12 @@ impl Execution {
         let thread = self.current;
         let step = self.steps() - 1;
         let Execution {
-            threads,
-            objects,
-            memory,
-            ..
+            threads, memory, ..
         } = self;
         let clock = &mut threads[thread].clock;
-        if memory.read_modify_write_acq_rel::<SEQ_CST>(
-            object,
-            thread,
-            clock,
-            previous,
-            written,
-            step,
-            &mut objects[object as usize].clock,
-        ) {
+        if memory
+            .read_modify_write_acq_rel::<SEQ_CST>(object, thread, clock, previous, written, step)
+        {
             return;
         }
         let order = if SEQ_CST {
@@ -150,17 +142,10 @@ impl Execution {
     ) {
         let thread = self.current;
         let step = self.steps() - 1;
-        // The thread's clock is found once for the writer mark and the model.
         let Execution {
-            threads,
-            objects,
-            memory,
-            ..
+            threads, memory, ..
         } = self;
         let clock = &mut threads[thread].clock;
-        if written.is_some() {
-            note_writer(objects, object, thread, clock);
-        }
         memory.read_modify_write(object, thread, clock, order, previous, written, step);
     }
 
@@ -170,15 +155,16 @@ impl Execution {
         let clock = &mut self.threads[thread].clock;
         self.memory.fence(thread, clock, order);
     }
-}
 
-/// Marks in `object`'s clock the epoch of thread `thread` (clock `clock`) at a store, so a
-/// plain read (`unsync_load`) checks that every store happens before it, as under sequential
-/// consistency, where the clock is the stores' released clocks. Inlined: a call cost more
-/// than the two entries it moves (about 15 instructions of 33 per store).
-#[inline(always)]
-fn note_writer(objects: &mut [ObjectEntry], object: ObjIdx, thread: usize, clock: &VectorClock) {
-    objects[object as usize]
-        .clock
-        .set(thread, clock.get(thread));
+    /// Whether every store to `object` happens before the running thread's point: under the
+    /// weak memory model the epochs of the stores are kept by the model, under sequential
+    /// consistency the object's clock holds the stores' released clocks.
+    pub(crate) fn atomic_stores_happen_before_me(&self, object: ObjIdx) -> bool {
+        let clock = &self.threads[self.current].clock;
+        if self.limits().memory == MemoryModel::Weak {
+            self.memory.stores_happen_before(object, clock)
+        } else {
+            self.objects[object as usize].clock.leq(clock)
+        }
+    }
 }

@@ -273,6 +273,11 @@ struct Location {
     span: Span,
     /// Allocated when the location is first used (entries of other objects stay empty).
     ring: Option<Box<Ring>>,
+    /// The epoch of each thread's latest store to the location in this execution, so a plain
+    /// read (`unsync_load`) checks that every store happens before it
+    /// ([`WeakMemory::stores_happen_before`]). Kept here rather than in the object's clock,
+    /// which a read-modify-write then had to find as well (about 5 instructions).
+    writers: VectorClock,
 }
 
 impl Location {
@@ -289,8 +294,19 @@ impl Location {
     }
 
     /// Starts the modification order afresh with one store of `bits` that every thread sees.
+    /// At the location's first access in the execution, its writers are forgotten too (a
+    /// plain write later in the execution keeps them: the earlier stores still have to happen
+    /// before a plain read).
     #[cold]
-    fn restart(span: &mut Span, ring: &mut Option<Box<Ring>>, bits: u64) {
+    fn restart(
+        span: &mut Span,
+        ring: &mut Option<Box<Ring>>,
+        writers: &mut VectorClock,
+        bits: u64,
+    ) {
+        if span.end == span.first {
+            writers.clear();
+        }
         span.first = span.end;
         span.sc_floor = span.first;
         span.end += 1;
@@ -308,11 +324,12 @@ impl Location {
     }
 }
 
-/// What an access works on, found once by [`WeakMemory::begin`]: its location's span and
-/// ring, its thread's memory and the execution's store count.
+/// What an access works on, found once by [`WeakMemory::begin`]: its location's span, ring
+/// and writers, its thread's memory and the execution's store count.
 struct Access<'a> {
     span: &'a mut Span,
     ring: &'a mut Ring,
+    writers: &'a mut VectorClock,
     me: &'a mut ThreadMemory,
     stores: &'a mut u64,
 }
@@ -467,13 +484,19 @@ impl WeakMemory {
         }
         // Both tables have room now; `get_mut` lets the compiler see it without a second
         // bounds check each.
-        let (Some(Location { span, ring }), Some(me)) =
-            (self.locations.get_mut(index), self.threads.get_mut(thread))
+        let (
+            Some(Location {
+                span,
+                ring,
+                writers,
+            }),
+            Some(me),
+        ) = (self.locations.get_mut(index), self.threads.get_mut(thread))
         else {
             unreachable!("the tables have just made room");
         };
         if !Location::holds(span, current) {
-            Location::restart(span, ring, current);
+            Location::restart(span, ring, writers, current);
         }
         let Some(ring) = ring.as_deref_mut() else {
             unreachable!("a location's ring is allocated when it starts");
@@ -481,6 +504,7 @@ impl WeakMemory {
         Access {
             span,
             ring,
+            writers,
             me,
             stores: &mut self.stores,
         }
@@ -563,6 +587,7 @@ impl WeakMemory {
         step: u64,
     ) {
         let access = self.begin(object, thread, clock, order, previous);
+        access.writers.set(thread, clock.get(thread));
         let index = access.span.push();
         let store = &mut access.ring[slot(index)];
         // Both are within the thread's clock: a release fence's clock is an earlier one.
@@ -609,9 +634,11 @@ impl WeakMemory {
         let Access {
             span,
             ring,
+            writers,
             me,
             stores,
         } = access;
+        writers.set(thread, clock.get(thread));
         let read = &ring[slot(latest)];
         // The store continues the release sequence of the store it read; an acquiring and
         // releasing one joins that into its clock first, so its clock is all it carries.
@@ -636,14 +663,13 @@ impl WeakMemory {
     /// `written`, as [`read_modify_write`](Self::read_modify_write) does it, when nothing calls
     /// for its general path: the location holds `previous`, the tables have room, the thread
     /// is one of the first [`NARROW_THREADS`] and every clock involved is narrow, and no
-    /// `SeqCst` fence ran yet. Then it marks the thread's epoch at the store in `writers`, the
-    /// clock of the object's stores (as `atomics.rs`'s `note_writer`), and returns true;
-    /// otherwise it returns false, having changed nothing.
+    /// `SeqCst` fence ran yet. Then it returns true; otherwise it returns false, having changed
+    /// nothing.
     ///
     /// The ordering is a constant here and every test is made before anything changes, so the
-    /// work is a straight line the compiler keeps in the caller's scratch registers; on the
-    /// atomic workload (60 `fetch_add(1, SeqCst)` per execution) this path costs about XXX
-    /// instructions per access where the general one costs about 160.
+    /// work is a straight line in scratch registers; on the atomic workload (60
+    /// `fetch_add(1, SeqCst)` per execution) an access costs 94 instructions with the entry
+    /// point, where the general path cost 172.
     #[inline(always)]
     pub fn read_modify_write_acq_rel<const SEQ_CST: bool>(
         &mut self,
@@ -653,7 +679,6 @@ impl WeakMemory {
         previous: u64,
         written: u64,
         step: u64,
-        writers: &mut VectorClock,
     ) -> bool {
         if self.may_be_wide
             || (SEQ_CST && self.sc_fenced)
@@ -662,10 +687,18 @@ impl WeakMemory {
         {
             return false;
         }
-        let (Some(Location { span, ring }), Some(me)) = (
+        let (
+            Some(Location {
+                span,
+                ring,
+                writers,
+            }),
+            Some(me),
+        ) = (
             self.locations.get_mut(object as usize),
             self.threads.get_mut(thread),
-        ) else {
+        )
+        else {
             return false;
         };
         let Some(ring) = ring.as_deref_mut() else {
@@ -677,10 +710,12 @@ impl WeakMemory {
         writers.set(thread, clock.get(thread));
         // Every clock here is narrow (`may_be_wide`). As in `read_modify_write`, it acquires
         // what the store it read carries, so its clock is all its store carries, and a `SeqCst`
-        // one's clock is also its thread's last `SeqCst` access's. The join is made without
-        // `Store::sync_known_to`'s test, whose skip saved less than the test cost (a join of a
-        // clock the thread holds already changes nothing), and the joined entries are written
-        // to the copies from registers.
+        // one's clock is also its thread's last `SeqCst` access's; the joined entries are
+        // written to the copies from registers. The join is made without a test that could
+        // skip it (a join of a clock the thread holds already changes nothing): the epoch test
+        // of `Store::sync_known_to` cost more than the joins it saved, and so, on the random
+        // walk of the atomic workload, did the cheaper test of a thread reading its own store
+        // (+150 instructions per execution; -40 under PCT, where a thread runs on).
         let read = ring[slot(span.end - 1)].sync.narrow_entries();
         let index = span.push();
         let store = &mut ring[slot(index)];
@@ -696,6 +731,17 @@ impl WeakMemory {
         span.latest_bits = written;
         clock.tick(thread);
         true
+    }
+
+    /// Whether every store to `object` in this execution happens before the point of a thread
+    /// whose clock is `clock`: a plain read there does not race with them.
+    pub fn stores_happen_before(&self, object: ObjIdx, clock: &VectorClock) -> bool {
+        match self.locations.get(object as usize) {
+            Some(location) if location.span.end != location.span.first => {
+                location.writers.leq(clock)
+            }
+            _ => true,
+        }
     }
 
     /// A fence with `order` (not `Relaxed`) by thread `thread`.

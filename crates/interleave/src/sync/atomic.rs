@@ -138,15 +138,14 @@ fn check_failure(order: Ordering) {
 }
 
 /// Schedules a plain read of the atomic `handle` and fails the execution with a data race when
-/// a store to it does not happen before the read (the atomic's clock, which holds the epochs
-/// of its stores, is not below the reader's). The read is announced as a plain `Read`, so it
-/// acquires nothing.
+/// a store to it does not happen before the read (the epochs of its stores, which the memory
+/// model keeps, or under sequential consistency the atomic's clock, are not below the
+/// reader's). The read is announced as a plain `Read`, so it acquires nothing.
 #[track_caller]
 fn unsync_read(handle: &ObjectHandle, site: Site) {
     let idx = runtime::switch_on(handle, ObjectKind::Atomic, op_on!(Read), site).index();
     let failed = runtime::with(|ex| {
-        let me = ex.me();
-        if ex.objects[idx as usize].clock.leq(&ex.threads[me].clock) {
+        if ex.atomic_stores_happen_before_me(idx) {
             return false;
         }
         ex.fail(
