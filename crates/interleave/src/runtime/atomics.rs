@@ -6,11 +6,9 @@
 
 use std::sync::atomic::Ordering;
 
-use super::clock::VectorClock;
-use super::object::ObjectEntry;
 use super::op::ObjIdx;
 use super::switching::draw_value;
-use super::Execution;
+use super::{Execution, MemoryModel};
 
 impl Execution {
     /// The running thread loads `object` with `order`; the atomic holds `current`. Returns the
@@ -60,19 +58,81 @@ impl Execution {
         let thread = self.current;
         let step = self.steps() - 1;
         let Execution {
-            threads,
-            objects,
-            memory,
-            ..
+            threads, memory, ..
+        } = self;
+        memory.store(
+            object,
+            thread,
+            &mut threads[thread].clock,
+            order,
+            previous,
+            bits,
+            step,
+        );
+    }
+
+    /// The running thread read-modify-writes `object` with `SeqCst`: it read `previous`, the
+    /// latest value, and wrote `written`. See [`atomic_read_modify_write_acq_rel`].
+    ///
+    /// [`atomic_read_modify_write_acq_rel`]: Self::atomic_read_modify_write_acq_rel
+    #[inline(never)]
+    pub(crate) fn atomic_read_modify_write_seq_cst(
+        &mut self,
+        object: ObjIdx,
+        previous: u64,
+        written: u64,
+    ) {
+        self.read_modify_write_ordered::<true>(object, previous, written);
+    }
+
+    /// The running thread read-modify-writes `object` with `AcqRel`: it read `previous`, the
+    /// latest value, and wrote `written`. The facade calls this and its `SeqCst` sibling for
+    /// those orderings, a constant where the facade is inlined into the caller, so the model
+    /// takes its straight path ([`WeakMemory::read_modify_write_acq_rel`]) with no test of
+    /// the ordering, and the general one when it cannot.
+    ///
+    /// [`WeakMemory::read_modify_write_acq_rel`]: super::memory::WeakMemory::read_modify_write_acq_rel
+    #[inline(never)]
+    pub(crate) fn atomic_read_modify_write_acq_rel(
+        &mut self,
+        object: ObjIdx,
+        previous: u64,
+        written: u64,
+    ) {
+        self.read_modify_write_ordered::<false>(object, previous, written);
+    }
+
+    /// The body of the two above.
+    #[inline(always)]
+    fn read_modify_write_ordered<const SEQ_CST: bool>(
+        &mut self,
+        object: ObjIdx,
+        previous: u64,
+        written: u64,
+    ) {
+        let thread = self.current;
+        let step = self.steps() - 1;
+        let Execution {
+            threads, memory, ..
         } = self;
         let clock = &mut threads[thread].clock;
-        note_writer(objects, object, thread, clock);
-        memory.store(object, thread, clock, order, previous, bits, step);
+        if memory
+            .read_modify_write_acq_rel::<SEQ_CST>(object, thread, clock, previous, written, step)
+        {
+            return;
+        }
+        let order = if SEQ_CST {
+            Ordering::SeqCst
+        } else {
+            Ordering::AcqRel
+        };
+        self.atomic_read_modify_write(object, order, previous, Some(written));
     }
 
     /// The running thread read-modify-writes `object` with `order`: it read `previous`, the
     /// latest value, and wrote `written`, or nothing when it failed (a failed
     /// `compare_exchange`, with its failure ordering).
+    #[inline(never)]
     pub(crate) fn atomic_read_modify_write(
         &mut self,
         object: ObjIdx,
@@ -82,17 +142,10 @@ impl Execution {
     ) {
         let thread = self.current;
         let step = self.steps() - 1;
-        // The thread's clock is found once for the writer mark and the model.
         let Execution {
-            threads,
-            objects,
-            memory,
-            ..
+            threads, memory, ..
         } = self;
         let clock = &mut threads[thread].clock;
-        if written.is_some() {
-            note_writer(objects, object, thread, clock);
-        }
         memory.read_modify_write(object, thread, clock, order, previous, written, step);
     }
 
@@ -102,15 +155,16 @@ impl Execution {
         let clock = &mut self.threads[thread].clock;
         self.memory.fence(thread, clock, order);
     }
-}
 
-/// Marks in `object`'s clock the epoch of thread `thread` (clock `clock`) at a store, so a
-/// plain read (`unsync_load`) checks that every store happens before it, as under sequential
-/// consistency, where the clock is the stores' released clocks. Inlined: a call cost more
-/// than the two entries it moves (about 15 instructions of 33 per store).
-#[inline(always)]
-fn note_writer(objects: &mut [ObjectEntry], object: ObjIdx, thread: usize, clock: &VectorClock) {
-    objects[object as usize]
-        .clock
-        .set(thread, clock.get(thread));
+    /// Whether every store to `object` happens before the running thread's point: under the
+    /// weak memory model the epochs of the stores are kept by the model, under sequential
+    /// consistency the object's clock holds the stores' released clocks.
+    pub(crate) fn atomic_stores_happen_before_me(&self, object: ObjIdx) -> bool {
+        let clock = &self.threads[self.current].clock;
+        if self.limits().memory == MemoryModel::Weak {
+            self.memory.stores_happen_before(object, clock)
+        } else {
+            self.objects[object as usize].clock.leq(clock)
+        }
+    }
 }

@@ -6,6 +6,9 @@
 
 /// Threads whose entries live in the first inline array.
 const LOW_THREADS: usize = 8;
+/// Threads whose entries live in the first inline array, for callers that keep to them (see
+/// [`VectorClock::is_narrow`]).
+pub(crate) const NARROW_THREADS: usize = LOW_THREADS;
 /// Threads whose entries live inline, in the first array or the second.
 const INLINE_THREADS: usize = 2 * LOW_THREADS;
 
@@ -132,11 +135,59 @@ impl VectorClock {
         self.spill.extend_from_slice(&other.spill);
     }
 
+    /// Whether only the entries of threads `0..8` were ever set: then
+    /// [`join_narrow_copying`](Self::join_narrow_copying) does what `join` and `copy_from` do.
+    #[inline(always)]
+    pub fn is_narrow(&self) -> bool {
+        !self.wide
+    }
+
+    /// The entries of this narrow clock (see [`is_narrow`](Self::is_narrow)), by value.
+    #[inline(always)]
+    pub fn narrow_entries(&self) -> NarrowEntries {
+        debug_assert!(self.is_narrow(), "narrow_entries of a wide clock");
+        NarrowEntries(self.low)
+    }
+
+    /// `join` of the entries of a narrow clock into this narrow one, whose result is then
+    /// copied (`copy_from`) into each of the narrow clocks `copies`; for a caller that tested
+    /// every clock already. The copies are written from the joined entries, where separate
+    /// calls read them back from memory.
+    #[inline(always)]
+    pub fn join_narrow_copying<const N: usize>(
+        &mut self,
+        other: NarrowEntries,
+        copies: [&mut VectorClock; N],
+    ) {
+        debug_assert!(self.is_narrow(), "join_narrow_copying into a wide clock");
+        let (mine, theirs) = (self.low, other.0);
+        let joined = std::array::from_fn(|i| max_epoch(mine[i], theirs[i]));
+        self.low = joined;
+        for copy in copies {
+            debug_assert!(copy.is_narrow(), "join_narrow_copying into a wide copy");
+            copy.low = joined;
+        }
+    }
+
+    /// Sets every entry to zero, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.low = [0; LOW_THREADS];
+        if self.wide {
+            self.high = [0; LOW_THREADS];
+            self.wide = false;
+            self.spill.clear();
+        }
+    }
+
     /// The entries of threads `0..threads`.
     pub fn to_vec(&self, threads: usize) -> Vec<u32> {
         (0..threads).map(|thread| self.get(thread)).collect()
     }
 }
+
+/// The entries of a narrow clock ([`VectorClock::narrow_entries`]), by value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NarrowEntries([u32; LOW_THREADS]);
 
 /// The larger of two entries, compared as signed integers: equal to the unsigned maximum
 /// while entries stay below 2^31 (an execution would need that many releases of one thread),

@@ -70,12 +70,28 @@ fn read_modify_write<R>(
     let result = op();
     let after = value();
     let (wrote, order) = outcome(&result);
-    runtime::with_in_data_step(|ex| {
-        ex.atomic_read_modify_write(switched.index(), order, previous, wrote.then_some(after));
-        if switched.logs_values() {
-            ex.record_value(previous, after);
-        }
-    });
+    // SAFETY: the access was announced above, and only the atomic's own operation ran since;
+    // the model's bookkeeping and the value log reach no user code or strategy.
+    unsafe {
+        runtime::with_announced(|ex| {
+            let index = switched.index();
+            // The ordering is usually a constant here, where the facade is inlined: `AcqRel` and
+            // `SeqCst` stores then call the model's path for that ordering, which tests nothing
+            // at run time that the constant decides.
+            match (wrote, order) {
+                (true, Ordering::SeqCst) => {
+                    ex.atomic_read_modify_write_seq_cst(index, previous, after)
+                }
+                (true, Ordering::AcqRel) => {
+                    ex.atomic_read_modify_write_acq_rel(index, previous, after)
+                }
+                _ => ex.atomic_read_modify_write(index, order, previous, wrote.then_some(after)),
+            }
+            if switched.logs_values() {
+                ex.record_value(previous, after);
+            }
+        })
+    };
     result
 }
 
@@ -122,15 +138,14 @@ fn check_failure(order: Ordering) {
 }
 
 /// Schedules a plain read of the atomic `handle` and fails the execution with a data race when
-/// a store to it does not happen before the read (the atomic's clock, which holds the epochs
-/// of its stores, is not below the reader's). The read is announced as a plain `Read`, so it
-/// acquires nothing.
+/// a store to it does not happen before the read (the epochs of its stores, which the memory
+/// model keeps, or under sequential consistency the atomic's clock, are not below the
+/// reader's). The read is announced as a plain `Read`, so it acquires nothing.
 #[track_caller]
 fn unsync_read(handle: &ObjectHandle, site: Site) {
     let idx = runtime::switch_on(handle, ObjectKind::Atomic, op_on!(Read), site).index();
     let failed = runtime::with(|ex| {
-        let me = ex.me();
-        if ex.objects[idx as usize].clock.leq(&ex.threads[me].clock) {
+        if ex.atomic_stores_happen_before_me(idx) {
             return false;
         }
         ex.fail(
@@ -304,12 +319,16 @@ macro_rules! atomic_common {
             }
             let previous = Bits::to_bits(self.inner.swap(value, SC));
             let stored = Bits::to_bits(value);
-            runtime::with_in_data_step(|ex| {
-                ex.atomic_store(switched.index(), order, previous, stored);
-                if switched.logs_values() {
-                    ex.record_value(previous, stored);
-                }
-            });
+            // SAFETY: the access was announced above, and only the atomic's own operation ran
+            // since; the model's bookkeeping and the value log reach no user code or strategy.
+            unsafe {
+                runtime::with_announced(|ex| {
+                    ex.atomic_store(switched.index(), order, previous, stored);
+                    if switched.logs_values() {
+                        ex.record_value(previous, stored);
+                    }
+                })
+            };
         }
 
         /// Stores `value` and returns the previous value.
