@@ -839,7 +839,7 @@ impl Driver<'_, '_, '_> {
         strategy: &mut dyn Strategy,
         task: TaskId,
         observed: Observed,
-        summary: Summary,
+        mut summary: Summary,
     ) -> Result<Read, OutlivedObjects> {
         if self.automatic && summary.outlived_objects {
             // An object an earlier execution registered: executions on several workers may
@@ -860,7 +860,7 @@ impl Driver<'_, '_, '_> {
             self.shared.board().open = true;
             (self.start_helpers)();
         }
-        Ok(match self.collector.add(strategy, summary) {
+        Ok(match self.collector.add(strategy, &mut summary) {
             Flow::Continue => Read::More,
             Flow::Stop => Read::Done,
         })

@@ -132,6 +132,17 @@ impl VectorClock {
         self.spill.extend_from_slice(&other.spill);
     }
 
+    /// Sets every entry to zero, keeping the allocation (a reused thread slot's clock).
+    #[inline]
+    pub fn reset(&mut self) {
+        self.low = [0; LOW_THREADS];
+        if self.wide {
+            self.high = [0; LOW_THREADS];
+            self.wide = false;
+            self.spill.clear();
+        }
+    }
+
     /// The entries of threads `0..threads`.
     pub fn to_vec(&self, threads: usize) -> Vec<u32> {
         (0..threads).map(|thread| self.get(thread)).collect()
