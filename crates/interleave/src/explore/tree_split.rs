@@ -463,12 +463,17 @@ impl Shared {
             }
             let observed = held.1.observe(&outcome_of(&summary));
             let states_start = block.states.len();
-            block.states.extend_from_slice(&summary.states);
+            let failed = summary.failed();
+            let mut warnings = Vec::new();
+            if let Some(rare) = summary.rare_mut() {
+                block.states.extend_from_slice(&rare.states);
+                warnings = std::mem::take(&mut rare.warnings);
+            }
             block.done.push(Done {
                 steps: summary.steps,
-                failed: summary.failure.is_some(),
+                failed,
                 outlived_objects: summary.outlived_objects,
-                warnings: std::mem::take(&mut summary.warnings),
+                warnings,
                 prefix: prefix_start..block.prefixes.len(),
                 states: states_start..block.states.len(),
                 observed,
@@ -815,13 +820,15 @@ impl Driver<'_, '_, '_> {
                         lock_acquisitions: 0,
                         abandoned: false,
                         outlived_objects: done.outlived_objects,
-                        trace: None,
-                        states: Vec::new(),
                         feedback: None,
-                        failure: None,
-                        warnings: std::mem::take(&mut done.warnings),
-                        declarations: None,
-                        violations: Vec::new(),
+                        rare: Rare::boxed(
+                            None,
+                            Vec::new(),
+                            None,
+                            std::mem::take(&mut done.warnings),
+                            None,
+                            Vec::new(),
+                        ),
                         stopped: false,
                     }
                 }

@@ -34,6 +34,7 @@
 
 pub(crate) mod annotations;
 mod atomics;
+mod blocks;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
 mod enabled;
@@ -62,6 +63,7 @@ mod watchdog;
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
@@ -90,6 +92,7 @@ pub use view::{PendingOp, ThreadState, UnitView, View};
 use ending::unwind_at_end;
 use kept::{drop_kept_values, drop_kept_values_after_the_end};
 pub(crate) use live::new_exploration;
+pub(crate) use stacks::StackError;
 use stop_signal::abandon_at_stop;
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{op_on, stop_if_failed, switch, switch_on, Switched};
@@ -103,21 +106,85 @@ type ThreadCoroutine = Coroutine<Resume, Option<usize>, (), DefaultStack>;
 type ThreadYielder = Yielder<Resume, Option<usize>>;
 
 /// What a thread runs: the main thread's function, borrowed for the execution, or a spawned
-/// thread's closure, which shares one allocation with the slot of its result
-/// (`thread::spawn_inner`) so a spawn allocates once.
+/// thread's closure, which shares one block with the slot of its result
+/// (`thread::spawn_inner`) so a spawn allocates at most once.
 pub(crate) enum ThreadBody {
     Main(&'static (dyn Fn() + Sync)),
-    Spawned(Arc<dyn SpawnedBody>),
+    Spawned(SpawnedBody),
 }
 
-/// A spawned thread's closure, owned with the slot of its result.
-pub(crate) trait SpawnedBody {
-    /// Runs the closure and stores its result; the reference is dropped at the end, as the
-    /// closure's captures are. `cancelled`: the end of the execution cancelled the thread
-    /// before it started (`ThreadSlot::cancelled`), read by `thread_main` as it starts.
-    fn run(self: Arc<Self>, cancelled: bool);
+/// A spawned thread's closure, owned with the slot of its result in a block the thread shares
+/// with its handle (`thread.rs`): the block and the functions that know its type. The thread
+/// holds one share of the block, which `run` and `discard` give up when they are done, and
+/// dropping the body unused gives up too.
+pub(crate) struct SpawnedBody {
+    block: NonNull<()>,
+    run: unsafe fn(NonNull<()>, bool),
+    discard: unsafe fn(NonNull<()>),
+    let_go: unsafe fn(NonNull<()>),
+}
+
+impl SpawnedBody {
+    /// The body of the thread whose share of `block` this is.
+    ///
+    /// # Safety
+    /// `run(block, cancelled)` runs the closure (or, when `cancelled`, may drop it unrun),
+    /// stores its result and gives up the share; `discard(block)` drops the closure unrun and
+    /// gives up the share; `let_go(block)` gives up the share. Each must be sound to call once
+    /// with `block` while the share is held, on the thread's own stack.
+    pub(crate) unsafe fn new(
+        block: NonNull<()>,
+        run: unsafe fn(NonNull<()>, bool),
+        discard: unsafe fn(NonNull<()>),
+        let_go: unsafe fn(NonNull<()>),
+    ) -> SpawnedBody {
+        SpawnedBody {
+            block,
+            run,
+            discard,
+            let_go,
+        }
+    }
+
+    /// Runs the closure and stores its result; the share is given up at the end, as the
+    /// closure's captures are dropped. `cancelled`: the end of the execution cancelled the
+    /// thread before it started (`ThreadSlot::cancelled`), read by `thread_main` as it starts.
+    fn run(self, cancelled: bool) {
+        let body = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the share is held (the body was not used) and is given up by `run`.
+        unsafe { (body.run)(body.block, cancelled) }
+    }
+
     /// Drops the closure without running it (the thread started in teardown).
-    fn discard(self: Arc<Self>);
+    fn discard(self) {
+        let body = std::mem::ManuallyDrop::new(self);
+        // SAFETY: as in `run`.
+        unsafe { (body.discard)(body.block) }
+    }
+}
+
+impl Drop for SpawnedBody {
+    fn drop(&mut self) {
+        // SAFETY: the body was neither run nor discarded, so the share is still held.
+        unsafe { (self.let_go)(self.block) }
+    }
+}
+
+/// A block of `layout` for a spawned thread's packet (`thread::spawn_inner`), from the
+/// execution's idle blocks when it has one of that layout.
+#[inline]
+pub(crate) fn take_block(ex: &mut Execution, layout: std::alloc::Layout) -> NonNull<u8> {
+    ex.blocks.take(layout)
+}
+
+/// Gives back a packet's `block` of `layout`, whose contents were dropped: to the running
+/// execution's idle blocks, or to the allocator where none can take it (outside an execution,
+/// while the runtime is borrowed).
+#[inline]
+pub(crate) fn give_block(block: NonNull<u8>, layout: std::alloc::Layout) {
+    if try_with(|ex| ex.blocks.give_back(block, layout)).is_none() {
+        blocks::free(block, layout);
+    }
 }
 
 /// What the scheduler loop asks of a coroutine it resumes. Passing it as the resume value costs
@@ -521,6 +588,8 @@ pub(crate) struct Execution {
     /// Idle coroutine stacks, kept with the recycled execution for the next ones on this OS
     /// thread.
     stacks: stacks::Pool,
+    /// Idle blocks of spawned threads' packets, kept likewise (`blocks.rs`).
+    blocks: blocks::Blocks,
 }
 
 impl Drop for Execution {
@@ -900,6 +969,7 @@ impl Execution {
             stop_handle,
             memory: memory::WeakMemory::default(),
             stacks: stacks::Pool::default(),
+            blocks: blocks::Blocks::default(),
         })
     }
 
