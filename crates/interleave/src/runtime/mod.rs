@@ -1908,8 +1908,11 @@ struct Coroutines(Vec<Option<ThreadCoroutine>>);
 impl Coroutines {
     /// The table, every entry emptied, for the next execution's scheduler loop. Teardown took
     /// every coroutine; one still there is abandoned, as `drop` would.
-    fn into_buffer(mut self) -> Vec<Option<ThreadCoroutine>> {
-        let mut buffer = std::mem::take(&mut self.0);
+    fn into_buffer(self) -> Vec<Option<ThreadCoroutine>> {
+        // Not dropped: the empty vector left behind owns nothing, and its drop was a call per
+        // execution.
+        let mut table = std::mem::ManuallyDrop::new(self);
+        let mut buffer = std::mem::take(&mut table.0);
         abandon_coroutines(&mut buffer);
         buffer
     }
@@ -2086,10 +2089,18 @@ pub(crate) fn run_stoppable(
     let mut execution = unsafe { Box::from_raw(raw) };
     // The buffers wait for the next execution on this OS thread; the handle must not.
     execution.stop_handle = None;
-    execution.coroutine_buffer = coroutines.into_buffer();
-    execution.guard_buffer = guard_buffer;
+    put_back(&mut execution.coroutine_buffer, coroutines.into_buffer());
+    put_back(&mut execution.guard_buffer, guard_buffer);
     execution.complete_recording();
     Finished::new(execution)
+}
+
+/// Puts `buffer` back into `slot`, which holds the empty vector `mem::take` left there:
+/// assigning would drop that one, which owns nothing, at the cost of a call per execution.
+fn put_back<T>(slot: &mut Vec<T>, buffer: Vec<T>) {
+    let placeholder = std::mem::replace(slot, buffer);
+    debug_assert_eq!(placeholder.capacity(), 0);
+    std::mem::forget(placeholder);
 }
 
 /// Takes the coroutines of threads spawned since the last call, and publishes their guard
