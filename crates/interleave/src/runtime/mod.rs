@@ -30,7 +30,9 @@
 //! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
 //! tasks left when a passing execution ends; `kept.rs` drops the values threads kept until
 //! the end, as their threads; `teardown.rs` ends an execution after a failure;
-//! `stop_signal.rs` stops one from another OS thread and ends it as a process exits.
+//! `stop_signal.rs` stops one from another OS thread and ends it as a process exits;
+//! `stacks.rs` and `blocks.rs` keep the idle coroutine stacks and the freed blocks of spawned
+//! threads' packets for the next executions on the OS thread.
 
 pub(crate) mod annotations;
 mod atomics;

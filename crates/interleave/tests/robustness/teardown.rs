@@ -751,22 +751,22 @@ fn results_and_closures_are_dropped_once_however_their_block_is_let_go() {
     static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
     static KEPT: std::sync::Mutex<Vec<thread::JoinHandle<Counted>>> =
         std::sync::Mutex::new(Vec::new());
-    let counted = || {
+    fn counted() -> Counted {
         CREATED.fetch_add(1, Ordering::SeqCst);
         Counted(&DROPS)
-    };
+    }
     let report = Builder::new()
         .ignore_environment()
         .strategy("random".parse().expect("a valid strategy"))
         .executions(200)
         .check_determinism(false)
-        .explore(move || {
+        .explore(|| {
             // Joined: the joiner gets the value and drops it.
-            let joined = thread::spawn(move || counted());
+            let joined = thread::spawn(counted);
             // Detached: the thread, finishing after its handle is gone, drops its result.
-            drop(thread::spawn(move || counted()));
+            drop(thread::spawn(counted));
             // Kept past the end of the execution: dropped outside any execution.
-            let kept = thread::spawn(move || counted());
+            let kept = thread::spawn(counted);
             // A closure that owns a value and returns nothing.
             let owned = counted();
             let owner = thread::spawn(move || drop(owned));
