@@ -438,22 +438,11 @@ unsafe fn free_block<T, F>(packet: NonNull<Packet<T>>) {
     runtime::give_block(block.cast(), Layout::new::<PacketBlock<T, F>>());
 }
 
-/// Gives up the thread's share of its packet when dropped, also when `run` unwinds.
-struct ThreadShare<T>(NonNull<Packet<T>>);
-
-impl<T> Drop for ThreadShare<T> {
-    fn drop(&mut self) {
-        // SAFETY: the thread's share is held until here.
-        unsafe { let_go(self.0) }
-    }
-}
-
-/// The thread's run of its closure `F` (see `runtime::SpawnedBody::new`).
+/// The thread's run of its closure `F` (see `runtime::SpawnedBody::new`); the body gives up
+/// the thread's share afterwards.
 unsafe fn run_body<T, F: FnOnce() -> T>(block: NonNull<()>, cancelled: bool) {
-    let block = block.cast::<PacketBlock<T, F>>();
-    let _share = ThreadShare(block.cast::<Packet<T>>());
     // SAFETY: the thread's share keeps the block alive; see `Shared` for the accesses.
-    let block = unsafe { block.as_ref() };
+    let block = unsafe { block.cast::<PacketBlock<T, F>>().as_ref() };
     // SAFETY: see `Shared`; the thread takes its closure once, when it starts.
     let Some(f) = (unsafe { (*block.closure.get()).take() }) else {
         return;
@@ -479,12 +468,11 @@ unsafe fn run_body<T, F: FnOnce() -> T>(block: NonNull<()>, cancelled: bool) {
     unsafe { *block.packet.value.get() = Some(value) };
 }
 
-/// The thread's drop of its closure `F` unrun (see `runtime::SpawnedBody::new`).
+/// The thread's drop of its closure `F` unrun (see `runtime::SpawnedBody::new`); the body
+/// gives up the thread's share afterwards.
 unsafe fn discard_body<T, F>(block: NonNull<()>) {
-    let block = block.cast::<PacketBlock<T, F>>();
-    let _share = ThreadShare(block.cast::<Packet<T>>());
     // SAFETY: see `Shared`; the thread that never ran drops its closure as itself.
-    drop(unsafe { (*block.as_ref().closure.get()).take() });
+    drop(unsafe { (*block.cast::<PacketBlock<T, F>>().as_ref().closure.get()).take() });
 }
 
 /// What a spawned thread runs, which decides what it does when the end of the execution
