@@ -463,12 +463,17 @@ impl Shared {
             }
             let observed = held.1.observe(&outcome_of(&summary));
             let states_start = block.states.len();
-            block.states.extend_from_slice(&summary.states);
+            let failed = summary.failed();
+            let mut warnings = Vec::new();
+            if let Some(rare) = summary.rare_mut() {
+                block.states.extend_from_slice(&rare.states);
+                warnings = std::mem::take(&mut rare.warnings);
+            }
             block.done.push(Done {
                 steps: summary.steps,
-                failed: summary.failure.is_some(),
+                failed,
                 outlived_objects: summary.outlived_objects,
-                warnings: std::mem::take(&mut summary.warnings),
+                warnings,
                 prefix: prefix_start..block.prefixes.len(),
                 states: states_start..block.states.len(),
                 observed,
@@ -815,13 +820,15 @@ impl Driver<'_, '_, '_> {
                         lock_acquisitions: 0,
                         abandoned: false,
                         outlived_objects: done.outlived_objects,
-                        trace: None,
-                        states: Vec::new(),
                         feedback: None,
-                        failure: None,
-                        warnings: std::mem::take(&mut done.warnings),
-                        declarations: None,
-                        violations: Vec::new(),
+                        rare: Rare::boxed(
+                            None,
+                            Vec::new(),
+                            None,
+                            std::mem::take(&mut done.warnings),
+                            None,
+                            Vec::new(),
+                        ),
                         stopped: false,
                     }
                 }
@@ -839,7 +846,7 @@ impl Driver<'_, '_, '_> {
         strategy: &mut dyn Strategy,
         task: TaskId,
         observed: Observed,
-        summary: Summary,
+        mut summary: Summary,
     ) -> Result<Read, OutlivedObjects> {
         if self.automatic && summary.outlived_objects {
             // An object an earlier execution registered: executions on several workers may
@@ -860,7 +867,7 @@ impl Driver<'_, '_, '_> {
             self.shared.board().open = true;
             (self.start_helpers)();
         }
-        Ok(match self.collector.add(strategy, summary) {
+        Ok(match self.collector.add(strategy, &mut summary) {
             Flow::Continue => Read::More,
             Flow::Stop => Read::Done,
         })
