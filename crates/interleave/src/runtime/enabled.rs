@@ -500,11 +500,8 @@ fn masked_gate_answer(
     current: usize,
 ) -> Option<bool> {
     let slot = &threads[t];
-    if slot.finished {
-        return Some(false);
-    }
     let op = slot.pending;
-    if op.gate as u8 > Gate::Shared as u8 {
+    if slot.finished || op.gate as u8 > Gate::Shared as u8 {
         return gate_answer(threads, objects, t, current);
     }
     // A `Free` operation's object may be none (`NO_OBJECT`); its mask reads no bit.
