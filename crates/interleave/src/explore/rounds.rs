@@ -37,11 +37,6 @@ pub(super) fn sampled_for_determinism(index: u64) -> bool {
 }
 
 /// The result of one execution as the driver keeps it.
-///
-/// What most executions do not have is boxed in `rare`: a summary is moved into the round's
-/// list, built and dropped once per execution, where each byte costs a single worker's loop
-/// (with the rare parts inline, the summary was 176 bytes, and its moves, construction and
-/// drop cost about 100 instructions more per execution, callgrind, `fixed_costs`).
 pub(super) struct Summary {
     pub(super) index: u64,
     pub(super) steps: u64,
@@ -52,69 +47,17 @@ pub(super) struct Summary {
     pub(super) stopped: bool,
     /// It used an object an earlier execution registered (a `static` primitive).
     pub(super) outlived_objects: bool,
-    pub(super) feedback: Option<Box<dyn Any + Send>>,
-    /// `None` when every part of [`Rare`] would be empty.
-    pub(super) rare: Option<Box<Rare>>,
-}
-
-/// The parts of a [`Summary`] most executions do not have.
-pub(super) struct Rare {
-    /// The steps, when the strategy asked for the trace.
     pub(super) trace: Option<Vec<TraceEvent>>,
     /// The happens-before fingerprint of every prefix, when counting states.
     pub(super) states: Vec<u128>,
-    pub(super) failure: Option<Failure>,
+    pub(super) feedback: Option<Box<dyn Any + Send>>,
+    /// Boxed, as `declarations` is: both are rare, and a summary is moved twice per execution
+    /// (into the round's list and out of it), where each byte costs a single worker's loop.
+    pub(super) failure: Option<Box<Failure>>,
     pub(super) warnings: Vec<String>,
     /// What the program declared, when the strategy asked for the trace.
-    pub(super) declarations: Option<Declarations>,
+    pub(super) declarations: Option<Box<Declarations>>,
     pub(super) violations: Vec<AtomicityViolation>,
-}
-
-impl Rare {
-    /// The parts, boxed, or `None` when all are empty. Inlined for the look, which most
-    /// executions end at; a `Rare` assembled and then found empty cost a copy and a drop of
-    /// the whole, and a call taking the parts a copy of them (callgrind).
-    #[inline(always)]
-    pub(super) fn boxed(
-        trace: Option<Vec<TraceEvent>>,
-        states: Vec<u128>,
-        failure: Option<Failure>,
-        warnings: Vec<String>,
-        declarations: Option<Declarations>,
-        violations: Vec<AtomicityViolation>,
-    ) -> Option<Box<Rare>> {
-        if trace.is_none()
-            && states.is_empty()
-            && failure.is_none()
-            && warnings.is_empty()
-            && declarations.is_none()
-            && violations.is_empty()
-        {
-            return None;
-        }
-        Some(Box::new(Rare {
-            trace,
-            states,
-            failure,
-            warnings,
-            declarations,
-            violations,
-        }))
-    }
-}
-
-impl Summary {
-    /// Whether the execution failed.
-    pub(super) fn failed(&self) -> bool {
-        self.rare
-            .as_ref()
-            .is_some_and(|rare| rare.failure.is_some())
-    }
-
-    /// The rare parts, to read or take from; empty ones when the summary has none.
-    pub(super) fn rare_mut(&mut self) -> Option<&mut Rare> {
-        self.rare.as_deref_mut()
-    }
 }
 
 pub(crate) fn limits(config: &Config) -> Limits {
@@ -235,14 +178,12 @@ fn explore_rounds(
             // used an outlived object.
             let several = !automatic || (next >= PROBE_EXECUTIONS && !outlived_objects);
             ran_on_several |= several && size > 1;
-            let mut summaries = pool.execute(config.stop_on_first_failure, several);
+            let summaries = pool.execute(config.stop_on_first_failure, several);
             let mut planner = lock(&planning);
             let Planner {
                 strategy, sharding, ..
             } = &mut *planner;
-            // Read in place: each move of a summary out of the list and into the collector
-            // was a memcpy call (about 30 instructions each per execution, callgrind).
-            for summary in &mut summaries {
+            for summary in summaries {
                 // A stopped execution is no outcome: it is neither observed nor counted, and
                 // the executions after it are not reported (they ran while the stop was
                 // coming, or were stopped too).
@@ -256,10 +197,10 @@ fn explore_rounds(
                     }
                     outlived_objects = true;
                 }
-                strategy.observe(summary.index, &outcome_of(summary));
+                strategy.observe(summary.index, &outcome_of(&summary));
                 match sharding.reports(
                     summary.index,
-                    summary.failed(),
+                    summary.failure.is_some(),
                     config.stop_on_first_failure,
                 ) {
                     shard::Reported::Yes => {}
@@ -338,34 +279,32 @@ impl<'c> Collector<'c> {
         self.states.extend(states.iter().copied());
     }
 
-    /// Adds `summary`, the next in index order that the exploration reports, to the report,
-    /// taking what it keeps of it; `strategy` names the member of a portfolio that found a
-    /// failure.
-    pub(super) fn add(&mut self, strategy: &dyn Strategy, summary: &mut Summary) -> Flow {
+    /// Adds `summary`, the next in index order that the exploration reports, to the report;
+    /// `strategy` names the member of a portfolio that found a failure.
+    pub(super) fn add(&mut self, strategy: &dyn Strategy, summary: Summary) -> Flow {
         let config = self.config;
         let report = &mut self.report;
         report.executions += 1;
         report.steps += summary.steps;
-        let Some(rare) = summary.rare_mut() else {
-            return Flow::Continue;
-        };
-        if !rare.violations.is_empty() {
+        if !summary.violations.is_empty() {
             report.violating_executions += 1;
-            for violation in std::mem::take(&mut rare.violations) {
-                if self.seen_violations.insert(violation.key.clone()) {
-                    report.violations.push(violation);
-                }
+        }
+        for violation in summary.violations {
+            if self.seen_violations.insert(violation.key.clone()) {
+                report.violations.push(violation);
             }
         }
-        if !rare.states.is_empty() {
-            self.states.extend(std::mem::take(&mut rare.states));
+        // The set's extend costs a reservation even for no states, and most summaries have none.
+        if !summary.states.is_empty() {
+            self.states.extend(summary.states);
         }
-        for warning in std::mem::take(&mut rare.warnings) {
+        for warning in summary.warnings {
             if self.seen_warnings.insert(warning.clone()) {
                 report.warnings.push(warning);
             }
         }
-        if let Some(mut failure) = rare.failure.take() {
+        if let Some(failure) = summary.failure {
+            let mut failure = *failure;
             if let Some(member) = strategy.member(summary.index) {
                 failure.strategy = format!("{}, member {member}", failure.strategy);
             }
@@ -399,17 +338,16 @@ impl<'c> Collector<'c> {
 
 /// What `strategy.observe` learns from `summary`.
 pub(super) fn outcome_of(summary: &Summary) -> Outcome<'_> {
-    let rare = summary.rare.as_deref();
     Outcome {
         steps: summary.steps,
         threads: summary.threads,
-        failed: summary.failed(),
+        failed: summary.failure.is_some(),
         abandoned: summary.abandoned,
         lock_acquisitions: summary.lock_acquisitions,
-        trace: rare.and_then(|rare| rare.trace.as_deref()),
+        trace: summary.trace.as_deref(),
         feedback: summary.feedback.as_deref(),
-        declarations: rare.and_then(|rare| rare.declarations.as_ref()),
-        violations: rare.map_or(0, |rare| rare.violations.len()),
+        declarations: summary.declarations.as_deref(),
+        violations: summary.violations.len(),
     }
 }
 
@@ -617,20 +555,13 @@ pub(super) fn run_one(
         abandoned: ex.abandoned,
         stopped: ex.stopped,
         outlived_objects: ex.outlived_objects,
+        trace: events.filter(|_| keep_trace),
+        states,
         feedback: ex.feedback.take(),
-        rare: Rare::boxed(
-            events.filter(|_| keep_trace),
-            states,
-            failure,
-            // Taken only when there are some, so the recording keeps its buffer.
-            if ex.warnings.is_empty() {
-                Vec::new()
-            } else {
-                std::mem::take(&mut ex.warnings)
-            },
-            declarations.filter(|_| keep_trace),
-            violations,
-        ),
+        failure: failure.map(Box::new),
+        warnings: std::mem::take(&mut ex.warnings),
+        declarations: declarations.filter(|_| keep_trace).map(Box::new),
+        violations,
     }
 }
 

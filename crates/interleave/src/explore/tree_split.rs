@@ -463,17 +463,12 @@ impl Shared {
             }
             let observed = held.1.observe(&outcome_of(&summary));
             let states_start = block.states.len();
-            let failed = summary.failed();
-            let mut warnings = Vec::new();
-            if let Some(rare) = summary.rare_mut() {
-                block.states.extend_from_slice(&rare.states);
-                warnings = std::mem::take(&mut rare.warnings);
-            }
+            block.states.extend_from_slice(&summary.states);
             block.done.push(Done {
                 steps: summary.steps,
-                failed,
+                failed: summary.failure.is_some(),
                 outlived_objects: summary.outlived_objects,
-                warnings,
+                warnings: std::mem::take(&mut summary.warnings),
                 prefix: prefix_start..block.prefixes.len(),
                 states: states_start..block.states.len(),
                 observed,
@@ -820,15 +815,13 @@ impl Driver<'_, '_, '_> {
                         lock_acquisitions: 0,
                         abandoned: false,
                         outlived_objects: done.outlived_objects,
+                        trace: None,
+                        states: Vec::new(),
                         feedback: None,
-                        rare: Rare::boxed(
-                            None,
-                            Vec::new(),
-                            None,
-                            std::mem::take(&mut done.warnings),
-                            None,
-                            Vec::new(),
-                        ),
+                        failure: None,
+                        warnings: std::mem::take(&mut done.warnings),
+                        declarations: None,
+                        violations: Vec::new(),
                         stopped: false,
                     }
                 }
@@ -846,7 +839,7 @@ impl Driver<'_, '_, '_> {
         strategy: &mut dyn Strategy,
         task: TaskId,
         observed: Observed,
-        mut summary: Summary,
+        summary: Summary,
     ) -> Result<Read, OutlivedObjects> {
         if self.automatic && summary.outlived_objects {
             // An object an earlier execution registered: executions on several workers may
@@ -867,7 +860,7 @@ impl Driver<'_, '_, '_> {
             self.shared.board().open = true;
             (self.start_helpers)();
         }
-        Ok(match self.collector.add(strategy, &mut summary) {
+        Ok(match self.collector.add(strategy, summary) {
             Flow::Continue => Read::More,
             Flow::Stop => Read::Done,
         })

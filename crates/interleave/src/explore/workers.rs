@@ -129,7 +129,7 @@ impl Batch {
                     run_one(run, index, schedule, keep_trace)
                 })) {
                     Ok(summary) => {
-                        if summary.failed() {
+                        if summary.failure.is_some() {
                             self.first_failure.fetch_min(index, Ordering::Relaxed);
                         }
                         finished.push((position, summary));
@@ -296,7 +296,7 @@ fn execute_here(run: &Run<'_>, planning: &Mutex<Planner<'_>>, stop_early: bool) 
                 continue;
             }
             let summary = run_one(run, index, schedule, keep_trace);
-            failed |= summary.failed();
+            failed |= summary.failure.is_some();
             summaries.push(summary);
         }
     }

@@ -176,8 +176,7 @@ pub(super) fn unwind_at_end(coroutines: &mut [Option<ThreadCoroutine>], index: u
     });
     let finished = match coroutine.resume(Resume::Unwind) {
         CoroutineResult::Return(()) => {
-            let stack = coroutine.into_stack();
-            with(|ex| ex.stacks.give_back(stack));
+            stacks::give_back(coroutine.into_stack());
             true
         }
         CoroutineResult::Yield(_) => {
