@@ -256,12 +256,13 @@ impl Span {
             .max(self.end.saturating_sub(STORE_HISTORY as u64))
     }
 
-    /// Makes the next index the latest store's, which forgets the oldest one when the ring is
-    /// full; returns the new store's index.
+    /// Makes the next index the latest store's, a store of `bits`, which forgets the oldest
+    /// one when the ring is full; returns the new store's index.
     #[inline(always)]
-    fn push(&mut self) -> u64 {
+    fn push(&mut self, bits: u64) -> u64 {
         let index = self.end;
         self.end += 1;
+        self.latest_bits = bits;
         index
     }
 }
@@ -484,14 +485,14 @@ impl WeakMemory {
         }
         // Both tables have room now; `get_mut` lets the compiler see it without a second
         // bounds check each.
-        let (
-            Some(Location {
+        let Some((
+            Location {
                 span,
                 ring,
                 writers,
-            }),
-            Some(me),
-        ) = (self.locations.get_mut(index), self.threads.get_mut(thread))
+            },
+            me,
+        )) = location_and_thread(&mut self.locations, &mut self.threads, object, thread)
         else {
             unreachable!("the tables have just made room");
         };
@@ -588,7 +589,7 @@ impl WeakMemory {
     ) {
         let access = self.begin(object, thread, clock, order, previous);
         access.writers.set(thread, clock.get(thread));
-        let index = access.span.push();
+        let index = access.span.push(bits);
         let store = &mut access.ring[slot(index)];
         // Both are within the thread's clock: a release fence's clock is an earlier one.
         store.sync.copy_from(if releases(order) {
@@ -599,7 +600,6 @@ impl WeakMemory {
         store.sync_within_writer = true;
         *access.stores += 1;
         store.set(bits, *access.stores, step, thread, clock);
-        access.span.latest_bits = bits;
         after_write(access.span, access.me, index, thread, clock, order);
     }
 
@@ -649,12 +649,11 @@ impl WeakMemory {
         } else {
             continue_release_sequence(ring, latest, clock, order, me)
         };
-        let index = span.push();
+        let index = span.push(bits);
         let store = &mut ring[slot(index)];
         store.sync_within_writer = within;
         *stores += 1;
         store.set(bits, *stores, step, thread, clock);
-        span.latest_bits = bits;
         after_write(span, me, index, thread, clock, order);
     }
 
@@ -687,17 +686,14 @@ impl WeakMemory {
         {
             return false;
         }
-        let (
-            Some(Location {
+        let Some((
+            Location {
                 span,
                 ring,
                 writers,
-            }),
-            Some(me),
-        ) = (
-            self.locations.get_mut(object as usize),
-            self.threads.get_mut(thread),
-        )
+            },
+            me,
+        )) = location_and_thread(&mut self.locations, &mut self.threads, object, thread)
         else {
             return false;
         };
@@ -717,7 +713,7 @@ impl WeakMemory {
         // walk of the atomic workload, did the cheaper test of a thread reading its own store
         // (+150 instructions per execution; -40 under PCT, where a thread runs on).
         let read = ring[slot(span.end - 1)].sync.narrow_entries();
-        let index = span.push();
+        let index = span.push(written);
         let store = &mut ring[slot(index)];
         if SEQ_CST {
             clock.join_narrow_copying(read, [&mut store.sync, &mut me.sc_access]);
@@ -728,7 +724,6 @@ impl WeakMemory {
         store.sync_within_writer = true;
         self.stores += 1;
         store.set(written, self.stores, step, thread, clock);
-        span.latest_bits = written;
         clock.tick(thread);
         true
     }
@@ -773,6 +768,20 @@ impl WeakMemory {
         self.make_room_for(thread);
         self.threads[thread].flushed = self.stores;
     }
+}
+
+/// The location of `object` and the memory of thread `thread`, when both tables have them.
+#[inline(always)]
+fn location_and_thread<'a>(
+    locations: &'a mut [Location],
+    threads: &'a mut [ThreadMemory],
+    object: ObjIdx,
+    thread: usize,
+) -> Option<(&'a mut Location, &'a mut ThreadMemory)> {
+    Some((
+        locations.get_mut(object as usize)?,
+        threads.get_mut(thread)?,
+    ))
 }
 
 /// The clock a read-modify-write that does not both acquire and release carries, into the

@@ -415,6 +415,11 @@ fn full_decision_at(limits: &Limits, stop_handle: &Option<StopHandle>) -> u64 {
     }
 }
 
+/// `Execution::spurious_possible` for an execution under `limits`.
+fn spurious_possible(limits: &Limits) -> bool {
+    limits.spurious_wakeups || limits.spurious_park_wakeups
+}
+
 /// `Execution::checks_choices` for an execution decided by `schedule`.
 fn checks_choices(schedule: &(dyn Schedule + Send)) -> bool {
     cfg!(debug_assertions) || !schedule.chooses_enabled()
@@ -635,8 +640,7 @@ fn note_panic(message: &str, site: &str, static_message: Option<&'static str>) {
             && !ex.teardown
             && ex.recording.failure.is_none()
         {
-            ex.decide_in_full_from_now();
-            ex.recording.failure = Some(FailureInfo {
+            ex.record_failure(FailureInfo {
                 site: (!site.is_empty()).then(|| site.to_string()),
                 static_message,
                 ..FailureInfo::new(FailureKind::Panic, message.to_string(), Some(me))
@@ -726,7 +730,7 @@ impl Execution {
             spare.enabled_fresh = false;
             spare.full_decision_at = full_decision_at(&limits, &stop_handle);
             spare.checks_choices = checks_choices(&*schedule);
-            spare.spurious_possible = limits.spurious_wakeups || limits.spurious_park_wakeups;
+            spare.spurious_possible = spurious_possible(&limits);
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
@@ -757,7 +761,7 @@ impl Execution {
             enabled_fresh: false,
             full_decision_at: full_decision_at(&limits, &stop_handle),
             checks_choices: checks_choices(&*schedule),
-            spurious_possible: limits.spurious_wakeups || limits.spurious_park_wakeups,
+            spurious_possible: spurious_possible(&limits),
             current: 0,
             foreign: Arc::default(),
             lazy_statics: Default::default(),
@@ -1082,8 +1086,7 @@ impl Execution {
             static_message,
             ..FailureInfo::new(FailureKind::Panic, message, Some(index))
         };
-        self.decide_in_full_from_now();
-        self.recording.failure = Some(match self.recording.failure.take() {
+        let failure = match self.recording.failure.take() {
             None => panic,
             Some(earlier)
                 if matches!(earlier.kind, FailureKind::Deadlock | FailureKind::StepBound) =>
@@ -1102,7 +1105,8 @@ impl Execution {
                 );
                 earlier
             }
-        });
+        };
+        self.record_failure(failure);
         self.current = index;
     }
 
@@ -1220,17 +1224,24 @@ impl Execution {
 
     /// Makes every later decision of this execution take the full path (see
     /// `Execution::full_decision_at`): something rare happened that it must look at. Called
-    /// wherever a failure is recorded, the main thread returns or the end of the test begins.
+    /// when a failure is recorded (`record_failure`), the main thread returns or the end of
+    /// the test begins.
     #[inline(always)]
     pub(super) fn decide_in_full_from_now(&mut self) {
         self.full_decision_at = 0;
     }
 
+    /// Records `failure` as the execution's failure, replacing any earlier one (the callers
+    /// decide which wins), and has every later decision look at it.
+    pub(super) fn record_failure(&mut self, failure: FailureInfo) {
+        self.decide_in_full_from_now();
+        self.recording.failure = Some(failure);
+    }
+
     /// Records a failure of the running execution (the first one wins).
     pub fn fail(&mut self, kind: FailureKind, message: String) {
         if self.recording.failure.is_none() && !self.teardown {
-            self.decide_in_full_from_now();
-            self.recording.failure = Some(FailureInfo::new(kind, message, Some(self.current)));
+            self.record_failure(FailureInfo::new(kind, message, Some(self.current)));
         }
     }
 
@@ -1701,8 +1712,7 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
         }
         ex.current = index;
         if ex.recording.failure.is_none() {
-            ex.decide_in_full_from_now();
-            ex.recording.failure = Some(FailureInfo {
+            ex.record_failure(FailureInfo {
                 site,
                 static_message,
                 ..FailureInfo::new(
@@ -1787,8 +1797,7 @@ pub(crate) fn run_stoppable(
             execution.add_thread(ThreadBody::Main(main), None, site, stack);
         }
         Err(error) => {
-            execution.decide_in_full_from_now();
-            execution.recording.failure = Some(FailureInfo::new(
+            execution.record_failure(FailureInfo::new(
                 FailureKind::Panic,
                 error.to_string(),
                 None,

@@ -349,8 +349,7 @@ fn enabled_or_over(ex: &mut Execution) -> Option<()> {
     }
     // A spurious wake-up may happen but is never promised: when only spurious wake-ups could
     // let any thread go on, the threads are deadlocked (shuttle's rule too).
-    let limits = &ex.recording.limits;
-    if (limits.spurious_wakeups || limits.spurious_park_wakeups)
+    if ex.spurious_possible
         && !ex.enabled.is_empty()
         && ex.enabled.iter().all(|&t| ex.wakes_only_spuriously(t))
     {

@@ -161,8 +161,7 @@ pub(super) fn drop_lazy_statics() {
                         "the destructor of a lazy_static! value panicked at the end of the \
                          execution: {message}"
                     );
-                    ex.decide_in_full_from_now();
-                    ex.recording.failure = Some(FailureInfo {
+                    ex.record_failure(FailureInfo {
                         site,
                         ..FailureInfo::new(FailureKind::Panic, message, Some(0))
                     });
@@ -225,8 +224,7 @@ pub(super) fn drop_per_thread_after_the_end(
                     let message = describe(index, &message);
                     with(|ex| {
                         if ex.recording.failure.is_none() {
-                            ex.decide_in_full_from_now();
-                            ex.recording.failure = Some(FailureInfo {
+                            ex.record_failure(FailureInfo {
                                 site,
                                 ..FailureInfo::new(FailureKind::Panic, message, Some(index))
                             });
