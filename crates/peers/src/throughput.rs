@@ -31,10 +31,12 @@
 //! Each interleave strategy's 1-worker and 2-worker repetitions alternate, so each pair ran under
 //! about the same load; the `x2/x1` line gives the speed-up of the best 2-worker repetition over
 //! the best 1-worker one, with the lowest and highest speed-up of the pairs (the spread the
-//! machine's other users cause), and the load average is printed next to it. After each pair a
-//! CPU-bound loop is timed on one and two OS threads ([`machine_speedup`]): the best of its
-//! speed-ups is the most the machine allowed then, which interleave's speed-up is to be read
-//! against (at load averages above 2 on 2 cores it is often 1.2-1.5x, not 2x). The `cpu/exec`
+//! machine's other users cause), and the load average is printed next to it. After each pair
+//! two one-worker explorations of the same strategy run at once on two OS threads
+//! ([`pair_speedup`]): their combined rate over one worker's is what two workers that never
+//! synchronise got from the machine then, so the pool's speed-up is to be read against it (at
+//! load averages above 2 on 2 cores it is often 1.2-1.5x, not 2x; a CPU-bound loop, which the
+//! bench timed before, stayed at 2.0x while two workers fell to 1.2x). The `cpu/exec`
 //! column, the process's CPU time per execution, shows what a second worker costs apart from
 //! the load.
 //!
@@ -576,23 +578,23 @@ struct Scaling {
     spec: &'static str,
     one: Vec<Run>,
     two: Vec<Run>,
-    /// What the machine allowed at each repetition: [`machine_speedup`] right after the pair.
-    machine: Vec<f64>,
+    /// What the machine allowed at each repetition: [`pair_speedup`] right after the pair.
+    pair: Vec<f64>,
 }
 
 impl Scaling {
     fn measure(spec: &'static str, reps: usize, n: u64, f: fn()) -> Scaling {
-        let (mut one, mut two, mut machine) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut one, mut two, mut pair) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reps.max(1) {
             one.push(run_interleave_on(spec, n, WORKER_COUNTS[0], f));
             two.push(run_interleave_on(spec, n, WORKER_COUNTS[1], f));
-            machine.push(machine_speedup());
+            pair.push(pair_speedup(spec, n, f, one.last().expect("just pushed")));
         }
         Scaling {
             spec,
             one,
             two,
-            machine,
+            pair,
         }
     }
 
@@ -618,6 +620,22 @@ impl Scaling {
         let high = paired.iter().copied().fold(0.0, f64::max);
         (best, low, high)
     }
+}
+
+/// The rate of two independent one-worker explorations of the same workload and strategy run at
+/// once, on two OS threads of this process, over `one`'s rate (a one-worker run just before):
+/// what two workers that never synchronise would reach on this machine right now, with its
+/// shared caches, memory and the host's scheduling of its two cores (2.0 at best). A worker
+/// pool's speed-up below this one is the pool's own cost; below 2.0 but at this one, the
+/// machine's.
+pub fn pair_speedup(spec: &str, n: u64, f: fn(), one: &Run) -> f64 {
+    let start = Instant::now();
+    let executions = std::thread::scope(|scope| {
+        let other = scope.spawn(|| run_interleave_on(spec, n, 1, f).executions);
+        run_interleave_on(spec, n, 1, f).executions + other.join().expect("the pair's run")
+    });
+    let rate = executions as f64 / start.elapsed().as_secs_f64();
+    rate / one.execs_per_sec()
 }
 
 /// How much faster the same CPU-bound loop (no memory traffic, no synchronisation) runs on two
@@ -679,8 +697,8 @@ fn run_thread_workloads(opts: &Options) {
     println!("interleave's count for the same workload (random's for shuttle random and loom, pct's for shuttle pct);");
     println!("own = shuttle's own next_task calls per execution (separate untimed run); ns/own = time per own decision.");
     println!("ratios = interleave execs/s / peer execs/s (above 1.0x: interleave faster); x2/x1 = 2 workers / 1 worker,");
-    println!("best of N, with the lowest and highest of the N paired repetitions, and the best speed-up a CPU-bound loop");
-    println!("got on 2 threads right after each pair (machine: what the machine's other users left; 2.00x when idle).");
+    println!("best of N, with the lowest and highest of the N paired repetitions, and the best speed-up of two independent");
+    println!("one-worker runs at once right after each pair (pair: what the machine allowed this code; 2.00x at best).");
     println!("load average at start: {}", load_average());
     for w in all_workloads() {
         println!();
@@ -802,9 +820,9 @@ fn run_thread_workloads(opts: &Options) {
             .iter()
             .map(|scaling| {
                 let (best, low, high) = scaling.speedups();
-                let machine = scaling.machine.iter().copied().fold(0.0, f64::max);
+                let pair = scaling.pair.iter().copied().fold(0.0, f64::max);
                 format!(
-                    "{} {best:.2}x ({low:.2}-{high:.2}; machine {machine:.2}x)",
+                    "{} {best:.2}x ({low:.2}-{high:.2}; pair {pair:.2}x)",
                     scaling.spec
                 )
             })

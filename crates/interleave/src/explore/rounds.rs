@@ -37,6 +37,12 @@ pub(super) fn sampled_for_determinism(index: u64) -> bool {
 }
 
 /// The result of one execution as the driver keeps it.
+///
+/// A summary travels from the worker that ran it to the driver that observes it, and moves
+/// about four times on the way; what most executions of the samplers lack is boxed in
+/// [`Findings`], so that the summary itself is one cache line. At 168 bytes, copying the slots
+/// another worker had written was most of the driver's serial observation of a round, during
+/// which the other workers wait (atomic workload, two workers).
 pub(super) struct Summary {
     pub(super) index: u64,
     pub(super) steps: u64,
@@ -47,17 +53,82 @@ pub(super) struct Summary {
     pub(super) stopped: bool,
     /// It used an object an earlier execution registered (a `static` primitive).
     pub(super) outlived_objects: bool,
+    /// `None` when every part of [`Findings`] is empty.
+    pub(super) findings: Option<Box<Findings>>,
+}
+
+// A summary must stay within one cache line; see its documentation.
+const _: () = assert!(std::mem::size_of::<Summary>() <= 64);
+
+/// What an execution found or recorded beyond its counts.
+#[derive(Default)]
+pub(super) struct Findings {
     pub(super) trace: Option<Vec<TraceEvent>>,
     /// The happens-before fingerprint of every prefix, when counting states.
     pub(super) states: Vec<u128>,
     pub(super) feedback: Option<Box<dyn Any + Send>>,
-    /// Boxed, as `declarations` is: both are rare, and a summary is moved twice per execution
-    /// (into the round's list and out of it), where each byte costs a single worker's loop.
-    pub(super) failure: Option<Box<Failure>>,
+    pub(super) failure: Option<Failure>,
     pub(super) warnings: Vec<String>,
     /// What the program declared, when the strategy asked for the trace.
-    pub(super) declarations: Option<Box<Declarations>>,
+    pub(super) declarations: Option<Declarations>,
     pub(super) violations: Vec<AtomicityViolation>,
+}
+
+impl Findings {
+    /// Boxed, or `None` when every part is empty.
+    fn boxed(self) -> Option<Box<Findings>> {
+        let empty = self.trace.is_none()
+            && self.states.is_empty()
+            && self.feedback.is_none()
+            && self.failure.is_none()
+            && self.warnings.is_empty()
+            && self.declarations.is_none()
+            && self.violations.is_empty();
+        (!empty).then(|| Box::new(self))
+    }
+}
+
+impl Summary {
+    /// A summary with these counts and findings.
+    pub(super) fn new(
+        index: u64,
+        steps: u64,
+        outlived_objects: bool,
+        findings: Findings,
+    ) -> Summary {
+        Summary {
+            index,
+            steps,
+            threads: 0,
+            lock_acquisitions: 0,
+            abandoned: false,
+            stopped: false,
+            outlived_objects,
+            findings: findings.boxed(),
+        }
+    }
+
+    pub(super) fn failed(&self) -> bool {
+        self.findings.as_ref().is_some_and(|f| f.failure.is_some())
+    }
+
+    pub(super) fn states(&self) -> &[u128] {
+        self.findings.as_ref().map_or(&[], |f| &f.states)
+    }
+
+    pub(super) fn take_warnings(&mut self) -> Vec<String> {
+        self.findings
+            .as_mut()
+            .map(|f| std::mem::take(&mut f.warnings))
+            .unwrap_or_default()
+    }
+
+    /// Drops the schedule's feedback, which only the strategy that planned it reads.
+    pub(super) fn drop_feedback(&mut self) {
+        if let Some(findings) = &mut self.findings {
+            findings.feedback = None;
+        }
+    }
 }
 
 pub(crate) fn limits(config: &Config) -> Limits {
@@ -166,7 +237,7 @@ fn explore_rounds(
         let mut next = 0u64;
         let mut outlived_objects = false;
         let mut ran_on_several = false;
-        'rounds: while next < config.executions {
+        while next < config.executions {
             let size = {
                 let mut planner = lock(&planning);
                 let size = (round.min(planner.strategy.round_size().max(1)) as u64)
@@ -178,39 +249,44 @@ fn explore_rounds(
             // used an outlived object.
             let several = !automatic || (next >= PROBE_EXECUTIONS && !outlived_objects);
             ran_on_several |= several && size > 1;
-            let summaries = pool.execute(config.stop_on_first_failure, several);
-            let mut planner = lock(&planning);
-            let Planner {
-                strategy, sharding, ..
-            } = &mut *planner;
-            for summary in summaries {
+            let mut restart = false;
+            let flow = pool.execute(config.stop_on_first_failure, several, &mut |summary| {
+                let mut planner = lock(&planning);
+                let Planner {
+                    strategy, sharding, ..
+                } = &mut *planner;
                 // A stopped execution is no outcome: it is neither observed nor counted, and
                 // the executions after it are not reported (they ran while the stop was
                 // coming, or were stopped too).
                 if summary.stopped {
                     collector.stopped();
-                    break 'rounds;
+                    return Flow::Stop;
                 }
                 if automatic && summary.outlived_objects {
                     if ran_on_several {
-                        return Err(OutlivedObjects);
+                        restart = true;
+                        return Flow::Stop;
                     }
                     outlived_objects = true;
                 }
                 strategy.observe(summary.index, &outcome_of(&summary));
                 match sharding.reports(
                     summary.index,
-                    summary.failure.is_some(),
+                    summary.failed(),
                     config.stop_on_first_failure,
                 ) {
-                    shard::Reported::Yes => {}
-                    shard::Reported::No => continue,
-                    shard::Reported::NoAndStop => break 'rounds,
+                    shard::Reported::Yes => collector.add(&**strategy, summary),
+                    shard::Reported::No => Flow::Continue,
+                    shard::Reported::NoAndStop => Flow::Stop,
                 }
-                if collector.add(&**strategy, summary) == Flow::Stop {
-                    break 'rounds;
-                }
+            });
+            if restart {
+                return Err(OutlivedObjects);
             }
+            if flow == Flow::Stop {
+                break;
+            }
+            let planner = lock(&planning);
             if planner.planned < size {
                 if planner.stopped {
                     collector.stopped();
@@ -286,25 +362,34 @@ impl<'c> Collector<'c> {
         let report = &mut self.report;
         report.executions += 1;
         report.steps += summary.steps;
-        if !summary.violations.is_empty() {
+        let Some(findings) = summary.findings else {
+            return Flow::Continue;
+        };
+        let Findings {
+            states,
+            failure,
+            warnings,
+            violations,
+            ..
+        } = *findings;
+        if !violations.is_empty() {
             report.violating_executions += 1;
         }
-        for violation in summary.violations {
+        for violation in violations {
             if self.seen_violations.insert(violation.key.clone()) {
                 report.violations.push(violation);
             }
         }
         // The set's extend costs a reservation even for no states, and most summaries have none.
-        if !summary.states.is_empty() {
-            self.states.extend(summary.states);
+        if !states.is_empty() {
+            self.states.extend(states);
         }
-        for warning in summary.warnings {
+        for warning in warnings {
             if self.seen_warnings.insert(warning.clone()) {
                 report.warnings.push(warning);
             }
         }
-        if let Some(failure) = summary.failure {
-            let mut failure = *failure;
+        if let Some(mut failure) = failure {
             if let Some(member) = strategy.member(summary.index) {
                 failure.strategy = format!("{}, member {member}", failure.strategy);
             }
@@ -338,16 +423,17 @@ impl<'c> Collector<'c> {
 
 /// What `strategy.observe` learns from `summary`.
 pub(super) fn outcome_of(summary: &Summary) -> Outcome<'_> {
+    let findings = summary.findings.as_deref();
     Outcome {
         steps: summary.steps,
         threads: summary.threads,
-        failed: summary.failure.is_some(),
+        failed: summary.failed(),
         abandoned: summary.abandoned,
         lock_acquisitions: summary.lock_acquisitions,
-        trace: summary.trace.as_deref(),
-        feedback: summary.feedback.as_deref(),
-        declarations: summary.declarations.as_deref(),
-        violations: summary.violations.len(),
+        trace: findings.and_then(|f| f.trace.as_deref()),
+        feedback: findings.and_then(|f| f.feedback.as_deref()),
+        declarations: findings.and_then(|f| f.declarations.as_ref()),
+        violations: findings.map_or(0, |f| f.violations.len()),
     }
 }
 
@@ -555,13 +641,16 @@ pub(super) fn run_one(
         abandoned: ex.abandoned,
         stopped: ex.stopped,
         outlived_objects: ex.outlived_objects,
-        trace: events.filter(|_| keep_trace),
-        states,
-        feedback: ex.feedback.take(),
-        failure: failure.map(Box::new),
-        warnings: std::mem::take(&mut ex.warnings),
-        declarations: declarations.filter(|_| keep_trace).map(Box::new),
-        violations,
+        findings: Findings {
+            trace: events.filter(|_| keep_trace),
+            states,
+            feedback: ex.feedback.take(),
+            failure,
+            warnings: std::mem::take(&mut ex.warnings),
+            declarations: declarations.filter(|_| keep_trace),
+            violations,
+        }
+        .boxed(),
     }
 }
 

@@ -463,12 +463,12 @@ impl Shared {
             }
             let observed = held.1.observe(&outcome_of(&summary));
             let states_start = block.states.len();
-            block.states.extend_from_slice(&summary.states);
+            block.states.extend_from_slice(summary.states());
             block.done.push(Done {
                 steps: summary.steps,
-                failed: summary.failure.is_some(),
+                failed: summary.failed(),
                 outlived_objects: summary.outlived_objects,
-                warnings: std::mem::take(&mut summary.warnings),
+                warnings: summary.take_warnings(),
                 prefix: prefix_start..block.prefixes.len(),
                 states: states_start..block.states.len(),
                 observed,
@@ -761,7 +761,7 @@ impl Driver<'_, '_, '_> {
             return Ok((Read::Done, false));
         }
         let observed = held.1.observe(&outcome_of(&summary));
-        summary.feedback = None;
+        summary.drop_feedback();
         let outcome = self.read(strategy, held.0, observed, summary)?;
         let goes_on = observed.next_depth.is_some();
         if !goes_on {
@@ -802,28 +802,21 @@ impl Driver<'_, '_, '_> {
                         self.collector.stopped();
                         return Ok(Read::Done);
                     }
-                    summary.feedback = None;
+                    summary.drop_feedback();
                     summary
                 }
                 _ => {
                     self.collector
                         .add_states(&block.states[done.states.clone()]);
-                    Summary {
+                    Summary::new(
                         index,
-                        steps: done.steps,
-                        threads: 0,
-                        lock_acquisitions: 0,
-                        abandoned: false,
-                        outlived_objects: done.outlived_objects,
-                        trace: None,
-                        states: Vec::new(),
-                        feedback: None,
-                        failure: None,
-                        warnings: std::mem::take(&mut done.warnings),
-                        declarations: None,
-                        violations: Vec::new(),
-                        stopped: false,
-                    }
+                        done.steps,
+                        done.outlived_objects,
+                        Findings {
+                            warnings: std::mem::take(&mut done.warnings),
+                            ..Findings::default()
+                        },
+                    )
                 }
             };
             if let Read::Done = self.read(strategy, task, done.observed, summary)? {

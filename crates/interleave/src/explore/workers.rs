@@ -10,12 +10,13 @@
 //! their summaries into their slots. A claim is a share of what is left of the round that
 //! shrinks as the round drains (guided self-scheduling), capped at [`MAX_CLAIM`] executions: a
 //! few claims per worker and round touch the shared lock and counters, and the last claims,
-//! single executions, even out the workers' finishing times. The last worker to finish wakes the driver, which observes the
-//! slots in index order.
+//! single executions, even out the workers' finishing times. Once the round is fully claimed,
+//! the driver hands the summaries to the strategy in index order as their slots fill, while the
+//! other workers finish the round's last executions; the last worker to finish wakes it.
 //!
 //! Waiting: a worker that finds the round fully claimed polls for the next one, then yields its
 //! core between checks, for up to [`SPIN_BEFORE_PARKING`] before it parks, and so does the
-//! driver for the round's last executions. Rounds of short executions end every few hundred
+//! driver when no slot it can observe is filled. Rounds of short executions end every few hundred
 //! microseconds; parking at each end and being woken by a futex call left the helper idle for
 //! 13-27% of the exploration (atomic workload, PCT). The wait before parking is as long as a
 //! park and its wake-up cost, so it at most doubles the cost of a wait that parking would have
@@ -76,12 +77,21 @@ impl Waiting {
     }
 }
 
+/// What became of one execution of a round.
+enum Slot {
+    /// Not finished yet (or not claimed yet).
+    Pending,
+    Ran(Summary),
+    /// Finished without running: not planned, skipped after a failure, or its run panicked.
+    NotRun,
+}
+
 /// One round of executions, shared by the driver and the workers.
 struct Batch {
     /// The planner's number for this round.
     round: u64,
-    /// The summary of each execution, by position; `None` for an execution that did not run.
-    summaries: Mutex<Vec<Option<Summary>>>,
+    /// The summary of each execution, by position.
+    slots: Mutex<Vec<Slot>>,
     /// Executions claimed or not yet claimed that have not finished.
     unfinished: AtomicUsize,
     /// How many workers share the round, which sets the size of a claim.
@@ -129,7 +139,7 @@ impl Batch {
                     run_one(run, index, schedule, keep_trace)
                 })) {
                     Ok(summary) => {
-                        if summary.failure.is_some() {
+                        if summary.failed() {
                             self.first_failure.fetch_min(index, Ordering::Relaxed);
                         }
                         finished.push((position, summary));
@@ -137,11 +147,14 @@ impl Batch {
                     Err(payload) => *lock(&self.escaped) = Some(payload),
                 }
             }
-            let mut summaries = lock(&self.summaries);
-            for (position, summary) in finished.drain(..) {
-                summaries[position] = Some(summary);
+            let mut slots = lock(&self.slots);
+            for slot in &mut slots[claim.positions.clone()] {
+                *slot = Slot::NotRun;
             }
-            drop(summaries);
+            for (position, summary) in finished.drain(..) {
+                slots[position] = Slot::Ran(summary);
+            }
+            drop(slots);
             self.finish(claim.positions.len(), driver);
         }
     }
@@ -240,20 +253,31 @@ fn help(run: &Run<'_>, planning: &Mutex<Planner<'_>>, shared: &Shared, driver: &
 
 impl Pool<'_, '_, '_, '_> {
     /// Runs the round the planner has open on every worker (on the calling thread alone unless
-    /// `several`) and returns the summaries in index order. With `stop_early`, executions after
-    /// a failing one may be skipped; they are planned all the same, so the strategy's state
-    /// does not depend on the number of workers.
-    pub(super) fn execute(&mut self, stop_early: bool, several: bool) -> Vec<Summary> {
+    /// `several`) and hands its summaries to `observe` in index order until it says stop, which
+    /// `execute` then returns. With `stop_early`, executions after a failing one may be skipped;
+    /// they are planned all the same, so the strategy's state does not depend on the number of
+    /// workers.
+    ///
+    /// With several workers, the driver observes the summaries in index order as they arrive,
+    /// once the round is fully claimed (every plan of the round made, as the strategy's
+    /// contract requires before it observes), while the last executions still run: only the
+    /// summaries of those remain for the serial part between rounds.
+    pub(super) fn execute(
+        &mut self,
+        stop_early: bool,
+        several: bool,
+        observe: &mut dyn FnMut(Summary) -> Flow,
+    ) -> Flow {
         let (count, round) = {
             let planner = lock(self.planning);
             (planner.round_len(), planner.round)
         };
         if !several || self.helpers.is_empty() || count <= 1 {
-            return execute_here(self.run, self.planning, stop_early);
+            return execute_here(self.run, self.planning, stop_early, observe);
         }
         let batch = Arc::new(Batch {
             round,
-            summaries: Mutex::new((0..count).map(|_| None).collect()),
+            slots: Mutex::new((0..count).map(|_| Slot::Pending).collect()),
             unfinished: AtomicUsize::new(count),
             workers: self.helpers.len() as u64 + 1,
             first_failure: AtomicU64::new(u64::MAX),
@@ -267,27 +291,61 @@ impl Pool<'_, '_, '_, '_> {
         }
         let driver = std::thread::current();
         batch.work(self.run, self.planning, &driver);
+        let mut flow = Flow::Continue;
+        let mut observed = 0;
+        let mut ready = Vec::new();
         let mut waiting = Waiting::new();
-        while batch.unfinished.load(Ordering::Acquire) != 0 {
-            waiting.pause();
+        loop {
+            let finished = batch.unfinished.load(Ordering::Acquire) == 0;
+            {
+                let mut slots = lock(&batch.slots);
+                while let Some(slot) = slots.get_mut(observed) {
+                    match std::mem::replace(slot, Slot::NotRun) {
+                        Slot::Pending => {
+                            *slot = Slot::Pending;
+                            break;
+                        }
+                        Slot::Ran(summary) => ready.push(summary),
+                        Slot::NotRun => {}
+                    }
+                    observed += 1;
+                }
+            }
+            if !ready.is_empty() {
+                for summary in ready.drain(..) {
+                    if flow == Flow::Continue {
+                        flow = observe(summary);
+                    }
+                }
+                waiting = Waiting::new();
+            } else if finished {
+                break;
+            } else {
+                waiting.pause();
+            }
         }
         if let Some(payload) = lock(&batch.escaped).take() {
             resume_unwind(payload);
         }
-        let summaries = lock(&batch.summaries).drain(..).flatten().collect();
-        summaries
+        flow
     }
 }
 
-/// Plans and runs the open round's executions one after another on the calling thread.
-fn execute_here(run: &Run<'_>, planning: &Mutex<Planner<'_>>, stop_early: bool) -> Vec<Summary> {
+/// Plans and runs the open round's executions one after another on the calling thread, then
+/// hands their summaries to `observe` in index order until it says stop.
+fn execute_here(
+    run: &Run<'_>,
+    planning: &Mutex<Planner<'_>>,
+    stop_early: bool,
+    observe: &mut dyn FnMut(Summary) -> Flow,
+) -> Flow {
     let mut summaries = Vec::new();
     let mut failed = false;
     loop {
         let plan = {
             let mut planner = lock(planning);
             if planner.unclaimed() == 0 {
-                return summaries;
+                break;
             }
             planner.claim_one()
         };
@@ -296,8 +354,14 @@ fn execute_here(run: &Run<'_>, planning: &Mutex<Planner<'_>>, stop_early: bool) 
                 continue;
             }
             let summary = run_one(run, index, schedule, keep_trace);
-            failed |= summary.failure.is_some();
+            failed |= summary.failed();
             summaries.push(summary);
         }
     }
+    for summary in summaries {
+        if observe(summary) == Flow::Stop {
+            return Flow::Stop;
+        }
+    }
+    Flow::Continue
 }
