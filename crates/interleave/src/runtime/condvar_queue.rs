@@ -61,6 +61,20 @@ impl<N> CondvarQueue<N> {
         self.waiters.drain(..).map(|(thread, _)| thread)
     }
 
+    /// The arrival number the next thread to wait gets.
+    pub fn next_arrival(&self) -> u64 {
+        self.next_arrival
+    }
+
+    /// One more than the latest arrival number a pending notification may go to, 0 when none
+    /// is pending: a waiter may take a notification exactly when its arrival number is
+    /// below it (`can_take`), which the runtime tests without finding the waiter.
+    pub fn eligible_below(&self) -> u64 {
+        self.notifications
+            .back()
+            .map_or(0, |&(latest, _)| latest + 1)
+    }
+
     /// Whether `thread`, waiting, may take a pending notification.
     pub fn can_take(&self, thread: usize) -> bool {
         match (self.arrival(thread), self.notifications.back()) {
@@ -72,13 +86,28 @@ impl<N> CondvarQueue<N> {
     /// `thread` wakes by taking the oldest notification it is eligible for, and stops waiting;
     /// `None` (and it still waits) if there is none.
     pub fn take(&mut self, thread: usize) -> Option<N> {
-        let arrival = self.arrival(thread)?;
+        let waiter = self
+            .waiters
+            .iter()
+            .position(|&(waiter, _)| waiter == thread)?;
+        let arrival = self.waiters[waiter].1;
         let position = self
             .notifications
             .iter()
             .position(|&(latest, _)| arrival <= latest)?;
-        let (_, payload) = self.notifications.remove(position)?;
-        self.waiters.retain(|&(waiter, _)| waiter != thread);
+        // Mostly the oldest notification and the first waiter: `pop_front` and a removal by
+        // position, where `remove` and `retain` over the whole queue cost a `Condvar`
+        // workload about 100 instructions per wake-up.
+        let (_, payload) = if position == 0 {
+            self.notifications.pop_front()?
+        } else {
+            self.notifications.remove(position)?
+        };
+        if waiter == 0 {
+            self.waiters.pop_front();
+        } else {
+            self.waiters.remove(waiter);
+        }
         Some(payload)
     }
 

@@ -298,6 +298,14 @@ impl Execution {
                 entry.lock, expected,
                 "the lock word of object {index} is stale"
             );
+            let eligible = match &entry.state {
+                ObjState::Condvar { queue } => queue.eligible_below(),
+                _ => 0,
+            };
+            assert_eq!(
+                entry.condvar_eligible, eligible,
+                "the notifications of object {index} are not mirrored"
+            );
         }
         for (t, slot) in self.threads.iter().enumerate() {
             assert_eq!(
@@ -476,10 +484,7 @@ fn gate_answer(
         Gate::Wake => {
             objects[op.arg as usize].lock == 0
                 && (!slot.waiting
-                    || match &objects[op.object as usize].state {
-                        ObjState::Condvar { queue } => queue.can_take(t),
-                        _ => false,
-                    })
+                    || slot.condvar_arrival < objects[op.object as usize].condvar_eligible)
         }
         Gate::Other => return None,
     };

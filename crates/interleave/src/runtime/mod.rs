@@ -183,6 +183,9 @@ pub(crate) struct ThreadSlot {
     pub unpark_clock: VectorClock,
     /// In a condition variable's wait queue and not yet notified.
     pub waiting: bool,
+    /// The arrival number of the thread's latest wait in a condition variable's queue (see
+    /// `ObjectEntry::condvar_eligible`).
+    pub condvar_arrival: u64,
     /// The barrier generation this thread waits to see pass.
     pub barrier_generation: u64,
     /// The rendezvous message number this thread waits to see received.
@@ -923,6 +926,7 @@ impl Execution {
             untracked,
             poisoned: false,
             lock: 0,
+            condvar_eligible: 0,
         });
         match claimed {
             Ok(outlived) => self.recording.outlived_objects |= outlived,
@@ -1426,6 +1430,7 @@ impl Execution {
             park_token: false,
             unpark_clock: VectorClock::default(),
             waiting: false,
+            condvar_arrival: 0,
             barrier_generation: 0,
             ticket: 0,
             yields: 0,

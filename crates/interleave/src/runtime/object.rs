@@ -230,6 +230,11 @@ pub(crate) struct ObjectEntry {
     /// waiting writers by `Execution::note_write_request`, `take_rwlock` and
     /// `Execution::set_finished`; debug builds check both at every decision.
     pub lock: u32,
+    /// For a `Condvar`, its queue's `CondvarQueue::eligible_below`, kept by `sync::condvar`
+    /// after every change of the queue: a waiter's gate (`Gate::Wake`) compares its arrival
+    /// number (`ThreadSlot::condvar_arrival`) with it instead of finding itself among the
+    /// waiters at every decision. 0 for other objects.
+    pub condvar_eligible: u64,
 }
 
 /// The bit of [`ObjectEntry::lock`] set while a thread holds the lock exclusively.

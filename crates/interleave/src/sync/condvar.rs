@@ -55,6 +55,7 @@ impl Condvar {
             ex.give_mutex(m);
             let me = ex.me();
             if let ObjState::Condvar { queue } = &mut ex.objects[cv as usize].state {
+                ex.threads[me].condvar_arrival = queue.next_arrival();
                 queue.wait(me);
             }
             ex.threads[me].waiting = true;
@@ -80,6 +81,7 @@ impl Condvar {
                         queue.leave(me);
                         timed_out = true;
                     }
+                    ex.objects[cv as usize].condvar_eligible = queue.eligible_below();
                 }
             }
             if !timed_out {
@@ -174,6 +176,7 @@ impl Condvar {
                 } else {
                     queue.notify_one(());
                 }
+                objects[cv as usize].condvar_eligible = queue.eligible_below();
             }
             ex.release(cv);
         });
