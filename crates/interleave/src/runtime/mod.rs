@@ -344,6 +344,10 @@ pub(crate) struct Execution {
     /// Spurious wake-ups are allowed in this execution (`Limits::spurious_wakeups` or
     /// `Limits::spurious_park_wakeups`): one flag for the common decision to test.
     spurious_possible: bool,
+    /// The flags `switch_on` hands back with every object's index (`Switched`): whether atomics
+    /// log their values and run under the weak memory model, from the limits, computed once per
+    /// execution instead of at every access (about 7 instructions per step of an atomic).
+    switched_flags: u32,
     current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
@@ -731,6 +735,7 @@ impl Execution {
             spare.full_decision_at = full_decision_at(&limits, &stop_handle);
             spare.checks_choices = checks_choices(&*schedule);
             spare.spurious_possible = spurious_possible(&limits);
+            spare.switched_flags = switching::Switched::flags(&limits);
             spare.current = 0;
             spare.lazy_statics.clear();
             spare.teardown = false;
@@ -762,6 +767,7 @@ impl Execution {
             full_decision_at: full_decision_at(&limits, &stop_handle),
             checks_choices: checks_choices(&*schedule),
             spurious_possible: spurious_possible(&limits),
+            switched_flags: switching::Switched::flags(&limits),
             current: 0,
             foreign: Arc::default(),
             lazy_statics: Default::default(),

@@ -40,10 +40,11 @@ macro_rules! op_on {
 pub(crate) use op_on;
 
 /// What [`switch_on`] hands back: the object's index in this execution, and for an atomic
-/// whether the execution logs the values it holds (`Limits::log_values`), read in the same
-/// borrow so atomics pay nothing more for the question. Packed in one `u32` (the flag in the top bit,
-/// above every object index) so that it and the `Decision` come back from the borrow in
-/// registers.
+/// whether the execution logs the values it holds (`Limits::log_values`) and runs the weak
+/// memory model, read in the same borrow so atomics pay nothing more for the question (the
+/// execution keeps both flags ready, `Execution::switched_flags`; other kinds get them too and
+/// ignore them). Packed in one `u32` (the flags in the top bits, above every object index) so
+/// that it and the `Decision` come back from the borrow in registers.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Switched(u32);
 
@@ -53,6 +54,18 @@ const _: () = assert!(MAX_OBJECTS < 1 << 30);
 impl Switched {
     const LOGS_VALUES: u32 = 1 << 31;
     const WEAK_MEMORY: u32 = 1 << 30;
+
+    /// The flags of an execution run under `limits` (`Execution::switched_flags`).
+    pub(super) fn flags(limits: &Limits) -> u32 {
+        let mut flags = 0;
+        if limits.log_values {
+            flags |= Self::LOGS_VALUES;
+        }
+        if limits.memory == MemoryModel::Weak {
+            flags |= Self::WEAK_MEMORY;
+        }
+        flags
+    }
 
     /// The object's index in this execution.
     #[inline(always)]
@@ -85,18 +98,12 @@ pub(crate) fn switch_on(
 ) -> Switched {
     let (switched, decision) = with_in_data_step(|ex| {
         let idx = ex.object(handle, object);
-        // `object` is a constant at every (inlined) call site, so only atomics read the flags.
-        let mut flags = 0;
-        if object == ObjectKind::Atomic {
-            let limits = &ex.recording.limits;
-            if limits.log_values {
-                flags |= Switched::LOGS_VALUES;
-            }
-            if limits.memory == MemoryModel::Weak {
-                flags |= Switched::WEAK_MEMORY;
-            }
-        }
-        (Switched(idx | flags), ex.announce(op(idx), site))
+        // Every kind gets the flags, which only atomics read: `object` is a value in this
+        // closure, which is not inlined, and testing it cost more than the load.
+        (
+            Switched(idx | ex.switched_flags),
+            ex.announce(op(idx), site),
+        )
     });
     suspend(decision);
     switched
