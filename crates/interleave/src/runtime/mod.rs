@@ -1162,8 +1162,10 @@ impl Execution {
         threads[me].clock.tick(me);
     }
 
-    /// The running thread takes mutex `object` at `site` (happens-before included).
-    #[inline]
+    /// The running thread takes mutex `object` at `site` (happens-before included). Always
+    /// inlined: the inliner's choice for `decide` (through `record`) flipped with unrelated
+    /// changes, and out of line this and `give_mutex` cost the mutex workload 4.4%.
+    #[inline(always)]
     pub fn take_mutex(&mut self, object: ObjIdx, site: Site) {
         let thread = self.current;
         let entry = &mut self.objects[object as usize];
@@ -1174,8 +1176,9 @@ impl Execution {
         self.acquire(object);
     }
 
-    /// The running thread releases mutex `object` (happens-before included).
-    #[inline]
+    /// The running thread releases mutex `object` (happens-before included); always inlined,
+    /// as `take_mutex`.
+    #[inline(always)]
     pub fn give_mutex(&mut self, object: ObjIdx) {
         let entry = &mut self.objects[object as usize];
         if let ObjState::Mutex { holder } = &mut entry.state {
