@@ -51,7 +51,10 @@ impl Guards {
         Guards(buffer)
     }
 
-    /// Withdraws the guards, as dropping does, and hands back their buffer, emptied.
+    /// Withdraws the guards, as dropping does, and hands back their buffer, emptied. Inlined,
+    /// as `push`: called once per execution and per thread, out of line they cost an empty
+    /// execution about 50 instructions more.
+    #[inline]
     pub(crate) fn into_buffer(mut self) -> Vec<Guarded> {
         let mut buffer = std::mem::take(&mut self.0);
         drop(self);
@@ -61,6 +64,7 @@ impl Guards {
 
     /// Adds the guard of a coroutine the scheduler loop adopted. Called between coroutine
     /// switches, on the scheduler's stack, so no coroutine fault can see the list half-changed.
+    #[inline]
     pub(crate) fn push(&mut self, guarded: Guarded) {
         withdraw();
         self.0.push(guarded);

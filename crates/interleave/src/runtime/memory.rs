@@ -728,6 +728,28 @@ impl WeakMemory {
         true
     }
 
+    /// Starts the history of `object` afresh with `current`, its atomic's value, when it does
+    /// not hold it (the location's first access in the execution, or one after a plain write),
+    /// as [`begin`](Self::begin) would, so that the access can take the straight path of
+    /// [`read_modify_write_acq_rel`](Self::read_modify_write_acq_rel) after all. Returns
+    /// whether it did; a location the table has no room for yet is left to `begin`.
+    #[inline]
+    pub fn restart_if_changed(&mut self, object: ObjIdx, current: u64) -> bool {
+        let Some(Location {
+            span,
+            ring,
+            writers,
+        }) = self.locations.get_mut(object as usize)
+        else {
+            return false;
+        };
+        if Location::holds(span, current) {
+            return false;
+        }
+        Location::restart(span, ring, writers, current);
+        true
+    }
+
     /// Whether every store to `object` in this execution happens before the point of a thread
     /// whose clock is `clock`: a plain read there does not race with them.
     pub fn stores_happen_before(&self, object: ObjIdx, clock: &VectorClock) -> bool {
