@@ -10,11 +10,14 @@
 //! no thread can run, so a sleep never ends while another thread could still do something
 //! first.
 
+use std::alloc::Layout;
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe, Location};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -347,65 +350,129 @@ fn after_park() -> bool {
     cancelled
 }
 
-/// Where a thread's return value, or the payload of the panic that ended it, waits for `join`;
-/// `C` is the thread's closure until it runs (a [`Closure`]), which shares the allocation so a
-/// spawn allocates once. Handles see `C` as a [`Pending`] trait object.
-struct Packet<T, C: ?Sized> {
+/// Where a thread's return value, or the payload of the panic that ended it, waits for `join`.
+/// It opens the block the thread shares with its handle ([`PacketBlock`]), whose closure the
+/// handle does not know: one block per spawn, taken from the execution's idle blocks
+/// (`runtime::take_block`) and given back by whichever of the two lets go last.
+#[repr(C)]
+struct Packet<T> {
+    /// How many of the thread and its handle still hold the block.
+    holders: AtomicUsize,
+    /// Drops what the block still holds (the closure, if it never ran, and the value) and
+    /// gives the block back: it knows the closure's type, which the handle does not.
+    free: unsafe fn(NonNull<Packet<T>>),
     value: UnsafeCell<Option<Result<T>>>,
     body: Body,
-    closure: C,
 }
 
-/// A spawned thread's closure, taken out by the thread when it runs (or drops it unrun).
-struct Closure<F>(UnsafeCell<Option<F>>);
+/// The block of a thread spawned with closure `F`: its packet first (`repr(C)`), so a pointer
+/// to the block is a pointer to the packet, then the closure, taken out by the thread when it
+/// runs (or drops it unrun).
+#[repr(C)]
+struct PacketBlock<T, F> {
+    packet: Packet<T>,
+    closure: UnsafeCell<Option<F>>,
+}
 
-/// The packet of a thread spawned with closure `F`, as `spawn_inner` hands it back.
-type SpawnedPacket<T, F> = Arc<Packet<T, Closure<F>>>;
-
-/// What a handle knows of its packet's closure: nothing, it only reads the result.
-trait Pending {}
-
-impl<F> Pending for Closure<F> {}
+/// A handle's share of its thread's packet.
+struct Shared<T>(NonNull<Packet<T>>);
 
 // SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
 // time; the packet is written by its thread when it finishes and read by `join` after the
 // scheduler has seen the thread finish, and the closure is taken by its thread only, so
-// accesses never overlap. The closure of a thread is `Send` where the handle can leave the
+// accesses never overlap; the count of holders is atomic, as an `Arc`'s, for a handle dropped
+// on another OS thread. The closure of a thread is `Send` where the handle can leave the
 // execution (`spawn` asks it); a task's (`spawn_task`) drops its handle at once.
-unsafe impl<T: Send, C: ?Sized> Send for Packet<T, C> {}
-unsafe impl<T: Send, C: ?Sized> Sync for Packet<T, C> {}
+unsafe impl<T: Send> Send for Shared<T> {}
+unsafe impl<T: Send> Sync for Shared<T> {}
 
-impl<T, F: FnOnce() -> T> runtime::SpawnedBody for Packet<T, Closure<F>> {
-    fn run(self: Arc<Self>, cancelled: bool) {
-        // SAFETY: see `Packet`; the thread takes its closure once, when it starts.
-        let Some(f) = (unsafe { (*self.closure.0.get()).take() }) else {
-            return;
-        };
-        if self.body == Body::Thread && cancelled {
-            // Spawned while the tasks left at the end were dropped: it never runs, and
-            // `join` finds no result.
-            drop(f);
-            return;
-        }
-        let value = panic::catch_unwind(AssertUnwindSafe(f));
-        // What follows is the runtime's clean-up (dropping an unjoined result or panic
-        // payload with the packet), which teardown lets go on.
-        runtime::with(Execution::own_code_ended);
-        let value = match value {
-            Ok(value) => Ok(value),
-            Err(payload) => match runtime::spawned_thread_panicked(payload) {
-                Ok(payload) => Err(payload),
-                Err(payload) => panic::resume_unwind(payload),
-            },
-        };
-        // SAFETY: see `Packet`.
-        unsafe { *self.value.get() = Some(value) };
+impl<T> Shared<T> {
+    fn packet(&self) -> &Packet<T> {
+        // SAFETY: the share keeps the block alive.
+        unsafe { self.0.as_ref() }
     }
+}
 
-    fn discard(self: Arc<Self>) {
-        // SAFETY: see `Packet`; the thread that never ran drops its closure as itself.
-        drop(unsafe { (*self.closure.0.get()).take() });
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // SAFETY: this share is held, and given up here once.
+        unsafe { let_go(self.0) }
     }
+}
+
+/// Gives up one share of `packet`; the last one frees the block.
+///
+/// # Safety
+/// The caller holds a share of the live block and does not use it afterwards.
+unsafe fn let_go<T>(packet: NonNull<Packet<T>>) {
+    // Release and acquire, as `Arc`: the last holder sees every write of the others.
+    // SAFETY: the caller's share keeps the block alive until here.
+    if unsafe { packet.as_ref() }
+        .holders
+        .fetch_sub(1, Ordering::Release)
+        != 1
+    {
+        return;
+    }
+    std::sync::atomic::fence(Ordering::Acquire);
+    // SAFETY: the last share: nobody else uses the block.
+    unsafe { (packet.as_ref().free)(packet) }
+}
+
+/// [`let_go`] for the thread's type-erased share (`runtime::SpawnedBody`).
+unsafe fn let_go_erased<T>(block: NonNull<()>) {
+    // SAFETY: the caller's guarantees, for the block's packet.
+    unsafe { let_go(block.cast::<Packet<T>>()) }
+}
+
+/// Drops what `packet`'s block of closure `F` still holds and gives the block back.
+///
+/// # Safety
+/// Nobody holds a share of the block any more.
+unsafe fn free_block<T, F>(packet: NonNull<Packet<T>>) {
+    let block = packet.cast::<PacketBlock<T, F>>();
+    // SAFETY: the block is initialised and unused; its contents are dropped once, here, by the
+    // last holder (user destructors: outside the runtime's borrow, on a thread's stack or
+    // wherever the handle was dropped).
+    unsafe { std::ptr::drop_in_place(block.as_ptr()) };
+    runtime::give_block(block.cast(), Layout::new::<PacketBlock<T, F>>());
+}
+
+/// The thread's run of its closure `F` (see `runtime::SpawnedBody::new`); the body gives up
+/// the thread's share afterwards.
+unsafe fn run_body<T, F: FnOnce() -> T>(block: NonNull<()>, cancelled: bool) {
+    // SAFETY: the thread's share keeps the block alive; see `Shared` for the accesses.
+    let block = unsafe { block.cast::<PacketBlock<T, F>>().as_ref() };
+    // SAFETY: see `Shared`; the thread takes its closure once, when it starts.
+    let Some(f) = (unsafe { (*block.closure.get()).take() }) else {
+        return;
+    };
+    if block.packet.body == Body::Thread && cancelled {
+        // Spawned while the tasks left at the end were dropped: it never runs, and
+        // `join` finds no result.
+        drop(f);
+        return;
+    }
+    let value = panic::catch_unwind(AssertUnwindSafe(f));
+    // What follows is the runtime's clean-up (dropping an unjoined result or panic
+    // payload with the packet), which teardown lets go on.
+    runtime::with(Execution::own_code_ended);
+    let value = match value {
+        Ok(value) => Ok(value),
+        Err(payload) => match runtime::spawned_thread_panicked(payload) {
+            Ok(payload) => Err(payload),
+            Err(payload) => panic::resume_unwind(payload),
+        },
+    };
+    // SAFETY: see `Shared`.
+    unsafe { *block.packet.value.get() = Some(value) };
+}
+
+/// The thread's drop of its closure `F` unrun (see `runtime::SpawnedBody::new`); the body
+/// gives up the thread's share afterwards.
+unsafe fn discard_body<T, F>(block: NonNull<()>) {
+    // SAFETY: see `Shared`; the thread that never ran drops its closure as itself.
+    drop(unsafe { (*block.cast::<PacketBlock<T, F>>().as_ref().closure.get()).take() });
 }
 
 /// What a spawned thread runs, which decides what it does when the end of the execution
@@ -430,30 +497,51 @@ fn spawn_inner<'a, F, T>(
     stack_size: Option<usize>,
     site: runtime::op::Site,
     body: Body,
-) -> std::io::Result<(Thread, SpawnedPacket<T, F>)>
+) -> std::io::Result<(Thread, Shared<T>)>
 where
     F: FnOnce() -> T + 'a,
     T: 'a,
 {
-    let stack = runtime::with(|ex| ex.stack_for(stack_size, name.as_deref(), site))
-        .map_err(|error| std::io::Error::new(error.kind(), error))?;
-    let packet = Arc::new(Packet {
-        value: UnsafeCell::new(None),
-        body,
-        closure: Closure(UnsafeCell::new(Some(f))),
-    });
-    let run: Arc<dyn runtime::SpawnedBody + 'a> = packet.clone();
-    // SAFETY: the closure may borrow from a `scope`; the scope joins every thread it spawned
-    // before it returns, and a torn-down execution unwinds children before their parents, so
-    // the borrow outlives every use. Non-scoped closures are `'static` already.
-    let run: Arc<dyn runtime::SpawnedBody + 'static> = unsafe { std::mem::transmute(run) };
+    let layout = Layout::new::<PacketBlock<T, F>>();
+    let (stack, block) = runtime::with(|ex| {
+        let stack = ex.stack_for(stack_size, name.as_deref(), site)?;
+        Ok((stack, runtime::take_block(ex, layout)))
+    })
+    .map_err(|error: runtime::StackError| std::io::Error::new(error.kind(), error))?;
+    let block = block.cast::<PacketBlock<T, F>>();
+    // SAFETY: the block is fresh or idle, of the block's layout; it is written whole.
+    unsafe {
+        block.as_ptr().write(PacketBlock {
+            packet: Packet {
+                // The thread and the handle.
+                holders: AtomicUsize::new(2),
+                free: free_block::<T, F>,
+                value: UnsafeCell::new(None),
+                body,
+            },
+            closure: UnsafeCell::new(Some(f)),
+        });
+    }
+    // SAFETY: `run_body`, `discard_body` and `let_go_erased` use the thread's share as
+    // `SpawnedBody::new` asks. The closure may borrow from a `scope`; the scope joins every
+    // thread it spawned before it returns, and a torn-down execution unwinds children before
+    // their parents, so the borrow outlives every use. Non-scoped closures are `'static`
+    // already.
+    let run = unsafe {
+        runtime::SpawnedBody::new(
+            block.cast(),
+            run_body::<T, F>,
+            discard_body::<T, F>,
+            let_go_erased::<T>,
+        )
+    };
     runtime::switch(Op::new(OpKind::Spawn, NO_OBJECT), site);
     let name: Option<Arc<str>> = name.map(Arc::from);
     let thread = runtime::with(|ex| {
         let index = ex.add_thread(runtime::ThreadBody::Spawned(run), name.clone(), site, stack);
         thread_handle(ex, index)
     });
-    Ok((thread, packet))
+    Ok((thread, Shared(block.cast())))
 }
 
 /// What `spawn` does with the result of [`spawn_inner`]: like `std::thread::spawn`, it panics
@@ -466,11 +554,8 @@ fn spawned<T>(result: std::io::Result<T>) -> T {
     }
 }
 
-fn join_inner<T, C: ?Sized>(
-    thread: &Thread,
-    packet: &Packet<T, C>,
-    site: runtime::op::Site,
-) -> Result<T> {
+fn join_inner<T>(thread: &Thread, packet: &Shared<T>, site: runtime::op::Site) -> Result<T> {
+    let packet = packet.packet();
     let target = thread.id.0;
     runtime::switch(
         Op::with(OpKind::Join, NO_OBJECT, target as u32, false),
@@ -513,7 +598,7 @@ where
 /// An owned permission to join a thread.
 pub struct JoinHandle<T> {
     thread: Thread,
-    packet: Arc<Packet<T, dyn Pending>>,
+    packet: Shared<T>,
 }
 
 impl<T> JoinHandle<T> {
@@ -664,7 +749,7 @@ impl<'scope> Scope<'scope, '_> {
 /// An owned permission to join a scoped thread.
 pub struct ScopedJoinHandle<'scope, T> {
     thread: Thread,
-    packet: Arc<Packet<T, dyn Pending + 'scope>>,
+    packet: Shared<T>,
     scope: PhantomData<&'scope ()>,
 }
 

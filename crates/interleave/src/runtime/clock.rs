@@ -183,8 +183,10 @@ impl VectorClock {
         }
     }
 
-    /// Sets every entry to zero, keeping the allocation.
-    pub fn clear(&mut self) {
+    /// Sets every entry to zero, keeping the allocation (a reused thread slot's clock, the weak
+    /// memory model's clocks between executions).
+    #[inline]
+    pub fn reset(&mut self) {
         self.low = [0; LOW_THREADS];
         if self.wide {
             self.high = [0; LOW_THREADS];

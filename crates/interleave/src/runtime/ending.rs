@@ -176,7 +176,8 @@ pub(super) fn unwind_at_end(coroutines: &mut [Option<ThreadCoroutine>], index: u
     });
     let finished = match coroutine.resume(Resume::Unwind) {
         CoroutineResult::Return(()) => {
-            stacks::give_back(coroutine.into_stack());
+            let stack = coroutine.into_stack();
+            with(|ex| ex.stacks.give_back(stack));
             true
         }
         CoroutineResult::Yield(_) => {

@@ -66,7 +66,13 @@ impl Guards {
     /// switches, on the scheduler's stack, so no coroutine fault can see the list half-changed.
     #[inline]
     pub(crate) fn push(&mut self, guarded: Guarded) {
-        withdraw();
+        // Only a push that moves the list must withdraw it first; otherwise the published
+        // entries stay where they are while the new one is written after them, and the
+        // handler sees the old length or the new one (one thread-local write per thread
+        // fewer).
+        if self.0.len() == self.0.capacity() {
+            withdraw();
+        }
         self.0.push(guarded);
         publish(&self.0);
     }

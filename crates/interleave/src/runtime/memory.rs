@@ -306,7 +306,7 @@ impl Location {
         bits: u64,
     ) {
         if span.end == span.first {
-            writers.clear();
+            writers.reset();
         }
         span.first = span.end;
         span.sc_floor = span.first;
@@ -354,10 +354,10 @@ struct ThreadMemory {
 impl ThreadMemory {
     /// Forgets the last execution, keeping the buffers.
     fn clear(&mut self) {
-        self.fence_release.clear();
-        self.pending_acquire.clear();
+        self.fence_release.reset();
+        self.pending_acquire.reset();
         self.flushed = 0;
-        self.sc_access.clear();
+        self.sc_access.reset();
     }
 }
 
@@ -413,7 +413,7 @@ impl WeakMemory {
         for thread in &mut self.threads {
             thread.clear();
         }
-        self.sc_fences.clear();
+        self.sc_fences.reset();
         self.sc_fenced = false;
         if self.may_be_wide {
             // The stores' clocks of this execution stay in the rings' slots, which the
@@ -424,7 +424,7 @@ impl WeakMemory {
                 .filter_map(|l| l.ring.as_deref_mut())
             {
                 for store in ring {
-                    store.sync.clear();
+                    store.sync.reset();
                 }
             }
             self.may_be_wide = false;

@@ -30,10 +30,13 @@
 //! says which threads can run; `timers.rs` keeps virtual time; `ending.rs` drops the detached
 //! tasks left when a passing execution ends; `kept.rs` drops the values threads kept until
 //! the end, as their threads; `teardown.rs` ends an execution after a failure;
-//! `stop_signal.rs` stops one from another OS thread and ends it as a process exits.
+//! `stop_signal.rs` stops one from another OS thread and ends it as a process exits;
+//! `stacks.rs` and `blocks.rs` keep the idle coroutine stacks and the freed blocks of spawned
+//! threads' packets for the next executions on the OS thread.
 
 pub(crate) mod annotations;
 mod atomics;
+mod blocks;
 pub(crate) mod clock;
 pub(crate) mod condvar_queue;
 mod enabled;
@@ -60,8 +63,9 @@ mod view;
 mod watchdog;
 
 use std::any::Any;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Waker;
@@ -91,6 +95,7 @@ use enabled::ReadPreference;
 use ending::unwind_at_end;
 use kept::{drop_kept_values, drop_kept_values_after_the_end};
 pub(crate) use live::new_exploration;
+pub(crate) use stacks::StackError;
 use stop_signal::abandon_at_stop;
 use switching::{decide, suspend, Decision};
 pub(crate) use switching::{op_on, stop_if_failed, switch, switch_on, Switched};
@@ -104,21 +109,87 @@ type ThreadCoroutine = Coroutine<Resume, Option<usize>, (), DefaultStack>;
 type ThreadYielder = Yielder<Resume, Option<usize>>;
 
 /// What a thread runs: the main thread's function, borrowed for the execution, or a spawned
-/// thread's closure, which shares one allocation with the slot of its result
-/// (`thread::spawn_inner`) so a spawn allocates once.
+/// thread's closure, which shares one block with the slot of its result
+/// (`thread::spawn_inner`) so a spawn allocates at most once.
 pub(crate) enum ThreadBody {
     Main(&'static (dyn Fn() + Sync)),
-    Spawned(Arc<dyn SpawnedBody>),
+    Spawned(SpawnedBody),
 }
 
-/// A spawned thread's closure, owned with the slot of its result.
-pub(crate) trait SpawnedBody {
-    /// Runs the closure and stores its result; the reference is dropped at the end, as the
-    /// closure's captures are. `cancelled`: the end of the execution cancelled the thread
-    /// before it started (`ThreadSlot::cancelled`), read by `thread_main` as it starts.
-    fn run(self: Arc<Self>, cancelled: bool);
+/// A spawned thread's closure, owned with the slot of its result in a block the thread shares
+/// with its handle (`thread.rs`): the block and the functions that know its type. The thread
+/// holds one share of the block, which dropping the body gives up (after `run` or `discard`,
+/// or unused).
+pub(crate) struct SpawnedBody {
+    block: NonNull<()>,
+    run: unsafe fn(NonNull<()>, bool),
+    discard: unsafe fn(NonNull<()>),
+    let_go: unsafe fn(NonNull<()>),
+}
+
+impl SpawnedBody {
+    /// The body of the thread whose share of `block` this is.
+    ///
+    /// # Safety
+    /// `run(block, cancelled)` runs the closure (or, when `cancelled`, may drop it unrun) and
+    /// stores its result; `discard(block)` drops the closure unrun; `let_go(block)` gives up
+    /// the share, after either or instead of them. Each must be sound to call once with
+    /// `block` while the share is held, on the thread's own stack.
+    pub(crate) unsafe fn new(
+        block: NonNull<()>,
+        run: unsafe fn(NonNull<()>, bool),
+        discard: unsafe fn(NonNull<()>),
+        let_go: unsafe fn(NonNull<()>),
+    ) -> SpawnedBody {
+        SpawnedBody {
+            block,
+            run,
+            discard,
+            let_go,
+        }
+    }
+
+    /// Runs the closure and stores its result; the share is given up at the end, as the
+    /// closure's captures are (also when the run unwinds: the teardown's unwind passes through
+    /// here). `cancelled`: the end of the execution cancelled the thread before it started
+    /// (`ThreadSlot::cancelled`), read by `thread_main` as it starts.
+    fn run(self, cancelled: bool) {
+        // The body's own drop gives the share up when `run` returns or unwinds: the guard is
+        // here rather than in the generic `run`, whose code (the thread's closure inlined)
+        // compiled worse with it (callgrind, mutex workload).
+        // SAFETY: the share is held (the body was not used); `run` leaves it to the drop.
+        unsafe { (self.run)(self.block, cancelled) }
+    }
+
     /// Drops the closure without running it (the thread started in teardown).
-    fn discard(self: Arc<Self>);
+    fn discard(self) {
+        // SAFETY: as in `run`.
+        unsafe { (self.discard)(self.block) }
+    }
+}
+
+impl Drop for SpawnedBody {
+    fn drop(&mut self) {
+        // SAFETY: the share is held until here: `run` and `discard` leave it to this drop.
+        unsafe { (self.let_go)(self.block) }
+    }
+}
+
+/// A block of `layout` for a spawned thread's packet (`thread::spawn_inner`), from the
+/// execution's idle blocks when it has one of that layout.
+#[inline]
+pub(crate) fn take_block(ex: &mut Execution, layout: std::alloc::Layout) -> NonNull<u8> {
+    ex.blocks.take(layout)
+}
+
+/// Gives back a packet's `block` of `layout`, whose contents were dropped: to the running
+/// execution's idle blocks, or to the allocator where none can take it (outside an execution,
+/// while the runtime is borrowed).
+#[inline]
+pub(crate) fn give_block(block: NonNull<u8>, layout: std::alloc::Layout) {
+    if try_with(|ex| ex.blocks.give_back(block, layout)).is_none() {
+        blocks::free(block, layout);
+    }
 }
 
 /// What the scheduler loop asks of a coroutine it resumes. Passing it as the resume value costs
@@ -231,6 +302,142 @@ pub(crate) struct ThreadSlot {
     pub write_request: bool,
 }
 
+impl ThreadSlot {
+    /// The slot of a thread spawned at `site`, about to start.
+    fn new(site: Site, name: Option<Arc<str>>, cancelled: bool) -> ThreadSlot {
+        ThreadSlot {
+            pending: Op::new(OpKind::Start, NO_OBJECT),
+            pending_site: site,
+            finished: false,
+            returned: false,
+            panicked: false,
+            panic_in_flight: None,
+            unwinding_at_stop: false,
+            teardown_unwinding: false,
+            unobserved_panic: None,
+            joined_panic: None,
+            detached: false,
+            cancelled,
+            left_to_unwind: false,
+            times_out: false,
+            clock: VectorClock::default(),
+            name,
+            spawn_site: site,
+            park_token: false,
+            unpark_clock: VectorClock::default(),
+            waiting: false,
+            condvar_arrival: 0,
+            barrier_generation: 0,
+            ticket: 0,
+            yields: 0,
+            last_step_yielded: false,
+            locals: Vec::new(),
+            locals_destroyed: false,
+            at_root: false,
+            kept: Vec::new(),
+            unit: None,
+            unit_depth: 0,
+            awaiting: Vec::new(),
+            deadline: Duration::ZERO,
+            timer_deadline: None,
+            task_waker: 0,
+            read_preference: ReadPreference::Undecided,
+            write_request: false,
+        }
+    }
+
+    /// Drops what the slot of a thread of the last execution still owns (as dropping the slot
+    /// did) and keeps the rest for a thread of the next one ([`ThreadSlot::restart`]).
+    fn retire(&mut self) {
+        self.panic_in_flight = None;
+        self.unobserved_panic = None;
+        self.joined_panic = None;
+        self.name = None;
+        self.locals.clear();
+        self.kept.clear();
+        self.awaiting.clear();
+    }
+
+    /// Makes a retired slot what [`ThreadSlot::new`] builds, in place, keeping the buffers of
+    /// its vectors and clocks. Every field is named, so a new one cannot be forgotten.
+    fn restart(&mut self, site: Site, name: Option<Arc<str>>, cancelled: bool) {
+        let ThreadSlot {
+            pending,
+            pending_site,
+            finished,
+            returned,
+            panicked,
+            panic_in_flight,
+            unwinding_at_stop,
+            teardown_unwinding,
+            unobserved_panic,
+            joined_panic,
+            detached,
+            cancelled: slot_cancelled,
+            left_to_unwind,
+            times_out,
+            clock,
+            name: slot_name,
+            spawn_site,
+            park_token,
+            unpark_clock,
+            waiting,
+            condvar_arrival,
+            barrier_generation,
+            ticket,
+            yields,
+            last_step_yielded,
+            locals,
+            locals_destroyed,
+            at_root,
+            kept,
+            unit,
+            unit_depth,
+            awaiting,
+            deadline,
+            timer_deadline,
+            task_waker,
+            read_preference,
+            write_request,
+        } = self;
+        // Emptied by `retire`.
+        debug_assert!(panic_in_flight.is_none() && unobserved_panic.is_none());
+        debug_assert!(joined_panic.is_none() && slot_name.is_none());
+        debug_assert!(locals.is_empty() && kept.is_empty() && awaiting.is_empty());
+        *pending = Op::new(OpKind::Start, NO_OBJECT);
+        *pending_site = site;
+        *finished = false;
+        *returned = false;
+        *panicked = false;
+        *unwinding_at_stop = false;
+        *teardown_unwinding = false;
+        *detached = false;
+        *slot_cancelled = cancelled;
+        *left_to_unwind = false;
+        *times_out = false;
+        clock.reset();
+        *slot_name = name;
+        *spawn_site = site;
+        *park_token = false;
+        unpark_clock.reset();
+        *waiting = false;
+        *condvar_arrival = 0;
+        *barrier_generation = 0;
+        *ticket = 0;
+        *yields = 0;
+        *last_step_yielded = false;
+        *locals_destroyed = false;
+        *at_root = false;
+        *unit = None;
+        *unit_depth = 0;
+        *deadline = Duration::ZERO;
+        *timer_deadline = None;
+        *task_waker = 0;
+        *read_preference = ReadPreference::Undecided;
+        *write_request = false;
+    }
+}
+
 /// A panic that ended a thread and that no `join` has observed yet.
 pub(crate) struct UnobservedPanic {
     /// When the panic was raised, in the order of the execution's panics: the earliest one
@@ -314,7 +521,14 @@ pub(crate) struct Execution {
     /// Distinguishes this execution from every other one in the process, so object handles
     /// registered in an earlier execution re-register.
     pub tag: u64,
+    /// The threads' slots. Past its length, up to `initialised_slots`, the vector holds the
+    /// retired slots of earlier executions, initialised, which `add_thread` restarts in place
+    /// (`ThreadSlot::restart`): dropping every slot and building it afresh cost a thread
+    /// about 80 instructions (callgrind, `fixed_costs`). Nothing but `Execution::new`,
+    /// `add_thread` and `Drop` changes the length.
     pub threads: Vec<ThreadSlot>,
+    /// How many slots of `threads`' buffer are initialised (live or retired).
+    initialised_slots: usize,
     pub objects: Vec<ObjectEntry>,
     site_instances: FxHashMap<usize, u32>,
     /// What the execution leaves behind: its steps, values, failure, warnings, declarations.
@@ -383,9 +597,9 @@ pub(crate) struct Execution {
     timers: Vec<Timer>,
     next_timer: u64,
     spawned: Vec<(usize, ThreadCoroutine, guard::Guarded)>,
-    /// The scheduler loop's tables of coroutines and of their guard pages, empty, kept for the
-    /// next execution on this OS thread: grown afresh, they cost an allocation and a
-    /// reallocation or two per execution each.
+    /// The scheduler loop's tables of coroutines (every entry `None`) and of their guard pages
+    /// (empty), kept for the next execution on this OS thread: grown afresh, they cost an
+    /// allocation and a reallocation or two per execution each.
     coroutine_buffer: Vec<Option<ThreadCoroutine>>,
     guard_buffer: Vec<guard::Guarded>,
     /// The empty reader lists of the last execution's `RwLock`s, for this execution's: grown
@@ -397,6 +611,20 @@ pub(crate) struct Execution {
     stop_handle: Option<StopHandle>,
     /// The weak memory model's state (used when `Limits::memory` is `Weak`).
     memory: memory::WeakMemory,
+    /// Idle coroutine stacks, kept with the recycled execution for the next ones on this OS
+    /// thread.
+    stacks: stacks::Pool,
+    /// Idle blocks of spawned threads' packets, kept likewise (`blocks.rs`).
+    blocks: blocks::Blocks,
+}
+
+impl Drop for Execution {
+    fn drop(&mut self) {
+        let initialised = self.initialised_slots.max(self.threads.len());
+        // SAFETY: the slots up to `initialised_slots` are initialised (see `threads`): the
+        // vector drops the retired ones with the live ones.
+        unsafe { self.threads.set_len(initialised) };
+    }
 }
 
 /// The next block of execution tags no OS thread has taken.
@@ -468,7 +696,31 @@ thread_local! {
             yielder: Cell::new(std::ptr::null()),
         }
     };
-    static SPARE: RefCell<Option<Box<Execution>>> = const { RefCell::new(None) };
+    /// The last execution's state on this OS thread, for the next one to reuse
+    /// (`Box::into_raw`; null when there is none). A destructor-free raw pointer: a
+    /// `RefCell<Option<Box<_>>>` (registered for its destructor, borrowed, its old value
+    /// dropped) cost each execution about 60 instructions to take it and give it back
+    /// (callgrind, `fixed_costs`). `SPARE_OWNER` frees it when the OS thread exits.
+    static SPARE: Cell<*mut Execution> = const { Cell::new(std::ptr::null_mut()) };
+    /// Frees the spare execution when the OS thread exits; touched once per OS thread, when
+    /// the first execution there ends, which registers its destructor.
+    static SPARE_OWNER: SpareOwner = const { SpareOwner };
+    /// `SPARE_OWNER` was touched on this OS thread.
+    static SPARE_OWNED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Frees the spare execution of its OS thread (`SPARE`) when the thread exits.
+struct SpareOwner;
+
+impl Drop for SpareOwner {
+    fn drop(&mut self) {
+        let spare = SPARE.replace(std::ptr::null_mut());
+        if !spare.is_null() {
+            // SAFETY: a non-null `SPARE` came from `Box::into_raw` in `recycle`, and was
+            // just taken out, so nothing else owns it.
+            drop(unsafe { Box::from_raw(spare) });
+        }
+    }
 }
 
 /// Clears the borrow flag when a borrow ends, even by unwinding.
@@ -712,9 +964,13 @@ impl Execution {
         limits: Limits,
         stop_handle: Option<StopHandle>,
     ) -> Box<Execution> {
-        if let Some(mut spare) = SPARE.with(|spare| spare.borrow_mut().take()) {
+        let spare = SPARE.replace(std::ptr::null_mut());
+        if !spare.is_null() {
+            // SAFETY: a non-null `SPARE` came from `Box::into_raw` in `recycle`, and was just
+            // taken out, so nothing else owns it.
+            let mut spare = unsafe { Box::from_raw(spare) };
             spare.tag = fresh_tag();
-            spare.threads.clear();
+            spare.retire_slots();
             let Execution {
                 objects,
                 reader_buffers,
@@ -760,6 +1016,7 @@ impl Execution {
         Box::new(Execution {
             tag: fresh_tag(),
             threads: Vec::new(),
+            initialised_slots: 0,
             objects: Vec::new(),
             site_instances: FxHashMap::default(),
             recording: Recording::new(limits),
@@ -792,12 +1049,40 @@ impl Execution {
             schedule,
             stop_handle,
             memory: memory::WeakMemory::default(),
+            stacks: stacks::Pool::default(),
+            blocks: blocks::Blocks::default(),
         })
+    }
+
+    /// Retires the slots of the last execution's threads, for `add_thread` to restart.
+    fn retire_slots(&mut self) {
+        for slot in &mut self.threads {
+            slot.retire();
+        }
+        self.initialised_slots = self.initialised_slots.max(self.threads.len());
+        // SAFETY: shortening a vector is sound; the slots past the new length stay
+        // initialised, as `initialised_slots` records, and `add_thread` and `Drop` use them
+        // as such.
+        unsafe { self.threads.set_len(0) };
     }
 
     /// Hands the execution's buffers to the next execution on this OS thread.
     fn recycle(self: Box<Execution>) {
-        SPARE.with(|spare| *spare.borrow_mut() = Some(self));
+        if !SPARE_OWNED.replace(true) {
+            // The first execution recycled on this OS thread: touching the owner registers
+            // its destructor. During the thread's exit, when it cannot be touched, the
+            // execution is leaked instead.
+            if SPARE_OWNER.try_with(|_| {}).is_err() {
+                std::mem::forget(self);
+                return;
+            }
+        }
+        let earlier = SPARE.replace(Box::into_raw(self));
+        if !earlier.is_null() {
+            // SAFETY: as in `Execution::new`. An execution created while another was spare
+            // (executions do not nest, so never today) frees the older one.
+            drop(unsafe { Box::from_raw(earlier) });
+        }
     }
 
     /// The running thread.
@@ -1383,7 +1668,7 @@ impl Execution {
         site: Site,
     ) -> Result<DefaultStack, stacks::StackError> {
         let size = requested.unwrap_or(0).max(self.recording.limits.stack_size);
-        stacks::take(size).map_err(|os_error| {
+        self.stacks.take(size).map_err(|os_error| {
             self.recording.outside_control = true;
             stacks::StackError::new(size, self.threads.len(), name, site, os_error)
         })
@@ -1413,52 +1698,26 @@ impl Execution {
         let coroutine = Coroutine::with_stack(stack, move |yielder: &ThreadYielder, _: Resume| {
             thread_main(index, yielder, body)
         });
-        // The slot is written where it will live: built as an argument of `push`, which may
-        // grow the vector first, the 432-byte slot was built on the stack and copied (a
-        // memcpy call per thread).
-        self.threads.reserve(1);
-        self.threads.spare_capacity_mut()[0].write(ThreadSlot {
-            pending: Op::new(OpKind::Start, NO_OBJECT),
-            pending_site: site,
-            finished: false,
-            returned: false,
-            panicked: false,
-            panic_in_flight: None,
-            unwinding_at_stop: false,
-            teardown_unwinding: false,
-            unobserved_panic: None,
-            joined_panic: None,
-            detached: false,
+        // A slot an earlier execution retired is restarted in place; a new one is written
+        // where it will live: built as an argument of `push`, which may grow the vector
+        // first, the 432-byte slot was built on the stack and copied (a memcpy call per
+        // thread).
+        if index < self.initialised_slots {
+            // SAFETY: the slot at `index` is initialised (`initialised_slots`) and within
+            // the capacity.
+            unsafe { self.threads.set_len(index + 1) };
+            self.threads[index].restart(site, name, self.ending);
+        } else {
+            // Growing reallocates only when the length is the capacity, so no retired slot
+            // lies past the length then (they all lie below `initialised_slots`, which is at
+            // most `index`).
+            self.threads.reserve(1);
             // A thread spawned while the tasks left at the end are dropped never runs.
-            cancelled: self.ending,
-            left_to_unwind: false,
-            times_out: false,
-            clock: VectorClock::default(),
-            name,
-            spawn_site: site,
-            park_token: false,
-            unpark_clock: VectorClock::default(),
-            waiting: false,
-            condvar_arrival: 0,
-            barrier_generation: 0,
-            ticket: 0,
-            yields: 0,
-            last_step_yielded: false,
-            locals: Vec::new(),
-            locals_destroyed: false,
-            at_root: false,
-            kept: Vec::new(),
-            unit: None,
-            unit_depth: 0,
-            awaiting: Vec::new(),
-            deadline: Duration::ZERO,
-            timer_deadline: None,
-            task_waker: 0,
-            read_preference: ReadPreference::Undecided,
-            write_request: false,
-        });
-        // SAFETY: the slot past the length was just initialised, within the capacity reserved.
-        unsafe { self.threads.set_len(index + 1) };
+            self.threads.spare_capacity_mut()[0].write(ThreadSlot::new(site, name, self.ending));
+            // SAFETY: the slot past the length was just initialised, within the capacity
+            // reserved.
+            unsafe { self.threads.set_len(index + 1) };
+        }
         // The new thread's clock is its parent's (the running thread's, if there is one), set
         // in place: built on the stack and copied into the slot, its entry written by the
         // tick was read back at once with wide loads, which stalled on store forwarding.
@@ -1742,13 +2001,20 @@ fn thread_panicked(index: usize, payload: Box<dyn Any + Send>, context: &str) {
 /// The coroutines of one execution, by thread. Teardown empties it; if the scheduler loop
 /// itself panics, the remaining coroutines are abandoned (leaked), never unwound by the
 /// coroutine library, whose forced unwind would run user destructors outside the runtime.
+///
+/// The table keeps its length from execution to execution, every entry `None` between them:
+/// grown again from empty, it cost every thread a `resize_with` in `adopt`, and every
+/// execution a clear (about 60 instructions per thread and execution together, callgrind).
 struct Coroutines(Vec<Option<ThreadCoroutine>>);
 
 impl Coroutines {
-    /// The table, emptied, for the next execution's scheduler loop. Teardown took every
-    /// coroutine; one still there is abandoned, as `drop` would.
-    fn into_buffer(mut self) -> Vec<Option<ThreadCoroutine>> {
-        let mut buffer = std::mem::take(&mut self.0);
+    /// The table, every entry emptied, for the next execution's scheduler loop. Teardown took
+    /// every coroutine; one still there is abandoned, as `drop` would.
+    fn into_buffer(self) -> Vec<Option<ThreadCoroutine>> {
+        // Not dropped: the empty vector left behind owns nothing, and its drop was a call per
+        // execution.
+        let mut table = std::mem::ManuallyDrop::new(self);
+        let mut buffer = std::mem::take(&mut table.0);
         abandon_coroutines(&mut buffer);
         buffer
     }
@@ -1756,22 +2022,18 @@ impl Coroutines {
 
 impl Drop for Coroutines {
     fn drop(&mut self) {
-        // Empty after `into_buffer`, which every execution that ends calls.
-        if !self.0.is_empty() {
-            abandon_coroutines(&mut self.0);
-        }
+        // Taken by `into_buffer`, which every execution that ends calls.
+        abandon_coroutines(&mut self.0);
     }
 }
 
-/// Leaks the coroutines left in `table` and empties it. A loop over the slots rather than a
-/// `drain`, whose drop costs every execution a few dozen instructions even when it is empty.
-fn abandon_coroutines(table: &mut Vec<Option<ThreadCoroutine>>) {
+/// Leaks the coroutines left in `table`, leaving every entry `None`.
+fn abandon_coroutines(table: &mut [Option<ThreadCoroutine>]) {
     for slot in table.iter_mut() {
         if let Some(coroutine) = slot.take() {
             std::mem::forget(coroutine);
         }
     }
-    table.clear();
 }
 
 /// Runs one execution of `main` under `schedule`.
@@ -1850,10 +2112,13 @@ pub(crate) fn run_stoppable(
                 CoroutineResult::Yield(next) => next,
                 // The thread finished: decide again without it.
                 CoroutineResult::Return(()) => {
-                    if let Some(done) = coroutines.0[chosen].take() {
-                        stacks::give_back(done.into_stack());
-                    }
-                    with(|ex| decide(ex, false))
+                    let done = coroutines.0[chosen].take();
+                    with(|ex| {
+                        if let Some(done) = done {
+                            ex.stacks.give_back(done.into_stack());
+                        }
+                        decide(ex, false)
+                    })
                 }
             };
         }
@@ -1932,10 +2197,18 @@ pub(crate) fn run_stoppable(
     let mut execution = unsafe { Box::from_raw(raw) };
     // The buffers wait for the next execution on this OS thread; the handle must not.
     execution.stop_handle = None;
-    execution.coroutine_buffer = coroutines.into_buffer();
-    execution.guard_buffer = guard_buffer;
+    put_back(&mut execution.coroutine_buffer, coroutines.into_buffer());
+    put_back(&mut execution.guard_buffer, guard_buffer);
     execution.complete_recording();
     Finished::new(execution)
+}
+
+/// Puts `buffer` back into `slot`, which holds the empty vector `mem::take` left there:
+/// assigning would drop that one, which owns nothing, at the cost of a call per execution.
+fn put_back<T>(slot: &mut Vec<T>, buffer: Vec<T>) {
+    let placeholder = std::mem::replace(slot, buffer);
+    debug_assert_eq!(placeholder.capacity(), 0);
+    std::mem::forget(placeholder);
 }
 
 /// Takes the coroutines of threads spawned since the last call, and publishes their guard

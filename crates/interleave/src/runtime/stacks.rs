@@ -1,6 +1,11 @@
-//! Coroutine stacks: allocation, and a per-OS-thread pool by size class. Allocating a stack
-//! costs a kernel mapping (about 9 µs); taking one from the pool costs nanoseconds, and loom
-//! spends most of its time on exactly that mapping.
+//! Coroutine stacks: allocation, and a pool by size class. Allocating a stack costs a kernel
+//! mapping (about 9 µs); taking one from the pool costs nanoseconds, and loom spends most of its
+//! time on exactly that mapping.
+//!
+//! The pool belongs to the execution (`Execution::stacks`), which is recycled from execution
+//! to execution on its OS thread, so it is a per-OS-thread pool without a thread-local: a
+//! thread-local `RefCell` cost every take and every return about 70 instructions of lookup
+//! and borrow (callgrind, `fixed_costs`), where the execution is at hand already.
 //!
 //! Every stack is a corosensei `DefaultStack`: one mapping whose lowest page is left
 //! inaccessible, so running off the end faults there instead of writing over whatever lies
@@ -10,17 +15,11 @@
 //! sizes still reuses stacks, and the common case (every thread at the configured size) is one
 //! class whose stacks are popped without a search.
 
-use std::cell::RefCell;
 use std::io;
 
 use corosensei::stack::{DefaultStack, Stack};
 
 use super::op::{ShortSite, Site};
-
-thread_local! {
-    /// Idle stacks of this OS thread, one list per size class (usable bytes).
-    static POOL: RefCell<Vec<(usize, Vec<DefaultStack>)>> = const { RefCell::new(Vec::new()) };
-}
 
 /// Keeps at most this many idle stacks of one class per OS thread...
 const MAX_POOLED: usize = 64;
@@ -82,47 +81,71 @@ fn class_of(size: usize) -> Option<usize> {
     size.checked_next_power_of_two()
 }
 
-/// A stack with at least `size` usable bytes below its top.
-///
-/// # Errors
-/// The operating system's error when the stack cannot be mapped (address space or mapping
-/// count exhausted, `ulimit -v`), or `InvalidInput` for a size beyond any address space.
-pub(crate) fn take(size: usize) -> io::Result<DefaultStack> {
-    let Some(class) = class_of(size) else {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the size exceeds any address space",
-        ));
-    };
-    let pooled = POOL.with(|pool| {
-        let mut pool = pool.borrow_mut();
-        let (_, stacks) = pool.iter_mut().find(|(c, _)| *c == class)?;
-        stacks.pop()
-    });
-    match pooled {
-        Some(stack) => Ok(stack),
-        None => DefaultStack::new(class),
-    }
+/// Idle stacks, by size class.
+#[derive(Default)]
+pub(crate) struct Pool {
+    classes: Vec<Class>,
 }
 
-/// Returns a stack to the pool.
-pub(crate) fn give_back(stack: DefaultStack) {
-    let class = usable(&stack);
-    let keep = (MAX_POOLED_BYTES / class.max(1)).clamp(1, MAX_POOLED);
-    POOL.with(|pool| {
-        let mut pool = pool.borrow_mut();
-        let position = match pool.iter().position(|(c, _)| *c == class) {
-            Some(position) => position,
-            None => {
-                pool.push((class, Vec::new()));
-                pool.len() - 1
-            }
+/// The idle stacks of one size class.
+struct Class {
+    /// The usable bytes of its stacks, a power of two.
+    usable: usize,
+    /// How many idle stacks of the class the pool keeps (computed once: a division per
+    /// return showed in the profile).
+    keep: usize,
+    idle: Vec<DefaultStack>,
+}
+
+impl Pool {
+    /// A stack with at least `size` usable bytes below its top.
+    ///
+    /// # Errors
+    /// The operating system's error when the stack cannot be mapped (address space or mapping
+    /// count exhausted, `ulimit -v`), or `InvalidInput` for a size beyond any address space.
+    #[inline]
+    pub(crate) fn take(&mut self, size: usize) -> io::Result<DefaultStack> {
+        let Some(class) = class_of(size) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the size exceeds any address space",
+            ));
         };
-        let stacks = &mut pool[position].1;
-        if stacks.len() < keep {
-            stacks.push(stack);
+        // Almost always the first class: every thread at the configured size.
+        let pooled = self
+            .classes
+            .iter_mut()
+            .find(|c| c.usable == class)
+            .and_then(|c| c.idle.pop());
+        match pooled {
+            Some(stack) => Ok(stack),
+            None => DefaultStack::new(class),
         }
-    });
+    }
+
+    /// Returns a stack to the pool (or unmaps it, when its class holds enough).
+    #[inline]
+    pub(crate) fn give_back(&mut self, stack: DefaultStack) {
+        let usable = usable(&stack);
+        match self.classes.iter_mut().find(|c| c.usable == usable) {
+            Some(class) => {
+                if class.idle.len() < class.keep {
+                    class.idle.push(stack);
+                }
+            }
+            None => self.first_of_class(usable, stack),
+        }
+    }
+
+    /// Returns the first stack of a class the pool has not seen.
+    #[cold]
+    fn first_of_class(&mut self, usable: usize, stack: DefaultStack) {
+        self.classes.push(Class {
+            usable,
+            keep: (MAX_POOLED_BYTES / usable.max(1)).clamp(1, MAX_POOLED),
+            idle: vec![stack],
+        });
+    }
 }
 
 /// The bytes a thread can use: the mapping without its guard page.
@@ -159,23 +182,38 @@ mod tests {
 
     #[test]
     fn a_stack_has_at_least_the_requested_size_and_returns_to_its_class() {
-        let stack = take(300 * 1024).expect("allocated");
+        let mut pool = Pool::default();
+        let stack = pool.take(300 * 1024).expect("allocated");
         assert_eq!(usable(&stack), 512 * 1024);
         let top = stack.base().get();
-        give_back(stack);
-        let again = take(260 * 1024).expect("pooled");
+        pool.give_back(stack);
+        let again = pool.take(260 * 1024).expect("pooled");
         assert_eq!(again.base().get(), top, "the pooled stack is reused");
-        give_back(again);
-        let small = take(256 * 1024).expect("allocated");
+        pool.give_back(again);
+        let small = pool.take(256 * 1024).expect("allocated");
         assert_eq!(usable(&small), 256 * 1024);
     }
 
     #[test]
+    fn a_class_keeps_a_bounded_number_of_idle_stacks() {
+        let mut pool = Pool::default();
+        let stacks: Vec<_> = (0..MAX_POOLED + 3)
+            .map(|_| pool.take(4096).expect("allocated"))
+            .collect();
+        for stack in stacks {
+            pool.give_back(stack);
+        }
+        assert_eq!(pool.classes.len(), 1);
+        assert_eq!(pool.classes[0].idle.len(), MAX_POOLED);
+    }
+
+    #[test]
     fn impossible_sizes_are_errors_not_panics() {
+        let mut pool = Pool::default();
         assert_eq!(
-            take(usize::MAX).err().map(|e| e.kind()),
+            pool.take(usize::MAX).err().map(|e| e.kind()),
             Some(io::ErrorKind::InvalidInput)
         );
-        assert!(take(MAX_STACK).is_err(), "no machine maps a PiB");
+        assert!(pool.take(MAX_STACK).is_err(), "no machine maps a PiB");
     }
 }

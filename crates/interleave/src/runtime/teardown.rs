@@ -92,7 +92,10 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
             continue;
         }
         match coroutine.resume(Resume::Unwind) {
-            CoroutineResult::Return(()) => stacks::give_back(coroutine.into_stack()),
+            CoroutineResult::Return(()) => {
+                let stack = coroutine.into_stack();
+                with(|ex| ex.stacks.give_back(stack));
+            }
             CoroutineResult::Yield(_) => {
                 with(|ex| {
                     let slot = &mut ex.threads[index];

@@ -731,3 +731,75 @@ fn a_failure_during_the_end_lets_the_cancelled_tasks_drop_their_futures_without_
         assert_survived_with(&outcome, &["DataRace"]);
     }
 }
+
+/// Counts its drops.
+struct Counted(&'static StdAtomicUsize);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A thread's result and closure share one block with its handle, which the execution reuses
+/// for later spawns: whatever lets go of it last (the joiner, a thread whose handle was dropped
+/// before it finished, a handle kept past the end of its execution, a thread torn down after a
+/// failure before it started) drops each value exactly once, and nothing is dropped twice.
+#[test]
+fn results_and_closures_are_dropped_once_however_their_block_is_let_go() {
+    static CREATED: StdAtomicUsize = StdAtomicUsize::new(0);
+    static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+    static KEPT: std::sync::Mutex<Vec<thread::JoinHandle<Counted>>> =
+        std::sync::Mutex::new(Vec::new());
+    fn counted() -> Counted {
+        CREATED.fetch_add(1, Ordering::SeqCst);
+        Counted(&DROPS)
+    }
+    let report = Builder::new()
+        .ignore_environment()
+        .strategy("random".parse().expect("a valid strategy"))
+        .executions(200)
+        .check_determinism(false)
+        .explore(|| {
+            // Joined: the joiner gets the value and drops it.
+            let joined = thread::spawn(counted);
+            // Detached: the thread, finishing after its handle is gone, drops its result.
+            drop(thread::spawn(counted));
+            // Kept past the end of the execution: dropped outside any execution.
+            let kept = thread::spawn(counted);
+            // A closure that owns a value and returns nothing.
+            let owned = counted();
+            let owner = thread::spawn(move || drop(owned));
+            drop(joined.join().expect("no panic"));
+            owner.join().expect("no panic");
+            KEPT.lock().expect("kept handles").push(kept);
+        })
+        .expect("a valid configuration");
+    assert!(report.is_ok(), "{}", first_failure_text(&report));
+    KEPT.lock().expect("kept handles").clear();
+    assert_eq!(CREATED.load(Ordering::SeqCst), 4 * 200);
+    assert_eq!(
+        DROPS.load(Ordering::SeqCst),
+        4 * 200,
+        "every value dropped once"
+    );
+
+    // After a failure: a thread that never started drops its closure's value with its block.
+    static UNSTARTED_DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(20)
+        .check_determinism(false)
+        .explore(|| {
+            let owned = Counted(&UNSTARTED_DROPS);
+            let _never_started = thread::spawn(move || drop(owned));
+            panic!("the original failure");
+        })
+        .expect("a valid configuration");
+    assert!(!report.is_ok());
+    assert_eq!(
+        UNSTARTED_DROPS.load(Ordering::SeqCst),
+        1,
+        "the first failure stops the exploration after one execution"
+    );
+}
