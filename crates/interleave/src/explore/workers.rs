@@ -300,13 +300,11 @@ impl Pool<'_, '_, '_, '_> {
             {
                 let mut slots = lock(&batch.slots);
                 while let Some(slot) = slots.get_mut(observed) {
-                    match std::mem::replace(slot, Slot::NotRun) {
-                        Slot::Pending => {
-                            *slot = Slot::Pending;
-                            break;
-                        }
-                        Slot::Ran(summary) => ready.push(summary),
-                        Slot::NotRun => {}
+                    if matches!(slot, Slot::Pending) {
+                        break;
+                    }
+                    if let Slot::Ran(summary) = std::mem::replace(slot, Slot::NotRun) {
+                        ready.push(summary);
                     }
                     observed += 1;
                 }
