@@ -270,6 +270,81 @@ fn every_strategy_reports_the_same_whatever_the_worker_count() {
     );
 }
 
+/// The calls a strategy receives, its plans and observations in their order, are the same
+/// whatever the number of workers, with and without stopping at the first failure: the workers
+/// observe a round's executions in index order and only once every plan of the round is made,
+/// even though the driver observes while the round's last executions still run.
+#[test]
+fn a_strategy_receives_the_same_calls_whatever_the_worker_count() {
+    use interleave::strategy::{Outcome, Schedule, Strategy};
+    use std::sync::Mutex as StdMutex;
+
+    /// Delegates to `inner` and writes down every plan and observation.
+    struct Logged {
+        inner: Box<dyn Strategy>,
+        log: std::sync::Arc<StdMutex<Vec<String>>>,
+    }
+    impl Strategy for Logged {
+        fn spec(&self) -> String {
+            self.inner.spec()
+        }
+        fn plan(&mut self, execution: u64, seed: u64) -> Option<Box<dyn Schedule + Send>> {
+            self.log.lock().unwrap().push(format!("plan {execution}"));
+            self.inner.plan(execution, seed)
+        }
+        fn observe(&mut self, execution: u64, outcome: &Outcome) {
+            let failed = if outcome.failed { " failed" } else { "" };
+            let entry = format!("observe {execution}{failed}");
+            self.log.lock().unwrap().push(entry);
+            self.inner.observe(execution, outcome);
+        }
+        fn round_size(&self) -> usize {
+            self.inner.round_size()
+        }
+        fn learns_from(&self, execution: u64) -> bool {
+            self.inner.learns_from(execution)
+        }
+        fn wants_trace(&self, execution: u64) -> bool {
+            self.inner.wants_trace(execution)
+        }
+    }
+
+    for stop_on_first_failure in [false, true] {
+        for spec in ["random", "pct:d=3"] {
+            let logs = [1, 2, 7].map(|workers| {
+                let log = std::sync::Arc::new(StdMutex::new(Vec::new()));
+                let report = Builder::new()
+                    .ignore_environment()
+                    .seed(3)
+                    .workers(workers)
+                    .executions(400)
+                    .stop_on_first_failure(stop_on_first_failure)
+                    .custom_strategy(Logged {
+                        inner: spec.parse::<interleave::StrategySpec>().unwrap().build(),
+                        log: log.clone(),
+                    })
+                    .explore(lost_update)
+                    .unwrap();
+                assert!(!report.failures.is_empty(), "{spec} missed the lost update");
+                let log = log.lock().unwrap().clone();
+                log
+            });
+            // Not vacuous: observations come between plans (the rounds), and one failed.
+            let first_observation = logs[0].iter().position(|e| e.starts_with("observe"));
+            let last_plan = logs[0].iter().rposition(|e| e.starts_with("plan"));
+            assert!(first_observation < last_plan, "{spec}: {:?}", logs[0]);
+            assert!(logs[0].iter().any(|e| e.ends_with("failed")));
+            for (workers, log) in [2, 7].iter().zip(&logs[1..]) {
+                assert_eq!(
+                    &logs[0], log,
+                    "{spec}, stop at the first failure {stop_on_first_failure}: the calls with \
+                     {workers} workers differ from those with 1"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn different_seeds_explore_differently() {
     let executions: Vec<u64> = (0..6)
