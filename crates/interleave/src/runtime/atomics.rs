@@ -110,18 +110,27 @@ impl Execution {
         previous: u64,
         written: u64,
     ) {
+        if !self.read_modify_write_straight::<SEQ_CST>(object, previous, written) {
+            self.read_modify_write_off_straight::<SEQ_CST>(object, previous, written);
+        }
+    }
+
+    /// The weak model's straight path for the running thread's read-modify-write; false when
+    /// it does not apply.
+    #[inline(always)]
+    fn read_modify_write_straight<const SEQ_CST: bool>(
+        &mut self,
+        object: ObjIdx,
+        previous: u64,
+        written: u64,
+    ) -> bool {
         let thread = self.current;
         let step = self.steps() - 1;
         let Execution {
             threads, memory, ..
         } = self;
         let clock = &mut threads[thread].clock;
-        if memory
-            .read_modify_write_acq_rel::<SEQ_CST>(object, thread, clock, previous, written, step)
-        {
-            return;
-        }
-        self.read_modify_write_off_straight::<SEQ_CST>(object, previous, written);
+        memory.read_modify_write_acq_rel::<SEQ_CST>(object, thread, clock, previous, written, step)
     }
 
     /// A read-modify-write that the straight path did not take: when only the location's
@@ -139,16 +148,8 @@ impl Execution {
         previous: u64,
         written: u64,
     ) {
-        let thread = self.current;
-        let step = self.steps() - 1;
-        let Execution {
-            threads, memory, ..
-        } = self;
-        let clock = &mut threads[thread].clock;
-        if memory.restart_if_changed(object, previous)
-            && memory.read_modify_write_acq_rel::<SEQ_CST>(
-                object, thread, clock, previous, written, step,
-            )
+        if self.memory.restart_if_changed(object, previous)
+            && self.read_modify_write_straight::<SEQ_CST>(object, previous, written)
         {
             return;
         }
