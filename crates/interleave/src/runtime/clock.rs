@@ -116,6 +116,7 @@ impl VectorClock {
         }
     }
 
+    /// `join` of the entries of threads from 16 on, which only tests of 17 or more threads have.
     #[cold]
     fn join_spill(&mut self, other: &VectorClock) {
         if self.spill.len() < other.spill.len() {
