@@ -12,13 +12,15 @@
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 
+use super::idle::Idle;
+
 /// Keeps at most this many idle blocks of one layout.
 const MAX_KEPT: usize = 64;
 
 /// Idle blocks by layout; each was allocated by the global allocator with that layout.
 #[derive(Default)]
 pub(crate) struct Blocks {
-    layouts: Vec<(Layout, Vec<NonNull<u8>>)>,
+    idle: Idle<Layout, NonNull<u8>>,
 }
 
 impl Blocks {
@@ -26,12 +28,7 @@ impl Blocks {
     #[inline]
     pub(crate) fn take(&mut self, layout: Layout) -> NonNull<u8> {
         debug_assert!(layout.size() > 0);
-        let idle = self
-            .layouts
-            .iter_mut()
-            .find(|(kept, _)| *kept == layout)
-            .and_then(|(_, idle)| idle.pop());
-        match idle {
+        match self.idle.take(layout) {
             Some(block) => block,
             None => allocate(layout),
         }
@@ -40,20 +37,15 @@ impl Blocks {
     /// Keeps `block`, allocated with `layout` and no longer used, for a later `take`.
     #[inline]
     pub(crate) fn give_back(&mut self, block: NonNull<u8>, layout: Layout) {
-        match self.layouts.iter_mut().find(|(kept, _)| *kept == layout) {
-            Some((_, idle)) if idle.len() < MAX_KEPT => idle.push(block),
-            Some(_) => free(block, layout),
-            None => self.layouts.push((layout, vec![block])),
-        }
+        self.idle
+            .give_back(layout, block, || MAX_KEPT, |block| free(block, layout));
     }
 }
 
 impl Drop for Blocks {
     fn drop(&mut self) {
-        for (layout, idle) in &self.layouts {
-            for &block in idle {
-                free(block, *layout);
-            }
+        for (layout, block) in self.idle.drain() {
+            free(block, layout);
         }
     }
 }
@@ -97,7 +89,6 @@ mod tests {
         for block in taken {
             blocks.give_back(block, layout);
         }
-        assert_eq!(blocks.layouts.len(), 1);
-        assert_eq!(blocks.layouts[0].1.len(), MAX_KEPT);
+        assert_eq!(blocks.idle.kept(layout), MAX_KEPT);
     }
 }

@@ -40,10 +40,12 @@ impl<N> Default for CondvarQueue<N> {
 }
 
 impl<N> CondvarQueue<N> {
-    /// `thread` starts waiting.
-    pub fn wait(&mut self, thread: usize) {
-        self.waiters.push_back((thread, self.next_arrival));
+    /// `thread` starts waiting; returns its arrival number.
+    pub fn wait(&mut self, thread: usize) -> u64 {
+        let arrival = self.next_arrival;
+        self.waiters.push_back((thread, arrival));
         self.next_arrival += 1;
+        arrival
     }
 
     /// `notify_one`: leaves a notification for one of the current waiters, unless each of them
@@ -61,11 +63,6 @@ impl<N> CondvarQueue<N> {
         self.waiters.drain(..).map(|(thread, _)| thread)
     }
 
-    /// The arrival number the next thread to wait gets.
-    pub fn next_arrival(&self) -> u64 {
-        self.next_arrival
-    }
-
     /// One more than the latest arrival number a pending notification may go to, 0 when none
     /// is pending: a waiter may take a notification exactly when its arrival number is
     /// below it (`can_take`), which the runtime tests without finding the waiter.
@@ -77,19 +74,14 @@ impl<N> CondvarQueue<N> {
 
     /// Whether `thread`, waiting, may take a pending notification.
     pub fn can_take(&self, thread: usize) -> bool {
-        match (self.arrival(thread), self.notifications.back()) {
-            (Some(arrival), Some(&(latest, _))) => arrival <= latest,
-            _ => false,
-        }
+        self.position(thread)
+            .is_some_and(|waiter| self.waiters[waiter].1 < self.eligible_below())
     }
 
     /// `thread` wakes by taking the oldest notification it is eligible for, and stops waiting;
     /// `None` (and it still waits) if there is none.
     pub fn take(&mut self, thread: usize) -> Option<N> {
-        let waiter = self
-            .waiters
-            .iter()
-            .position(|&(waiter, _)| waiter == thread)?;
+        let waiter = self.position(thread)?;
         let arrival = self.waiters[waiter].1;
         let position = self
             .notifications
@@ -134,11 +126,11 @@ impl<N> CondvarQueue<N> {
         }
     }
 
-    fn arrival(&self, thread: usize) -> Option<u64> {
+    /// Where `thread` is among the waiters, if it waits.
+    fn position(&self, thread: usize) -> Option<usize> {
         self.waiters
             .iter()
-            .find(|&&(waiter, _)| waiter == thread)
-            .map(|&(_, arrival)| arrival)
+            .position(|&(waiter, _)| waiter == thread)
     }
 }
 

@@ -32,7 +32,7 @@
 //! the end, as their threads; `teardown.rs` ends an execution after a failure;
 //! `stop_signal.rs` stops one from another OS thread and ends it as a process exits;
 //! `stacks.rs` and `blocks.rs` keep the idle coroutine stacks and the freed blocks of spawned
-//! threads' packets for the next executions on the OS thread.
+//! threads' packets for the next executions on the OS thread, both in an `idle.rs` pool.
 
 pub(crate) mod annotations;
 mod atomics;
@@ -44,6 +44,7 @@ mod ending;
 pub(crate) mod failure;
 pub(crate) mod foreign;
 mod guard;
+mod idle;
 mod kept;
 mod lazy_values;
 mod live;

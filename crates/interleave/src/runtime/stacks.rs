@@ -19,6 +19,7 @@ use std::io;
 
 use corosensei::stack::{DefaultStack, Stack};
 
+use super::idle::Idle;
 use super::op::{ShortSite, Site};
 
 /// Keeps at most this many idle stacks of one class per OS thread...
@@ -81,20 +82,10 @@ fn class_of(size: usize) -> Option<usize> {
     size.checked_next_power_of_two()
 }
 
-/// Idle stacks, by size class.
+/// Idle stacks, by size class (the usable bytes of its stacks, a power of two).
 #[derive(Default)]
 pub(crate) struct Pool {
-    classes: Vec<Class>,
-}
-
-/// The idle stacks of one size class.
-struct Class {
-    /// The usable bytes of its stacks, a power of two.
-    usable: usize,
-    /// How many idle stacks of the class the pool keeps (computed once: a division per
-    /// return showed in the profile).
-    keep: usize,
-    idle: Vec<DefaultStack>,
+    idle: Idle<usize, DefaultStack>,
 }
 
 impl Pool {
@@ -111,13 +102,7 @@ impl Pool {
                 "the size exceeds any address space",
             ));
         };
-        // Almost always the first class: every thread at the configured size.
-        let pooled = self
-            .classes
-            .iter_mut()
-            .find(|c| c.usable == class)
-            .and_then(|c| c.idle.pop());
-        match pooled {
+        match self.idle.take(class) {
             Some(stack) => Ok(stack),
             None => DefaultStack::new(class),
         }
@@ -127,24 +112,14 @@ impl Pool {
     #[inline]
     pub(crate) fn give_back(&mut self, stack: DefaultStack) {
         let usable = usable(&stack);
-        match self.classes.iter_mut().find(|c| c.usable == usable) {
-            Some(class) => {
-                if class.idle.len() < class.keep {
-                    class.idle.push(stack);
-                }
-            }
-            None => self.first_of_class(usable, stack),
-        }
-    }
-
-    /// Returns the first stack of a class the pool has not seen.
-    #[cold]
-    fn first_of_class(&mut self, usable: usize, stack: DefaultStack) {
-        self.classes.push(Class {
+        // The limit of a class is computed once, when it is first seen: a division per return
+        // showed in the profile.
+        self.idle.give_back(
             usable,
-            keep: (MAX_POOLED_BYTES / usable.max(1)).clamp(1, MAX_POOLED),
-            idle: vec![stack],
-        });
+            stack,
+            || (MAX_POOLED_BYTES / usable.max(1)).min(MAX_POOLED),
+            drop,
+        );
     }
 }
 
@@ -203,8 +178,7 @@ mod tests {
         for stack in stacks {
             pool.give_back(stack);
         }
-        assert_eq!(pool.classes.len(), 1);
-        assert_eq!(pool.classes[0].idle.len(), MAX_POOLED);
+        assert_eq!(pool.idle.kept(4096), MAX_POOLED);
     }
 
     #[test]

@@ -55,8 +55,7 @@ impl Condvar {
             ex.give_mutex(m);
             let me = ex.me();
             if let ObjState::Condvar { queue } = &mut ex.objects[cv as usize].state {
-                ex.threads[me].condvar_arrival = queue.next_arrival();
-                queue.wait(me);
+                ex.threads[me].condvar_arrival = queue.wait(me);
             }
             ex.threads[me].waiting = true;
             if let Some(deadline) = deadline {

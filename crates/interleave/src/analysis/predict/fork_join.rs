@@ -78,7 +78,9 @@ impl ForkJoin {
         }
         if let (Some(notifications), Some(condvar)) = (&mut self.notifications, event.object) {
             match event.kind {
-                OpKind::Wait => notifications.waiting.entry(condvar).or_default().wait(t),
+                OpKind::Wait => {
+                    notifications.waiting.entry(condvar).or_default().wait(t);
+                }
                 OpKind::NotifyOne => notifications
                     .waiting
                     .entry(condvar)
