@@ -306,9 +306,8 @@ pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) ->
     let thread = spawned(spawn_inner(f, None, None, site, Body::Task)).0;
     let index = thread.id.0;
     runtime::with(|ex| {
-        let slot = &mut ex.threads[index];
-        slot.pending = Op::with(OpKind::Park, NO_OBJECT, 0, false);
-        slot.park_token = true;
+        ex.set_pending(index, Op::with(OpKind::Park, NO_OBJECT, 0, false));
+        ex.threads[index].park_token = true;
     });
     thread
 }

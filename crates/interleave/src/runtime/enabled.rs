@@ -1,6 +1,7 @@
 //! Enabledness: which threads can take their pending operation now, whether a waiting thread
 //! may end its wait by itself (a timeout), and whether a blocked lock request is a relock.
 
+use super::waiters::{bit, Answer};
 use super::*;
 
 /// Whether a pending `RwLock::read` that finds readers holding the lock and a writer waiting
@@ -15,9 +16,6 @@ pub(crate) enum ReadPreference {
     /// Not chosen yet: the choice is drawn the first time the question arises.
     Undecided = 2,
 }
-
-/// Up to how many threads `Execution::enable_by_gate` branches on each thread's answer.
-const FEW_THREADS: usize = 4;
 
 impl Execution {
     /// Whether the park `op` may end without an unpark: any park under
@@ -38,11 +36,47 @@ impl Execution {
             // The main thread returned: the end of the test is `decide_before_enabled`'s.
             self.decide_in_full_from_now();
         }
+        if self.waiters.active && self.threads[t].finished != finished {
+            self.refile_finished(t, finished);
+        }
         let slot = &mut self.threads[t];
         slot.finished = finished;
         if finished && slot.write_request {
             slot.write_request = false;
             self.objects[slot.pending.object as usize].lock -= LOCK_ONE_WAITING;
+        }
+    }
+
+    /// Takes thread `t` out of the sets of waiting threads as it finishes, or files it again
+    /// as it runs again.
+    #[inline(never)]
+    fn refile_finished(&mut self, t: usize, finished: bool) {
+        let pending = self.threads[t].pending;
+        if finished {
+            self.waiters.leave(&mut self.objects, t, pending);
+        } else {
+            self.waiters.enter(&mut self.objects, t, pending);
+        }
+    }
+
+    /// Makes `op` thread `t`'s pending operation outside the announcement (which files the
+    /// thread itself).
+    pub(crate) fn set_pending(&mut self, t: usize, op: Op) {
+        let slot = &mut self.threads[t];
+        let previous = std::mem::replace(&mut slot.pending, op);
+        if self.waiters.active && !slot.finished {
+            self.waiters.refile(&mut self.objects, t, previous, op);
+        }
+    }
+
+    /// Records whether thread `t`'s pending read joins the readers or defers to a waiting
+    /// writer (`ThreadSlot::read_preference`). Only the test of whether the sets of waiting
+    /// threads are kept is inlined: this is part of the record of every step.
+    #[inline(always)]
+    pub(super) fn set_read_preference(&mut self, t: usize, preference: ReadPreference) {
+        self.threads[t].read_preference = preference;
+        if self.waiters.active {
+            self.waiters.set_read_preference(t, preference);
         }
     }
 
@@ -142,12 +176,28 @@ impl Execution {
         }
     }
 
-    /// Fills `self.enabled`; flags a thread that waits for a lock it holds.
+    /// Fills `self.enabled`, in thread order; flags a thread that waits for a lock it holds.
+    ///
+    /// Where the execution keeps its sets of waiting threads (`waiters.rs`, between 5 and 64
+    /// threads), the threads whose operation cannot block and those waiting for a lock are
+    /// answered by the sets: a few mask operations per lock some thread asks for, however many
+    /// threads ask. Joins and woken `Condvar` waiters are answered from their slots, and the
+    /// rest tested in full, one by one in thread order, so values are drawn and the execution
+    /// stops as a visit of every thread in turn would. Visiting every thread cost about 20-35
+    /// instructions per thread and decision, most of it for threads that cannot block, wait
+    /// for the one contended lock, or have finished. With fewer threads the pass visits each
+    /// (`enable_by_gate`), where the branches on their answers predict well.
     pub(super) fn compute_enabled(&mut self) {
         self.enabled.clear();
-        let first_left = self.enable_by_gate();
-        if first_left < self.threads.len() && !self.enable_from(first_left) {
-            return;
+        if self.waiters.active {
+            if !self.enable_by_sets() {
+                return;
+            }
+        } else {
+            let first_left = self.enable_by_gate();
+            if first_left < self.threads.len() && !self.enable_from(first_left) {
+                return;
+            }
         }
         self.enabled_fresh = true;
         if cfg!(debug_assertions) {
@@ -155,27 +205,27 @@ impl Execution {
         }
     }
 
+    /// Adds to `self.enabled` the threads that can run, by the sets of waiting threads; returns
+    /// false if the execution stopped.
+    #[inline(always)]
+    fn enable_by_sets(&mut self) -> bool {
+        let Answer { mut runnable, look } = self.waiters.answer(&mut self.objects, self.current);
+        runnable |= self.joins_and_wakes_runnable();
+        if look != 0 {
+            let Some(more) = self.runnable_in_full(look) else {
+                return false;
+            };
+            runnable |= more;
+        }
+        push_threads(&mut self.enabled, runnable);
+        true
+    }
+
     /// Adds to `self.enabled` the threads whose pending operation its gate answers (`Gate`),
     /// up to the first one it cannot answer, which it returns (every thread: `threads.len()`).
-    /// The loops borrow only the tables they read, so their addresses stay in registers; a
-    /// lock request costs a load of the lock's word, where the full test dispatched on the
-    /// operation's kind and matched the object's state.
-    ///
-    /// With more than [`FEW_THREADS`] threads the loop has no branch on the answer: every
-    /// thread is written at the list's end, the length grows by whether it can run, and the
-    /// gates that read a lock's word answer by a mask (`masked_gate_answer`). Which threads can
-    /// run changes from decision to decision, and on the 9-thread `RwLock` workload under a
-    /// random walk the branches on the answer and the jump on the gate were mispredicted
-    /// several times per decision: the masked loop takes 11% less time there, and 10-20% less
-    /// on the 5-thread `Condvar` workload, though it runs about 35 instructions per thread
-    /// where the branching one runs about 20. With fewer threads the branches are predicted
-    /// well enough that the extra instructions cost more than they save (the 3-thread `Mutex`
-    /// workload ran 8% more instructions and no faster).
+    /// The loop borrows only the tables it reads, so their addresses stay in registers.
     #[inline(always)]
     fn enable_by_gate(&mut self) -> usize {
-        if self.threads.len() > FEW_THREADS {
-            return self.enable_by_masks();
-        }
         let current = self.current;
         let (threads, objects, enabled) = (&self.threads[..], &self.objects[..], &mut self.enabled);
         for t in 0..threads.len() {
@@ -188,53 +238,70 @@ impl Execution {
         threads.len()
     }
 
-    /// [`enable_by_gate`](Self::enable_by_gate) for more than [`FEW_THREADS`] threads, without
-    /// a branch on a thread's answer. Out of line, so the branching loop keeps its registers.
-    #[inline(never)]
-    fn enable_by_masks(&mut self) -> usize {
-        let current = self.current;
-        let (threads, objects, enabled) = (&self.threads[..], &self.objects[..], &mut self.enabled);
-        enabled.reserve(threads.len());
-        let spare = enabled.spare_capacity_mut();
-        let mut len = 0;
-        let mut first_left = threads.len();
-        for t in 0..threads.len() {
-            let Some(can_run) = masked_gate_answer(threads, objects, t, current) else {
-                first_left = t;
-                break;
-            };
-            spare[len].write(t);
-            len += usize::from(can_run);
-        }
-        // SAFETY: `compute_enabled` cleared the list, and the loop wrote its first `len`
-        // entries.
-        unsafe { enabled.set_len(len) };
-        first_left
-    }
-
-    /// Adds to `self.enabled` the threads from `from` on that can run, by their gate where it
-    /// answers and by `enable_by_operation` where it does not; returns false if the
+    /// Adds to `self.enabled` the threads from `from` on that can run; returns false if the
     /// execution stopped.
     #[inline(never)]
     fn enable_from(&mut self, from: usize) -> bool {
         for t in from..self.threads.len() {
-            let current = self.current;
-            match gate_answer(&self.threads, &self.objects, t, current) {
+            match self.can_run(t) {
                 Some(true) => self.enabled.push(t),
                 Some(false) => {}
-                None => {
-                    if !self.enable_by_operation(t) {
-                        return false;
-                    }
-                }
+                None => return false,
             }
         }
         true
     }
 
-    /// Adds thread `t` to `self.enabled` if its pending operation can take effect now, by the
-    /// full test; returns false if the execution stopped (`t` waits for a lock it holds).
-    fn enable_by_operation(&mut self, t: usize) -> bool {
+    /// Which of the threads waiting to join a thread or to take a mutex back after a
+    /// `Condvar` wait can run, by their gates (`gate_answer`'s `Join` and `Wake`).
+    #[inline(always)]
+    fn joins_and_wakes_runnable(&self) -> u64 {
+        let (threads, objects) = (&self.threads[..], &self.objects[..]);
+        let mut runnable = 0;
+        let mut joins = self.waiters.with_gate(Gate::Join);
+        while joins != 0 {
+            let t = joins.trailing_zeros() as usize;
+            joins &= joins - 1;
+            runnable |= u64::from(joined(threads, threads[t].pending)) << t;
+        }
+        let mut wakes = self.waiters.with_gate(Gate::Wake);
+        while wakes != 0 {
+            let t = wakes.trailing_zeros() as usize;
+            wakes &= wakes - 1;
+            runnable |= u64::from(woken(&threads[t], objects)) << t;
+        }
+        runnable
+    }
+
+    /// Which of the threads of set `look` can run, tested in turn in thread order; `None` if
+    /// the execution stopped.
+    #[inline(never)]
+    fn runnable_in_full(&mut self, mut look: u64) -> Option<u64> {
+        let mut runnable = 0;
+        while look != 0 {
+            let t = look.trailing_zeros() as usize;
+            look &= look - 1;
+            if self.can_run(t)? {
+                runnable |= bit(t);
+            }
+        }
+        Some(runnable)
+    }
+
+    /// Whether thread `t` can run, by its gate where it answers and by the full test where it
+    /// does not; `None` if the execution stopped.
+    #[inline(always)]
+    fn can_run(&mut self, t: usize) -> Option<bool> {
+        match gate_answer(&self.threads, &self.objects, t, self.current) {
+            Some(can_run) => Some(can_run),
+            None => self.can_run_in_full(t),
+        }
+    }
+
+    /// Whether thread `t`'s pending operation can take effect now, by the full test; `None` if
+    /// the execution stopped (`t` waits for a lock it holds).
+    #[inline(never)]
+    fn can_run_in_full(&mut self, t: usize) -> Option<bool> {
         let pending = self.threads[t].pending;
         let enabled = if pending.kind == OpKind::ReadLock {
             // The common answers inline: a writer holds the lock, or no reader holds it and
@@ -257,7 +324,6 @@ impl Execution {
             self.op_enabled(t, true)
         };
         if enabled {
-            self.enabled.push(t);
             // Only waits can end by themselves; a lock, a join or a send cannot, and their
             // flag stays false: it is cleared whenever the thread takes a step, and only
             // a step changes its pending operation.
@@ -269,16 +335,19 @@ impl Execution {
             // for a lock it holds.
             if let Some(since) = self.held_by_requester(t) {
                 self.stop(Stop::Relock { thread: t, since });
-                return false;
+                return None;
             }
         }
-        true
+        Some(enabled)
     }
 
     /// Checks, in debug builds (the test suite), that the gates answered as the full test
     /// does: that every lock's word says what its holders say, and that each thread whose
     /// gate decided it is in `self.enabled` exactly when `op_enabled` says it can run.
     fn check_gates(&self) {
+        if self.waiters.active {
+            self.waiters.check(&self.threads, &self.objects);
+        }
         for (index, entry) in self.objects.iter().enumerate() {
             let expected = match &entry.state {
                 ObjState::Mutex { holder: Some(_) } => LOCK_WRITER,
@@ -380,11 +449,12 @@ impl Execution {
             && readers_hold
             && a_writer_waits
         {
-            self.threads[t].read_preference = if self.choose_value(2) == 1 {
+            let preference = if self.choose_value(2) == 1 {
                 ReadPreference::Defers
             } else {
                 ReadPreference::Joins
             };
+            self.set_read_preference(t, preference);
         }
         !(self.threads[t].read_preference == ReadPreference::Defers && a_writer_waits)
     }
@@ -444,7 +514,7 @@ fn writer_waits_in(slot: &ThreadSlot, u: usize, object: ObjIdx, reader: usize) -
 }
 
 /// Whether thread `t` can run, as its pending operation's gate answers it (`Gate`; a finished
-/// thread cannot): `None` where the gate leaves it to `Execution::enable_by_operation`, which
+/// thread cannot): `None` where the gate leaves it to `Execution::can_run_in_full`, which
 /// is for an operation with gate `Other`, a read that must choose whether it defers to a
 /// waiting writer (a recorded choice, `read_lock_enabled`), and the `current` thread when its
 /// lock request is blocked (it may wait for a lock it holds itself).
@@ -478,14 +548,10 @@ fn gate_answer(
                 }
             }
         }
-        Gate::Join => threads[op.arg as usize].finished,
+        Gate::Join => joined(threads, op),
         // Without a timeout or spurious wake-ups the wait cannot end by itself, so its
         // `times_out` flag stays false (`wakes_itself`).
-        Gate::Wake => {
-            objects[op.arg as usize].lock == 0
-                && (!slot.waiting
-                    || slot.condvar_arrival < objects[op.object as usize].condvar_eligible)
-        }
+        Gate::Wake => woken(slot, objects),
         Gate::Other => return None,
     };
     // Only a lock request can wait for a lock its own thread holds.
@@ -493,93 +559,37 @@ fn gate_answer(
     (can_run || t != current || !relock_possible).then_some(can_run)
 }
 
-/// [`gate_answer`] with the gates that read a lock's word (`Free`, `Exclusive`, `Shared`)
-/// answered by a mask of the bits that block them, without a branch on which gate it is: a
-/// thread's gate changes at every step it takes, and under a random schedule the jump on the
-/// gate was mispredicted for about a third of the threads of a decision.
+/// Whether the `join` `op` can take effect: its thread has finished (gate `Join`).
 #[inline(always)]
-fn masked_gate_answer(
-    threads: &[ThreadSlot],
-    objects: &[ObjectEntry],
-    t: usize,
-    current: usize,
-) -> Option<bool> {
-    let slot = &threads[t];
+fn joined(threads: &[ThreadSlot], op: Op) -> bool {
+    threads[op.arg as usize].finished
+}
+
+/// Whether the thread of `slot`, a `Condvar` waiter taking its mutex back (gate `Wake`), can
+/// run: the mutex is free, and the thread was notified (its arrival number is below the
+/// `Condvar`'s `ObjectEntry::condvar_eligible`) or is no longer waiting.
+#[inline(always)]
+fn woken(slot: &ThreadSlot, objects: &[ObjectEntry]) -> bool {
     let op = slot.pending;
-    if slot.finished || op.gate as u8 > Gate::Shared as u8 {
-        return gate_answer(threads, objects, t, current);
-    }
-    // A `Free` operation's object may be none (`NO_OBJECT`); its mask reads no bit.
-    let lock = objects
-        .get(op.object as usize)
-        .map_or(0, |entry| entry.lock);
-    let masks = GATE_MASKS[op.gate as usize * 3 + slot.read_preference as usize];
-    let blocked = lock & masks.blocked_by != 0;
-    // Only a lock request can be blocked by its lock's word, so only the running thread's
-    // may wait for a lock it holds itself.
-    if (lock & masks.undecided_if != 0) | (blocked & (t == current)) {
-        return undecided_or_blocked_current(lock, blocked, t, current);
-    }
-    Some(!blocked)
+    objects[op.arg as usize].lock == 0
+        && (!slot.waiting || slot.condvar_arrival < objects[op.object as usize].condvar_eligible)
 }
 
-/// What blocks an operation with gate `Free`, `Exclusive` or `Shared` ([`GATE_MASKS`]).
-#[derive(Clone, Copy)]
-struct GateMasks {
-    /// The bits of the lock's word that block it.
-    blocked_by: u32,
-    /// The bits of the lock's word with which the answer needs a closer look: a read that
-    /// has not chosen whether it defers to waiting writers, when a writer waits.
-    undecided_if: u32,
-}
-
-/// The bits of a lock's word that count the threads waiting to write it.
-const LOCK_WAITING: u32 = !LOCK_HOLDERS;
-
-/// [`GateMasks`] by gate (`Free`, `Exclusive`, `Shared`) and then by the thread's
-/// `read_preference` (in the order of its discriminants), which only a read's gate reads.
-const GATE_MASKS: [GateMasks; 9] = {
-    let free = GateMasks {
-        blocked_by: 0,
-        undecided_if: 0,
-    };
-    let exclusive = GateMasks {
-        blocked_by: LOCK_HOLDERS,
-        undecided_if: 0,
-    };
-    let joins = GateMasks {
-        blocked_by: LOCK_WRITER,
-        undecided_if: 0,
-    };
-    let defers = GateMasks {
-        blocked_by: LOCK_WRITER | LOCK_WAITING,
-        undecided_if: 0,
-    };
-    let undecided = GateMasks {
-        blocked_by: LOCK_WRITER,
-        undecided_if: LOCK_WAITING,
-    };
-    [
-        free, free, free, exclusive, exclusive, exclusive, joins, defers, undecided,
-    ]
-};
-
-/// [`masked_gate_answer`] for a live thread whose answer needs a closer look: the `current` thread
-/// when its lock request is `blocked` (`None`: it may wait for a lock it holds itself), or a
-/// read that has not chosen whether it defers to waiting writers, finding one waiting (`None`
-/// when readers hold the lock and no writer does: it chooses).
-#[cold]
-fn undecided_or_blocked_current(
-    lock: u32,
-    blocked: bool,
-    t: usize,
-    current: usize,
-) -> Option<bool> {
-    if blocked {
-        return (t != current).then_some(false);
+/// Appends the threads of set `threads` to `list`, in thread order, through its spare
+/// capacity: a push tests the capacity and stores the length for every thread, and counting
+/// the threads first is a dozen instructions on CPUs without a population count.
+#[inline(always)]
+fn push_threads(list: &mut Vec<usize>, mut threads: u64) {
+    const ALL: usize = u64::BITS as usize;
+    list.reserve(ALL);
+    let spare = &mut list.spare_capacity_mut()[..ALL];
+    let mut count = 0;
+    while threads != 0 {
+        spare[count % ALL].write(threads.trailing_zeros() as usize);
+        threads &= threads - 1;
+        count += 1;
     }
-    if lock & LOCK_HOLDERS != 0 {
-        return None;
-    }
-    Some(true)
+    // SAFETY: the loop initialised the `count` entries past the length, within the capacity
+    // reserved (a set has at most `ALL` threads).
+    unsafe { list.set_len(list.len() + count) };
 }

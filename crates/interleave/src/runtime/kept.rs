@@ -59,9 +59,9 @@ impl Execution {
                 continue;
             };
             self.set_finished(index, false);
+            self.set_pending(index, Op::new(OpKind::Start, NO_OBJECT));
             let slot = &mut self.threads[index];
             slot.cancelled = true;
-            slot.pending = Op::new(OpKind::Start, NO_OBJECT);
             slot.pending_site = site;
             let guarded = guard::Guarded {
                 guard: stacks::guard_page(&stack),

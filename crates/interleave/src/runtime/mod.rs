@@ -61,6 +61,7 @@ mod switching;
 mod teardown;
 mod timers;
 mod view;
+mod waiters;
 mod watchdog;
 
 use std::any::Any;
@@ -82,6 +83,7 @@ use object::{
     LOCK_WRITER, MAX_OBJECTS,
 };
 use op::{Gate, ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
+use waiters::LockRequests;
 
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
@@ -541,6 +543,9 @@ pub(crate) struct Execution {
     /// one and `record` need not look up the stepped object to know it.
     any_untracked: bool,
     enabled: Vec<usize>,
+    /// The live threads filed by what their pending operations wait for, which
+    /// `compute_enabled` reads (`waiters.rs`).
+    waiters: waiters::Waiters,
     /// `enabled` still holds what `compute_enabled` would compute now, apart from the running
     /// thread's own entry: set when it was computed, cleared by every entry into the runtime
     /// (`with`, `try_with`) except the choke point's and a data access's effect
@@ -991,6 +996,7 @@ impl Execution {
             spare.last_untracked = false;
             spare.any_untracked = false;
             spare.enabled.clear();
+            spare.waiters.clear();
             spare.enabled_fresh = false;
             spare.full_decision_at = full_decision_at(&limits, &stop_handle);
             spare.checks_choices = checks_choices(&*schedule);
@@ -1024,6 +1030,7 @@ impl Execution {
             last_untracked: false,
             any_untracked: false,
             enabled: Vec::new(),
+            waiters: waiters::Waiters::default(),
             enabled_fresh: false,
             full_decision_at: full_decision_at(&limits, &stop_handle),
             checks_choices: checks_choices(&*schedule),
@@ -1219,6 +1226,7 @@ impl Execution {
             poisoned: false,
             lock: 0,
             condvar_eligible: 0,
+            requests: LockRequests::default(),
         });
         match claimed {
             Ok(outlived) => self.recording.outlived_objects |= outlived,
@@ -1728,6 +1736,7 @@ impl Execution {
             parent.clock.tick(current);
         }
         self.threads[index].clock.tick(index);
+        self.waiters.thread_added(&mut self.objects, &self.threads);
         // Written in place too: pushed, the tuple was assembled on the stack and copied.
         self.spawned.reserve(1);
         let spawned = self.spawned.len();

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::clock::VectorClock;
 use super::condvar_queue::CondvarQueue;
 use super::op::{ObjIdx, ObjectKind, Site};
+use super::waiters::LockRequests;
 
 /// Bits of a handle's slot that hold the object index; the rest hold the execution tag.
 const INDEX_BITS: u32 = 24;
@@ -235,6 +236,8 @@ pub(crate) struct ObjectEntry {
     /// number (`ThreadSlot::condvar_arrival`) with it instead of finding itself among the
     /// waiters at every decision. 0 for other objects.
     pub condvar_eligible: u64,
+    /// The threads that ask for this lock (`waiters.rs`); none for other objects.
+    pub requests: LockRequests,
 }
 
 /// The bit of [`ObjectEntry::lock`] set while a thread holds the lock exclusively.

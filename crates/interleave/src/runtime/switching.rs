@@ -396,7 +396,13 @@ impl Execution {
         }
         let me = self.current;
         let slot = &mut self.threads[me];
-        slot.pending = op;
+        // The previous operation is read only where the sets of waiting threads are kept.
+        if self.waiters.active {
+            let previous = std::mem::replace(&mut slot.pending, op);
+            self.waiters.refile(&mut self.objects, me, previous, op);
+        } else {
+            slot.pending = op;
+        }
         slot.pending_site = site;
         if op.kind == OpKind::WriteLock {
             self.note_write_request(me, op.object);
@@ -539,7 +545,7 @@ impl Execution {
             OpKind::Unlock => self.give_mutex(object),
             OpKind::ReadLock => {
                 self.recording.lock_acquisitions += 1;
-                self.threads[chosen].read_preference = ReadPreference::Undecided;
+                self.set_read_preference(chosen, ReadPreference::Undecided);
                 self.take_rwlock(object, false, site);
             }
             OpKind::WriteLock => {

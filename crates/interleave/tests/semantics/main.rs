@@ -12,6 +12,7 @@ mod example_service;
 mod future;
 mod future_sync;
 mod loom_shuttle_primitives;
+mod many_threads;
 mod memory_model;
 mod primitives;
 mod std_programs;
