@@ -35,7 +35,7 @@ const MASK_THREADS: usize = 64;
 
 /// Up to how many threads an execution visits every thread instead of keeping the sets: with
 /// so few, the visit costs less than the sets' fixed cost per decision. Kept for the 3-thread
-/// `Mutex` workload, the sets ran 17% more instructions and 7-11% more time.
+/// `Mutex` workload, the sets ran 16% more instructions and took 7-11% more time.
 const FEW_THREADS: usize = 4;
 
 /// The bit of thread `t`. The shift wraps past [`MASK_THREADS`], which saves a test: the sets
@@ -108,8 +108,18 @@ impl Waiters {
 
     /// Takes note of the execution's newest thread, the last of `threads` (`objects`: the
     /// object table): starts keeping the sets, filing every thread, when the thread count
-    /// passes [`FEW_THREADS`], and stops when it passes [`MASK_THREADS`].
+    /// passes [`FEW_THREADS`], and stops when it passes [`MASK_THREADS`]. Only the test is
+    /// inlined into every spawn.
+    #[inline(always)]
     pub(super) fn thread_added(&mut self, objects: &mut [ObjectEntry], threads: &[ThreadSlot]) {
+        if self.active || threads.len() > FEW_THREADS {
+            self.thread_added_past_few(objects, threads);
+        }
+    }
+
+    /// [`Waiters::thread_added`] past [`FEW_THREADS`] threads.
+    #[inline(never)]
+    fn thread_added_past_few(&mut self, objects: &mut [ObjectEntry], threads: &[ThreadSlot]) {
         let count = threads.len();
         if count > MASK_THREADS {
             self.active = false;
