@@ -1,7 +1,7 @@
 //! Enabledness: which threads can take their pending operation now, whether a waiting thread
 //! may end its wait by itself (a timeout), and whether a blocked lock request is a relock.
 
-use super::waiters::{bit, Answer};
+use super::waiters::{bit, members, Answer};
 use super::*;
 
 /// Whether a pending `RwLock::read` that finds readers holding the lock and a writer waiting
@@ -62,13 +62,16 @@ impl Execution {
         }
     }
 
-    /// Makes `op` thread `t`'s pending operation outside the announcement (which files the
-    /// thread itself).
+    /// Makes `op` thread `t`'s pending operation, filing the thread anew where the sets of
+    /// waiting threads are kept (the previous operation is read only there). The announcement
+    /// does the same inline for the running thread.
     pub(crate) fn set_pending(&mut self, t: usize, op: Op) {
         let slot = &mut self.threads[t];
-        let previous = std::mem::replace(&mut slot.pending, op);
         if self.waiters.active && !slot.finished {
+            let previous = std::mem::replace(&mut slot.pending, op);
             self.waiters.refile(&mut self.objects, t, previous, op);
+        } else {
+            slot.pending = op;
         }
     }
 
@@ -261,16 +264,10 @@ impl Execution {
     fn joins_and_wakes_runnable(&self) -> u64 {
         let (threads, objects) = (&self.threads[..], &self.objects[..]);
         let mut runnable = 0;
-        let mut joins = self.waiters.with_gate(Gate::Join);
-        while joins != 0 {
-            let t = joins.trailing_zeros() as usize;
-            joins &= joins - 1;
+        for t in members(self.waiters.with_gate(Gate::Join)) {
             runnable |= u64::from(joined(threads, threads[t].pending)) << t;
         }
-        let mut wakes = self.waiters.with_gate(Gate::Wake);
-        while wakes != 0 {
-            let t = wakes.trailing_zeros() as usize;
-            wakes &= wakes - 1;
+        for t in members(self.waiters.with_gate(Gate::Wake)) {
             runnable |= u64::from(woken(&threads[t], objects)) << t;
         }
         runnable
@@ -279,11 +276,9 @@ impl Execution {
     /// Which of the threads of set `look` can run, tested in turn in thread order; `None` if
     /// the execution stopped.
     #[inline(never)]
-    fn runnable_in_full(&mut self, mut look: u64) -> Option<u64> {
+    fn runnable_in_full(&mut self, look: u64) -> Option<u64> {
         let mut runnable = 0;
-        while look != 0 {
-            let t = look.trailing_zeros() as usize;
-            look &= look - 1;
+        for t in members(look) {
             if self.can_run(t)? {
                 runnable |= bit(t);
             }
@@ -557,8 +552,7 @@ fn gate_answer(
         Gate::Wake => woken(slot, objects),
         Gate::Other => return None,
     };
-    // Only a lock request can wait for a lock its own thread holds.
-    let relock_possible = matches!(op.gate, Gate::Exclusive | Gate::Shared);
+    let relock_possible = op.gate.asks_for_lock();
     (can_run || t != current || !relock_possible).then_some(can_run)
 }
 
@@ -582,14 +576,13 @@ fn woken(slot: &ThreadSlot, objects: &[ObjectEntry]) -> bool {
 /// capacity: a push tests the capacity and stores the length for every thread, and counting
 /// the threads first is a dozen instructions on CPUs without a population count.
 #[inline(always)]
-fn push_threads(list: &mut Vec<usize>, mut threads: u64) {
+fn push_threads(list: &mut Vec<usize>, threads: u64) {
     const ALL: usize = u64::BITS as usize;
     list.reserve(ALL);
     let spare = &mut list.spare_capacity_mut()[..ALL];
     let mut count = 0;
-    while threads != 0 {
-        spare[count % ALL].write(threads.trailing_zeros() as usize);
-        threads &= threads - 1;
+    for t in members(threads) {
+        spare[count % ALL].write(t);
         count += 1;
     }
     // SAFETY: the loop initialised the `count` entries past the length, within the capacity

@@ -378,6 +378,13 @@ impl Gate {
         }
     }
 
+    /// Whether the operation asks for a lock (`Mutex::lock`, `RwLock::read` or `write`): only
+    /// such a request can wait for a lock its own thread holds.
+    #[inline(always)]
+    pub const fn asks_for_lock(self) -> bool {
+        matches!(self, Gate::Exclusive | Gate::Shared)
+    }
+
     const fn untimed(kind: OpKind) -> Gate {
         if !kind.can_block() {
             return Gate::Free;

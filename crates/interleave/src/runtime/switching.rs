@@ -396,7 +396,8 @@ impl Execution {
         }
         let me = self.current;
         let slot = &mut self.threads[me];
-        // The previous operation is read only where the sets of waiting threads are kept.
+        // `set_pending` for the running thread, which is live, with the slot in hand for the
+        // site: calling it here cost the mutex workload 1.3% more instructions per execution.
         if self.waiters.active {
             let previous = std::mem::replace(&mut slot.pending, op);
             self.waiters.refile(&mut self.objects, me, previous, op);

@@ -45,6 +45,18 @@ pub(super) fn bit(t: usize) -> u64 {
     1u64 << (t % MASK_THREADS)
 }
 
+/// The threads of set `set`, in thread order.
+#[inline(always)]
+pub(super) fn members(mut set: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (set != 0).then(|| {
+            let t = set.trailing_zeros() as usize;
+            set &= set - 1;
+            t
+        })
+    })
+}
+
 /// The threads that ask for one lock (a `Mutex` or an `RwLock`), by kind of request: kept in
 /// the lock's `ObjectEntry`, next to its word.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,12 +67,6 @@ pub(crate) struct LockRequests {
     by_gate: [u64; 2],
     /// The lock is in `Waiters::locks`.
     listed: bool,
-}
-
-/// Whether `gate` is `Exclusive` or `Shared`.
-#[inline(always)]
-fn is_lock_gate(gate: Gate) -> bool {
-    matches!(gate, Gate::Exclusive | Gate::Shared)
 }
 
 /// Where lock gate `gate` indexes `LockRequests::by_gate`.
@@ -103,7 +109,7 @@ impl Waiters {
     /// The live threads whose pending operation has gate `gate`.
     #[inline(always)]
     pub(super) fn with_gate(&self, gate: Gate) -> u64 {
-        self.by_gate[gate as usize]
+        self.by_gate[gate as usize & 7]
     }
 
     /// Takes note of the execution's newest thread, the last of `threads` (`objects`: the
@@ -149,10 +155,22 @@ impl Waiters {
     /// Files live thread `t` under its pending operation `op`. The caller tests `active`.
     #[inline(always)]
     pub(super) fn enter(&mut self, objects: &mut [ObjectEntry], t: usize, op: Op) {
+        self.enter_with(t, op, move |object| &mut objects[object as usize].requests);
+    }
+
+    /// [`Waiters::enter`] with the lock requests of each object where `requests_of` finds
+    /// them: the object table's, or the debug check's own.
+    #[inline(always)]
+    fn enter_with<'r>(
+        &mut self,
+        t: usize,
+        op: Op,
+        requests_of: impl FnOnce(ObjIdx) -> &'r mut LockRequests,
+    ) {
         let bit = bit(t);
         self.by_gate[op.gate as usize & 7] |= bit;
-        if is_lock_gate(op.gate) {
-            let requests = &mut objects[op.object as usize].requests;
+        if op.gate.asks_for_lock() {
+            let requests = requests_of(op.object);
             requests.by_gate[request_index(op.gate)] |= bit;
             if !requests.listed {
                 requests.listed = true;
@@ -167,7 +185,7 @@ impl Waiters {
     pub(super) fn leave(&mut self, objects: &mut [ObjectEntry], t: usize, op: Op) {
         let bit = bit(t);
         self.by_gate[op.gate as usize & 7] &= !bit;
-        if is_lock_gate(op.gate) {
+        if op.gate.asks_for_lock() {
             objects[op.object as usize].requests.by_gate[request_index(op.gate)] &= !bit;
         }
     }
@@ -238,16 +256,11 @@ impl Waiters {
     /// requests.
     pub(super) fn check(&self, threads: &[ThreadSlot], objects: &[ObjectEntry]) {
         let mut expected = Waiters::default();
-        let mut requests = vec![[0u64; 2]; objects.len()];
+        let mut requests = vec![LockRequests::default(); objects.len()];
         for (t, slot) in threads.iter().enumerate() {
             expected.set_read_preference(t, slot.read_preference);
-            if slot.finished {
-                continue;
-            }
-            let gate = slot.pending.gate;
-            expected.by_gate[gate as usize] |= bit(t);
-            if is_lock_gate(gate) {
-                requests[slot.pending.object as usize][request_index(gate)] |= bit(t);
+            if !slot.finished {
+                expected.enter_with(t, slot.pending, |object| &mut requests[object as usize]);
             }
         }
         let sets = |w: &Waiters| (w.by_gate, w.read_joins, w.read_defers);
@@ -255,7 +268,7 @@ impl Waiters {
         for (index, (entry, expected)) in objects.iter().zip(&requests).enumerate() {
             let kept = entry.requests;
             assert_eq!(
-                kept.by_gate, *expected,
+                kept.by_gate, expected.by_gate,
                 "the lock requests of object {index} are stale"
             );
             assert_eq!(
