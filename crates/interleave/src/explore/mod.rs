@@ -54,8 +54,9 @@ use workers::*;
 pub(crate) use replay::run_token;
 pub(crate) use rounds::{describe_failure, limits};
 
-/// Rounds grow 1, 2, 4, ... up to this many executions.
-const MAX_ROUND: usize = 64;
+/// Rounds grow 1, 2, 4, ... up to the strategy's round size ([`Strategy::round_size`]), and
+/// never past this many executions: a round's summaries wait in memory until it is observed.
+const MAX_ROUND: usize = 1024;
 
 /// Configures and runs an exploration.
 ///

@@ -24,7 +24,7 @@
 //! guarantee (for example PCT's `1/(n·k^(d-1))` for a bug of depth `d`) holds for `m` of every
 //! `CYCLE.len()` executions. A failure names the member that found it.
 
-use super::{Outcome, Schedule, Strategy, StrategySpec};
+use super::{Outcome, Schedule, Strategy, StrategySpec, LEARNING_ROUND};
 
 /// The cycle of execution slots, each naming the member (an index into [`members`]) that runs
 /// it. SURW, the strongest alone, runs every other execution; POS, strong where SURW is weak,
@@ -140,7 +140,8 @@ impl Strategy for Auto {
 
     fn round_size(&self) -> usize {
         // A round of `r` cycles gives each member at most `r` times its slot count; every
-        // member must allow that many plans ahead of its observations.
+        // member must allow that many plans ahead of its observations. The portfolio learns
+        // (its SURW and PCT do) and so learns at least as often as a learning strategy alone.
         let cycles = self
             .members
             .iter()
@@ -148,7 +149,7 @@ impl Strategy for Auto {
             .min()
             .unwrap_or(1)
             .max(1);
-        cycles * CYCLE.len()
+        (cycles * CYCLE.len()).min(LEARNING_ROUND)
     }
 
     fn member(&self, execution: u64) -> Option<String> {

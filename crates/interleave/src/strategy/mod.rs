@@ -163,9 +163,10 @@ pub trait Strategy: Send {
     }
 
     /// How many executions may be planned before the outcomes of earlier ones are observed
-    /// (1 for strategies whose next schedule depends on the last execution).
+    /// (1 for strategies whose next schedule depends on the last execution, and
+    /// [`ROUND_WITHOUT_LEARNING`] for those that learn nothing). Default: [`LEARNING_ROUND`].
     fn round_size(&self) -> usize {
-        64
+        LEARNING_ROUND
     }
 
     /// Parameters, estimates and guarantees, for the report.
@@ -186,6 +187,17 @@ pub trait Strategy: Send {
         false
     }
 }
+
+/// The round size of a strategy that learns from what it observed but not from the last
+/// execution alone: how often the samplers update their estimates.
+pub(crate) const LEARNING_ROUND: usize = 64;
+
+/// The round size of a strategy that plans every execution from its seed alone
+/// ([`Strategy::learns_from`] false for all): no observation can change a plan, so rounds only
+/// cost the workers a wait at each boundary. With two workers on the peers bench's workloads,
+/// waiting took 1.0-3.7% of their time in rounds of 64 and 0.3-1.9% in rounds of 1,024
+/// (`docs/bench/workers-scaling.txt`).
+pub(crate) const ROUND_WITHOUT_LEARNING: usize = 1024;
 
 /// A value per object of one execution, by the object's index in it, worked out from the
 /// object's identity the first time a decision asks: comparing identities compares their

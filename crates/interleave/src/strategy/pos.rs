@@ -47,7 +47,7 @@ use rand_pcg::Pcg64Mcg;
 use super::dfs::YieldGate;
 use super::hb::primary_conflict;
 use super::priority::{Priorities, DEFAULT_YIELD_LIMIT};
-use super::{Access, OpKind, Schedule, Strategy, View};
+use super::{Access, OpKind, Schedule, Strategy, View, ROUND_WITHOUT_LEARNING};
 
 /// Partial-order sampling (spec `pos`).
 #[derive(Clone, Debug, Default)]
@@ -72,6 +72,10 @@ impl Strategy for Pos {
     fn learns_from(&self, _execution: u64) -> bool {
         // Each execution's priorities come from its own seed only.
         false
+    }
+
+    fn round_size(&self) -> usize {
+        ROUND_WITHOUT_LEARNING
     }
 }
 

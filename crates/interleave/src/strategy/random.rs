@@ -7,7 +7,7 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::{below, Schedule, Strategy, View};
+use super::{below, Schedule, Strategy, View, ROUND_WITHOUT_LEARNING};
 
 /// The random-walk strategy (spec `random`).
 #[derive(Clone, Debug, Default)]
@@ -27,6 +27,10 @@ impl Strategy for Random {
     fn learns_from(&self, _execution: u64) -> bool {
         // Each walk depends on its own seed only.
         false
+    }
+
+    fn round_size(&self) -> usize {
+        ROUND_WITHOUT_LEARNING
     }
 }
 

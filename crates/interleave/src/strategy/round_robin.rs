@@ -11,7 +11,7 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::{Schedule, Strategy, View};
+use super::{Schedule, Strategy, View, ROUND_WITHOUT_LEARNING};
 
 /// The round-robin strategy (spec `rr`).
 #[derive(Clone, Debug, Default)]
@@ -30,6 +30,10 @@ impl Strategy for RoundRobin {
 
     fn learns_from(&self, _execution: u64) -> bool {
         false
+    }
+
+    fn round_size(&self) -> usize {
+        ROUND_WITHOUT_LEARNING
     }
 }
 
