@@ -340,6 +340,14 @@ pub enum ChannelStep {
     },
     /// Dropped a sender.
     SenderDropped,
+    /// Offered a message on a rendezvous channel (`SyncSender::try_send` on a channel of
+    /// capacity 0), which a receiver takes only if it already waits in a receive: so the outcome
+    /// depends on whether a receiving thread has reached its receive, not only on the
+    /// channel's steps.
+    Offered {
+        /// A receiver waited and took the message.
+        taken: bool,
+    },
 }
 
 impl ChannelStep {
@@ -359,6 +367,7 @@ impl ChannelStep {
             ChannelStep::Received { ticket } => (3, ticket),
             ChannelStep::FoundNone { ticket } => (4, ticket),
             ChannelStep::SenderDropped => (5, 0),
+            ChannelStep::Offered { taken } => (6, u32::from(taken)),
         };
         class << 29 | ticket & Self::TICKET
     }
@@ -378,6 +387,7 @@ impl ChannelStep {
             3 => ChannelStep::Received { ticket },
             4 => ChannelStep::FoundNone { ticket },
             5 => ChannelStep::SenderDropped,
+            6 => ChannelStep::Offered { taken: ticket != 0 },
             _ => return None,
         })
     }

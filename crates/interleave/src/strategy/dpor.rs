@@ -6,8 +6,10 @@
 //! After each execution, every new step `i` of thread `p` is checked against the earlier steps
 //! of other threads it depends on (`hb.rs`, `dpor_conflicts`: same object and not both only
 //! reading it, a channel's message or ends, a barrier's generation, a thread's park token,
-//! a thread's last step against `JoinHandle::is_finished` about it, spawning; `reads_only`
-//! says which steps only read). Such a step `j` is in a race with `i`
+//! a thread's last step against `JoinHandle::is_finished` about it, a `try_send` on a
+//! rendezvous channel against each receiver's step before its receive (the offer is taken
+//! only if the receiver already waits there), spawning; `reads_only` says which steps only
+//! read). Such a step `j` is in a race with `i`
 //! when it happens before `i` only through that dependence (vector clocks over program order,
 //! spawn, join and the dependences). For a race, the initials of `notdep(j).i` (the threads
 //! whose first step among the steps after `j` that do not happen after it, then `i`, has no
@@ -161,10 +163,15 @@ impl Dpor {
         // Whether a yield has been seen: before the first, there is nothing to add.
         let mut any_yield = false;
         let mut dependences = Vec::new();
-        // Each thread's last step in the trace.
+        // Each thread's last step in the trace, and the steps after which a thread waits in a
+        // receive (its step before each receive), by the channel.
         let mut final_steps = vec![usize::MAX; n];
+        let mut waits_to_receive = vec![None; trace.len()];
         for (i, event) in trace.iter().enumerate() {
             if let Some(slot) = final_steps.get_mut(event.thread) {
+                if event.kind == OpKind::Recv && *slot != usize::MAX {
+                    waits_to_receive[*slot] = event.object;
+                }
                 *slot = i;
             }
         }
@@ -192,13 +199,18 @@ impl Dpor {
                 (OpKind::Poll, Some(TraceTarget::Thread(t))) => {
                     Some((Conflict::Finished(t), false))
                 }
+                (OpKind::Poll, Some(TraceTarget::Channel(ChannelStep::Offered { .. }))) => event
+                    .object
+                    .map(|channel| (Conflict::Receivers(channel), false)),
                 _ => None,
             };
+            let waits = waits_to_receive[i].map(|channel| (Conflict::Receivers(channel), true));
             let all_conflicts = dpor_conflicts(event, !read)
                 .into_iter()
                 .flatten()
                 .chain(finishes)
-                .chain(asks);
+                .chain(asks)
+                .chain(waits);
             for (conflict, writes) in all_conflicts {
                 let (last_write, reads) = accesses.entry(conflict).or_default();
                 dependences.extend(last_write.iter().copied());

@@ -50,6 +50,10 @@ pub(super) enum Conflict {
     /// finds no message writes it (whether it finds the channel disconnected depends on
     /// every drop before it).
     Senders(ObjectId),
+    /// The threads that wait in a receive on a rendezvous channel: a thread's step after which
+    /// it announces a receive writes it (from then on the thread waits there), and an offer
+    /// (`ChannelStep::Offered`), which a waiting receiver takes, reads it (`dpor` only).
+    Receivers(ObjectId),
 }
 
 /// What `event` conflicts on, each with whether the event writes it: its object; for a woken
@@ -168,7 +172,9 @@ pub(super) fn reads_only(kind: OpKind) -> bool {
 
 /// Whether the pending operations of threads `a` and `b` may be dependent, for sleep sets: a
 /// relation at least as coarse as the one `dpor` computes on the trace, from what a pending
-/// operation shows. A thread's start depends only on asking whether it has finished; a yield (or a wait that times out) depends on every step, under the yield
+/// operation shows. A `try_send` on a rendezvous channel depends on every step (any may be a
+/// receiver's last before it waits); otherwise a thread's start depends only on asking whether
+/// it has finished; a yield (or a wait that times out) depends on every step, under the yield
 /// rule; a fence on every atomic access and fence (it may be `SeqCst`); a woken `Condvar`
 /// waiter on every mutex step and every other waking waiter (the mutex it takes back is not
 /// shown); otherwise the two share [`primary_conflict`] and do not both only read it.
@@ -176,6 +182,16 @@ pub(super) fn may_depend(view: &View<'_>, a: usize, b: usize) -> bool {
     let (Some(x), Some(y)) = (view.pending(a), view.pending(b)) else {
         return true;
     };
+    // An offer on a rendezvous channel is taken when a receiver waits, so it depends on the
+    // step after which a receiver waits, which may be any pending step, a start included.
+    let offers = |t: usize, op: &PendingOp| {
+        op.kind == OpKind::Poll
+            && op.object.is_some_and(|o| o.kind == ObjectKind::Channel)
+            && view.pending_arg(t) == crate::sync::mpsc::OFFERS
+    };
+    if offers(a, &x) || offers(b, &y) {
+        return true;
+    }
     // Asking whether a thread has finished depends on that thread's steps (one may be its
     // last).
     let asks_about = |t: usize, op: &PendingOp, other: usize| {
@@ -278,10 +294,17 @@ impl HbFingerprint {
         }
         let position = self.positions[event.thread];
         self.positions[event.thread] += 1;
+        // An offer's outcome depends on whether a receiver waited, which no conflict of the
+        // prefix shows (the receiver's step before its receive may be its start), so it is
+        // part of the event: prefixes whose offers went differently differ.
+        let taken = matches!(
+            event.target,
+            Some(TraceTarget::Channel(ChannelStep::Offered { taken: true }))
+        );
         let mut words = [
             event.thread as u64,
             u64::from(position),
-            event.kind as u64,
+            event.kind as u64 | u64::from(taken) << 32,
             event.site as *const _ as usize as u64,
             0,
             0,
@@ -305,7 +328,8 @@ impl HbFingerprint {
                 | Conflict::Finished(_)
                 | Conflict::Parking(_)
                 | Conflict::Receiving(_)
-                | Conflict::Senders(_) => u64::MAX - 2,
+                | Conflict::Senders(_)
+                | Conflict::Receivers(_) => u64::MAX - 2,
             };
             if let Some((thread, at)) = self.last_write.get(&conflict) {
                 word ^= mix(&[u64::from(*thread), u64::from(*at)]) as u64;
@@ -395,6 +419,30 @@ mod tests {
         assert_ne!(
             fingerprint(&[a_locks, b_locks]),
             fingerprint(&[b_locks, a_locks])
+        );
+    }
+
+    #[test]
+    fn an_offer_taken_by_a_waiting_receiver_differs_from_one_refused_before_it_started() {
+        let channel = Some(ObjectId {
+            kind: ObjectKind::Channel,
+            site: Location::caller(),
+            instance: 0,
+        });
+        let start = event(1, OpKind::Start, None);
+        let offer = |taken| TraceEvent {
+            target: Some(TraceTarget::Channel(ChannelStep::Offered { taken })),
+            ..event(2, OpKind::Poll, channel)
+        };
+        // The receiver's start commutes with every step, but whether it came first decided
+        // the offer.
+        assert_ne!(
+            fingerprint(&[offer(false), start]),
+            fingerprint(&[start, offer(true)])
+        );
+        assert_eq!(
+            fingerprint(&[offer(false), start]),
+            fingerprint(&[start, offer(false)])
         );
     }
 }

@@ -34,6 +34,11 @@ use crate::runtime::{self, ChannelStep, Execution};
 /// `strategy::hb::may_depend`), and with other such steps.
 pub(crate) const COMMUTES: u32 = 1;
 
+/// The argument of a pending `try_send` on a rendezvous channel: a step that may depend on
+/// every other thread's pending step, since any of them may be the last before that thread's
+/// receive (see `strategy::hb::may_depend`).
+pub(crate) const OFFERS: u32 = 2;
+
 struct Channel<T> {
     handle: ObjectHandle,
     /// The messages, each with its sender's clock at the send.
@@ -357,10 +362,14 @@ impl<T> SyncSender<T> {
     /// waiting).
     #[track_caller]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        let idx = self
-            .channel
-            .schedule(OpKind::Poll, false, Location::caller());
-        runtime::with(|ex| {
+        let rendezvous = self.channel.capacity == Some(0);
+        let idx = self.channel.schedule_with(
+            OpKind::Poll,
+            if rendezvous { OFFERS } else { 0 },
+            false,
+            Location::caller(),
+        );
+        let sent = runtime::with(|ex| {
             let ObjState::Channel {
                 len,
                 capacity,
@@ -390,7 +399,12 @@ impl<T> SyncSender<T> {
                 .push(ex, idx, value)
                 .map(|_| ())
                 .map_err(TrySendError::Disconnected)
-        })
+        });
+        if rendezvous {
+            let taken = sent.is_ok();
+            runtime::with(|ex| ex.describe_channel_step(ChannelStep::Offered { taken }));
+        }
+        sent
     }
 }
 

@@ -420,6 +420,31 @@ fn rendezvous_and_a_timeout() -> String {
     format!("{first} then {rest:?}")
 }
 
+/// A receiver, and a sender that first offers a message with `try_send` on a rendezvous
+/// channel and sends another if the offer was refused: the offer is taken exactly when the
+/// receiver already waits in `recv`, which depends on whether the receiver reached it, not on a
+/// step of the channel. `from_main`: the main thread is the sender (it offers before the
+/// receiver starts in the first schedule), otherwise a second spawned thread is (it offers
+/// after the receiver waits).
+fn rendezvous_offer(from_main: bool) -> String {
+    let (tx, rx) = mpsc::sync_channel(0);
+    let receiver = thread::spawn(move || rx.recv().unwrap());
+    let offer = move || {
+        let taken = tx.try_send(1).is_ok();
+        if !taken {
+            tx.send(2).unwrap();
+        }
+        taken
+    };
+    let taken = if from_main {
+        offer()
+    } else {
+        thread::spawn(offer).join().unwrap()
+    };
+    let received = receiver.join().unwrap();
+    format!("{taken} {received}")
+}
+
 /// Two readers and a writer of an `RwLock`, one reader also reading an atomic the writer
 /// sets after writing: what each reader saw.
 fn readers_and_a_writer() -> String {
@@ -501,7 +526,13 @@ fn async_mutex() -> String {
 /// the relation keeps.
 #[test]
 fn dpor_reaches_every_outcome_of_dfs_on_channels_barriers_parking_and_once() {
-    let programs: [Observing; 8] = [
+    let programs: [Observing; 10] = [
+        ("rendezvous offer from the main thread", || {
+            rendezvous_offer(true)
+        }),
+        ("rendezvous offer from a spawned thread", || {
+            rendezvous_offer(false)
+        }),
         ("is_finished and a store", is_finished_and_a_store),
         ("bounded channel with a poll", bounded_channel_with_a_poll),
         ("rendezvous and a timeout", rendezvous_and_a_timeout),
