@@ -85,11 +85,14 @@ pub(super) fn rerun_difference(run: &Run<'_>, first: &Recording) -> Option<Strin
             "the program behaved differently when re-run under the same schedule: \
              {difference}.{second_failure}\n\
              It depends on something interleave does not control: std::sync or std::thread used \
-             directly, HashMap/HashSet iteration order (RandomState), the clock, randomness \
-             outside interleave::rand, or state kept in statics between executions. \
-             interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check \
-             this; a test that deliberately keeps state across executions (a std static counting \
-             runs) can turn the check off with `Builder::check_determinism(false)`."
+             directly, HashMap/HashSet iteration order (RandomState), memory addresses \
+             (comparing or hashing pointers, as when two locks are taken in address order), the \
+             clock, randomness outside interleave::rand, or state kept in statics between \
+             executions. interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one \
+             to check this; a test that depends on one of these on purpose (a std static \
+             counting runs, locks ordered by address) can turn the check off with \
+             `Builder::check_determinism(false)`, and its replay tokens may then not reproduce \
+             what they recorded."
         )
     })
 }

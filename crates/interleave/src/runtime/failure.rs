@@ -14,7 +14,8 @@ use super::Awaited;
 pub enum FailureKind {
     /// A thread panicked (a failed assertion, an `unwrap` on `None`, an explicit `panic!`).
     Panic,
-    /// No thread could run while the main thread was blocked.
+    /// No thread could run while some thread had not finished: the main thread was blocked,
+    /// or it had returned and left threads blocked that could never finish.
     Deadlock,
     /// A thread tried to lock a mutex (or `RwLock`) it already held.
     Relock,

@@ -256,7 +256,7 @@ fn a_nondeterminism_report() {
             interleave found an uncontrolled nondeterminism in execution 0 (strategy random, seed 0):
 
               the program behaved differently when re-run under the same schedule: the first run took 3 steps and the second 1.
-              It depends on something interleave does not control: std::sync or std::thread used directly, HashMap/HashSet iteration order (RandomState), the clock, randomness outside interleave::rand, or state kept in statics between executions. interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check this; a test that deliberately keeps state across executions (a std static counting runs) can turn the check off with `Builder::check_determinism(false)`.
+              It depends on something interleave does not control: std::sync or std::thread used directly, HashMap/HashSet iteration order (RandomState), memory addresses (comparing or hashing pointers, as when two locks are taken in address order), the clock, randomness outside interleave::rand, or state kept in statics between executions. interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check this; a test that depends on one of these on purpose (a std static counting runs, locks ordered by address) can turn the check off with `Builder::check_determinism(false)`, and its replay tokens may then not reproduce what they recorded.
 
             interleaving (3 steps):
               T0 = thread 0 (main)

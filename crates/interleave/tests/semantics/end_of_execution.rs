@@ -548,3 +548,37 @@ fn the_payload_of_a_task_unwound_at_the_end_is_dropped_as_the_task() {
     assert_eq!(failure.kind, FailureKind::Panic, "{failure}");
     assert_eq!(DROPPED.load(StdOrdering::SeqCst) as u64, report.executions);
 }
+
+/// A detached worker waits for a shutdown flag under a `Condvar`; the main thread returns with
+/// or without setting it and notifying. Left waiting, the worker can never finish: std would let
+/// the test return and leave it blocked, the execution reports it as a deadlock that says the
+/// main thread had returned. Told to stop, the worker finishes and nothing is reported.
+#[test]
+fn a_thread_left_waiting_when_the_main_thread_returns_is_a_deadlock_that_says_so() {
+    let detached_waiter = |stop_it: bool| {
+        move || {
+            let shared = Arc::new((Mutex::new(false), interleave::sync::Condvar::new()));
+            let worker_shared = shared.clone();
+            drop(thread::spawn(move || {
+                let (stop, wake) = &*worker_shared;
+                drop(
+                    wake.wait_while(stop.lock().unwrap(), |stop| !*stop)
+                        .unwrap(),
+                );
+            }));
+            if stop_it {
+                *shared.0.lock().unwrap() = true;
+                shared.1.notify_all();
+            }
+        }
+    };
+    let left = explore("random", 200, detached_waiter(false));
+    let failure = left.first_failure().expect("the worker is left waiting");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let text = failure.to_string();
+    assert!(
+        text.contains("deadlock: the main thread has returned, and no thread left can run"),
+        "{text}"
+    );
+    assert!(explore("random", 200, detached_waiter(true)).is_ok());
+}
