@@ -35,6 +35,7 @@ impl<T> Arc<T> {
         let inner = this.into_std();
         match std::sync::Arc::try_unwrap(inner) {
             Ok(value) => {
+                leak::acquired(address);
                 leak::freed(address);
                 Ok(value)
             }
@@ -77,7 +78,12 @@ impl<T: ?Sized> Arc<T> {
 
     /// A mutable reference to the value, if this is the only reference.
     pub fn get_mut(this: &mut Arc<T>) -> Option<&mut T> {
-        std::sync::Arc::get_mut(&mut this.inner)
+        let address = this.address();
+        let value = std::sync::Arc::get_mut(&mut this.inner);
+        if value.is_some() {
+            leak::acquired(address);
+        }
+        value
     }
 
     /// The pointer to the value; the reference stays counted (see [`Arc::from_raw`]).
@@ -127,6 +133,8 @@ impl<T: Clone> Arc<T> {
     pub fn make_mut(this: &mut Arc<T>) -> &mut T {
         if std::sync::Arc::strong_count(&this.inner) > 1 {
             *this = Arc::new((*this.inner).clone());
+        } else {
+            leak::acquired(this.address());
         }
         std::sync::Arc::make_mut(&mut this.inner)
     }
@@ -147,8 +155,13 @@ impl<T: ?Sized> Clone for Arc<T> {
 
 impl<T: ?Sized> Drop for Arc<T> {
     fn drop(&mut self) {
+        let address = self.address();
         if std::sync::Arc::strong_count(&self.inner) == 1 {
-            leak::freed(self.address());
+            // Before the value's own destructor, which runs after this.
+            leak::acquired(address);
+            leak::freed(address);
+        } else {
+            leak::released(address);
         }
     }
 }
