@@ -5,8 +5,9 @@
 //! Precision: the engine reports a deadlock only when no thread can run while the main thread
 //! is blocked, or after it returned while other threads are blocked, so every report is a real
 //! deadlock of the explored schedule (no false positives); the second kind says so, since std
-//! would let such a test return and leave the threads blocked. The explanation names each blocked thread, what it waits for, who holds it
-//! (with the site where it was acquired), and the wait-for cycle when the blocking forms one.
+//! would let such a test return and leave the threads blocked. The explanation names each
+//! blocked thread, what it waits for, who holds it (with the site where it was acquired), and
+//! the wait-for cycle when the blocking forms one.
 
 use std::fmt::Write;
 

@@ -163,8 +163,8 @@ pub trait Strategy: Send {
     }
 
     /// How many executions may be planned before the outcomes of earlier ones are observed
-    /// (1 for strategies whose next schedule depends on the last execution, and
-    /// [`ROUND_WITHOUT_LEARNING`] for those that learn nothing). Default: [`LEARNING_ROUND`].
+    /// (1 for strategies whose next schedule depends on the last execution, 1,024 for those
+    /// that learn nothing). Default: 64, how often the learning samplers learn.
     fn round_size(&self) -> usize {
         LEARNING_ROUND
     }

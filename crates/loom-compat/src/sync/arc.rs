@@ -1,5 +1,7 @@
 //! loom's `Arc`: std's reference counting, plus a registration of the allocation so that a
-//! leaked `Arc` (a cycle, a `mem::forget`) fails the execution (see `leak.rs`).
+//! leaked `Arc` (a cycle, a `mem::forget`) fails the execution, and which carries the
+//! happens-before std's `Arc` gives from every dropped reference to the last holder's use of the
+//! value (see `leak.rs`).
 
 use std::fmt;
 use std::ops::Deref;
