@@ -23,7 +23,7 @@ use crate::analysis::thread_label;
 use crate::config::ENV_FULL_REPORT;
 use crate::runtime::memory::INITIAL_VALUE;
 use crate::runtime::op::{ObjIdx, OpKind, ShortSite, Site, NO_OBJECT};
-use crate::runtime::{Awaited, Recording};
+use crate::runtime::{Awaited, FailureKind, Recording};
 
 /// Rows kept from the end of a long interleaving (rows of steps the failure is about come on
 /// top).
@@ -110,7 +110,14 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     if !full {
         rows = keep_last_rows(rows, &kept);
     }
-    if ex.threads.iter().any(|t| !t.finished) {
+    // A data race is found in the access the racing thread's last step made, and the execution
+    // stops before that thread announces anything else: its pending operation is that step,
+    // which the next row would show a second time.
+    let performed_last = (ex.failure.as_ref().map(|f| f.kind) == Some(FailureKind::DataRace))
+        .then(|| events.last().map(|e| e.thread as usize))
+        .flatten();
+    let waits_next = |t: usize| !ex.threads[t].finished && Some(t) != performed_last;
+    if (0..ex.threads.len()).any(waits_next) {
         rows.push(Row::Pending);
     }
     let rows = &rows[..];
@@ -118,11 +125,9 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     let row_objects = |row: &Row| -> Vec<ObjIdx> {
         match row {
             Row::Step(i) => vec![events[*i].object],
-            Row::Pending => ex
-                .threads
-                .iter()
-                .filter(|t| !t.finished)
-                .map(|t| t.pending.object)
+            Row::Pending => (0..ex.threads.len())
+                .filter(|&t| waits_next(t))
+                .map(|t| ex.threads[t].pending.object)
                 .collect(),
             Row::Elided { .. } | Row::Omitted { .. } | Row::Clock(_) => Vec::new(),
         }
@@ -160,7 +165,7 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
                 let e = &events[i];
                 describe(&step_operation(ex, i), e.object, e.site)
             }
-            Row::Pending if !ex.threads[t].finished => {
+            Row::Pending if waits_next(t) => {
                 let slot = &ex.threads[t];
                 if let Some(notify) = waits_for_notification(ex, t) {
                     return describe("wait (waits)", notify, slot.pending_site);

@@ -111,6 +111,6 @@ fn a_blocking_notify_is_one_object_with_its_own_operations() {
                6 |                                                | start @reports/notify_report.rs:22:9
                7 |                                                | wait Notify1 @reports/notify_report.rs:23:19
                9 |                                                | read Var1 @reports/notify_report.rs:24:18
-            next | join @reports/notify_report.rs:29:12           | read Var1 @reports/notify_report.rs:24:18"#]]
+            next | join @reports/notify_report.rs:29:12           |"#]]
     .assert_eq(interleaving);
 }

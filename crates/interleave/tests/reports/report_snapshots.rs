@@ -215,7 +215,7 @@ fn a_data_race_report() {
                    3 | write Var1 @reports/report_snapshots.rs:43:12 |
                    4 |                                               | start @reports/report_snapshots.rs:41:9
                    5 |                                               | write Var1 @reports/report_snapshots.rs:41:38
-                next | join @reports/report_snapshots.rs:44:12       | write Var1 @reports/report_snapshots.rs:41:38
+                next | join @reports/report_snapshots.rs:44:12       |
 
             To reproduce this execution exactly, run the same test with
                 INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW7oYmoY
