@@ -784,7 +784,10 @@ where
         scope: PhantomData,
         env: PhantomData,
     };
-    let result = f(&scope);
+    // As std's: a panic of the body is resumed only after every scoped thread has finished,
+    // since they may borrow from the frames it unwinds. Returning at once let a scoped thread
+    // run on a freed borrow.
+    let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
     let threads = std::mem::take(&mut *scope.threads.lock().expect("scope thread list"));
     let mut unobserved = None;
     for thread in threads {
@@ -804,6 +807,7 @@ where
             }
         });
     }
+    let result = result.unwrap_or_else(|payload| panic::resume_unwind(payload));
     if let Some(message) = unobserved {
         // std's message, followed by the scoped thread's own, which std's hook would print.
         panic!("a scoped thread panicked: {message}");

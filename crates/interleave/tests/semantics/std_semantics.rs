@@ -90,6 +90,35 @@ fn a_scope_re_raises_the_panic_of_a_thread_nobody_joined() {
     });
 }
 
+/// As std's: a panic of the scope's body is resumed once every scoped thread has finished, so a
+/// scoped thread never outlives the data it borrows from the frames the panic unwinds (before,
+/// the scope returned at once and a thread borrowing a local `Vec` read it freed).
+#[test]
+fn a_scope_whose_body_panics_waits_for_its_threads_first() {
+    helpers::all_schedules(200, || {
+        let finished = interleave::sync::atomic::AtomicUsize::new(0);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let borrowed: Vec<i32> = (1..=3).collect();
+            thread::scope(|s| {
+                s.spawn(|| {
+                    thread::yield_now();
+                    let sum: i32 = borrowed.iter().sum();
+                    assert_eq!(sum, 6);
+                    finished.fetch_add(1, interleave::sync::atomic::Ordering::SeqCst);
+                });
+                panic!("the body gives up");
+            })
+        }));
+        let payload = unwound.expect_err("the body's panic comes out of the scope");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"the body gives up"));
+        assert_eq!(
+            finished.load(interleave::sync::atomic::Ordering::SeqCst),
+            1,
+            "the scope returned before its thread finished"
+        );
+    });
+}
+
 #[test]
 fn a_mutex_held_by_a_panicking_thread_is_poisoned() {
     helpers::all_schedules(200, || {
