@@ -49,7 +49,7 @@ pub use local::spawn_local;
 
 use std::fmt;
 use std::future::{Future, IntoFuture};
-use std::panic::Location;
+use std::panic::{self, AssertUnwindSafe, Location};
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
@@ -286,15 +286,31 @@ where
     let abort_flag = aborted.clone();
     let thread = thread::spawn_task(
         move || {
-            let output = run_task(future, &abort_flag, site);
+            // A panic of the future ends the task with no output, which the handle reports as
+            // `JoinError::Panicked`, as tokio's does. The panic is recorded as the task's
+            // before the joiner is woken, so that the handle's report of it observes it (the
+            // wake is a scheduling point), and then goes on to the task's root, which drops
+            // its payload as it drops any.
+            let run = || run_task(future, &abort_flag, site);
+            let (output, panicked) = match panic::catch_unwind(AssertUnwindSafe(run)) {
+                Ok(output) => (Some(output), None),
+                Err(payload) => match runtime::spawned_thread_panicked(payload) {
+                    Ok(payload) => (None, Some(payload)),
+                    // The end of the execution unwinds the task: that goes on.
+                    Err(payload) => panic::resume_unwind(payload),
+                },
+            };
             let joiner = {
                 let mut state = lock(&shared);
-                state.output = Some(output);
+                state.output = output;
                 state.finished = true;
                 state.joiner.take()
             };
             if let Some(joiner) = joiner {
                 joiner.wake();
+            }
+            if let Some(payload) = panicked {
+                panic::resume_unwind(Box::new(runtime::RecordedPanic(payload)));
             }
         },
         site,
@@ -393,12 +409,18 @@ impl<T> Future for JoinHandle<T> {
         // thread's step and needs no scheduling point: the poll is `Ready` wherever it falls.
         // A task not finished yet may finish between the awaiting thread's last step and the
         // read, so that read is a scheduling point.
+        let task = self.thread.id().as_usize();
         let output = |state: &mut TaskState<T>| {
-            state
-                .finished
-                .then(|| state.output.take().unwrap_or(Err(JoinError::Panicked)))
+            state.finished.then(|| {
+                state.output.take().unwrap_or_else(|| {
+                    // The task panicked, and this handle hands the panic to the program.
+                    runtime::panic_observed(task);
+                    Err(JoinError::Panicked)
+                })
+            })
         };
-        if let Some(output) = output(&mut lock(&self.state)) {
+        let finished = output(&mut lock(&self.state));
+        if let Some(output) = finished {
             return Poll::Ready(output);
         }
         poll_point(self.site);

@@ -1914,6 +1914,11 @@ fn finish_thread(ex: &mut Execution, index: usize, returned: bool) {
 pub(crate) fn spawned_thread_panicked(
     payload: Box<dyn Any + Send>,
 ) -> Result<Box<dyn Any + Send>, Box<dyn Any + Send>> {
+    let payload = match payload.downcast::<RecordedPanic>() {
+        // Recorded by the task itself before it woke its joiner (`future::spawn`).
+        Ok(recorded) => return Ok(recorded.0),
+        Err(payload) => payload,
+    };
     // A panic that ends while a task left at the end is unwound (`ending.rs`) is the
     // program's, as in a running execution.
     if payload.is::<TeardownUnwind>() || with(|ex| ex.teardown && !ex.ending) {
@@ -1937,6 +1942,11 @@ pub(crate) fn spawned_thread_panicked(
     });
     Ok(payload)
 }
+
+/// The payload of a task's panic that the task recorded itself ([`spawned_thread_panicked`])
+/// before it woke the thread awaiting its `JoinHandle`, which may then have observed it; the
+/// task's root takes the payload inside as recorded, and drops it there as the task, as any.
+pub(crate) struct RecordedPanic(pub(crate) Box<dyn Any + Send>);
 
 /// A `join` of thread `index` returned its panic to the program.
 pub(crate) fn panic_observed(index: usize) {

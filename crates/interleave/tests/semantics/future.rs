@@ -36,6 +36,39 @@ fn an_aborted_task_is_cancelled_and_a_finished_one_keeps_its_output() {
     assert!(report.is_ok(), "{report}");
 }
 
+/// As tokio's: a task whose future panics ends, and its handle reports `JoinError::Panicked`,
+/// which hands the panic to the program (no failure); a panic whose handle is never awaited is
+/// still a failure. Before, the handle never completed and the awaiting thread deadlocked.
+#[test]
+fn a_panicking_task_completes_its_handle_with_the_panic() {
+    helpers::all_schedules(200, || {
+        future::block_on(async {
+            let task = future::spawn(async { panic!("the task gives up") });
+            assert_eq!(task.await, Err(JoinError::Panicked));
+        })
+    });
+    helpers::all_schedules(200, || {
+        let task = future::spawn(async { panic!("the task gives up") });
+        assert_eq!(task.join(), Err(JoinError::Panicked));
+    });
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(50)
+        .explore(|| {
+            future::block_on(async {
+                drop(future::spawn(async { panic!("nobody asks") }));
+                // Long enough for the task to run in some schedules (a task left parked when
+                // the main thread returns is cancelled).
+                for _ in 0..3 {
+                    future::yield_now().await;
+                }
+            })
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("an unobserved panic fails");
+    assert!(failure.message.contains("nobody asks"), "{failure}");
+}
+
 /// `yield_now().await` in a spin loop is the thread's yield, so PCT lets the task it waits
 /// for run instead of reporting a livelock.
 #[test]
