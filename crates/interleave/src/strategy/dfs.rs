@@ -52,6 +52,7 @@ use std::any::Any;
 
 use super::hb::may_depend;
 use super::{OpKind, Outcome, Schedule, Strategy, View, ABANDON};
+use crate::analysis::stops::plural;
 
 /// The widest `interleave::rand` draw the searches enumerate completely. A wider draw (or a
 /// draw over the whole `u64` range) is a choice among its `VALUE_CAP / 2` smallest and
@@ -176,6 +177,9 @@ pub(crate) struct Tree {
     sleep_sets: bool,
     /// Executions ended early because every thread they could run was asleep.
     sleep_blocked: u64,
+    /// Executions in which the yield rule made a thread that yielded wait for the others: the
+    /// search leaves out their schedules in which it ran on first, which the report says.
+    yield_waits: u64,
     /// The preemption bound (see [`Tree::bounded`]), if any.
     bound: Option<u32>,
     /// Yields a thread may make in a row before it waits for the others, less one (see
@@ -368,13 +372,25 @@ impl Tree {
         self.wide_draws
     }
 
+    /// The executions so far in which a yield made a thread wait (see [`YieldRule`]).
+    pub(super) fn yield_waits(&self) -> u64 {
+        self.yield_waits
+    }
+
     /// Takes the place of a search that others ran for this tree (`explore/tree_split.rs`):
-    /// `executions` ran, `wide_draws` of their draws were sampled, and the search then stood at
-    /// depth `depth`, or was over when `depth` is `None`. The statistics and warnings are
-    /// then those of having run it here.
-    pub(super) fn ran_elsewhere(&mut self, executions: u64, wide_draws: u64, depth: Option<usize>) {
+    /// `executions` ran, `wide_draws` of their draws were sampled, `yield_waits` of them made a
+    /// yielding thread wait, and the search then stood at depth `depth`, or was over when
+    /// `depth` is `None`. The statistics and warnings are then those of having run it here.
+    pub(super) fn ran_elsewhere(
+        &mut self,
+        executions: u64,
+        wide_draws: u64,
+        yield_waits: u64,
+        depth: Option<usize>,
+    ) {
         self.executions = executions;
         self.wide_draws = wide_draws;
+        self.yield_waits = yield_waits;
         self.finished = depth.is_none();
         self.prefix = depth.unwrap_or(0);
     }
@@ -459,6 +475,9 @@ impl Tree {
         let Some(steps) = outcome.feedback.and_then(|f| f.downcast_ref::<Steps>()) else {
             return self.steps.len();
         };
+        if !steps.ended_waits.is_empty() {
+            self.yield_waits += 1;
+        }
         // The node at `prefix - 1` took a new option, so everything from it on is new.
         let changed = self.prefix.saturating_sub(1);
         let first_new = self.steps.partition_point(|&n| n < changed);
@@ -641,6 +660,17 @@ impl Tree {
             stats.push((
                 "executions ended with every thread asleep".to_string(),
                 self.sleep_blocked.to_string(),
+            ));
+        }
+        if self.yield_waits > 0 {
+            stats.push((
+                "yield rule".to_string(),
+                format!(
+                    "in {} a thread that yielded waited until the others had stepped; the \
+                     schedules in which it ran on first were not searched (`dfs:yields=2` \
+                     lets it run on once)",
+                    plural(self.yield_waits as usize, "schedule")
+                ),
             ));
         }
         stats

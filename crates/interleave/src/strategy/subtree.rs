@@ -37,6 +37,8 @@ pub struct SubtreeSearch {
 pub(crate) struct Observed {
     /// Draws wider than the enumerated range among the execution's new nodes.
     pub(crate) wide_draws: u32,
+    /// A yield made a thread wait in the execution.
+    pub(crate) yield_waited: bool,
     /// The depth at which the subtree's search goes on, or `None` when its own part is over.
     pub(crate) next_depth: Option<u32>,
 }
@@ -68,11 +70,12 @@ impl SubtreeSearch {
 
     /// Learns from the execution planned last and moves to the next one.
     pub(crate) fn observe(&mut self, outcome: &Outcome) -> Observed {
-        let wide_draws = self.tree.wide_draws();
+        let (wide_draws, yield_waits) = (self.tree.wide_draws(), self.tree.yield_waits());
         self.tree.grow(outcome, true);
         let goes_on = self.tree.backtrack();
         Observed {
             wide_draws: (self.tree.wide_draws() - wide_draws) as u32,
+            yield_waited: self.tree.yield_waits() > yield_waits,
             next_depth: goes_on.then(|| self.tree.depth() as u32),
         }
     }
@@ -116,6 +119,7 @@ impl SubtreeSearch {
 pub struct SplitTally {
     executions: u64,
     wide_draws: u64,
+    yield_waits: u64,
     /// Where the whole search stood after the last execution: `None` before the first.
     depth_after: Option<Option<u32>>,
 }
@@ -125,6 +129,7 @@ impl SplitTally {
     pub(crate) fn count(&mut self, observed: Observed) {
         self.executions += 1;
         self.wide_draws += u64::from(observed.wide_draws);
+        self.yield_waits += u64::from(observed.yield_waited);
         self.depth_after = Some(observed.next_depth);
     }
 
@@ -148,6 +153,7 @@ impl SplitTally {
             tree.ran_elsewhere(
                 self.executions,
                 self.wide_draws,
+                self.yield_waits,
                 depth.map(|depth| depth as usize),
             );
         }

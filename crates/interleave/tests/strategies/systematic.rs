@@ -1079,3 +1079,44 @@ fn round_robin_deadlocks_a_lock_order_inversion_in_its_first_execution_only_if_t
         .unwrap();
     assert!(fixed.is_ok(), "{fixed}");
 }
+
+/// The yield rule keeps a spin loop's tree finite: a thread that yields waits until the others
+/// have stepped. So a bug that needs the yielder to run on first (here: a worker that has not
+/// started by the time the main thread, after one yield, looks) is outside what `dfs` and
+/// `dpor` search, and their reports say so next to their coverage; `dfs:yields=2`, which lets a
+/// thread run on past one yield, finds it. Without a yield, no such line.
+#[test]
+fn a_search_says_when_the_yield_rule_left_schedules_out() {
+    let looks_after = |yields: bool| {
+        move || {
+            let flag = Arc::new(AtomicBool::new(false));
+            let setter = {
+                let flag = flag.clone();
+                thread::spawn(move || flag.store(true, Ordering::SeqCst))
+            };
+            if yields {
+                thread::yield_now();
+            }
+            let seen = flag.load(Ordering::SeqCst);
+            setter.join().unwrap();
+            seen
+        }
+    };
+    let explore = |spec: &str, yields: bool| {
+        helpers::builder(spec)
+            .executions(1_000)
+            .explore(move || assert!(looks_after(yields)(), "the worker has not run"))
+            .unwrap()
+    };
+    for spec in ["dfs", "dpor"] {
+        let report = explore(spec, true);
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert_eq!(report.stat("covered"), Some("the whole search space"));
+        let rule = report.stat("yield rule").unwrap_or_default();
+        assert!(rule.contains("were not searched"), "{spec}: {report}");
+        let unyielding = explore(spec, false);
+        assert!(!unyielding.is_ok(), "{spec}: {unyielding}");
+        assert_eq!(unyielding.stat("yield rule"), None, "{spec}: {unyielding}");
+    }
+    assert!(!explore("dfs:yields=2", true).is_ok());
+}
