@@ -62,7 +62,20 @@ pub(crate) fn freed(address: usize) {
 /// The running thread dropped one of several references to the allocation at `address`: what
 /// it did so far happens before what the holder of the last reference does with the value.
 pub(crate) fn released(address: usize) {
-    // A drop outside an execution (or from inside the engine) has no thread to release.
+    with_history(address, Causality::release_into);
+}
+
+/// The running thread holds the only reference to the allocation at `address` and uses the
+/// value as its own (drops it, unwraps it, borrows it mutably): what the holders of the dropped
+/// references did happens before.
+pub(crate) fn acquired(address: usize) {
+    with_history(address, |released| released.acquire());
+}
+
+/// Runs `f` on the history the holders of the allocation at `address` released, if it is
+/// tracked and a thread of an execution runs (a drop outside an execution, or from inside the
+/// engine, has no thread to release or acquire).
+fn with_history(address: usize, f: impl FnOnce(&mut Causality)) {
     if interleave::thread::try_current().is_none() {
         return;
     }
@@ -72,19 +85,7 @@ pub(crate) fn released(address: usize) {
         .iter_mut()
         .find(|a| a.address == address)
     {
-        allocation.released.release_into();
-    }
-}
-
-/// The running thread holds the only reference to the allocation at `address` and uses the
-/// value as its own (drops it, unwraps it, borrows it mutably): what the holders of the dropped
-/// references did happens before.
-pub(crate) fn acquired(address: usize) {
-    if interleave::thread::try_current().is_none() {
-        return;
-    }
-    if let Some(allocation) = LIVE.live.borrow().iter().find(|a| a.address == address) {
-        allocation.released.acquire();
+        f(&mut allocation.released);
     }
 }
 

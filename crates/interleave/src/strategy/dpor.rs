@@ -163,13 +163,20 @@ impl Dpor {
         // Whether a yield has been seen: before the first, there is nothing to add.
         let mut any_yield = false;
         let mut dependences = Vec::new();
-        // Each thread's last step in the trace, and the steps after which a thread waits in a
-        // receive (its step before each receive), by the channel.
+        // Each thread's last step in the trace, and, when the trace has a rendezvous offer for
+        // them to matter to, the steps after which a thread waits in a receive (its step before
+        // each receive), by the channel.
+        let offers = trace.iter().any(|event| {
+            matches!(
+                event.target,
+                Some(TraceTarget::Channel(ChannelStep::Offered { .. }))
+            )
+        });
         let mut final_steps = vec![usize::MAX; n];
-        let mut waits_to_receive = vec![None; trace.len()];
+        let mut waits_to_receive = vec![None; if offers { trace.len() } else { 0 }];
         for (i, event) in trace.iter().enumerate() {
             if let Some(slot) = final_steps.get_mut(event.thread) {
-                if event.kind == OpKind::Recv && *slot != usize::MAX {
+                if offers && event.kind == OpKind::Recv && *slot != usize::MAX {
                     waits_to_receive[*slot] = event.object;
                 }
                 *slot = i;
@@ -204,7 +211,11 @@ impl Dpor {
                     .map(|channel| (Conflict::Receivers(channel), false)),
                 _ => None,
             };
-            let waits = waits_to_receive[i].map(|channel| (Conflict::Receivers(channel), true));
+            let waits = waits_to_receive
+                .get(i)
+                .copied()
+                .flatten()
+                .map(|channel| (Conflict::Receivers(channel), true));
             let all_conflicts = dpor_conflicts(event, !read)
                 .into_iter()
                 .flatten()

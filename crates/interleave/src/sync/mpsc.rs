@@ -369,42 +369,48 @@ impl<T> SyncSender<T> {
             false,
             Location::caller(),
         );
-        let sent = runtime::with(|ex| {
-            let ObjState::Channel {
-                len,
-                capacity,
-                receiver_alive,
-                ..
-            } = &ex.objects[idx as usize].state
-            else {
-                unreachable!("a channel handle points at another kind of object");
-            };
-            if !*receiver_alive {
-                return Err(TrySendError::Disconnected(value));
+        runtime::with(|ex| {
+            let sent = self.offer(ex, idx, value);
+            if rendezvous {
+                let taken = sent.is_ok();
+                ex.describe_channel_step(ChannelStep::Offered { taken });
             }
-            let room = match *capacity {
-                Some(0) => {
-                    *len == 0
-                        && ex.threads.iter().any(|t| {
-                            !t.finished && t.pending.kind == OpKind::Recv && t.pending.object == idx
-                        })
-                }
-                Some(capacity) => *len < capacity,
-                None => true,
-            };
-            if !room {
-                return Err(TrySendError::Full(value));
-            }
-            self.channel
-                .push(ex, idx, value)
-                .map(|_| ())
-                .map_err(TrySendError::Disconnected)
-        });
-        if rendezvous {
-            let taken = sent.is_ok();
-            runtime::with(|ex| ex.describe_channel_step(ChannelStep::Offered { taken }));
+            sent
+        })
+    }
+
+    /// `try_send`'s effect once scheduled: sends `value` on the channel, object `idx`, if there
+    /// is room now.
+    fn offer(&self, ex: &mut Execution, idx: ObjIdx, value: T) -> Result<(), TrySendError<T>> {
+        let ObjState::Channel {
+            len,
+            capacity,
+            receiver_alive,
+            ..
+        } = &ex.objects[idx as usize].state
+        else {
+            unreachable!("a channel handle points at another kind of object");
+        };
+        if !*receiver_alive {
+            return Err(TrySendError::Disconnected(value));
         }
-        sent
+        let room = match *capacity {
+            Some(0) => {
+                *len == 0
+                    && ex.threads.iter().any(|t| {
+                        !t.finished && t.pending.kind == OpKind::Recv && t.pending.object == idx
+                    })
+            }
+            Some(capacity) => *len < capacity,
+            None => true,
+        };
+        if !room {
+            return Err(TrySendError::Full(value));
+        }
+        self.channel
+            .push(ex, idx, value)
+            .map(|_| ())
+            .map_err(TrySendError::Disconnected)
     }
 }
 
