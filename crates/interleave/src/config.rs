@@ -15,6 +15,7 @@
 //! | `INTERLEAVE_STACK_SIZE` | [`Config::stack_size`] | `INTERLEAVE_STACK_SIZE=8388608` |
 //! | `INTERLEAVE_WATCHDOG` | [`Config::watchdog`] (seconds, 0 for off) | `INTERLEAVE_WATCHDOG=60` |
 //! | `INTERLEAVE_SPURIOUS_WAKEUPS` | [`Config::spurious_wakeups`] (`on`/`off`) | `INTERLEAVE_SPURIOUS_WAKEUPS=on` |
+//! | `INTERLEAVE_SPURIOUS_CAS_FAILURES` | [`Config::spurious_cas_failures`] (`on`/`off`) | `INTERLEAVE_SPURIOUS_CAS_FAILURES=off` |
 //! | `INTERLEAVE_FULL_REPORT` | [`Config::full_interleaving`] (`on`/`off`) | `INTERLEAVE_FULL_REPORT=1` |
 //! | `INTERLEAVE_SHARD` | [`Config::shard`] (`i/n`, counted from 1) | `INTERLEAVE_SHARD=2/3` |
 //! | `CI` | [`Persistence::save`] (false when set) | `CI=true` |
@@ -54,6 +55,8 @@ pub const ENV_STACK_SIZE: &str = "INTERLEAVE_STACK_SIZE";
 pub const ENV_WATCHDOG: &str = "INTERLEAVE_WATCHDOG";
 /// Overrides [`Config::spurious_wakeups`]: `on`, `true`, `1` or `off`, `false`, `0`.
 pub const ENV_SPURIOUS_WAKEUPS: &str = "INTERLEAVE_SPURIOUS_WAKEUPS";
+/// Overrides [`Config::spurious_cas_failures`]: `on`, `true`, `1` or `off`, `false`, `0`.
+pub const ENV_SPURIOUS_CAS_FAILURES: &str = "INTERLEAVE_SPURIOUS_CAS_FAILURES";
 /// Overrides [`Config::memory`]: `weak` or `sc`.
 pub const ENV_MEMORY: &str = "INTERLEAVE_MEMORY";
 /// Overrides [`Config::full_interleaving`]: `on`, `true`, `1` or `off`, `false`, `0`.
@@ -119,6 +122,13 @@ pub struct Config {
     /// its compat crate keeps); [`Config::spurious_wakeups`] covers parks too. Off by default,
     /// for the same reason.
     pub spurious_park_wakeups: bool,
+    /// Let `compare_exchange_weak` fail although the atomic holds the expected value, as std
+    /// allows (on processors with load-linked/store-conditional instructions it does), so code
+    /// that treats a weak exchange's failure as proof that another thread changed the value
+    /// (a weak exchange outside a retry loop) is caught. A thread's weak exchange never fails
+    /// spuriously twice in a row, so a retry loop stays finite for the exhaustive searches.
+    /// Default: true. Environment: `INTERLEAVE_SPURIOUS_CAS_FAILURES`.
+    pub spurious_cas_failures: bool,
     /// How atomics behave: [`MemoryModel::Weak`] explores the stores each load may read under
     /// the Rust (C++20) memory model, so a missing `Acquire`/`Release` is found;
     /// [`MemoryModel::SequentiallyConsistent`] runs every atomic operation as `SeqCst`.
@@ -278,6 +288,7 @@ impl Default for Config {
             watchdog: Some(Duration::from_secs(10)),
             spurious_wakeups: false,
             spurious_park_wakeups: false,
+            spurious_cas_failures: true,
             memory: MemoryModel::Weak,
             full_interleaving: false,
             panic_stops_execution: false,
@@ -389,6 +400,9 @@ impl Config {
         }
         if let Some(value) = var(ENV_SPURIOUS_WAKEUPS) {
             self.spurious_wakeups = on_off(ENV_SPURIOUS_WAKEUPS, value)?;
+        }
+        if let Some(value) = var(ENV_SPURIOUS_CAS_FAILURES) {
+            self.spurious_cas_failures = on_off(ENV_SPURIOUS_CAS_FAILURES, value)?;
         }
         if let Some(value) = var(ENV_FULL_REPORT) {
             self.full_interleaving = on_off(ENV_FULL_REPORT, value)?;

@@ -130,7 +130,10 @@ impl Builder {
         let mut builder = interleave::Builder::new()
             .strategy(spec.clone())
             .executions(executions)
-            .check_determinism(false);
+            .check_determinism(false)
+            // loom's weak exchanges never fail spuriously: a model's search space and the
+            // outcomes its tests count stay loom's.
+            .spurious_cas_failures(false);
         if self.max_branches != DEFAULT_MAX_BRANCHES {
             builder = builder.max_steps(self.max_branches as u64);
         }

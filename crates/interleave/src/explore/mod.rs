@@ -203,6 +203,13 @@ impl Builder {
         self
     }
 
+    /// Lets `compare_exchange_weak` fail spuriously, as std allows; on by default (see
+    /// [`Config::spurious_cas_failures`]).
+    pub fn spurious_cas_failures(mut self, on: bool) -> Builder {
+        self.config.spurious_cas_failures = on;
+        self
+    }
+
     /// Makes every panic fail the execution at once and leaks the panicking thread's stack
     /// instead of unwinding it, so a destructor that would panic during the unwind cannot abort
     /// the process (see [`Config::panic_stops_execution`]).

@@ -163,6 +163,7 @@ pub(super) fn token_limits(config: &Config, token: &Token) -> Limits {
         races: token.races,
         spurious_wakeups: token.spurious_wakeups,
         spurious_park_wakeups: token.spurious_park_wakeups,
+        spurious_cas_failures: token.spurious_cas_failures,
         memory: token.memory,
         panic_stops_execution: token.panic_stops_execution,
         ..limits(config)

@@ -143,6 +143,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         watchdog: config.watchdog,
         spurious_wakeups: config.spurious_wakeups,
         spurious_park_wakeups: config.spurious_park_wakeups,
+        spurious_cas_failures: config.spurious_cas_failures,
         memory: config.memory,
         full_interleaving: config.full_interleaving,
         panic_stops_execution: config.panic_stops_execution,

@@ -140,6 +140,9 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     for stale in &ex.stale_reads {
         legend.insert(events[stale.load as usize].object);
     }
+    for &step in &ex.spurious_failures {
+        legend.insert(events[step as usize].object);
+    }
     let names: Vec<(ObjIdx, String)> = legend
         .iter()
         .map(|&object| (object, ex.object_name(object)))
@@ -277,6 +280,24 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
             store(stale.latest),
         );
     }
+    if !ex.spurious_failures.is_empty() {
+        out.push_str(
+            "spurious failures (compare_exchange_weak failed although the atomic held the \
+             expected value, as std allows; Builder::spurious_cas_failures(false) turns them \
+             off):\n",
+        );
+    }
+    for &step in &ex.spurious_failures {
+        let exchange = &events[step as usize];
+        let _ = writeln!(
+            out,
+            "  step {}: T{} on {} @{}",
+            step + 1,
+            exchange.thread,
+            name(exchange.object),
+            ShortSite(exchange.site),
+        );
+    }
     out
 }
 
@@ -326,12 +347,13 @@ fn step_operation(ex: &Recording, step: usize) -> String {
 
 /// The steps a shortened interleaving still shows: the failing thread's last step, the steps
 /// the failure names, the acquisitions of the locks that unfinished threads hold when the
-/// engine stopped the execution (a deadlock's, a livelock's), and the loads that read a stale
-/// value.
+/// engine stopped the execution (a deadlock's, a livelock's), the loads that read a stale
+/// value and the weak exchanges that failed spuriously.
 fn kept_steps(ex: &Recording) -> BTreeSet<usize> {
     let events = &ex.events;
     let mut kept: BTreeSet<usize> = ex.failure_steps.iter().map(|&s| s as usize).collect();
     kept.extend(ex.stale_reads.iter().map(|stale| stale.load as usize));
+    kept.extend(ex.spurious_failures.iter().map(|&step| step as usize));
     let Some(failure) = &ex.failure else {
         return kept;
     };

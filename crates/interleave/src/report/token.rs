@@ -76,6 +76,10 @@ pub(crate) struct Token {
     /// A thread's own parks could end spuriously (`Config::spurious_park_wakeups`); the fifth
     /// bit of the race-mode byte, clear in tokens written before the setting existed.
     pub spurious_park_wakeups: bool,
+    /// `compare_exchange_weak` could fail spuriously (`Config::spurious_cas_failures`): the
+    /// sixth bit of the race-mode byte, clear in tokens written before the setting existed,
+    /// which ran without such failures.
+    pub spurious_cas_failures: bool,
     /// The memory model atomics ran under: the weak model reads stores that the
     /// sequentially consistent one never does. Stored in the third bit of the race-mode byte,
     /// set for the weak model, which tokens written before the weak model existed leave clear.
@@ -103,6 +107,7 @@ impl Token {
             races: ex.limits.races,
             spurious_wakeups: ex.limits.spurious_wakeups,
             spurious_park_wakeups: ex.limits.spurious_park_wakeups,
+            spurious_cas_failures: ex.limits.spurious_cas_failures,
             memory: ex.limits.memory,
             panic_stops_execution: ex.limits.panic_stops_execution,
             max_steps: ex.limits.max_steps,
@@ -148,7 +153,8 @@ impl Token {
                 | u8::from(self.spurious_wakeups) << 1
                 | u8::from(weak) << 2
                 | u8::from(self.panic_stops_execution) << 3
-                | u8::from(self.spurious_park_wakeups) << 4,
+                | u8::from(self.spurious_park_wakeups) << 4
+                | u8::from(self.spurious_cas_failures) << 5,
         );
         put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
@@ -221,13 +227,14 @@ impl Token {
             values.push(reader.varint()?);
         }
         let settings = reader.byte()?;
-        let races = match settings & !30 {
+        let races = match settings & !62 {
             0 => RaceMode::Fail,
             1 => RaceMode::Warn,
             _ => return Err(TokenError::Malformed("unknown race mode")),
         };
         let spurious_wakeups = settings & 2 != 0;
         let spurious_park_wakeups = settings & 16 != 0;
+        let spurious_cas_failures = settings & 32 != 0;
         let panic_stops_execution = settings & 8 != 0;
         let memory = if settings & 4 != 0 {
             MemoryModel::Weak
@@ -261,6 +268,7 @@ impl Token {
             races,
             spurious_wakeups,
             spurious_park_wakeups,
+            spurious_cas_failures,
             memory,
             panic_stops_execution,
             max_steps,
@@ -384,6 +392,7 @@ mod tests {
             races: RaceMode::Warn,
             spurious_wakeups: true,
             spurious_park_wakeups: true,
+            spurious_cas_failures: true,
             memory: MemoryModel::Weak,
             panic_stops_execution: true,
             max_steps: 12_345,

@@ -10,7 +10,35 @@ use super::op::ObjIdx;
 use super::switching::draw_value;
 use super::{Execution, MemoryModel};
 
+/// [`Execution::weak_exchange_fails_spuriously`] in the current execution, for the facade's
+/// `compare_exchange_weak` after its step was announced.
+pub(crate) fn weak_exchange_fails_spuriously() -> bool {
+    super::with(Execution::weak_exchange_fails_spuriously)
+}
+
 impl Execution {
+    /// Whether the running thread's `compare_exchange_weak`, whose comparison holds, fails
+    /// spuriously: a recorded choice when `Limits::spurious_cas_failures` allows it, except
+    /// right after the thread's previous such exchange failed spuriously, so that a retry loop
+    /// ends (and an exhaustive search with it). Dropping the tasks left at the end never fails
+    /// one: it does not extend the schedule (`ending.rs`).
+    pub(crate) fn weak_exchange_fails_spuriously(&mut self) -> bool {
+        if !self.recording.limits.spurious_cas_failures || self.ending {
+            return false;
+        }
+        let thread = self.current;
+        if std::mem::take(&mut self.threads[thread].failed_spuriously) {
+            return false;
+        }
+        let fails = self.choose_value(2) == 1;
+        if fails {
+            self.threads[thread].failed_spuriously = true;
+            let step = self.steps() - 1;
+            self.recording.spurious_failures.push(step);
+        }
+        fails
+    }
+
     /// The running thread loads `object` with `order`; the atomic holds `current`. Returns the
     /// value read, which the schedule chooses among the stores coherence allows.
     pub(crate) fn atomic_load(&mut self, object: ObjIdx, order: Ordering, current: u64) -> u64 {

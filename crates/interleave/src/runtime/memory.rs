@@ -47,6 +47,13 @@
 //! - `SeqCst` fences (and each `SeqCst` access after a `SeqCst` fence) happen after the
 //!   `SeqCst` operations before them, which RC11 does not say, so a data race ordered only by
 //!   `SeqCst` fences goes unreported;
+//! - `SeqCst` operations take their place in the single total order `S` where they run, so `S`
+//!   contains happens-before, which C++20 (since P0668) and RC11 require only of "strongly
+//!   happens before": an outcome that needs a `SeqCst` operation ordered in `S` before one that
+//!   happens before it through a `Release`/`Acquire` pair never happens (the Z6.U shape: with
+//!   `x.store(1, SeqCst); y.store(1, Release)` in one thread, `y.load(SeqCst)` reading 1 in a
+//!   second, and `y.store(3, SeqCst); x.load(SeqCst)` in a third, `y` ending at 3 with the
+//!   third thread's load reading `x == 0` is allowed but never produced);
 //! - loads never read values that no store wrote (no out-of-thin-air, as RC11 requires too).
 
 use std::sync::atomic::Ordering;

@@ -85,6 +85,7 @@ use object::{
 use op::{Gate, ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 use waiters::LockRequests;
 
+pub(crate) use atomics::weak_exchange_fails_spuriously;
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
 pub use memory::MemoryModel;
@@ -269,6 +270,9 @@ pub(crate) struct ThreadSlot {
     /// Whether the thread's latest step counted as a yield (see `Execution::begin_step`): the
     /// strategies' yield rule may hold the thread back until the others have stepped.
     pub last_step_yielded: bool,
+    /// The thread's latest `compare_exchange_weak` whose comparison held failed spuriously,
+    /// so its next one succeeds (`Execution::weak_exchange_fails_spuriously`).
+    pub failed_spuriously: bool,
     /// Values of `thread_local!` keys, by key address.
     pub locals: Vec<(usize, Box<dyn Any>)>,
     /// Set once the thread has started destroying its thread-locals (`LocalKey::try_with`).
@@ -334,6 +338,7 @@ impl ThreadSlot {
             ticket: 0,
             yields: 0,
             last_step_yielded: false,
+            failed_spuriously: false,
             locals: Vec::new(),
             locals_destroyed: false,
             at_root: false,
@@ -390,6 +395,7 @@ impl ThreadSlot {
             ticket,
             yields,
             last_step_yielded,
+            failed_spuriously,
             locals,
             locals_destroyed,
             at_root,
@@ -429,6 +435,7 @@ impl ThreadSlot {
         *ticket = 0;
         *yields = 0;
         *last_step_yielded = false;
+        *failed_spuriously = false;
         *locals_destroyed = false;
         *at_root = false;
         *unit = None;
@@ -503,6 +510,8 @@ pub(crate) struct Limits {
     pub spurious_wakeups: bool,
     /// A thread's own `park` may end without an unpark (`Config::spurious_park_wakeups`).
     pub spurious_park_wakeups: bool,
+    /// `compare_exchange_weak` may fail spuriously (`Config::spurious_cas_failures`).
+    pub spurious_cas_failures: bool,
     /// How atomics behave (`Config::memory`).
     pub memory: MemoryModel,
     /// Reports print every step of the interleaving (`Config::full_interleaving`).

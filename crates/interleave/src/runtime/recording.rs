@@ -107,6 +107,9 @@ pub(crate) struct Recording {
     pub clock_advances: Vec<(usize, Duration)>,
     /// The atomic loads that read a store older than the latest one (weak memory model).
     pub stale_reads: Vec<StaleRead>,
+    /// The steps of the `compare_exchange_weak` calls that failed spuriously
+    /// (`Config::spurious_cas_failures`), in increasing order.
+    pub spurious_failures: Vec<u64>,
     /// What the schedule learnt (`Schedule::feedback`).
     pub feedback: Option<Box<dyn Any + Send>>,
     /// The user operations that steps on internal state locks performed (`lock` for an async
@@ -138,6 +141,7 @@ impl Recording {
             annotations: Annotations::default(),
             clock_advances: Vec::new(),
             stale_reads: Vec::new(),
+            spurious_failures: Vec::new(),
             feedback: None,
             step_labels: Vec::new(),
             failure_steps: Vec::new(),
@@ -162,6 +166,7 @@ impl Recording {
         self.annotations.clear();
         self.clock_advances.clear();
         self.stale_reads.clear();
+        self.spurious_failures.clear();
         self.feedback = None;
         self.step_labels.clear();
         self.failure_steps.clear();

@@ -710,6 +710,7 @@ mod tests {
                     races: crate::RaceMode::Warn,
                     log_values: true,
                     memory: crate::MemoryModel::SequentiallyConsistent,
+                    spurious_cas_failures: false,
                     ..limits(&Config::default())
                 };
                 let ex = runtime::run(&program, std::panic::Location::caller(), schedule, limits);

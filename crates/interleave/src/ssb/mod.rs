@@ -167,8 +167,10 @@ impl Analysis {
             max_steps: self.max_steps,
             races: RaceMode::Warn,
             log_values: true,
-            // TAME's encoding orders the trace's events sequentially consistently.
+            // TAME's encoding orders the trace's events sequentially consistently, and
+            // decides a compare-exchange by its comparison alone.
             memory: crate::MemoryModel::SequentiallyConsistent,
+            spurious_cas_failures: false,
             ..limits(&Config::default())
         };
         let schedule = Random

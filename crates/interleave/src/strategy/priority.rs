@@ -97,7 +97,7 @@ impl Estimates {
                 self.k().to_string(),
             ),
             (
-                "PCT guarantee 1/(n*k^(d-1)) per execution".to_string(),
+                "PCT guarantee 1/(n*k^(d-1)) per execution, if no thread yields, sleeps or times out (each demotes it like an extra change point)".to_string(),
                 format!("{:.3e}", self.pct_guarantee(depth)),
             ),
         ]

@@ -120,7 +120,7 @@ impl Strategy for RPro {
         let mut stats = self.estimates.stats(self.depth);
         stats.insert(1, ("radius r".to_string(), self.radius.to_string()));
         stats.push((
-            "RPro guarantee 1/(n*k*min(2r,k-1)^(d-2)) per execution, bugs of radius <= r"
+            "RPro guarantee 1/(n*k*min(2r,k-1)^(d-2)) per execution, bugs of radius <= r, if no thread yields, sleeps or times out"
                 .to_string(),
             format!("{:.3e}", self.guarantee()),
         ));

@@ -7,7 +7,7 @@
 //! latest store's value, so read-modify-writes and `get_mut` see it; a load asks the model which
 //! value it reads. Under `MemoryModel::SequentiallyConsistent` every operation behaves as
 //! `SeqCst` and, for happens-before, every store releases and every load acquires.
-//! `compare_exchange_weak` never fails spuriously. Orderings std rejects (a release load, an
+//! `compare_exchange_weak` may fail spuriously (`Config::spurious_cas_failures`). Orderings std rejects (a release load, an
 //! acquire store, a relaxed fence, a release failure ordering) panic as under std.
 
 use std::panic::Location;
@@ -373,7 +373,12 @@ macro_rules! atomic_common {
             )
         }
 
-        /// Like `compare_exchange`; never fails spuriously here.
+        /// Like `compare_exchange`, but it may also fail when the atomic holds `current`, as
+        /// std's may on processors with load-linked/store-conditional instructions: then it
+        /// returns `Err(current)` and is a load with the `failure` ordering. A thread's weak
+        /// exchange never fails spuriously twice in a row (see
+        /// [`Config::spurious_cas_failures`](crate::Config::spurious_cas_failures), which
+        /// turns such failures off).
         #[inline]
         #[track_caller]
         pub fn compare_exchange_weak(
@@ -389,9 +394,14 @@ macro_rules! atomic_common {
                 announced(success, failure),
                 Location::caller(),
                 || self.bits(),
-                // `compare_exchange` proper: a spurious failure is never needed to find a bug
-                // that a real failure does not also show.
-                || self.inner.compare_exchange(current, new, SC, SC),
+                || {
+                    let found = self.inner.load(SC);
+                    if found == current && runtime::weak_exchange_fails_spuriously() {
+                        Err(found)
+                    } else {
+                        self.inner.compare_exchange(current, new, SC, SC)
+                    }
+                },
                 |result| match result {
                     Ok(_) => (true, success),
                     Err(_) => (false, failure),

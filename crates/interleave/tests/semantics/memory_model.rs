@@ -398,3 +398,127 @@ fn a_stale_read_is_reported_with_the_store_it_read_and_the_one_it_missed() {
     assert!(text.contains("the flag was set before the data"), "{text}");
     assert!(text.contains("read a stale value"), "{text}");
 }
+
+/// Every outcome `f` returns over the whole search tree of `dfs` with weak exchanges that
+/// never fail spuriously.
+fn outcomes_without_spurious_failures<T: Ord + Send>(f: impl Fn() -> T + Sync) -> BTreeSet<T> {
+    let seen = StdMutex::new(BTreeSet::new());
+    let report = builder("dfs")
+        .spurious_cas_failures(false)
+        .explore(|| {
+            let outcome = f();
+            seen.lock().unwrap().insert(outcome);
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    seen.into_inner().unwrap()
+}
+
+#[test]
+fn a_weak_exchange_may_fail_spuriously_but_never_twice_in_a_row() {
+    let weak = || AtomicUsize::new(0).compare_exchange_weak(0, 1, AcqRel, Acquire);
+    assert_eq!(outcomes(weak), BTreeSet::from([Ok(0), Err(0)]));
+    assert_eq!(
+        outcomes_under(MemoryModel::SequentiallyConsistent, weak),
+        BTreeSet::from([Ok(0), Err(0)])
+    );
+    assert_eq!(
+        outcomes_without_spurious_failures(weak),
+        BTreeSet::from([Ok(0)])
+    );
+    // A comparison that does not hold fails as under `compare_exchange`, with no choice.
+    let mismatch = || AtomicUsize::new(5).compare_exchange_weak(0, 1, AcqRel, Acquire);
+    assert_eq!(outcomes(mismatch), BTreeSet::from([Err(5)]));
+    let strong = || AtomicUsize::new(0).compare_exchange(0, 1, AcqRel, Acquire);
+    assert_eq!(outcomes(strong), BTreeSet::from([Ok(0)]));
+    // A retry loop fails at most once in a row, so the exhaustive search ends.
+    let retries = || {
+        let a = AtomicUsize::new(0);
+        let mut failures = 0;
+        for target in 1..=2 {
+            while a
+                .compare_exchange_weak(target - 1, target, Relaxed, Relaxed)
+                .is_err()
+            {
+                failures += 1;
+            }
+        }
+        failures
+    };
+    assert_eq!(outcomes(retries), BTreeSet::from([0, 1, 2]));
+    // Two threads incrementing through weak exchanges lose no update.
+    let increments = || {
+        let a = Arc::new(AtomicUsize::new(0));
+        let other = Arc::clone(&a);
+        let add = |a: &AtomicUsize| {
+            let mut seen = a.load(Relaxed);
+            while let Err(found) = a.compare_exchange_weak(seen, seen + 1, AcqRel, Relaxed) {
+                seen = found;
+            }
+        };
+        let handle = thread::spawn(move || add(&other));
+        add(&a);
+        handle.join().unwrap();
+        a.load(Relaxed)
+    };
+    assert_eq!(outcomes(increments), BTreeSet::from([2]));
+}
+
+/// A flag claimed with one exchange, whose failure the program takes for another thread's
+/// claim. With a weak exchange that is a bug: the exchange may fail while nobody holds the
+/// flag.
+fn claim_once(weak: bool) {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let other = Arc::clone(&flag);
+    let handle = thread::spawn(move || other.load(Acquire));
+    let claimed = if weak {
+        flag.compare_exchange_weak(0, 1, AcqRel, Acquire)
+    } else {
+        flag.compare_exchange(0, 1, AcqRel, Acquire)
+    };
+    if let Err(holder) = claimed {
+        assert_ne!(holder, 0, "the claim failed but nobody holds the flag");
+    }
+    handle.join().unwrap();
+}
+
+#[test]
+fn a_weak_exchange_outside_a_loop_is_caught_and_its_spurious_failure_reported() {
+    let report = builder("random")
+        .executions(200)
+        .explore(|| claim_once(true))
+        .unwrap();
+    let failure = report
+        .first_failure()
+        .expect("the spurious failure is found");
+    let text = failure.to_string();
+    assert!(
+        text.contains("the claim failed but nobody holds the flag"),
+        "{text}"
+    );
+    assert!(text.contains("spurious failures"), "{text}");
+    assert!(text.contains(": T0 on AtomicUsize1 @"), "{text}");
+    let replayed = builder("random")
+        .replay(&failure.token, || claim_once(true))
+        .unwrap();
+    let again = replayed.first_failure().expect("the replay fails again");
+    assert_eq!(again.token, failure.token);
+    assert_eq!(again.message, failure.message);
+
+    let dfs = builder("dfs").explore(|| claim_once(true)).unwrap();
+    assert!(dfs.first_failure().is_some(), "{dfs}");
+    let off = builder("dfs")
+        .spurious_cas_failures(false)
+        .explore(|| claim_once(true))
+        .unwrap();
+    assert!(off.is_ok(), "{off}");
+
+    // The fixed twin: a strong exchange fails only when another thread holds the flag.
+    let fixed = builder("random")
+        .executions(2_000)
+        .explore(|| claim_once(false))
+        .unwrap();
+    assert!(fixed.is_ok(), "{fixed}");
+    let fixed = builder("dfs").explore(|| claim_once(false)).unwrap();
+    assert!(fixed.is_ok(), "{fixed}");
+}

@@ -7,8 +7,9 @@ mod arc;
 mod mutex;
 
 pub mod atomic {
-    //! `loom::sync::atomic`: interleave's atomics, sequentially consistent whatever the
-    //! `Ordering`, with loom's `unsync_load` and `with_mut`.
+    //! `loom::sync::atomic`: interleave's atomics, under its weak memory model, with loom's
+    //! `unsync_load` and `with_mut`. `compare_exchange_weak` never fails spuriously, as under
+    //! loom, unless `INTERLEAVE_SPURIOUS_CAS_FAILURES=on` asks for it.
     pub use interleave::sync::atomic::*;
 }
 
