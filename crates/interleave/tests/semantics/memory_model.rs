@@ -17,13 +17,15 @@ use super::helpers::builder;
 
 use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 
-/// Every outcome `f` returns over the whole search tree of `dfs` under `memory`; the search
-/// must finish and no execution may fail.
-fn outcomes_under<T: Ord + Send>(memory: MemoryModel, f: impl Fn() -> T + Sync) -> BTreeSet<T> {
+/// Every outcome `f` returns over the whole search tree of `dfs` as `search` configures it;
+/// the search must finish and no execution may fail.
+fn outcomes_of<T: Ord + Send>(
+    search: interleave::Builder,
+    f: impl Fn() -> T + Sync,
+) -> BTreeSet<T> {
     const BUDGET: u64 = 200_000;
     let seen = StdMutex::new(BTreeSet::new());
-    let report = builder("dfs")
-        .memory(memory)
+    let report = search
         .executions(BUDGET)
         .explore(|| {
             let outcome = f();
@@ -36,6 +38,11 @@ fn outcomes_under<T: Ord + Send>(memory: MemoryModel, f: impl Fn() -> T + Sync) 
         "the search did not finish in {BUDGET} executions"
     );
     seen.into_inner().unwrap()
+}
+
+/// Every outcome `f` returns over the whole search tree of `dfs` under `memory`.
+fn outcomes_under<T: Ord + Send>(memory: MemoryModel, f: impl Fn() -> T + Sync) -> BTreeSet<T> {
+    outcomes_of(builder("dfs").memory(memory), f)
 }
 
 /// [`outcomes_under`] the weak model, the default.
@@ -399,21 +406,6 @@ fn a_stale_read_is_reported_with_the_store_it_read_and_the_one_it_missed() {
     assert!(text.contains("read a stale value"), "{text}");
 }
 
-/// Every outcome `f` returns over the whole search tree of `dfs` with weak exchanges that
-/// never fail spuriously.
-fn outcomes_without_spurious_failures<T: Ord + Send>(f: impl Fn() -> T + Sync) -> BTreeSet<T> {
-    let seen = StdMutex::new(BTreeSet::new());
-    let report = builder("dfs")
-        .spurious_cas_failures(false)
-        .explore(|| {
-            let outcome = f();
-            seen.lock().unwrap().insert(outcome);
-        })
-        .unwrap();
-    assert!(report.is_ok(), "{report}");
-    seen.into_inner().unwrap()
-}
-
 #[test]
 fn a_weak_exchange_may_fail_spuriously_but_never_twice_in_a_row() {
     let weak = || AtomicUsize::new(0).compare_exchange_weak(0, 1, AcqRel, Acquire);
@@ -423,7 +415,7 @@ fn a_weak_exchange_may_fail_spuriously_but_never_twice_in_a_row() {
         BTreeSet::from([Ok(0), Err(0)])
     );
     assert_eq!(
-        outcomes_without_spurious_failures(weak),
+        outcomes_of(builder("dfs").spurious_cas_failures(false), weak),
         BTreeSet::from([Ok(0)])
     );
     // A comparison that does not hold fails as under `compare_exchange`, with no choice.
