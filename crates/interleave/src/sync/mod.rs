@@ -33,5 +33,5 @@ pub use causality::Causality;
 pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{Mutex, MutexGuard};
 pub use notify::Notify;
-pub use once::{Once, OnceLock, OnceState};
+pub use once::{LazyLock, Once, OnceLock, OnceState};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};

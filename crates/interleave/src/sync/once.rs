@@ -1,10 +1,12 @@
-//! `Once` and `OnceLock`: one-time initialisation. A thread that arrives while another runs
-//! the initialiser blocks until it completes. An initialiser that panics poisons the `Once`, as
-//! std's does: `call_once` then panics, `call_once_force` runs again and sees the poison, and a
-//! `OnceLock` stays empty and tries again on its next use.
+//! `Once`, `OnceLock` and `LazyLock`: one-time initialisation. A thread that arrives while
+//! another runs the initialiser blocks until it completes. An initialiser that panics poisons
+//! the `Once`, as std's does: `call_once` then panics, `call_once_force` runs again and sees the
+//! poison, a `OnceLock` stays empty and tries again on its next use, and every later use of a
+//! `LazyLock` panics (its initialiser was consumed).
 
 use std::cell::UnsafeCell;
 use std::fmt;
+use std::ops::Deref;
 use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use crate::runtime;
@@ -261,5 +263,91 @@ impl<T> Default for OnceLock<T> {
 impl<T: fmt::Debug> fmt::Debug for OnceLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OnceLock").finish_non_exhaustive()
+    }
+}
+
+/// A value initialised on first access by the function it was created with, shaped like
+/// `std::sync::LazyLock`: the first access runs the function (a scheduling point, like
+/// `Once::call_once`), and a thread that arrives meanwhile waits for it. In a `static`, the
+/// value is made once per process, in the first execution that uses it, and later executions
+/// see it, as with std; [`lazy_static!`](crate::lazy_static!) gives each execution its own.
+pub struct LazyLock<T, F = fn() -> T> {
+    once: Once,
+    init: UnsafeCell<Option<F>>,
+    value: UnsafeCell<Option<T>>,
+}
+
+// SAFETY: the initialiser is taken and the value written only by the thread running the
+// `Once`, before any thread can observe completion; afterwards the value is only read. As
+// std's, sharing needs `T: Send` because the value may be made on another thread than the one
+// that drops it, and `F: Send` because the initialiser may run on any thread.
+unsafe impl<T: Sync + Send, F: Send> Sync for LazyLock<T, F> {}
+impl<T: RefUnwindSafe + UnwindSafe, F: UnwindSafe> RefUnwindSafe for LazyLock<T, F> {}
+impl<T: UnwindSafe, F: UnwindSafe> UnwindSafe for LazyLock<T, F> {}
+
+impl<T, F: FnOnce() -> T> LazyLock<T, F> {
+    /// A value that `f` makes on first access.
+    #[track_caller]
+    pub const fn new(f: F) -> LazyLock<T, F> {
+        LazyLock {
+            once: Once::named("LazyLock"),
+            init: UnsafeCell::new(Some(f)),
+            value: UnsafeCell::new(None),
+        }
+    }
+
+    /// The value, made by the initialiser if this is the first access (a scheduling point).
+    ///
+    /// # Panics
+    /// If the initialiser panicked, in this call or an earlier one, as std's does.
+    #[track_caller]
+    pub fn force(this: &LazyLock<T, F>) -> &T {
+        this.once.run(
+            |_| {
+                // SAFETY: only the thread running the `Once` takes the initialiser and writes
+                // the value, before completion.
+                if unsafe { (*this.value.get()).is_some() } {
+                    // A `static` made its value in an earlier execution, which it keeps for
+                    // the whole process, as std's does.
+                    return;
+                }
+                // The initialiser is gone once it ran: it panicked, in this execution or (for
+                // a `static`) in an earlier one.
+                let Some(f) = (unsafe { (*this.init.get()).take() }) else {
+                    panic!("LazyLock instance has previously been poisoned");
+                };
+                let value = f();
+                // SAFETY: as above.
+                unsafe { *this.value.get() = Some(value) };
+            },
+            Location::caller(),
+            true,
+        );
+        // SAFETY: see the `Sync` impl.
+        unsafe { (*this.value.get()).as_ref() }.expect("the initialiser stored a value")
+    }
+}
+
+impl<T, F: FnOnce() -> T> Deref for LazyLock<T, F> {
+    type Target = T;
+
+    #[track_caller]
+    fn deref(&self) -> &T {
+        LazyLock::force(self)
+    }
+}
+
+impl<T: Default> Default for LazyLock<T> {
+    /// A value that `T::default` makes on first access.
+    #[track_caller]
+    fn default() -> LazyLock<T> {
+        LazyLock::new(T::default)
+    }
+}
+
+impl<T: fmt::Debug, F> fmt::Debug for LazyLock<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Looking at the state would be a scheduling point, which formatting must not add.
+        f.debug_struct("LazyLock").finish_non_exhaustive()
     }
 }

@@ -9,7 +9,7 @@ use crate::helpers;
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 
-use interleave::sync::{Arc, Condvar, Mutex, Once, OnceLock, RwLock, TryLockError};
+use interleave::sync::{Arc, Condvar, LazyLock, Mutex, Once, OnceLock, RwLock, TryLockError};
 use interleave::{thread, FailureKind, Report};
 
 fn explore(spec: &str, executions: u64, f: impl Fn() + Sync) -> Report {
@@ -294,6 +294,81 @@ fn a_once_lock_stays_empty_after_its_initialiser_panicked() {
     });
 }
 
+#[test]
+fn a_lazy_lock_runs_its_initialiser_once_and_every_thread_sees_the_value() {
+    let report = explore("dfs", 10_000, || {
+        let runs = Arc::new(Mutex::new(0));
+        let counted = Arc::clone(&runs);
+        let lazy = Arc::new(LazyLock::new(move || {
+            *counted.lock().unwrap() += 1;
+            vec![1, 2, 3]
+        }));
+        let other = Arc::clone(&lazy);
+        let reader = thread::spawn(move || other.iter().sum::<i32>());
+        assert_eq!(LazyLock::force(&lazy).len(), 3);
+        assert_eq!(reader.join().unwrap(), 6);
+        assert_eq!(*runs.lock().unwrap(), 1);
+    });
+    assert!(report.is_ok(), "{report}");
+    assert!(report.executions > 1, "{report}");
+    let defaulted: LazyLock<Vec<u8>> = LazyLock::default();
+    let report = explore("random", 10, || assert!(defaulted.is_empty()));
+    assert!(report.is_ok(), "{report}");
+}
+
+#[test]
+fn a_lazy_lock_whose_initialiser_panicked_panics_at_every_later_use() {
+    helpers::all_schedules(100, || {
+        let lazy = Arc::new(LazyLock::new(|| -> u32 { panic!("no value") }));
+        let other = Arc::clone(&lazy);
+        let first = thread::spawn(move || *LazyLock::force(&other));
+        let second = std::panic::catch_unwind(|| *LazyLock::force(&lazy));
+        let first = first.join();
+        let messages: Vec<String> = [first.unwrap_err(), second.unwrap_err()]
+            .iter()
+            .map(|payload| {
+                payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        // One of the two ran the initialiser; the other found it poisoned.
+        assert!(messages.iter().any(|m| m == "no value"), "{messages:?}");
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains("previously been poisoned")),
+            "{messages:?}"
+        );
+    });
+}
+
+/// A `static` `LazyLock` keeps the value its first execution made, as a std static does.
+#[test]
+fn a_static_lazy_lock_keeps_its_value_across_executions() {
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static SHARED: LazyLock<Mutex<u32>> = LazyLock::new(|| {
+        MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Mutex::new(0)
+    });
+    let report = helpers::builder("random")
+        .workers(1)
+        .executions(20)
+        .explore(|| *SHARED.lock().unwrap() += 1)
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(MADE.load(std::sync::atomic::Ordering::Relaxed), 1);
+    let report = helpers::builder("random")
+        .workers(1)
+        .executions(1)
+        // Each execution added one, the determinism check's repetitions too.
+        .explore(|| assert!(*SHARED.lock().unwrap() >= 20))
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+}
+
 /// Two threads wait on one condition variable, thread 1 first; one `notify_one` wakes one of
 /// them. std leaves open which (a FIFO rule would always wake thread 1): exhaustive search
 /// reaches both.
@@ -451,6 +526,7 @@ fn locks_are_unwind_safe_like_std() {
     unwind_safe::<Condvar>();
     unwind_safe::<Once>();
     unwind_safe::<OnceLock<i32>>();
+    unwind_safe::<LazyLock<i32>>();
     unwind_safe::<interleave::sync::Barrier>();
     unwind_safe::<interleave::sync::atomic::AtomicUsize>();
     let report = helpers::builder("dfs")
