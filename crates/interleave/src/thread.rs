@@ -12,7 +12,7 @@
 
 use std::alloc::Layout;
 use std::any::Any;
-use std::cell::UnsafeCell;
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe, Location};
@@ -240,6 +240,15 @@ pub fn keep_until_end<T: 'static>(thread: ThreadId, value: T) -> std::result::Re
 #[track_caller]
 pub fn yield_now() {
     runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), Location::caller());
+}
+
+/// Whether the running thread is unwinding a panic, like `std::thread::panicking`. Call this
+/// one in a destructor of code under test: std's tells whether the OS thread is unwinding, and
+/// every thread of an execution runs on one OS thread, so a thread that another thread's
+/// unwind interrupted at a scheduling point would see that thread's panic as its own. Outside
+/// an execution it is std's answer.
+pub fn panicking() -> bool {
+    runtime::thread_panicking()
 }
 
 /// Blocks the thread until the virtual clock has advanced by `duration` (see [`crate::time`]):
@@ -851,6 +860,30 @@ impl<T: 'static> LocalKey<T> {
 }
 
 impl<T: 'static> LocalKey<T> {
+    /// Runs `f` with this thread's value and `Some(value)`, or, when the thread has none yet,
+    /// makes `value` its value without running the initialiser (as std's `set` does) and runs
+    /// `f` with it and `None`.
+    fn with_or_set<F, R>(&'static self, value: T, f: F) -> R
+    where
+        F: FnOnce(Option<T>, &T) -> R,
+    {
+        let key = self as *const LocalKey<T> as usize;
+        let (unused, stored) = match runtime::with(|ex| find_local::<T>(ex, key)) {
+            Some(stored) => (Some(value), stored),
+            None => {
+                let boxed: Box<dyn Any> = Box::new(value);
+                let stored = runtime::with(|ex| {
+                    let me = ex.me();
+                    ex.threads[me].locals.push((key, boxed));
+                    find_local::<T>(ex, key).expect("just inserted")
+                });
+                (None, stored)
+            }
+        };
+        // SAFETY: as in `with`.
+        f(unused, unsafe { &*stored })
+    }
+
     /// Like [`with`](LocalKey::with), but gives [`AccessError`] instead of a value once the
     /// thread has started destroying its thread-locals and this one is gone, as std's
     /// `try_with` does.
@@ -866,6 +899,93 @@ impl<T: 'static> LocalKey<T> {
             return Err(AccessError);
         }
         Ok(self.with(f))
+    }
+}
+
+impl<T: 'static> LocalKey<Cell<T>> {
+    /// Sets this thread's value, without running the initialiser if it has none yet.
+    pub fn set(&'static self, value: T) {
+        self.with_or_set(Cell::new(value), |unused, cell| {
+            if let Some(value) = unused {
+                cell.set(value.into_inner());
+            }
+        });
+    }
+
+    /// A copy of this thread's value.
+    pub fn get(&'static self) -> T
+    where
+        T: Copy,
+    {
+        self.with(Cell::get)
+    }
+
+    /// Takes this thread's value, leaving `T::default()`.
+    pub fn take(&'static self) -> T
+    where
+        T: Default,
+    {
+        self.with(Cell::take)
+    }
+
+    /// Replaces this thread's value, returning the old one.
+    pub fn replace(&'static self, value: T) -> T {
+        self.with(|cell| cell.replace(value))
+    }
+}
+
+impl<T: 'static> LocalKey<RefCell<T>> {
+    /// Runs `f` with a shared borrow of this thread's value.
+    ///
+    /// # Panics
+    /// If the value is mutably borrowed.
+    pub fn with_borrow<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&T) -> R,
+    {
+        self.with(|cell| f(&cell.borrow()))
+    }
+
+    /// Runs `f` with a mutable borrow of this thread's value.
+    ///
+    /// # Panics
+    /// If the value is borrowed.
+    pub fn with_borrow_mut<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&mut T) -> R,
+    {
+        self.with(|cell| f(&mut cell.borrow_mut()))
+    }
+
+    /// Sets this thread's value, without running the initialiser if it has none yet.
+    ///
+    /// # Panics
+    /// If the value is borrowed.
+    pub fn set(&'static self, value: T) {
+        self.with_or_set(RefCell::new(value), |unused, cell| {
+            if let Some(value) = unused {
+                *cell.borrow_mut() = value.into_inner();
+            }
+        });
+    }
+
+    /// Takes this thread's value, leaving `T::default()`.
+    ///
+    /// # Panics
+    /// If the value is borrowed.
+    pub fn take(&'static self) -> T
+    where
+        T: Default,
+    {
+        self.with(RefCell::take)
+    }
+
+    /// Replaces this thread's value, returning the old one.
+    ///
+    /// # Panics
+    /// If the value is borrowed.
+    pub fn replace(&'static self, value: T) -> T {
+        self.with(|cell| cell.replace(value))
     }
 }
 

@@ -7,8 +7,8 @@
 use std::fmt;
 use std::io;
 
+pub use interleave::thread::panicking;
 pub use interleave::thread::{park, yield_now, AccessError, LocalKey, ThreadId};
-pub use std::thread::panicking;
 
 /// A handle to a thread of the model.
 #[derive(Clone, Debug)]

@@ -3,10 +3,9 @@
 //! builder's name (see [`crate::current`]); scoped threads start without labels.
 
 pub use interleave::thread::{
-    current, park, park_timeout, scope, sleep, yield_now, AccessError, JoinHandle, LocalKey,
-    Result, Scope, ScopedJoinHandle, Thread, ThreadId,
+    current, panicking, park, park_timeout, scope, sleep, yield_now, AccessError, JoinHandle,
+    LocalKey, Result, Scope, ScopedJoinHandle, Thread, ThreadId,
 };
-pub use std::thread::panicking;
 
 use crate::labels;
 

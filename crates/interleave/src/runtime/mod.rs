@@ -840,6 +840,26 @@ pub(crate) fn runtime_borrowed() -> bool {
     CURRENT.with(|current| current.borrowed.get())
 }
 
+/// Whether the running thread is unwinding a panic: `std::thread::panicking` for a thread of
+/// the program. std's answer is the OS thread's, and every thread of an execution runs on that
+/// one OS thread: a thread switched out in the middle of an unwind (a destructor reached a
+/// scheduling point) made it true for the others too, so a lock they released then was
+/// poisoned. The panic hook marks the thread whose panic started (`ThreadSlot::panicked`):
+/// while another thread is so marked and this one is not, the unwind is the other's.
+pub(crate) fn thread_panicking() -> bool {
+    std::thread::panicking()
+        && try_with(|ex| {
+            let me = ex.current;
+            let others_unwinding = ex
+                .threads
+                .iter()
+                .enumerate()
+                .any(|(index, slot)| index != me && slot.panicked);
+            ex.threads.get(me).is_some_and(|slot| slot.panicked) || !others_unwinding
+        })
+        .unwrap_or(true)
+}
+
 /// True while an execution runs on this OS thread.
 pub(crate) fn in_execution() -> bool {
     CURRENT.with(|current| !current.execution.get().is_null())

@@ -129,7 +129,7 @@ impl<T: ?Sized> Mutex<T> {
             mutex: self,
             idx,
             site,
-            panicking: std::thread::panicking(),
+            panicking: runtime::thread_panicking(),
             not_send: PhantomData,
         }
     }

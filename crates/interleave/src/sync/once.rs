@@ -43,7 +43,7 @@ struct Completion<'a> {
 
 impl Drop for Completion<'_> {
     fn drop(&mut self) {
-        let panicked = std::thread::panicking();
+        let panicked = runtime::thread_panicking();
         runtime::switch_on(
             &self.once.handle,
             ObjectKind::Once,

@@ -28,7 +28,7 @@ pub(crate) fn is_poisoned(idx: ObjIdx) -> bool {
 /// runs during unwinding does not poison.
 #[inline]
 pub(crate) fn poison_if_panicking(idx: ObjIdx, panicking_at_acquisition: bool) {
-    if !panicking_at_acquisition && std::thread::panicking() {
+    if !panicking_at_acquisition && runtime::thread_panicking() {
         runtime::with(|ex| {
             // The runtime's own unwind of a thread in teardown is no panic of the program.
             if ex.unwound_by_teardown() {

@@ -160,7 +160,7 @@ impl<T: ?Sized> RwLock<T> {
             lock: self,
             idx,
             site,
-            panicking: std::thread::panicking(),
+            panicking: runtime::thread_panicking(),
             not_send: PhantomData,
         }
     }

@@ -404,6 +404,36 @@ fn thread_locals_are_per_thread() {
     });
 }
 
+/// std's shorthands on `Cell` and `RefCell` thread-locals; `set` does not run the initialiser.
+#[test]
+fn thread_locals_of_cells_have_std_shorthands() {
+    use std::cell::{Cell, RefCell};
+    interleave::thread_local! {
+        static COUNT: Cell<u32> = Cell::new(1);
+        static WORDS: RefCell<Vec<&'static str>> = RefCell::new(vec!["init"]);
+        static NEVER_INITIALISED: RefCell<u32> = panic!("the initialiser ran");
+    }
+    all_schedules(|| {
+        let t = thread::spawn(|| {
+            COUNT.set(COUNT.get() + 10);
+            WORDS.with_borrow_mut(|words| words.push("spawned"));
+            NEVER_INITIALISED.set(3);
+            (
+                COUNT.take(),
+                WORDS.replace(Vec::new()),
+                NEVER_INITIALISED.take(),
+            )
+        });
+        assert_eq!(t.join().unwrap(), (11, vec!["init", "spawned"], 3));
+        assert_eq!(COUNT.replace(7), 1);
+        assert_eq!(COUNT.get(), 7);
+        WORDS.set(vec!["main"]);
+        assert_eq!(WORDS.with_borrow(|words| words.clone()), ["main"]);
+        assert_eq!(WORDS.take(), ["main"]);
+        assert!(WORDS.with_borrow(Vec::is_empty));
+    });
+}
+
 std::thread_local! {
     /// How often `COUNTED`'s initialiser ran on this OS thread (each execution runs on one).
     static INITIALISATIONS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };

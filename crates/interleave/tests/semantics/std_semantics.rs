@@ -294,6 +294,39 @@ fn a_once_lock_stays_empty_after_its_initialiser_panicked() {
     });
 }
 
+/// Every thread of an execution runs on one OS thread, so while one is switched out in the
+/// middle of an unwind, `std::thread::panicking` is true for all of them: a lock another
+/// thread released then was poisoned, and `assert!(!b.is_poisoned())` failed under dfs.
+#[test]
+fn only_the_thread_that_unwinds_poisons_the_locks_it_releases() {
+    let report = explore("dfs", 100_000, || {
+        let a = Arc::new(Mutex::new(0));
+        let b = Arc::new(Mutex::new(0));
+        let (a2, b2) = (Arc::clone(&a), Arc::clone(&b));
+        let unwinding = thread::spawn(move || {
+            let _guard = a2.lock().unwrap();
+            assert!(!thread::panicking());
+            panic!("gives up holding a");
+        });
+        let bystander = thread::spawn(move || {
+            let guard = b2.lock().unwrap();
+            thread::yield_now();
+            let panicking = thread::panicking();
+            drop(guard);
+            panicking
+        });
+        assert!(unwinding.join().is_err());
+        assert!(!bystander.join().unwrap(), "the bystander thinks it panics");
+        assert!(a.is_poisoned());
+        assert!(
+            !b.is_poisoned(),
+            "b poisoned though no thread panicked holding it"
+        );
+    });
+    assert!(report.is_ok(), "{report}");
+    assert!(report.executions > 10, "{report}");
+}
+
 #[test]
 fn a_lazy_lock_runs_its_initialiser_once_and_every_thread_sees_the_value() {
     let report = explore("dfs", 10_000, || {

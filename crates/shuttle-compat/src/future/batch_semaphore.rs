@@ -406,7 +406,7 @@ impl BatchSemaphore {
     /// end of an execution) there is no step to take, so the operation runs without one.
     #[track_caller]
     fn step(&self) {
-        if !std::thread::panicking() {
+        if !interleave::thread::panicking() {
             self.step.fetch_add(1, Ordering::Relaxed);
         }
     }
