@@ -27,6 +27,10 @@ use crate::runtime::{self, Execution};
 /// The result of joining a thread: `Err` holds the panic payload.
 pub type Result<T> = std::thread::Result<T>;
 
+/// std's: the machine's parallelism, a fact about the machine rather than the execution, so a
+/// test that sizes its thread pool by it has the same threads in every execution on one machine.
+pub use std::thread::available_parallelism;
+
 /// A thread's identifier, unique within one execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ThreadId(usize);
