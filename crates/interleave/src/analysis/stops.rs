@@ -48,7 +48,7 @@ fn relock(ex: &Scene<'_>, t: usize, since: Site) -> String {
         "{} tries to {} {object} at {}, which it already holds since {}: std would deadlock \
          or panic here",
         thread_label(ex.recording, t),
-        op.kind.name(),
+        op.name(),
         ShortSite(slot.pending_site),
         ShortSite(since),
     )
@@ -210,7 +210,7 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
     // A thread parked in `sync::Notify::wait` is blocked in that wait, not in a park of its own.
     let operation = match slot.awaiting[..] {
         [Awaited::Notification { .. }] if op.kind == OpKind::Park => "wait",
-        _ => op.kind.name(),
+        _ => op.name(),
     };
     let mut line = format!(
         "{} blocked in {} at {}",
@@ -388,7 +388,7 @@ fn step_bound(ex: &Scene<'_>) -> String {
             "  {} is at {} ({}), {} yields so far",
             thread_label(ex.recording, t),
             ShortSite(slot.pending_site),
-            slot.pending.kind.name(),
+            slot.pending.name(),
             slot.yields
         );
     }
@@ -416,7 +416,7 @@ fn not_enabled(ex: &Scene<'_>, chosen: usize) -> String {
                     "{} is at {} ({})",
                     thread_label(ex.recording, t),
                     ShortSite(slot.pending_site),
-                    slot.pending.kind.name()
+                    slot.pending.name()
                 )
             })
             .collect();

@@ -176,7 +176,7 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
                 let operation = if is_internal(ex, slot.pending.object) {
                     "poll"
                 } else {
-                    slot.pending.kind.name()
+                    slot.pending.name()
                 };
                 describe(operation, slot.pending.object, slot.pending_site)
             }
@@ -335,7 +335,7 @@ fn is_folded(ex: &Recording, step: usize) -> bool {
 fn step_operation(ex: &Recording, step: usize) -> String {
     let event = &ex.events[step];
     if !is_internal(ex, event.object) {
-        return event.kind.name().to_string();
+        return event.kind.name_with_arg(event.arg).to_string();
     }
     let labels = &ex.step_labels;
     match labels.binary_search_by_key(&(step as u64), |label| label.step) {

@@ -152,7 +152,13 @@ impl Execution {
                 _ => true,
             },
             OpKind::OnceEnter => match state() {
-                ObjState::Once { runner, .. } => runner.is_none(),
+                ObjState::Once { runner, done } => match op.arg {
+                    op::ONCE_WAIT => {
+                        *done || (runner.is_none() && self.objects[op.object as usize].poisoned)
+                    }
+                    op::ONCE_WAIT_FORCE => *done,
+                    _ => runner.is_none(),
+                },
                 _ => true,
             },
             OpKind::Send => match state() {

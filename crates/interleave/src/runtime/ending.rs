@@ -193,7 +193,7 @@ pub(super) fn unwind_at_end(coroutines: &mut [Option<ThreadCoroutine>], index: u
         let slot = &mut ex.threads[index];
         if !finished {
             std::mem::forget(std::mem::take(&mut slot.locals));
-            let operation = slot.pending.kind.name();
+            let operation = slot.pending.name();
             let site = slot.pending_site;
             ex.current = index;
             ex.fail(

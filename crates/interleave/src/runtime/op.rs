@@ -147,6 +147,17 @@ impl OpKind {
         )
     }
 
+    /// The name reports give an operation of this kind with argument `arg`: [`OpKind::name`],
+    /// but a `OnceEnter` that waits for the initialiser (`Once::wait`) is a `once wait`, and
+    /// the release of `RwLockWriteGuard::downgrade` a `downgrade`.
+    pub fn name_with_arg(self, arg: u32) -> &'static str {
+        match (self, arg) {
+            (OpKind::OnceEnter, ONCE_WAIT | ONCE_WAIT_FORCE) => "once wait",
+            (OpKind::RwUnlock, RW_DOWNGRADE) => "downgrade",
+            _ => self.name(),
+        }
+    }
+
     /// A short lower-case name for reports.
     pub fn name(self) -> &'static str {
         use OpKind::*;
@@ -404,7 +415,23 @@ impl Gate {
 /// and of `block_on` carry 0: a spurious wake-up there would only poll a future again.
 pub(crate) const PARK_OF_THE_THREAD: u32 = 1;
 
+/// The argument of a `OnceEnter` that waits for an initialiser to complete instead of entering
+/// to run one (`Once::wait`): it can go on once one completed, or once one panicked and none is
+/// running. 0, entering, goes on whenever no initialiser runs.
+pub(crate) const ONCE_WAIT: u32 = 1;
+/// The argument of the `RwUnlock` of `RwLockWriteGuard::downgrade`, which takes the lock for
+/// reading in the same step.
+pub(crate) const RW_DOWNGRADE: u32 = 1;
+/// The argument of a `OnceEnter` that waits for an initialiser to complete whatever panicked
+/// before (`Once::wait_force`, `OnceLock::wait`).
+pub(crate) const ONCE_WAIT_FORCE: u32 = 2;
+
 impl Op {
+    /// The name reports give the operation ([`OpKind::name_with_arg`]).
+    pub fn name(self) -> &'static str {
+        self.kind.name_with_arg(self.arg)
+    }
+
     #[inline(always)]
     pub const fn new(kind: OpKind, object: ObjIdx) -> Op {
         Op::with(kind, object, 0, false)

@@ -105,7 +105,7 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
                     if !ex.panicking_at_start && std::thread::panicking() {
                         lost_panic(slot, index);
                     }
-                    let operation = slot.pending.kind.name();
+                    let operation = slot.pending.name();
                     ex.recording.warnings.push(format!(
                         "while the failed execution was torn down, thread {index} was abandoned \
                          at `{operation}`: it could not go on without blocking or spinning"

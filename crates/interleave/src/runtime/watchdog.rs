@@ -319,7 +319,7 @@ fn describe_interrupted(text: &mut Text<1024>) {
         })
         .site(slot.spawn_site)
         .push("); its last visible operation was `")
-        .push(slot.pending.kind.name())
+        .push(slot.pending.name())
         .push("` at ")
         .site(slot.pending_site)
         .push(", step ")

@@ -11,7 +11,7 @@ use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use crate::runtime;
 use crate::runtime::object::{Holder, ObjState, ObjectHandle};
-use crate::runtime::op::{ObjIdx, ObjectKind, Site};
+use crate::runtime::op::{self, ObjIdx, ObjectKind, Site};
 use crate::runtime::op_on;
 
 /// Runs an initialiser exactly once.
@@ -160,6 +160,44 @@ impl Once {
     }
 }
 
+impl Once {
+    /// Blocks until an initialiser has completed (a scheduling point), as std's `Once::wait`.
+    ///
+    /// # Panics
+    /// If an initialiser panicked and no initialiser runs or has completed since.
+    #[track_caller]
+    pub fn wait(&self) {
+        self.wait_for_completion(op::ONCE_WAIT, Location::caller());
+    }
+
+    /// Blocks until an initialiser has completed, as [`Once::wait`], but a panicked
+    /// initialiser does not end the wait: a later `call_once_force` may still complete it.
+    #[track_caller]
+    pub fn wait_force(&self) {
+        self.wait_for_completion(op::ONCE_WAIT_FORCE, Location::caller());
+    }
+
+    /// Waits as the `OnceEnter` argument `how` says, then acquires the completion, or panics
+    /// when the wait ended by a poison (`ONCE_WAIT` only).
+    fn wait_for_completion(&self, how: u32, site: Site) {
+        let idx = runtime::switch_on(&self.handle, ObjectKind::Once, op_on!(OnceEnter, how), site)
+            .index();
+        let done = runtime::with(|ex| {
+            let done = matches!(
+                ex.objects[idx as usize].state,
+                ObjState::Once { done: true, .. }
+            );
+            if done {
+                ex.acquire(idx);
+            }
+            done
+        });
+        if !done {
+            panic!("Once instance has previously been poisoned");
+        }
+    }
+}
+
 impl Default for Once {
     #[track_caller]
     fn default() -> Once {
@@ -215,6 +253,15 @@ impl<T> OnceLock<T> {
             None => Ok(()),
             Some(value) => Err(value),
         }
+    }
+
+    /// Blocks until the cell has a value (a scheduling point), as std's `OnceLock::wait`; an
+    /// initialiser that panicked leaves it empty, so the wait goes on.
+    #[track_caller]
+    pub fn wait(&self) -> &T {
+        self.once.wait_force();
+        // SAFETY: see the `Sync` impl.
+        unsafe { (*self.value.get()).as_ref() }.expect("a completed OnceLock holds a value")
     }
 
     /// The value, initialising it with `f` if needed.

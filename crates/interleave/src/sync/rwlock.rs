@@ -13,7 +13,7 @@ use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 
 use super::{poison, LockResult, TryLockError, TryLockResult};
 use crate::runtime::object::{ObjState, ObjectHandle};
-use crate::runtime::op::{ObjIdx, ObjectKind, Site};
+use crate::runtime::op::{self, ObjIdx, ObjectKind, Site};
 use crate::runtime::op_on;
 use crate::runtime::{self, Execution};
 
@@ -202,6 +202,29 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard proves exclusive access.
         unsafe { &mut *self.lock.data.get() }
+    }
+}
+
+impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
+    /// Turns exclusive access into shared access in one step, so no writer can take the lock
+    /// in between, as std's `downgrade`. A thread that panicked while holding the lock for
+    /// writing poisons it here, as at a release.
+    #[track_caller]
+    pub fn downgrade(guard: Self) -> RwLockReadGuard<'a, T> {
+        let guard = std::mem::ManuallyDrop::new(guard);
+        let (lock, idx) = (guard.lock, guard.idx);
+        let site = Location::caller();
+        poison::poison_if_panicking(idx, guard.panicking);
+        // The step releases the write lock when it is recorded; the thread runs on from there
+        // to here without a scheduling point, so taking the read lock completes the same step.
+        runtime::switch_on(
+            &lock.handle,
+            ObjectKind::RwLock,
+            op_on!(RwUnlock, op::RW_DOWNGRADE),
+            site,
+        );
+        runtime::with(|ex| ex.take_rwlock(idx, false, site));
+        lock.read_guard(site)
     }
 }
 

@@ -328,6 +328,79 @@ fn only_the_thread_that_unwinds_poisons_the_locks_it_releases() {
 }
 
 #[test]
+fn once_wait_returns_after_the_initialiser_and_sees_what_it_wrote() {
+    let report = explore("dfs", 10_000, || {
+        let once = Arc::new(Once::new());
+        let cell = Arc::new(OnceLock::new());
+        let data = Arc::new(interleave::cell::Var::new(0));
+        let (once2, cell2, data2) = (Arc::clone(&once), Arc::clone(&cell), Arc::clone(&data));
+        let initialiser = thread::spawn(move || {
+            // Written before the `Once` completes, read after it did.
+            once2.call_once(|| data2.set(7));
+            cell2.set(5).unwrap();
+        });
+        once.wait();
+        // Without the completion's happens-before, this read would be a data race.
+        assert_eq!(data.get(), 7);
+        assert_eq!(*cell.wait(), 5);
+        initialiser.join().unwrap();
+    });
+    assert!(report.is_ok(), "{report}");
+    assert!(report.executions > 2, "{report}");
+}
+
+#[test]
+fn once_wait_panics_after_a_panicked_initialiser_and_wait_force_waits_on() {
+    helpers::all_schedules(100, || {
+        let once = Arc::new(Once::new());
+        let other = Arc::clone(&once);
+        let failing = thread::spawn(move || other.call_once(|| panic!("initialiser fails")));
+        assert!(failing.join().is_err());
+        let waited = std::panic::catch_unwind(|| once.wait()).unwrap_err();
+        assert_eq!(
+            waited.downcast_ref::<&str>(),
+            Some(&"Once instance has previously been poisoned")
+        );
+        let other = Arc::clone(&once);
+        let forced = thread::spawn(move || other.call_once_force(|_| {}));
+        once.wait_force();
+        assert!(once.is_completed());
+        forced.join().unwrap();
+    });
+}
+
+#[test]
+fn a_once_wait_that_nothing_completes_is_a_deadlock() {
+    let report = explore("dfs", 100, || Once::new().wait());
+    let failure = report.first_failure().expect("the wait never ends");
+    assert_eq!(failure.kind, FailureKind::Deadlock, "{failure}");
+    assert!(failure.to_string().contains("once wait"), "{failure}");
+}
+
+/// A downgrade lets no writer in between: the value the writer left is the one it reads.
+#[test]
+fn a_downgraded_write_guard_reads_what_it_wrote() {
+    use interleave::sync::RwLockWriteGuard;
+    let seen = StdMutex::new(BTreeSet::new());
+    let report = explore("dfs", 10_000, || {
+        let lock = Arc::new(RwLock::new(0));
+        let (writer, reader) = (Arc::clone(&lock), Arc::clone(&lock));
+        let other_writer = thread::spawn(move || *writer.write().unwrap() = 2);
+        let other_reader = thread::spawn(move || *reader.read().unwrap());
+        let mut guard = lock.write().unwrap();
+        *guard = 1;
+        let guard = RwLockWriteGuard::downgrade(guard);
+        assert_eq!(*guard, 1, "a writer took the lock during the downgrade");
+        drop(guard);
+        other_writer.join().unwrap();
+        seen.lock().unwrap().insert(other_reader.join().unwrap());
+    });
+    assert!(report.is_ok(), "{report}");
+    // The reader may come before, between (sharing the downgraded lock) or after the writers.
+    assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([0, 1, 2]));
+}
+
+#[test]
 fn a_lazy_lock_runs_its_initialiser_once_and_every_thread_sees_the_value() {
     let report = explore("dfs", 10_000, || {
         let runs = Arc::new(Mutex::new(0));
