@@ -398,6 +398,50 @@ fn once_and_a_lock() -> String {
     format!("{winner:?} {seen:?}")
 }
 
+/// A thread waits for a `Once` whose initialiser may panic the first time, while two others
+/// try to run it: whether the wait panicked, who ran the initialiser, and what the waiter saw.
+fn once_wait_and_a_panic() -> String {
+    let once = Arc::new(interleave::sync::Once::new());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let runners: Vec<_> = (0..2)
+        .map(|id| {
+            let (once, log) = (once.clone(), log.clone());
+            thread::spawn(move || {
+                let _ = std::panic::catch_unwind(|| {
+                    once.call_once_force(|state| {
+                        log.lock().unwrap().push(id);
+                        if id == 0 && !state.is_poisoned() {
+                            panic!("first try fails");
+                        }
+                    })
+                });
+            })
+        })
+        .collect();
+    let waited = std::panic::catch_unwind(|| once.wait()).is_ok();
+    let seen = log.lock().unwrap().clone();
+    for runner in runners {
+        runner.join().unwrap();
+    }
+    format!("{waited} {seen:?} {:?}", log.lock().unwrap())
+}
+
+/// A writer downgrades to a reader while another writer and a reader wait: what the reader
+/// read and the order of the writes.
+fn downgrade_and_a_writer() -> String {
+    let lock = Arc::new(interleave::sync::RwLock::new(Vec::new()));
+    let (writer, reader) = (lock.clone(), lock.clone());
+    let other = thread::spawn(move || writer.write().unwrap().push(2));
+    let read = thread::spawn(move || reader.read().unwrap().clone());
+    let mut guard = lock.write().unwrap();
+    guard.push(1);
+    let guard = interleave::sync::RwLockWriteGuard::downgrade(guard);
+    let mine = guard.clone();
+    drop(guard);
+    other.join().unwrap();
+    format!("{mine:?} {:?}", read.join().unwrap())
+}
+
 /// A rendezvous channel with two senders, and a receiver that waits for a message with a
 /// timeout before receiving the rest: whether it timed out and the order of messages.
 fn rendezvous_and_a_timeout() -> String {
@@ -526,7 +570,7 @@ fn async_mutex() -> String {
 /// the relation keeps.
 #[test]
 fn dpor_reaches_every_outcome_of_dfs_on_channels_barriers_parking_and_once() {
-    let programs: [Observing; 10] = [
+    let programs: [Observing; 12] = [
         ("rendezvous offer from the main thread", || {
             rendezvous_offer(true)
         }),
@@ -541,6 +585,8 @@ fn dpor_reaches_every_outcome_of_dfs_on_channels_barriers_parking_and_once() {
         ("barrier leader and a flag", barrier_leader_and_a_flag),
         ("park until a flag", park_until_flag),
         ("once and a lock", once_and_a_lock),
+        ("once wait and a panic", once_wait_and_a_panic),
+        ("downgrade and a writer", downgrade_and_a_writer),
     ];
     for (name, body) in programs {
         let dfs = outcomes("dfs", body);
