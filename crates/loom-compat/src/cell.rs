@@ -1,5 +1,6 @@
 //! `loom::cell`: `UnsafeCell` whose accesses are scheduling points and are checked for data
-//! races, as loom's are, with loom 0.7's pointer guards [`ConstPtr`] and [`MutPtr`].
+//! races, as loom's are, with loom 0.7's pointer guards [`ConstPtr`] and [`MutPtr`], and
+//! loom's checked [`Cell`].
 //!
 //! ```
 //! use loom::cell::UnsafeCell;
@@ -17,6 +18,7 @@
 //! ```
 
 use std::fmt;
+use std::marker::PhantomData;
 
 /// loom's `UnsafeCell`: the value is reached through raw pointers, and every access is a
 /// scheduling point checked for data races; any race fails the execution.
@@ -149,5 +151,96 @@ impl<T: ?Sized> fmt::Debug for ConstPtr<T> {
 impl<T: ?Sized> fmt::Debug for MutPtr<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MutPtr").field("ptr", &self.ptr).finish()
+    }
+}
+
+/// loom's `Cell`: `std::cell::Cell`'s methods, each access checked for data races as an
+/// [`UnsafeCell`] access is. Like std's it is not `Sync`; a type that shares one between threads
+/// (behind its own `unsafe impl Sync`) has its unsynchronised uses reported.
+pub struct Cell<T> {
+    value: interleave::cell::Var<T>,
+    not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+impl<T> Cell<T> {
+    /// A new cell holding `value`.
+    #[track_caller]
+    pub const fn new(value: T) -> Cell<T> {
+        Cell {
+            value: interleave::cell::Var::new(value),
+            not_sync: PhantomData,
+        }
+    }
+
+    /// Writes `value`.
+    #[track_caller]
+    pub fn set(&self, value: T) {
+        self.value.set(value);
+    }
+
+    /// Writes `value` and returns the previous value.
+    #[track_caller]
+    pub fn replace(&self, value: T) -> T {
+        self.value.replace(value)
+    }
+
+    /// Exchanges the values of two cells.
+    #[track_caller]
+    pub fn swap(&self, other: &Cell<T>) {
+        if std::ptr::eq(self, other) {
+            return;
+        }
+        // Two accesses, each a race-checked write; the exchange itself follows the second
+        // with no scheduling point in between.
+        let mine = self.value.with_mut(|mine| mine as *mut T);
+        let theirs = other.value.with_mut(|theirs| theirs as *mut T);
+        // SAFETY: both pointers come from live cells of this thread (`Cell` is not `Sync`, and
+        // a type that shares it anyway has the other thread's access reported as a race), and
+        // they differ (tested above).
+        unsafe { std::ptr::swap(mine, theirs) };
+    }
+
+    /// Takes the value, leaving `T::default()`.
+    #[track_caller]
+    pub fn take(&self) -> T
+    where
+        T: Default,
+    {
+        self.replace(T::default())
+    }
+
+    /// Consumes the cell and returns the value.
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
+    }
+}
+
+impl<T: Copy> Cell<T> {
+    /// A copy of the value.
+    #[track_caller]
+    pub fn get(&self) -> T {
+        self.value.get()
+    }
+}
+
+impl<T: Default> Default for Cell<T> {
+    #[track_caller]
+    fn default() -> Cell<T> {
+        Cell::new(T::default())
+    }
+}
+
+impl<T> From<T> for Cell<T> {
+    #[track_caller]
+    fn from(value: T) -> Cell<T> {
+        Cell::new(value)
+    }
+}
+
+impl<T: Copy + fmt::Debug> fmt::Debug for Cell<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Formatting reads the value without a scheduling point or a race check, as the
+        // debug output of loom's own cells does not take part in the model.
+        f.debug_struct("Cell").finish_non_exhaustive()
     }
 }
