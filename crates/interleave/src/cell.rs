@@ -13,10 +13,13 @@ use std::panic::Location;
 use crate::analysis::online::race;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
-use crate::runtime::op::{ObjectKind, Op, OpKind, Site};
+use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
 use crate::runtime::{FailureKind, RaceMode, IN_ACCESS};
 
 /// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
+/// An access inside another access's closure (loom allows it, and sharded-slab's loom models
+/// do it) takes no scheduling point, since the outer reference is live, and is checked for
+/// races as part of the outer access's step.
 #[inline(always)]
 fn access<R>(
     handle: &ObjectHandle,
@@ -25,12 +28,44 @@ fn access<R>(
     always_fail: bool,
     f: impl FnOnce() -> R,
 ) -> R {
-    assert!(
-        !IN_ACCESS.with(Cell::get),
-        "a closure passed to Var::with/with_mut (or UnsafeCell::with/with_mut) accessed another \
-         tracked object; do that outside the closure"
-    );
+    let outer = IN_ACCESS.with(Cell::get);
+    if outer != 0 {
+        return nested_access(handle, outer, kind, site, always_fail, f);
+    }
     let idx = runtime::switch_on(handle, ObjectKind::Var, |idx| Op::new(kind, idx), site).index();
+    check_races(idx, kind, site, always_fail);
+    IN_ACCESS.with(|flag| flag.set(handle as *const ObjectHandle as usize));
+    // Cleared even when `f` panics: a flag left set would refuse the next access on this OS
+    // thread, in this execution's other threads and in later explorations.
+    let _access = AccessGuard;
+    f()
+}
+
+/// An access inside the closure of the access to the cell whose handle is at `outer`.
+#[cold]
+#[inline(never)]
+fn nested_access<R>(
+    handle: &ObjectHandle,
+    outer: usize,
+    kind: OpKind,
+    site: Site,
+    always_fail: bool,
+    f: impl FnOnce() -> R,
+) -> R {
+    assert!(
+        outer != handle as *const ObjectHandle as usize,
+        "a closure passed to Var::with/with_mut (or UnsafeCell::with/with_mut) accessed the \
+         same cell again, while the reference it was given is live"
+    );
+    let idx = runtime::with(|ex| ex.object(handle, ObjectKind::Var));
+    check_races(idx, kind, site, always_fail);
+    f()
+}
+
+/// Checks the running thread's access of `kind` to `Var` `idx` at `site` for data races, and
+/// fails the execution (or warns) when it races.
+#[inline(always)]
+fn check_races(idx: ObjIdx, kind: OpKind, site: Site, always_fail: bool) {
     let write = kind != OpKind::Read;
     let failed = runtime::with_in_data_step(|ex| {
         let Some(found) = race::access(ex, idx, write, site) else {
@@ -48,11 +83,6 @@ fn access<R>(
     if failed {
         runtime::stop_if_failed();
     }
-    IN_ACCESS.with(|flag| flag.set(true));
-    // Cleared even when `f` panics: a flag left set would refuse the next access on this OS
-    // thread, in this execution's other threads and in later explorations.
-    let _access = AccessGuard;
-    f()
 }
 
 /// Clears `IN_ACCESS` when the closure of an access ends, by returning or by unwinding.
@@ -61,7 +91,7 @@ struct AccessGuard;
 impl Drop for AccessGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        IN_ACCESS.with(|flag| flag.set(false));
+        IN_ACCESS.with(|flag| flag.set(0));
     }
 }
 
@@ -89,8 +119,8 @@ pub struct Var<T> {
 }
 
 // SAFETY: all threads of an execution are coroutines on one OS thread and only one runs at a
-// time; accesses happen between scheduling points (nested accesses inside `with`/`with_mut`
-// are refused), so they never overlap.
+// time; accesses happen between scheduling points (an access nested inside `with`/`with_mut`
+// takes none, and one to the same cell is refused), so they never overlap.
 unsafe impl<T: Send> Sync for Var<T> {}
 
 impl<T> Var<T> {

@@ -483,10 +483,12 @@ pub enum RaceMode {
 }
 
 thread_local! {
-    /// Set while a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs: a
-    /// scheduling point inside it would let another thread access the value while a reference
-    /// to it is live. The engine clears it at the start and end of every execution.
-    pub(crate) static IN_ACCESS: Cell<bool> = const { Cell::new(false) };
+    /// While a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs, the
+    /// address of the accessed cell's handle (0 otherwise): a scheduling point inside the
+    /// closure would let another thread access the value while a reference to it is live, so
+    /// an access nested in it takes none (`cell.rs`). The engine clears it at the start and end
+    /// of every execution.
+    pub(crate) static IN_ACCESS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Per-execution settings the runtime needs.
@@ -909,7 +911,7 @@ fn reset_thread_state() {
         current.unattributed_panic.set(false);
         current.yielder.set(std::ptr::null());
     });
-    IN_ACCESS.with(|flag| flag.set(false));
+    IN_ACCESS.with(|flag| flag.set(0));
     panics::reset();
 }
 

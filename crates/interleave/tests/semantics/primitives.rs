@@ -613,3 +613,51 @@ fn causality_orders_a_hand_over_that_interleave_does_not_see() {
         "{not_acquired}"
     );
 }
+
+/// An access inside another cell's closure, as loom allows (sharded-slab's loom models write
+/// a page's head inside the access to its slab), takes no scheduling point and is still
+/// checked for races; the same cell accessed again inside its own closure is refused.
+#[test]
+fn a_cell_access_nested_in_another_is_race_checked_without_a_scheduling_point() {
+    use interleave::cell::Var;
+
+    fn nested(ordered: bool) -> interleave::Report {
+        helpers::builder("dfs")
+            .executions(1_000)
+            .explore(move || {
+                let slab = Arc::new(Var::new(vec![1, 2, 3]));
+                let head = Arc::new(Var::new(0));
+                let other = {
+                    let head = head.clone();
+                    thread::spawn(move || head.set(9))
+                };
+                let mut other = Some(other);
+                if ordered {
+                    other.take().unwrap().join().unwrap();
+                }
+                slab.with(|slab| head.with_mut(|head| *head = slab[1]));
+                if let Some(other) = other {
+                    other.join().unwrap();
+                }
+            })
+            .unwrap()
+    }
+    let ordered = nested(true);
+    assert!(ordered.is_ok(), "{ordered}");
+    let racing = nested(false);
+    let failure = racing.first_failure().expect("the nested write races");
+    assert_eq!(failure.kind, interleave::FailureKind::DataRace, "{failure}");
+
+    let again = helpers::builder("random")
+        .executions(1)
+        .explore(|| {
+            let cell = Var::new(0);
+            cell.with_mut(|value| *value = cell.get() + 1);
+        })
+        .unwrap();
+    let failure = again.first_failure().expect("the re-entry is refused");
+    assert!(
+        failure.message.contains("accessed the same cell again"),
+        "{failure}"
+    );
+}
