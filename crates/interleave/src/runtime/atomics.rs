@@ -20,10 +20,10 @@ impl Execution {
     /// Whether the running thread's `compare_exchange_weak`, whose comparison holds, fails
     /// spuriously: a recorded choice when `Limits::spurious_cas_failures` allows it, except
     /// right after the thread's previous such exchange failed spuriously, so that a retry loop
-    /// ends (and an exhaustive search with it). Dropping the tasks left at the end never fails
-    /// one: it does not extend the schedule (`ending.rs`).
+    /// ends (and an exhaustive search with it). Dropping the tasks left at the end or unwinding
+    /// a stopped execution never fails one: neither extends the schedule.
     pub(crate) fn weak_exchange_fails_spuriously(&mut self) -> bool {
-        if !self.recording.limits.spurious_cas_failures || self.ending {
+        if !self.recording.limits.spurious_cas_failures || !self.draws_from_schedule() {
             return false;
         }
         let thread = self.current;
@@ -44,9 +44,9 @@ impl Execution {
     pub(crate) fn atomic_load(&mut self, object: ObjIdx, order: Ordering, current: u64) -> u64 {
         let thread = self.current;
         let step = self.steps() - 1;
-        // Dropping the tasks left at the end reads the latest store: it does not extend the
-        // schedule (`ending.rs`).
-        let ending = self.ending;
+        // Dropping the tasks left at the end, and unwinding the threads of a stopped execution,
+        // read the latest store: neither extends the schedule (`ending.rs`, `teardown.rs`).
+        let ending = !self.draws_from_schedule();
         let Execution {
             memory,
             threads,

@@ -587,11 +587,21 @@ impl Execution {
 
     /// Asks the schedule for a value below `bound` (a recorded nondeterministic choice).
     pub fn choose_value(&mut self, bound: u64) -> u64 {
-        if self.ending {
-            // Dropping the tasks left at the end does not extend the schedule (`ending.rs`).
+        if !self.draws_from_schedule() {
             return 0;
         }
         draw_value(&mut *self.schedule, &mut self.recording, bound)
+    }
+
+    /// Whether a nondeterministic choice now asks the schedule and is recorded. Not while the
+    /// tasks left at the end are dropped (`ending.rs`), nor while the threads of a stopped or
+    /// abandoned execution are unwound (`teardown.rs`): neither extends the schedule, and a
+    /// choice recorded after the last step would be replayed at the wrong place (a systematic
+    /// search took the destructors' draws of an abandoned execution for decisions of its
+    /// tree, and a later schedule that replayed them diverged).
+    #[inline(always)]
+    pub(super) fn draws_from_schedule(&self) -> bool {
+        !self.ending && !self.teardown
     }
 }
 

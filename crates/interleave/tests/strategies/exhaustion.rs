@@ -610,3 +610,59 @@ fn dpor_reaches_every_outcome_random_walks_reach_on_async_programs() {
         assert!(random.len() > 1, "{name}");
     }
 }
+
+/// The threads of an execution that stopped (here at a deadlock) are unwound, and their
+/// destructors' loads read the latest store without asking the schedule. When such a load drew
+/// its store from the schedule, the draw became a node of the search tree after the execution's
+/// last decision: the search ran the same deadlock again for each value, and dpor's later
+/// schedules that replayed such draws took them for thread decisions and diverged (st3 0.4.1's
+/// loom models stopped with a "replay divergence").
+#[test]
+fn searches_record_no_draw_made_while_a_stopped_execution_unwinds() {
+    use interleave::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    /// Loads the atomic when dropped, if `load`.
+    struct Peek(Arc<AtomicUsize>, bool);
+    impl Drop for Peek {
+        fn drop(&mut self) {
+            if self.1 {
+                let _ = self.0.load(Relaxed);
+            }
+        }
+    }
+    /// Two threads take two locks in opposite orders, storing to a shared atomic between.
+    fn deadlock(load: bool) {
+        let x = Arc::new(AtomicUsize::new(0));
+        let (a, b) = (Arc::new(Mutex::new(())), Arc::new(Mutex::new(())));
+        let other = {
+            let (x, a, b) = (x.clone(), a.clone(), b.clone());
+            thread::spawn(move || {
+                let _peek = Peek(x.clone(), load);
+                x.store(1, Relaxed);
+                let _a = a.lock().unwrap();
+                x.store(2, Relaxed);
+                let _b = b.lock().unwrap();
+            })
+        };
+        let _peek = Peek(x.clone(), load);
+        x.store(3, Relaxed);
+        let held = b.lock().unwrap();
+        x.store(4, Relaxed);
+        drop((a.lock().unwrap(), held));
+        other.join().unwrap();
+    }
+    for spec in ["dfs", "dpor"] {
+        let failures = |load: bool| {
+            let report = helpers::builder(spec)
+                .executions(100_000)
+                .stop_on_first_failure(false)
+                .explore(move || deadlock(load))
+                .unwrap();
+            assert_eq!(report.stat("covered"), Some("the whole search space"));
+            report.failures.len()
+        };
+        let without_loads = failures(false);
+        assert!(without_loads > 0, "{spec}");
+        assert_eq!(failures(true), without_loads, "{spec}");
+    }
+}
