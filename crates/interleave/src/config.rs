@@ -126,9 +126,12 @@ pub struct Config {
     /// allows (on processors with load-linked/store-conditional instructions it does), so code
     /// that treats a weak exchange's failure as proof that another thread changed the value
     /// (a weak exchange outside a retry loop) is caught. A thread's weak exchange never fails
-    /// spuriously twice in a row, so a retry loop stays finite for the exhaustive searches.
-    /// Default: true. Environment: `INTERLEAVE_SPURIOUS_CAS_FAILURES`.
-    pub spurious_cas_failures: bool,
+    /// spuriously twice in a row, so a retry loop stays finite. Default (`None`): on for the
+    /// samplers (`auto`, `random`, PCT, ...), off for the exhaustive searches (`dfs`, `dpor`,
+    /// `icb`), where each such choice multiplies the schedules of every retry loop (a
+    /// spinlock's `dpor` search grew from 322,096 executions to more than 3,000,000).
+    /// Environment: `INTERLEAVE_SPURIOUS_CAS_FAILURES`.
+    pub spurious_cas_failures: Option<bool>,
     /// How atomics behave: [`MemoryModel::Weak`] explores the stores each load may read under
     /// the Rust (C++20) memory model, so a missing `Acquire`/`Release` is found;
     /// [`MemoryModel::SequentiallyConsistent`] runs every atomic operation as `SeqCst`.
@@ -288,7 +291,7 @@ impl Default for Config {
             watchdog: Some(Duration::from_secs(10)),
             spurious_wakeups: false,
             spurious_park_wakeups: false,
-            spurious_cas_failures: true,
+            spurious_cas_failures: None,
             memory: MemoryModel::Weak,
             full_interleaving: false,
             panic_stops_execution: false,
@@ -402,7 +405,7 @@ impl Config {
             self.spurious_wakeups = on_off(ENV_SPURIOUS_WAKEUPS, value)?;
         }
         if let Some(value) = var(ENV_SPURIOUS_CAS_FAILURES) {
-            self.spurious_cas_failures = on_off(ENV_SPURIOUS_CAS_FAILURES, value)?;
+            self.spurious_cas_failures = Some(on_off(ENV_SPURIOUS_CAS_FAILURES, value)?);
         }
         if let Some(value) = var(ENV_FULL_REPORT) {
             self.full_interleaving = on_off(ENV_FULL_REPORT, value)?;

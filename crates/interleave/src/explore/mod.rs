@@ -203,10 +203,11 @@ impl Builder {
         self
     }
 
-    /// Lets `compare_exchange_weak` fail spuriously, as std allows; on by default (see
+    /// Lets `compare_exchange_weak` fail spuriously, as std allows, or not, whatever the
+    /// strategy (by default the samplers let it and the exhaustive searches do not, see
     /// [`Config::spurious_cas_failures`]).
     pub fn spurious_cas_failures(mut self, on: bool) -> Builder {
-        self.config.spurious_cas_failures = on;
+        self.config.spurious_cas_failures = Some(on);
         self
     }
 

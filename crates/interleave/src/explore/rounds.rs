@@ -143,7 +143,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         watchdog: config.watchdog,
         spurious_wakeups: config.spurious_wakeups,
         spurious_park_wakeups: config.spurious_park_wakeups,
-        spurious_cas_failures: config.spurious_cas_failures,
+        spurious_cas_failures: config.spurious_cas_failures.unwrap_or(true),
         memory: config.memory,
         full_interleaving: config.full_interleaving,
         panic_stops_execution: config.panic_stops_execution,
@@ -210,7 +210,12 @@ fn explore_rounds(
     let run = Run {
         f,
         site,
-        limits: limits(config),
+        limits: Limits {
+            spurious_cas_failures: config
+                .spurious_cas_failures
+                .unwrap_or(!strategy.searches_exhaustively()),
+            ..limits(config)
+        },
         spec: strategy.spec(),
         seed: config.seed,
         check_determinism: config.check_determinism,

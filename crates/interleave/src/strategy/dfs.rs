@@ -1255,6 +1255,10 @@ impl Strategy for Dfs {
         true
     }
 
+    fn searches_exhaustively(&self) -> bool {
+        true
+    }
+
     fn subtree_search(&self) -> Option<super::SubtreeSearch> {
         // For the same reason, workers can search disjoint subtrees at once.
         Some(super::SubtreeSearch::whole(&self.tree))

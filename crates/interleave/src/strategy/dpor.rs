@@ -426,6 +426,10 @@ impl Strategy for Dpor {
         true
     }
 
+    fn searches_exhaustively(&self) -> bool {
+        true
+    }
+
     fn round_size(&self) -> usize {
         1
     }

@@ -407,6 +407,10 @@ fn random_orders(n: usize, t: usize) -> u64 {
 }
 
 impl Strategy for Icb {
+    fn searches_exhaustively(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> String {
         let mut spec = format!("icb:c={},v=", self.max_preemptions);
         match self.max_variables {

@@ -186,6 +186,14 @@ pub trait Strategy: Send {
     fn monitors_atomic_sets(&self) -> bool {
         false
     }
+
+    /// Whether the strategy enumerates a search space to its end (`dfs`, `dpor`, `icb`), where
+    /// every recorded choice multiplies the schedules to run: `compare_exchange_weak` then
+    /// fails spuriously only when asked ([`crate::Config::spurious_cas_failures`]). Default:
+    /// false, a sampler.
+    fn searches_exhaustively(&self) -> bool {
+        false
+    }
 }
 
 /// The round size of a strategy that learns from what it observed but not from the last

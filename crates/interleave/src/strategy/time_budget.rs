@@ -59,6 +59,10 @@ impl Strategy for TimeBudget {
         stats
     }
 
+    fn searches_exhaustively(&self) -> bool {
+        self.inner.searches_exhaustively()
+    }
+
     fn monitors_atomic_sets(&self) -> bool {
         self.inner.monitors_atomic_sets()
     }

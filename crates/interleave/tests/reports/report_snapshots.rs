@@ -190,9 +190,9 @@ fn a_deadlock_report() {
                 next | lock Mutex2 @reports/report_snapshots.rs:31:20 | lock Mutex1 @reports/report_snapshots.rs:27:21
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AgADAQIAJKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW4FRB_u
+                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW5lNZtr
             or replace the call with
-                interleave::replay("il2-AgADAQIAJKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW4FRB_u", || ...)"#]],
+                interleave::replay("il2-AgADAQIABKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW5lNZtr", || ...)"#]],
     );
 }
 
@@ -218,9 +218,9 @@ fn a_data_race_report() {
                 next | join @reports/report_snapshots.rs:44:12       |
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AgADAQIAJKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW6IoGAc
+                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW7oYmoY
             or replace the call with
-                interleave::replay("il2-AgADAQIAJKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW6IoGAc", || ...)"#]],
+                interleave::replay("il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW7oYmoY", || ...)"#]],
     );
 }
 
@@ -314,7 +314,7 @@ fn an_atomicity_violation_report() {
               16 | join @reports/report_snapshots.rs:108:15         |
 
         To reproduce this execution, run the same test (monitored: strategy `rm` or `assetfuzzer`, or Builder::monitor_atomic_sets) with
-            INTERLEAVE_REPLAY=il2-AwAFAQcABAAkoI0GAJgcTyq9xrexAbexAAD9qS2U"#]].assert_eq(&violation.to_string());
+            INTERLEAVE_REPLAY=il2-AwAFAQcABAAEoI0GAJgcTyq9xrexAbexAADdRX-3"#]].assert_eq(&violation.to_string());
 }
 
 #[test]
@@ -349,8 +349,8 @@ fn an_async_report() {
                   22 | unlock AsyncMutex1 @reports/report_snapshots.rs:126:29 |
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AwAGAQkACAAkoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZIslTp4
+                INTERLEAVE_REPLAY=il2-AwAGAQkACAAEoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZGuuysk
             or replace the call with
-                interleave::replay("il2-AwAGAQkACAAkoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZIslTp4", || ...)"#]],
+                interleave::replay("il2-AwAGAQkACAAEoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZGuuysk", || ...)"#]],
     );
 }
