@@ -46,7 +46,11 @@
 //!   finite time ([intro.progress]), and this makes the search tree of a spin loop finite;
 //! - `SeqCst` fences (and each `SeqCst` access after a `SeqCst` fence) happen after the
 //!   `SeqCst` operations before them, which RC11 does not say, so a data race ordered only by
-//!   `SeqCst` fences goes unreported;
+//!   `SeqCst` fences goes unreported, and so do value outcomes of one-sided fence protocols
+//!   (a `Relaxed` store, a `SeqCst` fence and a load in one thread against a `SeqCst` store and
+//!   an `Acquire` load in another both reading 0; a Chase-Lev `steal` without its fence);
+//! - no load buffering: a load reads only stores that have run, never one its thread's own
+//!   later operations enable;
 //! - `SeqCst` operations take their place in the single total order `S` where they run, so `S`
 //!   contains happens-before, which C++20 (since P0668) and RC11 require only of "strongly
 //!   happens before": an outcome that needs a `SeqCst` operation ordered in `S` before one that
