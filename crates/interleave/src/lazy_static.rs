@@ -88,10 +88,21 @@ impl<T: 'static> Lazy<T> {
     fn get(&self) -> &T {
         let key = self.key();
         let once = runtime::with(|ex| {
-            if let Some(value) = ex.lazy_statics.value(key) {
-                return Err(value);
+            let guard = ex.lazy_statics.guard(key, || Box::new(Once::at(self.site)));
+            // SAFETY: as below.
+            let once = unsafe { &*guard }
+                .downcast_ref::<Once>()
+                .expect("a lazy_static! guard is a Once");
+            // A value whose initialiser completed is used at once, after acquiring what the
+            // initialiser released, as std's `LazyLock` acquires the completion: without that,
+            // the weak memory model let another thread read the value's atomics as they were
+            // before the initialiser stored to them (crossbeam-epoch's collector, whose stale
+            // pointers crashed its loom tests). A value stored by an initialiser that has not
+            // completed yet is waited for through the `Once`.
+            match ex.lazy_statics.value(key) {
+                Some(value) if once.acquire_completion(ex) => Err(value),
+                _ => Ok(guard),
             }
-            Ok(ex.lazy_statics.guard(key, || Box::new(Once::at(self.site))))
         });
         let value = match once {
             Err(value) => value,

@@ -13,6 +13,7 @@ use crate::runtime;
 use crate::runtime::object::{Holder, ObjState, ObjectHandle};
 use crate::runtime::op::{self, ObjIdx, ObjectKind, Site};
 use crate::runtime::op_on;
+use crate::runtime::Execution;
 
 /// Runs an initialiser exactly once.
 #[derive(Debug)]
@@ -135,6 +136,22 @@ impl Once {
     #[track_caller]
     pub fn call_once_force<F: FnOnce(&OnceState)>(&self, f: F) {
         self.run(f, Location::caller(), true);
+    }
+
+    /// Whether an initialiser has completed, and if so makes the running thread acquire what
+    /// it released; no scheduling point (`lazy_static!`'s access to a value it has).
+    pub(crate) fn acquire_completion(&self, ex: &mut Execution) -> bool {
+        let Some(idx) = self.handle.index_in(ex.tag) else {
+            return false;
+        };
+        let done = matches!(
+            ex.objects[idx as usize].state,
+            ObjState::Once { done: true, .. }
+        );
+        if done {
+            ex.acquire(idx);
+        }
+        done
     }
 
     /// Whether an initialiser has completed (a scheduling point).

@@ -446,6 +446,32 @@ interleave::lazy_static! {
     };
 }
 
+interleave::lazy_static! {
+    /// An atomic that its initialiser stores to after creating it.
+    static ref STORED_BY_INIT: AtomicUsize = {
+        let value = AtomicUsize::new(0);
+        value.store(7, Ordering::Relaxed);
+        value
+    };
+}
+
+/// A thread that finds a `lazy_static!` value initialised by another acquires the completion,
+/// as std's `LazyLock` does: without it, the weak memory model let the second thread read the
+/// atomic's value from before the initialiser's store (crossbeam-epoch's collector).
+#[test]
+fn a_lazy_static_value_is_seen_as_its_initialiser_left_it() {
+    let report = helpers::builder("dfs")
+        .executions(100_000)
+        .explore(|| {
+            let other = thread::spawn(|| STORED_BY_INIT.load(Ordering::Relaxed));
+            let mine = STORED_BY_INIT.load(Ordering::Relaxed);
+            assert_eq!((mine, other.join().unwrap()), (7, 7));
+        })
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(report.stat("covered"), Some("the whole search space"));
+}
+
 #[test]
 fn lazy_static_initialize_runs_the_initialiser_once_per_execution() {
     all_schedules(|| {
