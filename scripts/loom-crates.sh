@@ -5,7 +5,8 @@
 #
 #   scripts/loom-crates.sh [suites|historical|all] [CRATE]   (default: all; CRATE runs one suite)
 #
-# suites      concurrent-queue 2.5.0, bytes 1.12.2 and oneshot 0.2.1, each run the way its own CI
+# suites      concurrent-queue 2.5.0, bytes 1.12.2, oneshot 0.2.1, event-listener 5.4.2,
+#             left-right 0.11.8, st3 0.4.1 and sharded-slab 0.1.7, each run the way its own CI
 #             runs its loom tests (cfg flag, features, LOOM_* variables, release or debug; for
 #             oneshot, every feature set that `cargo hack --feature-powerset` makes with loom on);
 #             prints per crate, feature set and run the tests passed / failed, the build time
@@ -147,6 +148,16 @@ if [ "$which" = suites ] || [ "$which" = all ]; then
   # faern/oneshot CI, step "Test with loom": `cargo hack` over the feature sets that include
   # loom. The same feature sets run here one after the other, without needing cargo-hack.
   oneshot_feature_sets 0.2.1
+  # smol-rs/event-listener CI, job `loom`.
+  both event-listener 5.4.2 RUSTFLAGS=--cfg=loom -- --release --test loom --features loom
+  # jonhoo/left-right CI (safety.yml), job `loom`.
+  both left-right 0.11.8 "RUSTFLAGS=--cfg loom" LOOM_MAX_PREEMPTIONS=3 -- --release --test loom
+  # asynchronics/st3 CI (ci.yml), job `loom` (its published loom is 0.5).
+  both st3 0.4.1 "RUSTFLAGS=--cfg st3_loom" LOOM_MAX_PREEMPTIONS=3 -- --tests --release
+  # hawkw/sharded-slab bin/loom.sh (loom 0.5 with its checkpoint feature, which
+  # interleave-loom accepts and ignores).
+  both sharded-slab 0.1.7 "RUSTFLAGS=--cfg loom -C debug-assertions=on" LOOM_MAX_PREEMPTIONS=2 \
+    LOOM_CHECKPOINT_INTERVAL=1 -- --release --lib
 fi
 
 # Runs oneshot <version>'s loom test poll_then_drop_receiver_during_send (0.1.11's tests/loom.rs
