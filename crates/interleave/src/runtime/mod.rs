@@ -484,10 +484,11 @@ pub enum RaceMode {
 
 thread_local! {
     /// While a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs, the
-    /// address of the accessed cell's handle (0 otherwise): a scheduling point inside the
-    /// closure would let another thread access the value while a reference to it is live, so
-    /// an access nested in it takes none (`cell.rs`). The engine clears it at the start and end
-    /// of every execution.
+    /// address of the accessed cell's handle (0 otherwise): an access nested in the closure
+    /// takes no scheduling point, since the reference is live (`cell.rs`). It is the running
+    /// thread's: a switch out of the closure (an atomic operation in it) saves and clears it,
+    /// and the thread's resumption restores it (`switching::suspend`). The engine clears it at
+    /// the start and end of every execution.
     pub(crate) static IN_ACCESS: Cell<usize> = const { Cell::new(0) };
 }
 

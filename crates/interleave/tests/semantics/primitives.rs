@@ -674,6 +674,27 @@ fn a_cell_access_nested_in_another_is_race_checked_without_a_scheduling_point() 
     let failure = racing.first_failure().expect("the nested write races");
     assert_eq!(failure.kind, interleave::FailureKind::DataRace, "{failure}");
 
+    // An access's closure that reaches a scheduling point (an atomic) lets another thread
+    // run, which is not inside that access: its own accesses to the cell take their scheduling
+    // points and are checked as usual (two reads: no race).
+    let shared_read = helpers::builder("dfs")
+        .executions(1_000)
+        .explore(|| {
+            let cell = Arc::new(Var::new(1));
+            let flag = Arc::new(AtomicUsize::new(0));
+            let other = {
+                let (cell, flag) = (cell.clone(), flag.clone());
+                thread::spawn(move || {
+                    flag.store(1, Ordering::Relaxed);
+                    cell.get()
+                })
+            };
+            let mine = cell.with(|value| *value + flag.load(Ordering::Relaxed));
+            assert!(mine >= 1 && other.join().unwrap() == 1);
+        })
+        .unwrap();
+    assert!(shared_read.is_ok(), "{shared_read}");
+
     let again = helpers::builder("random")
         .executions(1)
         .explore(|| {
