@@ -44,7 +44,7 @@ unpack() { # name version
 }
 
 # Makes $scratch/<crate>/<backend>: the package with its repository manifest as Cargo.toml; for
-# interleave, the one line that names loom now names interleave-loom (its features kept).
+# interleave, the lines that name loom now name interleave-loom (their features kept).
 prepare() { # name version backend
   local crate=$1-$2 dir=$scratch/$1-$2/$3
   rm -rf "$dir"
@@ -56,10 +56,13 @@ prepare() { # name version backend
     sed -i -E \
       -e "s|^loom = \"[^\"]*\"|loom = { $to }|" \
       -e "s|^(loom = \\{ *)version = \"[^\"]*\"|\\1$to|" "$dir/Cargo.toml"
-    local changed
+    # Every `loom = ...` line changes (sharded-slab names loom twice, as a dependency and as a
+    # dev-dependency), and nothing else.
+    local changed lines
     changed=$(diff "$dir/Cargo.toml.orig" "$dir/Cargo.toml" | grep -c '^[<>]')
-    if [ "$changed" != 2 ]; then
-      echo "$crate: expected a one-line change to Cargo.toml, got:" >&2
+    lines=$(grep -c '^loom = ' "$dir/Cargo.toml.orig")
+    if [ "$changed" != $((2 * lines)) ] || [ "$lines" = 0 ]; then
+      echo "$crate: expected a change of its loom lines only in Cargo.toml, got:" >&2
       diff "$dir/Cargo.toml.orig" "$dir/Cargo.toml" >&2
       return 1
     fi

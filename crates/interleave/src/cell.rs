@@ -6,7 +6,7 @@
 //! [`UnsafeCell`] is shaped like loom's: raw-pointer access for code that builds its own
 //! synchronisation, where any race fails the execution.
 
-use std::cell::{Cell, UnsafeCell as StdUnsafeCell};
+use std::cell::UnsafeCell as StdUnsafeCell;
 use std::fmt;
 use std::panic::Location;
 
@@ -14,7 +14,7 @@ use crate::analysis::online::race;
 use crate::runtime;
 use crate::runtime::object::ObjectHandle;
 use crate::runtime::op::{ObjIdx, ObjectKind, Op, OpKind, Site};
-use crate::runtime::{FailureKind, RaceMode, IN_ACCESS};
+use crate::runtime::{FailureKind, RaceMode};
 
 /// Schedules an access of `kind` to the variable `handle`, checks it for races, and runs `f`.
 /// An access inside another access's closure (loom allows it, and sharded-slab's loom models
@@ -28,13 +28,13 @@ fn access<R>(
     always_fail: bool,
     f: impl FnOnce() -> R,
 ) -> R {
-    let outer = IN_ACCESS.with(Cell::get);
+    let outer = runtime::access_in_progress();
     if outer != 0 {
         return nested_access(handle, outer, kind, site, always_fail, f);
     }
     let idx = runtime::switch_on(handle, ObjectKind::Var, |idx| Op::new(kind, idx), site).index();
     check_races(idx, kind, site, always_fail);
-    IN_ACCESS.with(|flag| flag.set(handle as *const ObjectHandle as usize));
+    runtime::set_access_in_progress(handle as *const ObjectHandle as usize);
     // Cleared even when `f` panics: a flag left set would refuse the next access on this OS
     // thread, in this execution's other threads and in later explorations.
     let _access = AccessGuard;
@@ -85,13 +85,13 @@ fn check_races(idx: ObjIdx, kind: OpKind, site: Site, always_fail: bool) {
     }
 }
 
-/// Clears `IN_ACCESS` when the closure of an access ends, by returning or by unwinding.
+/// Ends the access in progress when its closure ends, by returning or by unwinding.
 struct AccessGuard;
 
 impl Drop for AccessGuard {
     #[inline(always)]
     fn drop(&mut self) {
-        IN_ACCESS.with(|flag| flag.set(0));
+        runtime::set_access_in_progress(0);
     }
 }
 

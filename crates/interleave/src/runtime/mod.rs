@@ -482,14 +482,17 @@ pub enum RaceMode {
     Warn,
 }
 
-thread_local! {
-    /// While a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs, the
-    /// address of the accessed cell's handle (0 otherwise): an access nested in the closure
-    /// takes no scheduling point, since the reference is live (`cell.rs`). It is the running
-    /// thread's: a switch out of the closure (an atomic operation in it) saves and clears it,
-    /// and the thread's resumption restores it (`switching::suspend`). The engine clears it at
-    /// the start and end of every execution.
-    pub(crate) static IN_ACCESS: Cell<usize> = const { Cell::new(0) };
+/// The cell access in progress in the running thread ([`Current::in_access`]).
+#[inline(always)]
+pub(crate) fn access_in_progress() -> usize {
+    CURRENT.with(|current| current.in_access.get())
+}
+
+/// Marks the access to the cell whose handle is at `handle` as in progress in the running
+/// thread, or none when 0 ([`Current::in_access`]).
+#[inline(always)]
+pub(crate) fn set_access_in_progress(handle: usize) {
+    CURRENT.with(|current| current.in_access.set(handle));
 }
 
 /// Per-execution settings the runtime needs.
@@ -703,6 +706,13 @@ struct Current {
     /// The yielder of the coroutine running on this OS thread: set when the coroutine starts
     /// and again whenever it resumes from a suspension, so announcements need not carry it.
     yielder: Cell<*const ThreadYielder>,
+    /// While a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs, the
+    /// address of the accessed cell's handle (0 otherwise): an access nested in the closure
+    /// takes no scheduling point, since the reference is live (`cell.rs`). It is the running
+    /// thread's: a switch out of the closure (an atomic operation in it) saves and clears it,
+    /// and the thread's resumption restores it (`switching::suspend`). Cleared at the start
+    /// and end of every execution.
+    in_access: Cell<usize>,
 }
 
 thread_local! {
@@ -712,6 +722,7 @@ thread_local! {
             borrowed: Cell::new(false),
             unattributed_panic: Cell::new(false),
             yielder: Cell::new(std::ptr::null()),
+            in_access: Cell::new(0),
         }
     };
     /// The last execution's state on this OS thread, for the next one to reuse
@@ -849,18 +860,26 @@ pub(crate) fn runtime_borrowed() -> bool {
 /// scheduling point) made it true for the others too, so a lock they released then was
 /// poisoned. The panic hook marks the thread whose panic started (`ThreadSlot::panicked`):
 /// while another thread is so marked and this one is not, the unwind is the other's.
+#[inline]
 pub(crate) fn thread_panicking() -> bool {
-    std::thread::panicking()
-        && try_with(|ex| {
-            let me = ex.current;
-            let others_unwinding = ex
-                .threads
-                .iter()
-                .enumerate()
-                .any(|(index, slot)| index != me && slot.panicked);
-            ex.threads.get(me).is_some_and(|slot| slot.panicked) || !others_unwinding
-        })
-        .unwrap_or(true)
+    std::thread::panicking() && unwinding_is_the_running_threads()
+}
+
+/// The part of [`thread_panicking`] that runs while the OS thread is unwinding, out of line:
+/// every lock acquisition and release asks.
+#[cold]
+#[inline(never)]
+fn unwinding_is_the_running_threads() -> bool {
+    try_with(|ex| {
+        let me = ex.current;
+        let others_unwinding = ex
+            .threads
+            .iter()
+            .enumerate()
+            .any(|(index, slot)| index != me && slot.panicked);
+        ex.threads.get(me).is_some_and(|slot| slot.panicked) || !others_unwinding
+    })
+    .unwrap_or(true)
 }
 
 /// True while an execution runs on this OS thread.
@@ -911,8 +930,8 @@ fn reset_thread_state() {
         current.borrowed.set(false);
         current.unattributed_panic.set(false);
         current.yielder.set(std::ptr::null());
+        current.in_access.set(0);
     });
-    IN_ACCESS.with(|flag| flag.set(0));
     panics::reset();
 }
 

@@ -146,12 +146,12 @@ pub(super) fn suspend(decision: Decision) {
         // the access (an atomic operation there is a scheduling point), belongs to this thread
         // only: the threads that run meanwhile start outside any access, and this one gets its
         // own back when it resumes.
-        let in_access = IN_ACCESS.with(|access| access.replace(0));
+        let in_access = current.in_access.replace(0);
         // SAFETY: the yielder belongs to the running coroutine (this one): it was stored when
         // the coroutine started or last resumed, and stays valid until the coroutine returns.
         let resume = unsafe { (*yielder).suspend(next) };
         current.yielder.set(yielder);
-        IN_ACCESS.with(|access| access.set(in_access));
+        current.in_access.set(in_access);
         if resume == Resume::Unwind {
             resumed_for_teardown();
         }
