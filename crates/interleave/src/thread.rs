@@ -848,14 +848,7 @@ impl<T: 'static> LocalKey<T> {
         let existing = runtime::with(|ex| find_local::<T>(ex, key));
         let value = match existing {
             Some(value) => value,
-            None => {
-                let value: Box<dyn Any> = Box::new((self.init)());
-                runtime::with(|ex| {
-                    let me = ex.me();
-                    ex.threads[me].locals.push((key, value));
-                    find_local::<T>(ex, key).expect("just inserted")
-                })
-            }
+            None => store_local(key, (self.init)()),
         };
         // SAFETY: the value is boxed in the thread's slot and is only removed when the thread
         // finishes, after this call returns; it is only reachable from its own thread.
@@ -874,15 +867,7 @@ impl<T: 'static> LocalKey<T> {
         let key = self as *const LocalKey<T> as usize;
         let (unused, stored) = match runtime::with(|ex| find_local::<T>(ex, key)) {
             Some(stored) => (Some(value), stored),
-            None => {
-                let boxed: Box<dyn Any> = Box::new(value);
-                let stored = runtime::with(|ex| {
-                    let me = ex.me();
-                    ex.threads[me].locals.push((key, boxed));
-                    find_local::<T>(ex, key).expect("just inserted")
-                });
-                (None, stored)
-            }
+            None => (None, store_local(key, value)),
         };
         // SAFETY: as in `with`.
         f(unused, unsafe { &*stored })
@@ -1004,6 +989,16 @@ impl fmt::Display for AccessError {
 }
 
 impl std::error::Error for AccessError {}
+
+/// Makes `value` the running thread's value of the thread-local `key`.
+fn store_local<T: 'static>(key: usize, value: T) -> *const T {
+    let value: Box<dyn Any> = Box::new(value);
+    runtime::with(|ex| {
+        let me = ex.me();
+        ex.threads[me].locals.push((key, value));
+        find_local::<T>(ex, key).expect("just inserted")
+    })
+}
 
 fn find_local<T: 'static>(ex: &Execution, key: usize) -> Option<*const T> {
     ex.threads[ex.me()]

@@ -141,17 +141,9 @@ impl Once {
     /// Whether an initialiser has completed, and if so makes the running thread acquire what
     /// it released; no scheduling point (`lazy_static!`'s access to a value it has).
     pub(crate) fn acquire_completion(&self, ex: &mut Execution) -> bool {
-        let Some(idx) = self.handle.index_in(ex.tag) else {
-            return false;
-        };
-        let done = matches!(
-            ex.objects[idx as usize].state,
-            ObjState::Once { done: true, .. }
-        );
-        if done {
-            ex.acquire(idx);
-        }
-        done
+        self.handle
+            .index_in(ex.tag)
+            .is_some_and(|idx| acquire_if_completed(ex, idx))
     }
 
     /// Whether an initialiser has completed (a scheduling point).
@@ -164,20 +156,9 @@ impl Once {
             Location::caller(),
         )
         .index();
-        runtime::with(|ex| {
-            let done = matches!(
-                ex.objects[idx as usize].state,
-                ObjState::Once { done: true, .. }
-            );
-            if done {
-                ex.acquire(idx);
-            }
-            done
-        })
+        runtime::with(|ex| acquire_if_completed(ex, idx))
     }
-}
 
-impl Once {
     /// Blocks until an initialiser has completed (a scheduling point), as std's `Once::wait`.
     ///
     /// # Panics
@@ -199,20 +180,23 @@ impl Once {
     fn wait_for_completion(&self, how: u32, site: Site) {
         let idx = runtime::switch_on(&self.handle, ObjectKind::Once, op_on!(OnceEnter, how), site)
             .index();
-        let done = runtime::with(|ex| {
-            let done = matches!(
-                ex.objects[idx as usize].state,
-                ObjState::Once { done: true, .. }
-            );
-            if done {
-                ex.acquire(idx);
-            }
-            done
-        });
-        if !done {
+        if !runtime::with(|ex| acquire_if_completed(ex, idx)) {
             panic!("Once instance has previously been poisoned");
         }
     }
+}
+
+/// Whether the `Once` at `idx` has completed, and if so makes the running thread acquire what
+/// its initialiser released.
+fn acquire_if_completed(ex: &mut Execution, idx: ObjIdx) -> bool {
+    let done = matches!(
+        ex.objects[idx as usize].state,
+        ObjState::Once { done: true, .. }
+    );
+    if done {
+        ex.acquire(idx);
+    }
+    done
 }
 
 impl Default for Once {
