@@ -148,14 +148,53 @@ impl OpKind {
     }
 
     /// The name reports give an operation of this kind with argument `arg`: [`OpKind::name`],
-    /// but a `OnceEnter` that waits for the initialiser (`Once::wait`) is a `once wait`, and
-    /// the release of `RwLockWriteGuard::downgrade` a `downgrade`.
+    /// but a `OnceEnter` that waits for the initialiser (`Once::wait`) is a `once wait`, the
+    /// release of `RwLockWriteGuard::downgrade` a `downgrade`, and an atomic access or fence
+    /// carries its ordering (`load Acquire`).
     pub fn name_with_arg(self, arg: u32) -> &'static str {
-        match (self, arg) {
-            (OpKind::OnceEnter, ONCE_WAIT | ONCE_WAIT_FORCE) => "once wait",
-            (OpKind::RwUnlock, RW_DOWNGRADE) => "downgrade",
-            _ => self.name(),
-        }
+        /// An atomic access's or fence's name with its ordering (`ordering_code`), so that a
+        /// report shows which `Relaxed` access a missing `Release` or `Acquire` belongs to.
+        const ORDERED: [[&str; 5]; 4] = [
+            [
+                "load Relaxed",
+                "load Release",
+                "load Acquire",
+                "load AcqRel",
+                "load SeqCst",
+            ],
+            [
+                "store Relaxed",
+                "store Release",
+                "store Acquire",
+                "store AcqRel",
+                "store SeqCst",
+            ],
+            [
+                "rmw Relaxed",
+                "rmw Release",
+                "rmw Acquire",
+                "rmw AcqRel",
+                "rmw SeqCst",
+            ],
+            [
+                "fence Relaxed",
+                "fence Release",
+                "fence Acquire",
+                "fence AcqRel",
+                "fence SeqCst",
+            ],
+        ];
+        let ordered = |row: usize| ORDERED[row].get(arg as usize).copied();
+        let name = match (self, arg) {
+            (OpKind::OnceEnter, ONCE_WAIT | ONCE_WAIT_FORCE) => Some("once wait"),
+            (OpKind::RwUnlock, RW_DOWNGRADE) => Some("downgrade"),
+            (OpKind::AtomicLoad, _) => ordered(0),
+            (OpKind::AtomicStore, _) => ordered(1),
+            (OpKind::AtomicRmw, _) => ordered(2),
+            (OpKind::Fence, _) => ordered(3),
+            _ => None,
+        };
+        name.unwrap_or_else(|| self.name())
     }
 
     /// A short lower-case name for reports.

@@ -404,6 +404,8 @@ fn a_stale_read_is_reported_with_the_store_it_read_and_the_one_it_missed() {
     let text = failure.to_string();
     assert!(text.contains("the flag was set before the data"), "{text}");
     assert!(text.contains("read a stale value"), "{text}");
+    // Each atomic step shows its ordering, so the reader sees which access is `Relaxed`.
+    assert!(text.contains("load Relaxed AtomicUsize"), "{text}");
 }
 
 #[test]
