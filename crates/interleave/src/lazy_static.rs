@@ -88,7 +88,9 @@ impl<T: 'static> Lazy<T> {
     fn get(&self) -> &T {
         let key = self.key();
         let once = runtime::with(|ex| {
-            let guard = ex.lazy_statics.guard(key, || Box::new(Once::at(self.site)));
+            let (guard, value) = ex
+                .lazy_statics
+                .guard_and_value(key, || Box::new(Once::at(self.site)));
             // SAFETY: as below.
             let once = unsafe { &*guard }
                 .downcast_ref::<Once>()
@@ -99,7 +101,7 @@ impl<T: 'static> Lazy<T> {
             // before the initialiser stored to them (crossbeam-epoch's collector, whose stale
             // pointers crashed its loom tests). A value stored by an initialiser that has not
             // completed yet is waited for through the `Once`.
-            match ex.lazy_statics.value(key) {
+            match value {
                 Some(value) if once.acquire_completion(ex) => Err(value),
                 _ => Ok(guard),
             }

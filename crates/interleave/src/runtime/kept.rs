@@ -83,7 +83,8 @@ impl Execution {
 /// The body of a revived thread: drops its kept values (and the thread-locals their
 /// destructors set), then finishes again. It keeps what its first life left for `join`.
 fn revived_main(index: usize, yielder: &ThreadYielder) {
-    CURRENT.with(|current| current.yielder.set(yielder));
+    let state = CoroutineState::new(yielder);
+    state.enter();
     with(|ex| ex.threads[index].at_root = true);
     drop_kept_values(index);
     drop_thread_locals(index);

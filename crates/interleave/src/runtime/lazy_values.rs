@@ -31,12 +31,13 @@ impl Values {
             .map(|(_, value)| &**value as *const dyn Any)
     }
 
-    /// The guard of the initialisation of the static `key`, made by `make` on first use.
-    pub(crate) fn guard(
+    /// The guard of the initialisation of the static `key`, made by `make` on first use, and
+    /// the value if an initialiser stored one.
+    pub(crate) fn guard_and_value(
         &mut self,
         key: usize,
         make: impl FnOnce() -> Box<dyn Any>,
-    ) -> *const dyn Any {
+    ) -> (*const dyn Any, Option<*const dyn Any>) {
         let position = match self.entries.iter().position(|entry| entry.key == key) {
             Some(position) => position,
             None => {
@@ -48,7 +49,12 @@ impl Values {
                 self.entries.len() - 1
             }
         };
-        &*self.entries[position].guard
+        let entry = &self.entries[position];
+        let value = entry
+            .value
+            .as_ref()
+            .map(|(_, value)| &**value as *const dyn Any);
+        (&*entry.guard, value)
     }
 
     pub(crate) fn initialised(&mut self, key: usize, value: Box<dyn Any>) {

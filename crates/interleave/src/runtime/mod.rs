@@ -482,17 +482,54 @@ pub enum RaceMode {
     Warn,
 }
 
-/// The cell access in progress in the running thread ([`Current::in_access`]).
+/// What a thread's coroutine keeps of its own, on its own stack: `Current::coroutine` points at
+/// the running one's, and `suspend` points it back at its own when a coroutine resumes, so
+/// what is here follows the thread across switches at no cost to them.
+struct CoroutineState {
+    yielder: *const ThreadYielder,
+    /// While a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs in
+    /// this thread, the address of the accessed cell's handle (0 otherwise): an access nested
+    /// in the closure takes no scheduling point, since the reference is live (`cell.rs`). The
+    /// thread's own: an atomic operation in the closure may switch to another thread, which is
+    /// in no access.
+    in_access: Cell<usize>,
+}
+
+impl CoroutineState {
+    fn new(yielder: &ThreadYielder) -> CoroutineState {
+        CoroutineState {
+            yielder,
+            in_access: Cell::new(0),
+        }
+    }
+
+    /// Makes this the running coroutine's state; it must live until the coroutine returns.
+    fn enter(&self) {
+        CURRENT.with(|current| current.coroutine.set(self));
+    }
+}
+
+/// Runs `f` with the running coroutine's access in progress, if a coroutine runs.
+#[inline(always)]
+fn with_access_in_progress<R>(f: impl FnOnce(&Cell<usize>) -> R) -> Option<R> {
+    CURRENT.with(|current| {
+        let state = current.coroutine.get();
+        // SAFETY: a non-null state is the running coroutine's, alive on its stack.
+        (!state.is_null()).then(|| f(unsafe { &(*state).in_access }))
+    })
+}
+
+/// The cell access in progress in the running thread ([`CoroutineState::in_access`]).
 #[inline(always)]
 pub(crate) fn access_in_progress() -> usize {
-    CURRENT.with(|current| current.in_access.get())
+    with_access_in_progress(Cell::get).unwrap_or(0)
 }
 
 /// Marks the access to the cell whose handle is at `handle` as in progress in the running
-/// thread, or none when 0 ([`Current::in_access`]).
+/// thread, or none when 0 ([`CoroutineState::in_access`]).
 #[inline(always)]
 pub(crate) fn set_access_in_progress(handle: usize) {
-    CURRENT.with(|current| current.in_access.set(handle));
+    with_access_in_progress(|access| access.set(handle));
 }
 
 /// Per-execution settings the runtime needs.
@@ -703,16 +740,10 @@ struct Current {
     /// The hook saw a panic while the execution was borrowed, so it could not tell which
     /// thread panicked: teardown then treats every thread as possibly unwinding.
     unattributed_panic: Cell<bool>,
-    /// The yielder of the coroutine running on this OS thread: set when the coroutine starts
-    /// and again whenever it resumes from a suspension, so announcements need not carry it.
-    yielder: Cell<*const ThreadYielder>,
-    /// While a closure passed to `cell::Var::with`/`with_mut` (or `UnsafeCell`'s) runs, the
-    /// address of the accessed cell's handle (0 otherwise): an access nested in the closure
-    /// takes no scheduling point, since the reference is live (`cell.rs`). It is the running
-    /// thread's: a switch out of the closure (an atomic operation in it) saves and clears it,
-    /// and the thread's resumption restores it (`switching::suspend`). Cleared at the start
-    /// and end of every execution.
-    in_access: Cell<usize>,
+    /// The state of the coroutine running on this OS thread, its yielder among it: set when
+    /// the coroutine starts and again whenever it resumes from a suspension, so announcements
+    /// need not carry it.
+    coroutine: Cell<*const CoroutineState>,
 }
 
 thread_local! {
@@ -721,8 +752,7 @@ thread_local! {
             execution: Cell::new(std::ptr::null_mut()),
             borrowed: Cell::new(false),
             unattributed_panic: Cell::new(false),
-            yielder: Cell::new(std::ptr::null()),
-            in_access: Cell::new(0),
+            coroutine: Cell::new(std::ptr::null()),
         }
     };
     /// The last execution's state on this OS thread, for the next one to reuse
@@ -870,14 +900,10 @@ pub(crate) fn thread_panicking() -> bool {
 #[cold]
 #[inline(never)]
 fn unwinding_is_the_running_threads() -> bool {
+    // The running thread is marked, or no thread is (the hook was replaced, say: std's answer).
     try_with(|ex| {
-        let me = ex.current;
-        let others_unwinding = ex
-            .threads
-            .iter()
-            .enumerate()
-            .any(|(index, slot)| index != me && slot.panicked);
-        ex.threads.get(me).is_some_and(|slot| slot.panicked) || !others_unwinding
+        ex.threads.get(ex.current).is_some_and(|slot| slot.panicked)
+            || !ex.threads.iter().any(|slot| slot.panicked)
     })
     .unwrap_or(true)
 }
@@ -929,8 +955,7 @@ fn reset_thread_state() {
         current.execution.set(std::ptr::null_mut());
         current.borrowed.set(false);
         current.unattributed_panic.set(false);
-        current.yielder.set(std::ptr::null());
-        current.in_access.set(0);
+        current.coroutine.set(std::ptr::null());
     });
     panics::reset();
 }
@@ -1876,7 +1901,8 @@ impl Execution {
 /// mark it finished. No panic leaves it: one that reached the coroutine's root would come out
 /// of `resume` in the scheduler loop and escape `explore`.
 fn thread_main(index: usize, yielder: &ThreadYielder, body: ThreadBody) {
-    CURRENT.with(|current| current.yielder.set(yielder));
+    let state = CoroutineState::new(yielder);
+    state.enter();
     let (started_in_teardown, cancelled) = with(|ex| {
         // A thread that never started only drops its closure: past its own code, its
         // destructors may use the primitives (`Execution::teardown_point`).

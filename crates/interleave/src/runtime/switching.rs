@@ -141,17 +141,12 @@ pub(super) fn suspend(decision: Decision) {
         // SAFETY: the coroutine resumes on the OS thread it was suspended on (an execution
         // never migrates), so the thread-local is the same one and still alive.
         let current = unsafe { &*current };
-        let yielder = current.yielder.get();
-        // The cell this thread is accessing, if the switch comes from inside the closure of
-        // the access (an atomic operation there is a scheduling point), belongs to this thread
-        // only: the threads that run meanwhile start outside any access, and this one gets its
-        // own back when it resumes.
-        let in_access = current.in_access.replace(0);
-        // SAFETY: the yielder belongs to the running coroutine (this one): it was stored when
-        // the coroutine started or last resumed, and stays valid until the coroutine returns.
-        let resume = unsafe { (*yielder).suspend(next) };
-        current.yielder.set(yielder);
-        current.in_access.set(in_access);
+        let state = current.coroutine.get();
+        // SAFETY: the state belongs to the running coroutine (this one): it was stored when
+        // the coroutine started or last resumed, and stays valid until the coroutine returns;
+        // so does its yielder.
+        let resume = unsafe { (*(*state).yielder).suspend(next) };
+        current.coroutine.set(state);
         if resume == Resume::Unwind {
             resumed_for_teardown();
         }
