@@ -23,12 +23,15 @@
 //!   store it read (C++20: only read-modify-writes continue one), so its store carries the
 //!   clock of the store it read as well as its own.
 //! - **Sequential consistency.** `SeqCst` operations take effect in the order they run, which
-//!   is the single total order C++20 requires: each `SeqCst` fence happens after every earlier
-//!   `SeqCst` fence and `SeqCst` access, and each `SeqCst` access after every earlier `SeqCst`
-//!   fence. With coherence this gives the four conditions of C++20 [atomics.order] p4 (so
-//!   store buffering with `SeqCst` accesses or with `SeqCst` fences, and IRIW with `SeqCst`
-//!   loads, cannot show their weak outcomes), without ordering two `SeqCst` accesses to
-//!   different locations by happens-before, so data races between them are still reported.
+//!   is the single total order `S` C++20 requires. Its four conditions ([atomics.order] p4)
+//!   become floors under loads: a `SeqCst` load reads no store older than one a `SeqCst`
+//!   access to its location wrote or read, and the `SeqCst` fences add theirs
+//!   ([`super::sc_fences`]). So store buffering with `SeqCst` accesses or with `SeqCst`
+//!   fences, and IRIW with `SeqCst` loads, cannot show their weak outcomes, while neither
+//!   `SeqCst` accesses nor `SeqCst` fences create happens-before edges C++20 does not have:
+//!   a data race that only they "order" is reported, and one-sided fence protocols (a fence
+//!   in one thread against `SeqCst` accesses without a fence in the other) show their weak
+//!   outcomes.
 //!
 //! ## Where the model is stronger than RC11
 //!
@@ -44,11 +47,6 @@
 //! - once a thread yields (`yield_now`, `spin_loop`, a sleep, a wait that times out), its loads
 //!   read no store older than the latest one made before the yield: stores become visible in
 //!   finite time ([intro.progress]), and this makes the search tree of a spin loop finite;
-//! - `SeqCst` fences (and each `SeqCst` access after a `SeqCst` fence) happen after the
-//!   `SeqCst` operations before them, which RC11 does not say, so a data race ordered only by
-//!   `SeqCst` fences goes unreported, and so do value outcomes of one-sided fence protocols
-//!   (a `Relaxed` store, a `SeqCst` fence and a load in one thread against a `SeqCst` store and
-//!   an `Acquire` load in another both reading 0; a Chase-Lev `steal` without its fence);
 //! - no load buffering: a load reads only stores that have run, never one its thread's own
 //!   later operations enable;
 //! - `SeqCst` operations take their place in the single total order `S` where they run, so `S`
@@ -64,6 +62,7 @@ use std::sync::atomic::Ordering;
 
 use super::clock::{VectorClock, NARROW_THREADS};
 use super::op::ObjIdx;
+use super::sc_fences::ScFences;
 
 /// How many stores of a location a load may choose among: the latest and the ones just before
 /// it. Older stores are forgotten.
@@ -298,6 +297,20 @@ impl Location {
         self.span = Span::default();
     }
 
+    /// The modification-order index of the newest store a thread whose clock is `clock` has
+    /// seen (written or read at a point that happens before `clock`'s), or 0 when it has seen
+    /// none of the kept ones (a floor of 0 puts nothing under a load).
+    fn newest_seen(&self, clock: &VectorClock) -> u64 {
+        let Some(ring) = self.ring.as_deref() else {
+            return 0;
+        };
+        let span = &self.span;
+        (span.start()..span.end)
+            .rev()
+            .find(|&index| ring[slot(index)].seen_within(clock))
+            .unwrap_or(0)
+    }
+
     /// Whether the location was used (its ring is allocated then) and its latest store
     /// holds `current`: no write outside the atomic operations changed it since.
     #[inline(always)]
@@ -355,11 +368,6 @@ struct ThreadMemory {
     pending_acquire: VectorClock,
     /// How many stores the execution had made at the thread's last yield.
     flushed: u64,
-    /// The thread's clock at its last `SeqCst` access. A thread's clock only grows, so these
-    /// clocks of all threads, joined, are every `SeqCst` access's clock joined, which a
-    /// `SeqCst` fence acquires: keeping each thread's last one is a copy per access where
-    /// keeping the join was a join per access.
-    sc_access: VectorClock,
 }
 
 impl ThreadMemory {
@@ -368,7 +376,6 @@ impl ThreadMemory {
         self.fence_release.reset();
         self.pending_acquire.reset();
         self.flushed = 0;
-        self.sc_access.reset();
     }
 }
 
@@ -396,12 +403,9 @@ pub(crate) struct WeakMemory {
     /// By object index; entries of objects that are not atomics stay empty.
     locations: Vec<Location>,
     threads: Vec<ThreadMemory>,
-    /// The clocks of every `SeqCst` fence so far, joined.
-    sc_fences: VectorClock,
-    /// Whether the execution made a `SeqCst` fence, so `SeqCst` accesses before the first
-    /// one skip joining `sc_fences` (all zero until then).
-    sc_fenced: bool,
-    /// Whether a clock the model keeps (a store's, a thread's memory, `sc_fences`) may have
+    /// The `SeqCst` fences so far, with the floors they put under later loads.
+    sc_fences: ScFences,
+    /// Whether a clock the model keeps (a store's or a thread's memory) may have
     /// entries past the first [`NARROW_THREADS`] (`VectorClock::is_narrow`). Only a thread
     /// whose own clock has them, or which is not one of the first threads, can bring them in:
     /// every clock the model keeps is made of the accessing threads' clocks and of clocks it
@@ -424,8 +428,7 @@ impl WeakMemory {
         for thread in &mut self.threads {
             thread.clear();
         }
-        self.sc_fences.reset();
-        self.sc_fenced = false;
+        self.sc_fences.clear();
         if self.may_be_wide {
             // The stores' clocks of this execution stay in the rings' slots, which the
             // straight path overwrites without clearing their wide entries.
@@ -470,9 +473,8 @@ impl WeakMemory {
         self.locations.resize_with(index + 1, Location::default);
     }
 
-    /// Starts an access of thread `thread` (clock `clock`) with `order` to `object`, whose
-    /// atomic now holds `current`: a `SeqCst` access happens after every earlier `SeqCst`
-    /// fence, and the tables make room. A location starts with its current value as its
+    /// Starts an access of thread `thread` (clock `clock`) to `object`, whose atomic now holds
+    /// `current`: the tables make room. A location starts with its current value as its
     /// initial store; a value that differs from the latest store's was written without an
     /// atomic operation (`get_mut`, `as_ptr`), which needs exclusive access or a happens-before
     /// edge, so it starts the history afresh. Returns what the access works on.
@@ -481,14 +483,10 @@ impl WeakMemory {
         &mut self,
         object: ObjIdx,
         thread: usize,
-        clock: &mut VectorClock,
-        order: Ordering,
+        clock: &VectorClock,
         current: u64,
     ) -> Access<'_> {
         self.note_width(thread, clock);
-        if order == Ordering::SeqCst && self.sc_fenced {
-            clock.join(&self.sc_fences);
-        }
         self.make_room_for(thread);
         let index = object as usize;
         if self.locations.len() <= index {
@@ -524,7 +522,7 @@ impl WeakMemory {
 
     /// Thread `thread` (clock `clock`) reads the store of modification-order index `index`
     /// with `order` (see [`Store::observe`]); a `SeqCst` read raises the floor of later
-    /// `SeqCst` loads to it and joins the `SeqCst` order. Returns the value.
+    /// `SeqCst` loads to it. Returns the value.
     #[inline(always)]
     fn read(
         access: Access<'_>,
@@ -537,7 +535,6 @@ impl WeakMemory {
         store.observe(thread, clock, order, &mut access.me.pending_acquire);
         if order == Ordering::SeqCst {
             access.span.sc_floor = access.span.sc_floor.max(index);
-            sc_access(access.me, thread, clock);
         }
         store.bits
     }
@@ -555,7 +552,16 @@ impl WeakMemory {
         step: u64,
         choose: impl FnOnce(u64) -> u64,
     ) -> Read {
-        let access = self.begin(object, thread, clock, order, current);
+        // The floor the `SeqCst` fences put under this load (`sc_fences.rs`), found before
+        // the access borrows the tables.
+        let fenced_floor = if self.sc_fences.is_empty() {
+            0
+        } else if order == Ordering::SeqCst {
+            self.sc_fences.latest_floor(object as usize)
+        } else {
+            self.sc_fences.floor_known_to(object as usize, clock)
+        };
+        let access = self.begin(object, thread, clock, current);
         let (span, ring) = (&*access.span, &*access.ring);
         let flushed = access.me.flushed;
         let latest = span.end - 1;
@@ -568,9 +574,11 @@ impl WeakMemory {
             }
             floor -= 1;
         }
+        floor = floor.max(fenced_floor);
         if order == Ordering::SeqCst {
-            floor = floor.max(span.sc_floor).min(latest);
+            floor = floor.max(span.sc_floor);
         }
+        floor = floor.min(latest);
         let index = if floor < latest {
             latest - choose(latest - floor + 1).min(latest - floor)
         } else {
@@ -598,7 +606,7 @@ impl WeakMemory {
         bits: u64,
         step: u64,
     ) {
-        let access = self.begin(object, thread, clock, order, previous);
+        let access = self.begin(object, thread, clock, previous);
         access.writers.set(thread, clock.get(thread));
         let index = access.span.push(bits);
         let store = &mut access.ring[slot(index)];
@@ -611,7 +619,7 @@ impl WeakMemory {
         store.sync_within_writer = true;
         *access.stores += 1;
         store.set(bits, *access.stores, step, thread, clock);
-        after_write(access.span, access.me, index, thread, clock, order);
+        after_write(access.span, index, thread, clock, order);
     }
 
     /// A read-modify-write of `object` with `order` by thread `thread` at step `step`: it read
@@ -630,7 +638,7 @@ impl WeakMemory {
         written: Option<u64>,
         step: u64,
     ) {
-        let access = self.begin(object, thread, clock, order, previous);
+        let access = self.begin(object, thread, clock, previous);
         let latest = access.span.end - 1;
         let Some(bits) = written else {
             Self::read(access, latest, thread, clock, order);
@@ -665,16 +673,15 @@ impl WeakMemory {
         store.sync_within_writer = within;
         *stores += 1;
         store.set(bits, *stores, step, thread, clock);
-        after_write(span, me, index, thread, clock, order);
+        after_write(span, index, thread, clock, order);
     }
 
     /// A successful `AcqRel` (or, with `SEQ_CST`, `SeqCst`) read-modify-write of `object` by
     /// thread `thread` at step `step`, which read the latest store, `previous`, and stored
     /// `written`, as [`read_modify_write`](Self::read_modify_write) does it, when nothing calls
     /// for its general path: the location holds `previous`, the tables have room, the thread
-    /// is one of the first [`NARROW_THREADS`] and every clock involved is narrow, and no
-    /// `SeqCst` fence ran yet. Then it returns true; otherwise it returns false, having changed
-    /// nothing.
+    /// is one of the first [`NARROW_THREADS`] and every clock involved is narrow. Then it
+    /// returns true; otherwise it returns false, having changed nothing.
     ///
     /// The ordering is a constant here and every test is made before anything changes, so the
     /// work is a straight line in scratch registers; on the atomic workload (60
@@ -690,21 +697,14 @@ impl WeakMemory {
         written: u64,
         step: u64,
     ) -> bool {
-        if self.may_be_wide
-            || (SEQ_CST && self.sc_fenced)
-            || thread >= NARROW_THREADS
-            || !clock.is_narrow()
-        {
+        if self.may_be_wide || thread >= NARROW_THREADS || !clock.is_narrow() {
             return false;
         }
-        let Some((
-            Location {
-                span,
-                ring,
-                writers,
-            },
-            me,
-        )) = location_and_thread(&mut self.locations, &mut self.threads, object, thread)
+        let Some(Location {
+            span,
+            ring,
+            writers,
+        }) = self.locations.get_mut(object as usize)
         else {
             return false;
         };
@@ -716,9 +716,8 @@ impl WeakMemory {
         }
         writers.set(thread, clock.get(thread));
         // Every clock here is narrow (`may_be_wide`). As in `read_modify_write`, it acquires
-        // what the store it read carries, so its clock is all its store carries, and a `SeqCst`
-        // one's clock is also its thread's last `SeqCst` access's; the joined entries are
-        // written to the copies from registers. The join is made without a test that could
+        // what the store it read carries, so its clock is all its store carries; the joined
+        // entries are written to the copy from registers. The join is made without a test that could
         // skip it (a join of a clock the thread holds already changes nothing): the epoch test
         // of `Store::sync_known_to` cost more than the joins it saved, and so, on the random
         // walk of the atomic workload, did the cheaper test of a thread reading its own store
@@ -726,11 +725,9 @@ impl WeakMemory {
         let read = ring[slot(span.end - 1)].sync.narrow_entries();
         let index = span.push(written);
         let store = &mut ring[slot(index)];
+        clock.join_narrow_copying(read, [&mut store.sync]);
         if SEQ_CST {
-            clock.join_narrow_copying(read, [&mut store.sync, &mut me.sc_access]);
             span.sc_floor = index;
-        } else {
-            clock.join_narrow_copying(read, [&mut store.sync]);
         }
         store.sync_within_writer = true;
         self.stores += 1;
@@ -772,7 +769,11 @@ impl WeakMemory {
         }
     }
 
-    /// A fence with `order` (not `Relaxed`) by thread `thread`.
+    /// A fence with `order` (not `Relaxed`) by thread `thread`. A `SeqCst` fence takes its
+    /// place in the order of `SeqCst` operations with the floors it puts under later loads
+    /// (`sc_fences.rs`): per location, the newest store its thread has seen (what happens
+    /// before the fence, its acquire part included) and the newest a `SeqCst` access wrote or
+    /// read, joined with the earlier fences' floors.
     pub fn fence(&mut self, thread: usize, clock: &mut VectorClock, order: Ordering) {
         self.note_width(thread, clock);
         self.make_room_for(thread);
@@ -781,12 +782,14 @@ impl WeakMemory {
             clock.join(&pending);
         }
         if order == Ordering::SeqCst {
-            clock.join(&self.sc_fences);
-            for other in &self.threads {
-                clock.join(&other.sc_access);
-            }
-            self.sc_fences.join(clock);
-            self.sc_fenced = true;
+            let locations = &self.locations;
+            let seen = &*clock;
+            self.sc_fences
+                .record(thread, clock.get(thread) + 1, locations.len(), |location| {
+                    locations[location]
+                        .newest_seen(seen)
+                        .max(locations[location].span.sc_floor)
+                });
         }
         if releases(order) {
             self.threads[thread].fence_release.copy_from(clock);
@@ -855,12 +858,11 @@ fn two_slots(ring: &mut Ring, read: usize, write: usize) -> (&Store, &mut Store)
 }
 
 /// What a store or a successful read-modify-write does after joining the modification order
-/// as index `index`: a `SeqCst` one raises the location's floor for `SeqCst` loads and joins
-/// the `SeqCst` order; a releasing one ends its thread's epoch.
+/// as index `index`: a `SeqCst` one raises the location's floor for `SeqCst` loads; a
+/// releasing one ends its thread's epoch.
 #[inline(always)]
 fn after_write(
     span: &mut Span,
-    me: &mut ThreadMemory,
     index: u64,
     thread: usize,
     clock: &mut VectorClock,
@@ -868,17 +870,8 @@ fn after_write(
 ) {
     if order == Ordering::SeqCst {
         span.sc_floor = index;
-        sc_access(me, thread, clock);
-    } else if releases(order) {
+    }
+    if releases(order) {
         clock.tick(thread);
     }
-}
-
-/// A `SeqCst` access of thread `thread` (memory `me`) joins the order of `SeqCst` operations:
-/// later `SeqCst` fences happen after it. Its thread's epoch ends, so the fences do not order
-/// what the thread does next.
-#[inline(always)]
-fn sc_access(me: &mut ThreadMemory, thread: usize, clock: &mut VectorClock) {
-    me.sc_access.copy_from(clock);
-    clock.tick(thread);
 }

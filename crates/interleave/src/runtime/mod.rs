@@ -53,6 +53,7 @@ pub(crate) mod object;
 pub mod op;
 mod panics;
 mod recording;
+mod sc_fences;
 pub(crate) mod schedule;
 mod signal_text;
 mod stacks;

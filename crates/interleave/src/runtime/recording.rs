@@ -294,9 +294,10 @@ pub struct TraceEvent {
     pub target: Option<TraceTarget>,
     /// Where in the program the step was taken.
     pub site: Site,
-    /// The step is a `SeqCst` atomic access or fence. Under the weak memory model a `SeqCst`
-    /// fence is ordered against every other `SeqCst` step (see `runtime/memory.rs`), so such
-    /// steps are dependent even on different objects.
+    /// The step is a `SeqCst` atomic access or fence. Under the weak memory model where a
+    /// `SeqCst` fence falls among the other `SeqCst` steps decides which stores later loads may
+    /// read (see `runtime/sc_fences.rs`), so such steps are dependent even on different
+    /// objects.
     pub seq_cst: bool,
 }
 

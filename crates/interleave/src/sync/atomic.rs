@@ -164,8 +164,10 @@ fn unsync_read(handle: &ObjectHandle, site: Site) {
 
 /// A memory fence: a scheduling point. Under the weak memory model an acquire fence makes the
 /// thread acquire what its earlier relaxed loads read, a release fence makes its later relaxed
-/// stores release, and `SeqCst` fences are ordered with every `SeqCst` operation; under
-/// sequential consistency a fence adds nothing.
+/// stores release, and a `SeqCst` fence takes its place in the single total order of `SeqCst`
+/// operations, which limits the stores later loads may read (as C++20 says, it creates no
+/// happens-before edge beyond its acquire and release parts); under sequential consistency a
+/// fence adds nothing.
 ///
 /// # Panics
 /// On `Ordering::Relaxed`, as std does.

@@ -357,6 +357,157 @@ fn data_published_with_a_relaxed_flag_is_a_data_race() {
     assert!(released.is_ok(), "{released}");
 }
 
+/// Store buffering with a `SeqCst` fence in the first thread only, against the second
+/// thread's accesses with `store` and `load` orderings.
+fn one_sided_store_buffering(store: Ordering, load: Ordering) -> (usize, usize) {
+    let pair = Arc::new(Pair::default());
+    let other = Arc::clone(&pair);
+    let handle = thread::spawn(move || {
+        other.y.store(1, store);
+        other.x.load(load)
+    });
+    pair.x.store(1, Relaxed);
+    fence(SeqCst);
+    let seen_y = pair.y.load(Relaxed);
+    (seen_y, handle.join().unwrap())
+}
+
+#[test]
+fn a_seq_cst_fence_orders_only_against_seq_cst_operations_on_the_other_side() {
+    // C++20 [atomics.order] p4: with the fence in one thread, a `SeqCst` store and an
+    // `Acquire` load in the other (no fence there) may both read 0, and a `SeqCst` store and
+    // load may not (conditions 4.2 and 4.3 order the fence between them in `S`).
+    let acquire = outcomes(|| one_sided_store_buffering(SeqCst, Acquire));
+    assert_eq!(acquire, BTreeSet::from([(0, 0), (0, 1), (1, 0), (1, 1)]));
+    let seq_cst = outcomes(|| one_sided_store_buffering(SeqCst, SeqCst));
+    assert_eq!(seq_cst, BTreeSet::from([(0, 1), (1, 0), (1, 1)]));
+}
+
+/// Three threads where `SeqCst` fences must order a third thread's accesses: a reader of `x`
+/// fences and loads `y`; a writer of `y` with `SeqCst` then loads `x` with `load`.
+fn fenced_reader_against_seq_cst_writer(load: Ordering) -> (usize, usize, usize) {
+    let pair = Arc::new(Pair::default());
+    let (reader, writer) = (Arc::clone(&pair), Arc::clone(&pair));
+    let reader = thread::spawn(move || {
+        let seen_x = reader.x.load(Relaxed);
+        fence(SeqCst);
+        (seen_x, reader.y.load(Relaxed))
+    });
+    let writer = thread::spawn(move || {
+        writer.y.store(1, SeqCst);
+        writer.x.load(load)
+    });
+    pair.x.store(1, Relaxed);
+    let (seen_x, seen_y) = reader.join().unwrap();
+    (seen_x, seen_y, writer.join().unwrap())
+}
+
+#[test]
+fn seq_cst_fences_order_a_third_threads_accesses_and_dpor_reaches_every_outcome_of_dfs() {
+    // The reader saw x = 1 before its fence and y = 0 after it, so its fence precedes the
+    // writer's `SeqCst` store in `S` (4.3); a `SeqCst` load of x after that store must then
+    // see x = 1 (4.2), an `Acquire` one need not.
+    let seq_cst = outcomes(|| fenced_reader_against_seq_cst_writer(SeqCst));
+    assert!(!seq_cst.contains(&(1, 0, 0)), "{seq_cst:?}");
+    let acquire = outcomes(|| fenced_reader_against_seq_cst_writer(Acquire));
+    assert!(acquire.contains(&(1, 0, 0)), "{acquire:?}");
+    let dpor = |f: fn() -> (usize, usize, usize)| outcomes_of(builder("dpor"), f);
+    assert_eq!(
+        dpor(|| fenced_reader_against_seq_cst_writer(SeqCst)),
+        seq_cst
+    );
+    assert_eq!(
+        dpor(|| fenced_reader_against_seq_cst_writer(Acquire)),
+        acquire
+    );
+    let two = |f: fn() -> (usize, usize)| (outcomes(f), outcomes_of(builder("dpor"), f));
+    for (dfs, dpor) in [
+        two(|| one_sided_store_buffering(SeqCst, Acquire)),
+        two(|| one_sided_store_buffering(SeqCst, SeqCst)),
+        two(|| store_buffering(Relaxed, Relaxed, true)),
+    ] {
+        assert_eq!(dpor, dfs);
+    }
+}
+
+/// Dekker's mutual exclusion: each thread raises its flag and enters when it then sees the
+/// other's flag down; inside, it writes a shared cell. The first thread raises its flag with
+/// a `Relaxed` store and a `SeqCst` fence; the second with a `SeqCst` store and, when
+/// `second_fenced`, a `SeqCst` fence before its `Relaxed` load (without it, its load is
+/// `Acquire`, which C++20 does not order after its store).
+fn dekker(second_fenced: bool) -> interleave::Report {
+    builder("dfs")
+        .executions(100_000)
+        .explore(move || {
+            let shared = Arc::new((Pair::default(), UnsafeCell::new(0usize)));
+            let other = Arc::clone(&shared);
+            let handle = thread::spawn(move || {
+                other.0.y.store(1, SeqCst);
+                let seen = if second_fenced {
+                    fence(SeqCst);
+                    other.0.x.load(Relaxed)
+                } else {
+                    other.0.x.load(Acquire)
+                };
+                if seen == 0 {
+                    other.1.with_mut(|value| unsafe { *value += 1 });
+                }
+            });
+            shared.0.x.store(1, Relaxed);
+            fence(SeqCst);
+            if shared.0.y.load(Relaxed) == 0 {
+                shared.1.with_mut(|value| unsafe { *value += 1 });
+            }
+            handle.join().unwrap();
+        })
+        .unwrap()
+}
+
+#[test]
+fn mutual_exclusion_by_a_fence_on_one_side_only_is_broken() {
+    let one_sided = dekker(false);
+    let failure = one_sided.first_failure().expect("both threads enter");
+    assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+    let fenced = dekker(true);
+    assert!(fenced.is_ok(), "{fenced}");
+}
+
+#[test]
+fn a_seq_cst_fence_creates_no_happens_before_edge_of_its_own() {
+    // The writer publishes with a `SeqCst` fence and a `Relaxed` flag. A reader that sees the
+    // flag with a `Relaxed` load synchronises with the fence only through an acquire of its
+    // own (an `Acquire` fence); a `SeqCst` load of another location after the fence in `S`
+    // acquires nothing from it, so the plain read races with the write.
+    let publish = |acquire_fence: bool| {
+        builder("dfs")
+            .executions(100_000)
+            .explore(move || {
+                let shared = Arc::new((UnsafeCell::new(0usize), Pair::default()));
+                let writer = Arc::clone(&shared);
+                let handle = thread::spawn(move || {
+                    writer.0.with_mut(|value| unsafe { *value = 7 });
+                    fence(SeqCst);
+                    writer.1.x.store(1, Relaxed);
+                });
+                if shared.1.x.load(Relaxed) == 1 {
+                    if acquire_fence {
+                        fence(Acquire);
+                    } else {
+                        shared.1.y.load(SeqCst);
+                    }
+                    assert_eq!(shared.0.with(|value| unsafe { *value }), 7);
+                }
+                handle.join().unwrap();
+            })
+            .unwrap()
+    };
+    let racy = publish(false);
+    let failure = racy.first_failure().expect("the race is found");
+    assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+    let synchronised = publish(true);
+    assert!(synchronised.is_ok(), "{synchronised}");
+}
+
 #[test]
 fn orderings_std_rejects_panic_as_under_std() {
     let cases: [(&str, fn()); 4] = [
