@@ -129,6 +129,41 @@ struct Node {
     sizes: OptionSizes,
 }
 
+impl Node {
+    /// Makes this the node of `decision`, just made by the execution that began at
+    /// `started`, reusing its buffers; `all` is as in [`Tree::grow`].
+    fn start(&mut self, decision: &Decision, all: bool, started: u64) {
+        // Every field named, so a new one cannot be left out.
+        let Decision {
+            choice,
+            options,
+            chosen,
+            asleep,
+            preemptions,
+            running,
+        } = decision;
+        self.decision.choice = *choice;
+        self.decision.options.clone_from(options);
+        self.decision.chosen = *chosen;
+        self.decision.asleep.clone_from(asleep);
+        self.decision.preemptions = *preemptions;
+        self.decision.running = *running;
+        self.backtrack.clear();
+        match decision.choice {
+            Choice::Thread if !all => self.backtrack.push(decision.chosen),
+            _ => self.backtrack.extend_from_slice(&decision.options),
+        }
+        self.done.clear();
+        self.done.push(decision.chosen);
+        self.sleep.clone_from(&decision.asleep);
+        self.gave_way.clear();
+        self.sizes = OptionSizes {
+            started,
+            ..OptionSizes::default()
+        };
+    }
+}
+
 /// The executions below a node, option by option: what a search split among workers uses to
 /// estimate how many executions the options still to try will take (siblings in a
 /// depth-first search's tree tend to have subtrees of similar sizes).
@@ -161,10 +196,25 @@ impl OptionSizes {
     }
 }
 
+/// Nodes a search left, kept so that the next execution's new nodes reuse their buffers: a
+/// node holds five small lists, and allocating them afresh for every node of every execution
+/// (and freeing them when the search backtracked past it) was about a third of the
+/// instructions of a `dpor` search of a real crate's loom model (st3's `chained_steal`).
+/// A copy of a tree starts without any.
+#[derive(Debug, Default)]
+struct SpareNodes(Vec<Node>);
+
+impl Clone for SpareNodes {
+    fn clone(&self) -> SpareNodes {
+        SpareNodes::default()
+    }
+}
+
 /// The search tree of a stateless depth-first search.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Tree {
     nodes: Vec<Node>,
+    spare: SpareNodes,
     /// The index in `nodes` of each thread step, in step order (value nodes sit between).
     steps: Vec<usize>,
     /// The length of the prefix the last planned execution replays.
@@ -481,37 +531,31 @@ impl Tree {
         // The node at `prefix - 1` took a new option, so everything from it on is new.
         let changed = self.prefix.saturating_sub(1);
         let first_new = self.steps.partition_point(|&n| n < changed);
-        self.nodes.truncate(self.prefix);
+        self.spare.0.extend(self.nodes.drain(self.prefix..));
         self.steps
             .truncate(self.steps.partition_point(|&n| n < self.prefix));
         for decision in steps.decisions.iter().skip(self.prefix) {
-            let backtrack = match decision.choice {
-                Choice::Thread if !all => vec![decision.chosen],
-                Choice::Value { bound } => {
-                    // A subtree's search counts only the draws below its root: those of the
-                    // root's nodes were counted by the search that gave the subtree away.
-                    if (bound == 0 || bound > VALUE_CAP) && self.nodes.len() >= self.root.len() {
-                        self.wide_draws += 1;
-                    }
-                    decision.options.clone()
+            if let Choice::Value { bound } = decision.choice {
+                // A subtree's search counts only the draws below its root: those of the
+                // root's nodes were counted by the search that gave the subtree away.
+                if (bound == 0 || bound > VALUE_CAP) && self.nodes.len() >= self.root.len() {
+                    self.wide_draws += 1;
                 }
-                Choice::Thread => decision.options.clone(),
-            };
+            }
             if decision.choice == Choice::Thread {
                 self.steps.push(self.nodes.len());
             }
-            self.nodes.push(Node {
-                backtrack,
-                done: vec![decision.chosen],
-                sleep: decision.asleep.clone(),
-                gave_way: Vec::new(),
+            let mut node = self.spare.0.pop().unwrap_or_else(|| Node {
                 decision: decision.clone(),
-                // Its option began with the execution observed now.
-                sizes: OptionSizes {
-                    started: self.executions.saturating_sub(1),
-                    ..OptionSizes::default()
-                },
+                done: Vec::new(),
+                backtrack: Vec::new(),
+                sleep: Vec::new(),
+                gave_way: Vec::new(),
+                sizes: OptionSizes::default(),
             });
+            // Its option began with the execution observed now.
+            node.start(decision, all, self.executions.saturating_sub(1));
+            self.nodes.push(node);
         }
         // Whether each thread step from the changed node on left its thread unable to run
         // next. After the last step nothing is known (the execution may have been cut short),
@@ -625,7 +669,7 @@ impl Tree {
                 self.prefix = self.nodes.len();
                 return true;
             }
-            self.nodes.pop();
+            self.spare.0.extend(self.nodes.pop());
         }
         self.finished = true;
         false

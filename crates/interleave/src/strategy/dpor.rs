@@ -95,6 +95,24 @@ use super::{ChannelStep, OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceT
 pub struct Dpor {
     tree: Tree,
     races: u64,
+    scratch: Scratch,
+}
+
+/// The buffers of [`Dpor::analyse`], kept from execution to execution: allocated afresh for
+/// each one (a hash map entry's list of reads per object among them), they cost a `dpor`
+/// search of a real crate's loom model more instructions in the allocator than in the
+/// analysis. A copy of a search starts without them.
+#[derive(Debug, Default)]
+struct Scratch {
+    clocks: Vec<u32>,
+    step_clocks: Vec<u32>,
+    accesses: FxHashMap<Conflict, (Option<usize>, Vec<usize>)>,
+}
+
+impl Clone for Scratch {
+    fn clone(&self) -> Scratch {
+        Scratch::default()
+    }
 }
 
 impl Default for Dpor {
@@ -109,6 +127,7 @@ impl Dpor {
         Dpor {
             tree: Tree::with_sleep_sets(),
             races: 0,
+            scratch: Scratch::default(),
         }
     }
 
@@ -119,6 +138,7 @@ impl Dpor {
         Dpor {
             tree: Tree::bounded(preemptions, true),
             races: 0,
+            scratch: Scratch::default(),
         }
     }
 
@@ -145,13 +165,30 @@ impl Dpor {
         let Some(trace) = outcome.trace else { return };
         let steps = outcome.feedback.and_then(|f| f.downcast_ref::<Steps>());
         let n = outcome.threads.max(1);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let Scratch {
+            clocks,
+            step_clocks,
+            accesses,
+        } = &mut scratch;
         // Vector clocks, `n` entries each: every thread's current one, and each step's.
-        let mut clocks = vec![0u32; n * n];
-        let mut step_clocks = vec![0u32; trace.len() * n];
+        clocks.clear();
+        clocks.resize(n * n, 0);
+        step_clocks.clear();
+        step_clocks.resize(trace.len() * n, 0);
         // The step that spawned each thread.
         let mut spawns = vec![None; n];
-        // Per conflict: the last write and the reads since, as step indices.
-        let mut accesses: FxHashMap<Conflict, (Option<usize>, Vec<usize>)> = FxHashMap::default();
+        // Per conflict: the last write and the reads since, as step indices. The entries of
+        // earlier executions are emptied, keeping their lists, unless the objects of earlier
+        // executions have come to outnumber this one's steps several times over (a program
+        // whose objects differ from execution to execution).
+        if accesses.len() > 4 * trace.len() + 64 {
+            accesses.clear();
+        }
+        for (last_write, reads) in accesses.values_mut() {
+            *last_write = None;
+            reads.clear();
+        }
         // The yield rule (`dfs.rs`) makes a yield of thread `t` and any step of another thread
         // `u` dependent: which of `u`'s steps ends `t`'s wait depends on their order. That is
         // a pseudo-object per pair `(t, u)`, written by `t`'s yields and by every step of `u`,
@@ -273,7 +310,7 @@ impl Dpor {
                         });
                     if !ordered_otherwise {
                         self.races += 1;
-                        self.reverse(trace, &step_clocks, n, j, i);
+                        self.reverse(trace, step_clocks, n, j, i);
                     }
                 }
             }
@@ -313,6 +350,7 @@ impl Dpor {
                 self.require(trace, i, &[thread], thread);
             }
         }
+        self.scratch = scratch;
     }
 }
 

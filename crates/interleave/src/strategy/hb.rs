@@ -26,7 +26,7 @@ use super::{
 };
 
 /// What a step conflicts on: an object, or the shared pseudo-object of thread management.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Conflict {
     Object(ObjectId),
     Threads,
