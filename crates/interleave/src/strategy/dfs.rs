@@ -49,6 +49,7 @@
 //! yield.
 
 use std::any::Any;
+use std::ops::Range;
 
 use super::hb::may_depend;
 use super::{OpKind, Outcome, Schedule, Strategy, View, ABANDON};
@@ -97,6 +98,17 @@ impl Decision {
     }
 }
 
+/// One decision as an execution reports it: a [`Decision`] whose options and sleepers are
+/// ranges of [`Steps::lists`], so that recording one allocates nothing.
+struct Made {
+    choice: Choice,
+    options: Range<usize>,
+    chosen: usize,
+    asleep: Range<usize>,
+    preemptions: u32,
+    running: Option<usize>,
+}
+
 /// The preemptions after choosing thread `option`, with `preemptions` before and `running` the
 /// thread that took the last step if it may still run: switching away from it is one more.
 fn preemptions_after(preemptions: u32, running: Option<usize>, option: usize) -> u32 {
@@ -130,32 +142,36 @@ struct Node {
 }
 
 impl Node {
-    /// Makes this the node of `decision`, just made by the execution that began at
-    /// `started`, reusing its buffers; `all` is as in [`Tree::grow`].
-    fn start(&mut self, decision: &Decision, all: bool, started: u64) {
+    /// Makes this the node of `made`, whose lists are in `lists`, just made by the execution
+    /// that began at `started`, reusing its buffers; `all` is as in [`Tree::grow`].
+    fn start(&mut self, made: &Made, lists: &[usize], all: bool, started: u64) {
         // Every field named, so a new one cannot be left out.
-        let Decision {
+        let Made {
             choice,
             options,
             chosen,
             asleep,
             preemptions,
             running,
-        } = decision;
+        } = made;
+        let (options, asleep) = (&lists[options.clone()], &lists[asleep.clone()]);
         self.decision.choice = *choice;
-        self.decision.options.clone_from(options);
+        self.decision.options.clear();
+        self.decision.options.extend_from_slice(options);
         self.decision.chosen = *chosen;
-        self.decision.asleep.clone_from(asleep);
+        self.decision.asleep.clear();
+        self.decision.asleep.extend_from_slice(asleep);
         self.decision.preemptions = *preemptions;
         self.decision.running = *running;
         self.backtrack.clear();
-        match decision.choice {
-            Choice::Thread if !all => self.backtrack.push(decision.chosen),
-            _ => self.backtrack.extend_from_slice(&decision.options),
+        match choice {
+            Choice::Thread if !all => self.backtrack.push(*chosen),
+            _ => self.backtrack.extend_from_slice(options),
         }
         self.done.clear();
-        self.done.push(decision.chosen);
-        self.sleep.clone_from(&decision.asleep);
+        self.done.push(*chosen);
+        self.sleep.clear();
+        self.sleep.extend_from_slice(asleep);
         self.gave_way.clear();
         self.sizes = OptionSizes {
             started,
@@ -244,7 +260,9 @@ pub(crate) struct Tree {
 /// wait under the yield rule it ended.
 #[derive(Default)]
 pub(super) struct Steps {
-    decisions: Vec<Decision>,
+    decisions: Vec<Made>,
+    /// The options and sleepers of the decisions, one list after another.
+    lists: Vec<usize>,
     /// `(step, thread)`: step `step` ended the wait of `thread`, in step order (empty unless
     /// the program yields, so a step costs nothing here).
     ended_waits: Vec<(usize, usize)>,
@@ -256,6 +274,13 @@ pub(super) struct Steps {
 }
 
 impl Steps {
+    /// Appends `list` to [`lists`](Self::lists), returning where it is.
+    fn record(&mut self, list: impl IntoIterator<Item = usize>) -> Range<usize> {
+        let start = self.lists.len();
+        self.lists.extend(list);
+        start..self.lists.len()
+    }
+
     /// Whether thread step `step` ended a wait by its timeout.
     pub(super) fn is_timeout(&self, step: usize) -> bool {
         self.timeouts.binary_search(&step).is_ok()
@@ -534,19 +559,26 @@ impl Tree {
         self.spare.0.extend(self.nodes.drain(self.prefix..));
         self.steps
             .truncate(self.steps.partition_point(|&n| n < self.prefix));
-        for decision in steps.decisions.iter().skip(self.prefix) {
-            if let Choice::Value { bound } = decision.choice {
+        for made in steps.decisions.iter().skip(self.prefix) {
+            if let Choice::Value { bound } = made.choice {
                 // A subtree's search counts only the draws below its root: those of the
                 // root's nodes were counted by the search that gave the subtree away.
                 if (bound == 0 || bound > VALUE_CAP) && self.nodes.len() >= self.root.len() {
                     self.wide_draws += 1;
                 }
             }
-            if decision.choice == Choice::Thread {
+            if made.choice == Choice::Thread {
                 self.steps.push(self.nodes.len());
             }
             let mut node = self.spare.0.pop().unwrap_or_else(|| Node {
-                decision: decision.clone(),
+                decision: Decision {
+                    choice: made.choice,
+                    options: Vec::new(),
+                    chosen: made.chosen,
+                    asleep: Vec::new(),
+                    preemptions: 0,
+                    running: None,
+                },
                 done: Vec::new(),
                 backtrack: Vec::new(),
                 sleep: Vec::new(),
@@ -554,7 +586,7 @@ impl Tree {
                 sizes: OptionSizes::default(),
             });
             // Its option began with the execution observed now.
-            node.start(decision, all, self.executions.saturating_sub(1));
+            node.start(made, &steps.lists, all, self.executions.saturating_sub(1));
             self.nodes.push(node);
         }
         // Whether each thread step from the changed node on left its thread unable to run
@@ -1089,10 +1121,10 @@ struct PrefixSchedule {
     /// The preemption bound, if any.
     bound: Option<u32>,
     /// The decisions the tree already holds as nodes (the first `known` of the prefix): it
-    /// never reads their options again, so they are not recorded (an allocation per decision
-    /// saved, most of an execution's decisions in a deep tree).
+    /// never reads their options again, so they are not recorded (most of an execution's
+    /// decisions in a deep tree).
     known: usize,
-    /// The buffer of a decision's options while they are not recorded, kept across decisions.
+    /// The buffer of the options of the decision being made, kept across decisions.
     scratch: Vec<usize>,
 }
 
@@ -1127,14 +1159,12 @@ impl PrefixSchedule {
         }
     }
 
-    /// The options to record for the decision being made, from `options`: none for a decision
-    /// the tree knows, whose buffer is kept for the next one.
-    fn recorded(&mut self, options: Vec<usize>) -> Vec<usize> {
+    /// Records `options` as those of the decision being made, unless the tree knows it.
+    fn record_options(&mut self, options: impl IntoIterator<Item = usize>) -> Range<usize> {
         if self.steps.decisions.len() < self.known {
-            self.scratch = options;
-            Vec::new()
+            0..0
         } else {
-            options
+            self.steps.record(options)
         }
     }
 
@@ -1157,9 +1187,9 @@ impl Schedule for PrefixSchedule {
             .extend(ended.drain(..).map(|thread| (last, thread)));
         let decision = self.steps.decisions.len();
         let tracks_sleep = self.sleep.is_some() && decision + 1 >= self.prefix.len();
-        let asleep = match &self.sleep {
-            Some(sleep) if tracks_sleep => sleep.clone(),
-            _ => Vec::new(),
+        let asleep: &[usize] = match &self.sleep {
+            Some(sleep) if tracks_sleep => sleep,
+            _ => &[],
         };
         // Switching away from the thread that took the last step while it may still run is
         // a preemption; a yield, a block or a finish makes the switch free.
@@ -1186,6 +1216,7 @@ impl Schedule for PrefixSchedule {
                 default_choice(view, &awake, self.yielded)
             }
         };
+        let asleep = self.steps.record(asleep.iter().copied());
         if let (Some(sleep), true) = (&mut self.sleep, tracks_sleep) {
             sleep.retain(|&t| t != chosen && !may_depend(view, t, chosen));
         }
@@ -1201,8 +1232,9 @@ impl Schedule for PrefixSchedule {
             .ended_waits
             .extend(ended.drain(..).map(|thread| (step, thread)));
         self.steps.thread_steps += 1;
-        let options = self.recorded(allowed);
-        self.steps.decisions.push(Decision {
+        let options = self.record_options(allowed.iter().copied());
+        self.scratch = allowed;
+        self.steps.decisions.push(Made {
             choice: Choice::Thread,
             options,
             chosen,
@@ -1219,15 +1251,13 @@ impl Schedule for PrefixSchedule {
         // runtime's nondeterminism check reports that, so any in-range value will do.
         let chosen = self.forced().filter(|&o| (o as u64) < options).unwrap_or(0);
         let asleep = match &self.sleep {
-            Some(sleep) if self.steps.decisions.len() + 1 >= self.prefix.len() => sleep.clone(),
-            _ => Vec::new(),
+            Some(sleep) if self.steps.decisions.len() + 1 >= self.prefix.len() => {
+                self.steps.record(sleep.iter().copied())
+            }
+            _ => 0..0,
         };
-        let options = if self.steps.decisions.len() < self.known {
-            Vec::new()
-        } else {
-            (0..options as usize).collect()
-        };
-        self.steps.decisions.push(Decision {
+        let options = self.record_options(0..options as usize);
+        self.steps.decisions.push(Made {
             choice: Choice::Value { bound },
             options,
             chosen,
