@@ -472,17 +472,26 @@ impl Tree {
 
     /// The options `backtrack` would still try at `node`, in the order it would try them.
     fn untried(&self, node: &Node) -> Vec<usize> {
-        let mut untried: Vec<usize> = node
-            .backtrack
+        let mut untried: Vec<usize> = self.untried_options(node).collect();
+        untried.sort_unstable();
+        untried.dedup();
+        untried
+    }
+
+    /// The option `backtrack` would try next at `node`: the first of [`Tree::untried`],
+    /// found without collecting them.
+    fn next_untried(&self, node: &Node) -> Option<usize> {
+        self.untried_options(node).min()
+    }
+
+    /// The options of `node` still to try, in no order and possibly repeated.
+    fn untried_options<'a>(&'a self, node: &'a Node) -> impl Iterator<Item = usize> + 'a {
+        node.backtrack
             .iter()
             .copied()
             .filter(|t| !node.done.contains(t))
             .filter(|t| node.decision.choice != Choice::Thread || !node.sleep.contains(t))
             .filter(|&t| self.within_bound(node, t))
-            .collect();
-        untried.sort_unstable();
-        untried.dedup();
-        untried
     }
 
     /// The preemption bound, if any.
@@ -692,7 +701,7 @@ impl Tree {
     pub(super) fn backtrack(&mut self) -> bool {
         while self.nodes.len() > self.root.len() {
             let last = self.nodes.len() - 1;
-            if let Some(&option) = self.untried(&self.nodes[last]).first() {
+            if let Some(option) = self.next_untried(&self.nodes[last]) {
                 let executions = self.executions;
                 let node = &mut self.nodes[last];
                 node.decision.chosen = option;
