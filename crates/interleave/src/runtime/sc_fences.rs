@@ -23,10 +23,10 @@
 //! and release parts, so a data race that only `SeqCst` fences "order" is reported, as C++20
 //! has it.
 //!
-//! Precision: with `S` the order of execution these floors are exact (every outcome they
-//! allow is allowed by C++20, and every outcome C++20 allows with that `S` is reachable);
-//! outcomes that need `S` to differ from the order of execution are the model's documented
-//! limits.
+//! Precision: with `S` the order of execution these floors are exact: every outcome they
+//! allow is allowed by C++20, and they rule out no outcome C++20 allows with that `S`. What
+//! the model gives up besides (outcomes that need `S` to differ from the order of execution,
+//! the limits of store history and yields) is listed in `memory.rs`.
 
 use super::clock::VectorClock;
 
