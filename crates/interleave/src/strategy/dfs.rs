@@ -214,7 +214,7 @@ impl OptionSizes {
 
 /// Nodes a search left, kept so that the next execution's new nodes reuse their buffers: a
 /// node holds five small lists, and allocating them afresh for every node of every execution
-/// (and freeing them when the search backtracked past it) was about a third of the
+/// (and freeing them when the search backtracked past it) was about a sixth of the
 /// instructions of a `dpor` search of a real crate's loom model (st3's `chained_steal`).
 /// A copy of a tree starts without any.
 #[derive(Debug, Default)]
