@@ -297,18 +297,20 @@ impl Location {
         self.span = Span::default();
     }
 
-    /// The modification-order index of the newest store a thread whose clock is `clock` has
-    /// seen (written or read at a point that happens before `clock`'s), or 0 when it has seen
-    /// none of the kept ones (a floor of 0 puts nothing under a load).
-    fn newest_seen(&self, clock: &VectorClock) -> u64 {
+    /// The floor a `SeqCst` fence of a thread whose clock is `clock` puts under later loads
+    /// of this location (`sc_fences.rs`): the modification-order index of the newest store the
+    /// thread has seen (written or read at a point that happens before `clock`'s) or a
+    /// `SeqCst` access wrote or read; 0, which puts nothing under a load, when there is none.
+    fn fence_floor(&self, clock: &VectorClock) -> u64 {
         let Some(ring) = self.ring.as_deref() else {
             return 0;
         };
         let span = &self.span;
-        (span.start()..span.end)
+        let seen = (span.start()..span.end)
             .rev()
             .find(|&index| ring[slot(index)].seen_within(clock))
-            .unwrap_or(0)
+            .unwrap_or(0);
+        seen.max(span.sc_floor)
     }
 
     /// Whether the location was used (its ring is allocated then) and its latest store
@@ -717,11 +719,11 @@ impl WeakMemory {
         writers.set(thread, clock.get(thread));
         // Every clock here is narrow (`may_be_wide`). As in `read_modify_write`, it acquires
         // what the store it read carries, so its clock is all its store carries; the joined
-        // entries are written to the copy from registers. The join is made without a test that could
-        // skip it (a join of a clock the thread holds already changes nothing): the epoch test
-        // of `Store::sync_known_to` cost more than the joins it saved, and so, on the random
-        // walk of the atomic workload, did the cheaper test of a thread reading its own store
-        // (+150 instructions per execution; -40 under PCT, where a thread runs on).
+        // entries are written to the copy from registers. The join is made without a test that
+        // could skip it (a join of a clock the thread holds already changes nothing): the epoch
+        // test of `Store::sync_known_to` cost more than the joins it saved, and so, on the
+        // random walk of the atomic workload, did the cheaper test of a thread reading its own
+        // store (+150 instructions per execution; -40 under PCT, where a thread runs on).
         let read = ring[slot(span.end - 1)].sync.narrow_entries();
         let index = span.push(written);
         let store = &mut ring[slot(index)];
@@ -786,9 +788,7 @@ impl WeakMemory {
             let seen = &*clock;
             self.sc_fences
                 .record(thread, clock.get(thread) + 1, locations.len(), |location| {
-                    locations[location]
-                        .newest_seen(seen)
-                        .max(locations[location].span.sc_floor)
+                    locations[location].fence_floor(seen)
                 });
         }
         if releases(order) {

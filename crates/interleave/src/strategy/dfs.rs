@@ -61,10 +61,11 @@ use crate::analysis::stops::plural;
 pub(super) const VALUE_CAP: u64 = 32;
 
 /// What a node of the search tree chooses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Choice {
     /// The thread that takes the next step; the options are the threads the yield rule lets
     /// run.
+    #[default]
     Thread,
     /// The value of an `interleave::rand` draw below `bound` (0: the whole `u64` range); the
     /// options are indices into [`draw_value`]'s values.
@@ -72,7 +73,7 @@ enum Choice {
 }
 
 /// One choice an execution made: what it chose among which options.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Decision {
     choice: Choice,
     options: Vec<usize>,
@@ -121,7 +122,7 @@ fn within(bound: Option<u32>, preemptions: u32) -> bool {
 }
 
 /// One node of the search tree: a decision, and which of its options are still to try.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Node {
     decision: Decision,
     /// Options that have run (or are running) from this node's state.
@@ -212,17 +213,14 @@ impl OptionSizes {
     }
 }
 
-/// Nodes a search left, kept so that the next execution's new nodes reuse their buffers: a
-/// node holds five small lists, and allocating them afresh for every node of every execution
-/// (and freeing them when the search backtracked past it) was about a sixth of the
-/// instructions of a `dpor` search of a real crate's loom model (st3's `chained_steal`).
-/// A copy of a tree starts without any.
+/// Buffers a search keeps from execution to execution only to reuse their allocations: a
+/// copy of the search (a worker's share of it) starts with empty ones.
 #[derive(Debug, Default)]
-struct SpareNodes(Vec<Node>);
+pub(super) struct Reused<T>(pub(super) T);
 
-impl Clone for SpareNodes {
-    fn clone(&self) -> SpareNodes {
-        SpareNodes::default()
+impl<T: Default> Clone for Reused<T> {
+    fn clone(&self) -> Reused<T> {
+        Reused::default()
     }
 }
 
@@ -230,7 +228,11 @@ impl Clone for SpareNodes {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Tree {
     nodes: Vec<Node>,
-    spare: SpareNodes,
+    /// Nodes a search left, refilled by the next execution's new nodes: a node holds five
+    /// small lists, and allocating them afresh for every node of every execution (and freeing
+    /// them when the search backtracked past it) was about a sixth of the instructions of a
+    /// `dpor` search of a real crate's loom model (st3's `chained_steal`).
+    spare: Reused<Vec<Node>>,
     /// The index in `nodes` of each thread step, in step order (value nodes sit between).
     steps: Vec<usize>,
     /// The length of the prefix the last planned execution replays.
@@ -579,21 +581,7 @@ impl Tree {
             if made.choice == Choice::Thread {
                 self.steps.push(self.nodes.len());
             }
-            let mut node = self.spare.0.pop().unwrap_or_else(|| Node {
-                decision: Decision {
-                    choice: made.choice,
-                    options: Vec::new(),
-                    chosen: made.chosen,
-                    asleep: Vec::new(),
-                    preemptions: 0,
-                    running: None,
-                },
-                done: Vec::new(),
-                backtrack: Vec::new(),
-                sleep: Vec::new(),
-                gave_way: Vec::new(),
-                sizes: OptionSizes::default(),
-            });
+            let mut node = self.spare.0.pop().unwrap_or_default();
             // Its option began with the execution observed now.
             node.start(made, &steps.lists, all, self.executions.saturating_sub(1));
             self.nodes.push(node);

@@ -86,7 +86,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::dfs::{Steps, Tree};
+use super::dfs::{Reused, Steps, Tree};
 use super::hb::{dpor_conflicts, reads_only, Conflict};
 use super::{ChannelStep, OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceTarget};
 
@@ -95,24 +95,18 @@ use super::{ChannelStep, OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceT
 pub struct Dpor {
     tree: Tree,
     races: u64,
-    scratch: Scratch,
+    scratch: Reused<Scratch>,
 }
 
 /// The buffers of [`Dpor::analyse`], kept from execution to execution: allocated afresh for
 /// each one (a hash map entry's list of reads per object among them), they cost a `dpor`
 /// search of a real crate's loom model more instructions in the allocator than in the
-/// analysis. A copy of a search starts without them.
+/// analysis.
 #[derive(Debug, Default)]
 struct Scratch {
     clocks: Vec<u32>,
     step_clocks: Vec<u32>,
     accesses: FxHashMap<Conflict, (Option<usize>, Vec<usize>)>,
-}
-
-impl Clone for Scratch {
-    fn clone(&self) -> Scratch {
-        Scratch::default()
-    }
 }
 
 impl Default for Dpor {
@@ -127,7 +121,7 @@ impl Dpor {
         Dpor {
             tree: Tree::with_sleep_sets(),
             races: 0,
-            scratch: Scratch::default(),
+            scratch: Reused::default(),
         }
     }
 
@@ -138,7 +132,7 @@ impl Dpor {
         Dpor {
             tree: Tree::bounded(preemptions, true),
             races: 0,
-            scratch: Scratch::default(),
+            scratch: Reused::default(),
         }
     }
 
@@ -165,7 +159,7 @@ impl Dpor {
         let Some(trace) = outcome.trace else { return };
         let steps = outcome.feedback.and_then(|f| f.downcast_ref::<Steps>());
         let n = outcome.threads.max(1);
-        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut scratch = std::mem::take(&mut self.scratch.0);
         let Scratch {
             clocks,
             step_clocks,
@@ -350,7 +344,7 @@ impl Dpor {
                 self.require(trace, i, &[thread], thread);
             }
         }
-        self.scratch = scratch;
+        self.scratch.0 = scratch;
     }
 }
 
