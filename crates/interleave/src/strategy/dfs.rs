@@ -288,6 +288,12 @@ impl Steps {
         self.timeouts.binary_search(&step).is_ok()
     }
 
+    /// The thread steps that ended a wait by its timeout, and `(step, thread)` for every wait
+    /// under the yield rule a step ended, both in step order.
+    pub(super) fn waits_ended(&self) -> (&[usize], &[(usize, usize)]) {
+        (&self.timeouts, &self.ended_waits)
+    }
+
     /// The threads whose wait under the yield rule step `step` ended (see [`YieldRule`]).
     pub(super) fn ended_waits(&self, step: usize) -> impl Iterator<Item = usize> + '_ {
         let from = self.ended_waits.partition_point(|&(s, _)| s < step);

@@ -84,10 +84,8 @@
 //! schedule of programs of three and four threads with atomics, locks and channels, for
 //! `N` = 0, 1, 2).
 
-use rustc_hash::FxHashMap;
-
 use super::dfs::{Reused, Steps, Tree};
-use super::hb::{dpor_conflicts, reads_only, Conflict};
+use super::dpor_clocks::HappensBefore;
 use super::{ChannelStep, OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceTarget};
 
 /// Dynamic partial-order reduction (spec `dpor`).
@@ -95,18 +93,9 @@ use super::{ChannelStep, OpKind, Outcome, Schedule, Strategy, TraceEvent, TraceT
 pub struct Dpor {
     tree: Tree,
     races: u64,
-    scratch: Reused<Scratch>,
-}
-
-/// The buffers of [`Dpor::analyse`], kept from execution to execution: allocated afresh for
-/// each one (a hash map entry's list of reads per object among them), they cost a `dpor`
-/// search of a real crate's loom model more instructions in the allocator than in the
-/// analysis.
-#[derive(Debug, Default)]
-struct Scratch {
-    clocks: Vec<u32>,
-    step_clocks: Vec<u32>,
-    accesses: FxHashMap<Conflict, (Option<usize>, Vec<usize>)>,
+    /// The analysis's state, kept from execution to execution (`dpor_clocks.rs`); a copy of
+    /// the search starts without it and walks its first trace whole.
+    happens_before: Reused<HappensBefore>,
 }
 
 impl Default for Dpor {
@@ -121,7 +110,7 @@ impl Dpor {
         Dpor {
             tree: Tree::with_sleep_sets(),
             races: 0,
-            scratch: Reused::default(),
+            happens_before: Reused::default(),
         }
     }
 
@@ -132,7 +121,7 @@ impl Dpor {
         Dpor {
             tree: Tree::bounded(preemptions, true),
             races: 0,
-            scratch: Reused::default(),
+            happens_before: Reused::default(),
         }
     }
 
@@ -159,175 +148,32 @@ impl Dpor {
         let Some(trace) = outcome.trace else { return };
         let steps = outcome.feedback.and_then(|f| f.downcast_ref::<Steps>());
         let n = outcome.threads.max(1);
-        let mut scratch = std::mem::take(&mut self.scratch.0);
-        let Scratch {
-            clocks,
-            step_clocks,
-            accesses,
-        } = &mut scratch;
-        // Vector clocks, `n` entries each: every thread's current one, and each step's.
-        clocks.clear();
-        clocks.resize(n * n, 0);
-        step_clocks.clear();
-        step_clocks.resize(trace.len() * n, 0);
-        // The step that spawned each thread.
-        let mut spawns = vec![None; n];
-        // Per conflict: the last write and the reads since, as step indices. The entries of
-        // earlier executions are emptied, keeping their lists, unless the objects of earlier
-        // executions have come to outnumber this one's steps several times over (a program
-        // whose objects differ from execution to execution).
-        if accesses.len() > 4 * trace.len() + 64 {
-            accesses.clear();
-        }
-        for (last_write, reads) in accesses.values_mut() {
-            *last_write = None;
-            reads.clear();
-        }
-        // The yield rule (`dfs.rs`) makes a yield of thread `t` and any step of another thread
-        // `u` dependent: which of `u`'s steps ends `t`'s wait depends on their order. That is
-        // a pseudo-object per pair `(t, u)`, written by `t`'s yields and by every step of `u`,
-        // so a yield depends on each other thread's last step, and a step on every other
-        // thread's latest yield that came after its own thread's previous step. The last step
-        // and the latest yield of each thread:
-        let mut last_step: Vec<Option<usize>> = vec![None; n];
-        let mut last_yield: Vec<Option<usize>> = vec![None; n];
-        // Whether a yield has been seen: before the first, there is nothing to add.
-        let mut any_yield = false;
-        let mut dependences = Vec::new();
-        // Each thread's last step in the trace, and, when the trace has a rendezvous offer for
-        // them to matter to, the steps after which a thread waits in a receive (its step before
-        // each receive), by the channel.
-        let offers = trace.iter().any(|event| {
-            matches!(
-                event.target,
-                Some(TraceTarget::Channel(ChannelStep::Offered { .. }))
-            )
-        });
-        let mut final_steps = vec![usize::MAX; n];
-        let mut waits_to_receive = vec![None; if offers { trace.len() } else { 0 }];
-        for (i, event) in trace.iter().enumerate() {
-            if let Some(slot) = final_steps.get_mut(event.thread) {
-                if offers && event.kind == OpKind::Recv && *slot != usize::MAX {
-                    waits_to_receive[*slot] = event.object;
-                }
-                *slot = i;
+        let mut hb = std::mem::take(&mut self.happens_before.0);
+        for i in hb.begin(trace, steps, n, first_new)..trace.len() {
+            hb.walk(trace, steps, i);
+            if i < first_new {
+                continue;
             }
-        }
-        let mut before = Vec::with_capacity(n);
-        for (i, event) in trace.iter().enumerate() {
-            let p = event.thread;
-            let clock = p * n..(p + 1) * n;
-            match (event.kind, event.target) {
-                (OpKind::Start, _) => {
-                    if let Some(j) = spawns[p] {
-                        join(&mut clocks[clock.clone()], &step_clocks[j * n..(j + 1) * n]);
-                    }
-                }
-                (OpKind::Join, Some(TraceTarget::Thread(target))) => {
-                    let finished = clocks[target * n..(target + 1) * n].to_vec();
-                    join(&mut clocks[clock.clone()], &finished);
-                }
-                _ => {}
-            }
-            let read = reads_only(event.kind);
-            dependences.clear();
-            // A thread's last step finishes it, which `JoinHandle::is_finished` asks about.
-            let finishes = (final_steps[p] == i).then_some((Conflict::Finished(p), true));
-            let asks = match (event.kind, event.target) {
-                (OpKind::Poll, Some(TraceTarget::Thread(t))) => {
-                    Some((Conflict::Finished(t), false))
-                }
-                (OpKind::Poll, Some(TraceTarget::Channel(ChannelStep::Offered { .. }))) => event
-                    .object
-                    .map(|channel| (Conflict::Receivers(channel), false)),
-                _ => None,
-            };
-            let waits = waits_to_receive
-                .get(i)
-                .copied()
-                .flatten()
-                .map(|channel| (Conflict::Receivers(channel), true));
-            let all_conflicts = dpor_conflicts(event, !read)
-                .into_iter()
-                .flatten()
-                .chain(finishes)
-                .chain(asks)
-                .chain(waits);
-            for (conflict, writes) in all_conflicts {
-                let (last_write, reads) = accesses.entry(conflict).or_default();
-                dependences.extend(last_write.iter().copied());
-                if !writes {
-                    reads.push(i);
-                } else {
-                    dependences.append(reads);
-                    *last_write = Some(i);
-                }
-            }
-            let yields = matches!(event.kind, OpKind::Yield | OpKind::Sleep)
-                || steps.is_some_and(|s| s.is_timeout(i));
-            any_yield |= yields;
-            // A start step neither ends a wait under the search's yield rule nor is seen by a
-            // yield: it commutes with every yield.
-            let starts = event.kind == OpKind::Start;
-            for u in (0..n).filter(|&u| any_yield && u != p && !starts) {
-                if yields {
-                    dependences.extend(last_step[u]);
-                }
-                if let Some(y) = last_yield[u] {
-                    if last_step[p].is_none_or(|previous| previous < y) {
-                        dependences.push(y);
-                    }
-                }
-            }
-            dependences.retain(|&j| trace[j].thread != p);
-            dependences.sort_unstable();
-            dependences.dedup();
-            // The thread's clock before this step's own dependences: what happens before it
-            // other than through them.
-            before.clear();
-            before.extend_from_slice(&clocks[clock.clone()]);
-            for &j in &dependences {
-                join(&mut clocks[clock.clone()], &step_clocks[j * n..(j + 1) * n]);
-            }
-            clocks[p * n + p] += 1;
-            step_clocks[i * n..(i + 1) * n].copy_from_slice(&clocks[clock.clone()]);
-            if i >= first_new {
-                let timed_out = steps.is_some_and(|s| s.is_timeout(i));
-                let enables = |k: usize| enables(&trace[k], event, timed_out);
-                for &j in dependences.iter().filter(|&&j| !enables(j)) {
-                    let (thread, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
-                    // A race: `j` happens before this step only through their dependence, not
-                    // through the thread's earlier steps or another dependence of this step.
-                    let ordered_otherwise = before[thread] >= local
-                        || dependences.iter().any(|&k| {
-                            k != j && !enables(k) && step_clocks[k * n + thread] >= local
-                        });
-                    if !ordered_otherwise {
-                        self.races += 1;
-                        self.reverse(trace, step_clocks, n, j, i);
-                    }
-                }
-            }
-            if !starts {
-                last_step[p] = Some(i);
-            }
-            if yields {
-                last_yield[p] = Some(i);
-            }
-            // A thread whose wait under the yield rule this step ended could not run before
-            // it, so its next step happens after it.
-            for t in steps.into_iter().flat_map(|s| s.ended_waits(i)) {
-                if t < n && t != p {
-                    let ender = step_clocks[i * n..(i + 1) * n].to_vec();
-                    join(&mut clocks[t * n..(t + 1) * n], &ender);
-                }
-            }
-            if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
-                if let Some(slot) = spawns.get_mut(child) {
-                    *slot = Some(i);
+            let (step_clocks, dependences) = (&hb.step_clocks, &hb.dependences);
+            let timed_out = steps.is_some_and(|s| s.is_timeout(i));
+            let enables = |k: usize| enables(&trace[k], &trace[i], timed_out);
+            for &j in dependences.iter().filter(|&&j| !enables(j)) {
+                let (thread, local) = (trace[j].thread, step_clocks[j * n + trace[j].thread]);
+                // A race: `j` happens before this step only through their dependence, not
+                // through the thread's earlier steps or another dependence of this step.
+                let ordered_otherwise = hb.before[thread] >= local
+                    || dependences
+                        .iter()
+                        .any(|&k| k != j && !enables(k) && step_clocks[k * n + thread] >= local);
+                if !ordered_otherwise {
+                    self.races += 1;
+                    self.reverse(trace, step_clocks, n, j, i);
                 }
             }
         }
+        #[cfg(debug_assertions)]
+        hb.check_against_full_walk(trace, steps, n);
+        self.happens_before.0 = hb;
         // A step that disables another thread's pending operation (a lock taken, a condition
         // variable's notification consumed, a `Once` entered) is in a race with it that the
         // trace may never show: the disabled operation runs later, if at all, after other
@@ -344,7 +190,6 @@ impl Dpor {
                 self.require(trace, i, &[thread], thread);
             }
         }
-        self.scratch.0 = scratch;
     }
 }
 
@@ -432,13 +277,6 @@ fn enables(earlier: &TraceEvent, later: &TraceEvent, timed_out: bool) -> bool {
             !timed_out && earlier.target == Some(TraceTarget::Channel(ChannelStep::SenderDropped))
         }
         _ => false,
-    }
-}
-
-/// `into = max(into, from)` entry by entry.
-fn join(into: &mut [u32], from: &[u32]) {
-    for (a, &b) in into.iter_mut().zip(from) {
-        *a = (*a).max(b);
     }
 }
 

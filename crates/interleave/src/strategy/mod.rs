@@ -17,6 +17,7 @@ mod deadlock_fuzzer;
 mod delay;
 mod dfs;
 mod dpor;
+mod dpor_clocks;
 pub(crate) mod hb;
 mod icb;
 mod levels;
