@@ -213,8 +213,9 @@ impl OptionSizes {
     }
 }
 
-/// Buffers a search keeps from execution to execution only to reuse their allocations: a
-/// copy of the search (a worker's share of it) starts with empty ones.
+/// What a search keeps from execution to execution only to save work (buffers, and `dpor`'s
+/// walk over the last trace): a copy of the search (a worker's share of it) starts empty, and
+/// so allocates or computes again what the original had kept.
 #[derive(Debug, Default)]
 pub(super) struct Reused<T>(pub(super) T);
 

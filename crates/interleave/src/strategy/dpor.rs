@@ -20,7 +20,9 @@
 //! disconnected) cannot be reversed with it and is no race, nor does it hide the race with
 //! the step before it. A step that disables a thread that could run before it (a lock taken,
 //! a notification consumed) races with that thread's pending operation, which the trace may
-//! never show, so that thread runs from the state before it too.
+//! never show, so that thread runs from the state before it too. The walk over the trace is
+//! kept from one execution to the next and rewound to the first step that changed
+//! (`dpor_clocks.rs`), so an execution costs the analysis its new steps.
 //!
 //! Sleep sets (Godefroid, 1996): a thread whose step from a node has been explored sleeps in
 //! the node's later subtrees until a step that may depend on its pending operation runs
