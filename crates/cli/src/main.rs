@@ -30,6 +30,15 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so every write after a reader closed the pipe (`interleave list |
+    // head`) fails and `println!` panics. The default action ends the process quietly, as
+    // other command-line tools do.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to its default has no preconditions, and nothing
+    // else in this process has set one for SIGPIPE yet.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = cli::Cli::parse();
     // `replay` reports with its exit code what happened, so its errors get a code of their
     // own rather than the 1 that means "the failure reproduced".

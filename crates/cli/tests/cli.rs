@@ -334,6 +334,29 @@ fn ctrl_c_writes_the_finished_measurements_marked_partial() {
     assert!(stderr.contains("partial"), "{stderr}");
 }
 
+/// A reader that stops early (`interleave list | head`) ends the command quietly, by the
+/// default action of SIGPIPE, not with a panic on the failed write: here the reader closes
+/// the pipe before the command writes anything.
+#[cfg(unix)]
+#[test]
+fn a_reader_that_stops_early_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_interleave"))
+        .arg("list")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Ended by SIGPIPE (13).
+    assert_eq!(out.status.signal(), Some(13), "{:?}: {stderr}", out.status);
+}
+
 /// `interleave replay` tells by its exit code what happened: 1 when the failure reproduced,
 /// 3 when the program diverged from the token, 2 for a token that is not one.
 #[test]
