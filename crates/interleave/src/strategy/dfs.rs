@@ -228,12 +228,13 @@ impl<T: Default> Clone for Reused<T> {
 /// The search tree of a stateless depth-first search.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Tree {
-    nodes: Vec<Node>,
+    /// Boxed, so that moving a node to the spares and back moves a pointer, not its lists.
+    nodes: Vec<Box<Node>>,
     /// Nodes a search left, refilled by the next execution's new nodes: a node holds five
     /// small lists, and allocating them afresh for every node of every execution (and freeing
     /// them when the search backtracked past it) was about a sixth of the instructions of a
     /// `dpor` search of a real crate's loom model (st3's `chained_steal`).
-    spare: Reused<Vec<Node>>,
+    spare: Reused<Vec<Box<Node>>>,
     /// The index in `nodes` of each thread step, in step order (value nodes sit between).
     steps: Vec<usize>,
     /// The length of the prefix the last planned execution replays.
