@@ -249,6 +249,27 @@ impl HappensBefore {
         self.undo.push(Undo::Clock(thread));
     }
 
+    /// Step `i` reads or writes `conflict`: it depends on the last write, and a write also on
+    /// the reads since.
+    fn access(&mut self, conflict: Conflict, writes: bool, i: usize) {
+        let conflict = Identity(conflict);
+        let (last_write, reads) = self.accesses.entry(conflict).or_default();
+        self.dependences.extend(last_write.iter().copied());
+        if !writes {
+            reads.push(i);
+            self.undo.push(Undo::Read(conflict));
+        } else {
+            self.undo.push(Undo::Write {
+                conflict,
+                last_write: *last_write,
+                from: self.saved_reads.len(),
+            });
+            self.saved_reads.extend_from_slice(reads);
+            self.dependences.append(reads);
+            *last_write = Some(i);
+        }
+    }
+
     /// Walks step `i` of `trace` (the next one): its clock, its dependences and `before`,
     /// and what it changes for the steps after it.
     pub(super) fn walk(&mut self, trace: &[TraceEvent], steps: Option<&Steps>, i: usize) {
@@ -290,29 +311,11 @@ impl HappensBefore {
             .copied()
             .flatten()
             .map(|channel| (Conflict::Receivers(channel), true));
-        let all_conflicts = dpor_conflicts(event, !read)
-            .into_iter()
-            .flatten()
-            .chain(finishes)
-            .chain(asks)
-            .chain(waits);
-        for (conflict, writes) in all_conflicts {
-            let conflict = Identity(conflict);
-            let (last_write, reads) = self.accesses.entry(conflict).or_default();
-            self.dependences.extend(last_write.iter().copied());
-            if !writes {
-                reads.push(i);
-                self.undo.push(Undo::Read(conflict));
-            } else {
-                self.undo.push(Undo::Write {
-                    conflict,
-                    last_write: *last_write,
-                    from: self.saved_reads.len(),
-                });
-                self.saved_reads.extend_from_slice(reads);
-                self.dependences.append(reads);
-                *last_write = Some(i);
-            }
+        for (conflict, writes) in dpor_conflicts(event, !read).into_iter().flatten() {
+            self.access(conflict, writes, i);
+        }
+        for (conflict, writes) in [finishes, asks, waits].into_iter().flatten() {
+            self.access(conflict, writes, i);
         }
         // The yield rule (`dfs.rs`) makes a yield of thread `t` and any step of another thread
         // `u` dependent: which of `u`'s steps ends `t`'s wait depends on their order. That is
