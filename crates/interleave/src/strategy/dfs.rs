@@ -227,8 +227,10 @@ impl<T: Default> Clone for Reused<T> {
 
 /// The search tree of a stateless depth-first search.
 #[derive(Clone, Debug, Default)]
+// The nodes are boxed on purpose: moving a node to the spares and back then moves a pointer,
+// not its lists (on st3's `chained_steal` under `dpor`, 4% of the instructions).
+#[allow(clippy::vec_box)]
 pub(crate) struct Tree {
-    /// Boxed, so that moving a node to the spares and back moves a pointer, not its lists.
     nodes: Vec<Box<Node>>,
     /// Nodes a search left, refilled by the next execution's new nodes: a node holds five
     /// small lists, and allocating them afresh for every node of every execution (and freeing

@@ -283,7 +283,10 @@ impl HappensBefore {
         match (event.kind, event.target) {
             (OpKind::Start, _) => {
                 if let Some(j) = self.spawns[p] {
-                    join(&mut self.clocks[clock.clone()], &self.step_clocks[j * n..(j + 1) * n]);
+                    join(
+                        &mut self.clocks[clock.clone()],
+                        &self.step_clocks[j * n..(j + 1) * n],
+                    );
                 }
             }
             (OpKind::Join, Some(TraceTarget::Thread(target))) => {
@@ -347,7 +350,10 @@ impl HappensBefore {
         self.before.clear();
         self.before.extend_from_slice(&self.clocks[clock.clone()]);
         for &j in &self.dependences {
-            join(&mut self.clocks[clock.clone()], &self.step_clocks[j * n..(j + 1) * n]);
+            join(
+                &mut self.clocks[clock.clone()],
+                &self.step_clocks[j * n..(j + 1) * n],
+            );
         }
         self.clocks[p * n + p] += 1;
         self.step_clocks[i * n..(i + 1) * n].copy_from_slice(&self.clocks[clock.clone()]);
@@ -366,7 +372,10 @@ impl HappensBefore {
             if t < n && t != p {
                 self.save_clock(t);
                 let ender = i * n..(i + 1) * n;
-                join(&mut self.clocks[t * n..(t + 1) * n], &self.step_clocks[ender]);
+                join(
+                    &mut self.clocks[t * n..(t + 1) * n],
+                    &self.step_clocks[ender],
+                );
             }
         }
         if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
@@ -404,8 +413,16 @@ impl HappensBefore {
         }
         let state = |hb: &HappensBefore| {
             let clocks = (hb.clocks.clone(), hb.step_clocks.clone());
-            let walked = (hb.events.clone(), hb.timeouts.clone(), hb.ended_waits.clone());
-            let threads = (hb.spawns.clone(), hb.last_step.clone(), hb.last_yield.clone());
+            let walked = (
+                hb.events.clone(),
+                hb.timeouts.clone(),
+                hb.ended_waits.clone(),
+            );
+            let threads = (
+                hb.spawns.clone(),
+                hb.last_step.clone(),
+                hb.last_yield.clone(),
+            );
             (clocks, walked, threads, hb.first_yield)
         };
         assert!(
