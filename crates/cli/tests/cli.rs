@@ -334,22 +334,41 @@ fn ctrl_c_writes_the_finished_measurements_marked_partial() {
     assert!(stderr.contains("partial"), "{stderr}");
 }
 
-/// A reader that stops early (`interleave list | head`) ends the command quietly, by the
-/// default action of SIGPIPE, not with a panic on the failed write: here the reader closes
-/// the pipe before the command writes anything.
-#[cfg(unix)]
+/// A reader that stops early (`interleave list | head -1`) ends the command quietly, by the
+/// default action of SIGPIPE, not with a panic on the failed write. The pipe holds one page,
+/// less than the list, so the command is still writing when the reader goes away: with a
+/// larger one the whole list could fit before the reader closed it (and a process another test
+/// forks at that moment briefly holds the reading end too).
+#[cfg(target_os = "linux")]
 #[test]
 fn a_reader_that_stops_early_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_interleave"))
+    let mut ends = [0; 2];
+    // SAFETY: `ends` has room for the two descriptors `pipe2` writes.
+    assert_eq!(
+        unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) },
+        0
+    );
+    // SAFETY: the descriptors were just created and nothing else owns them.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    // SAFETY: `ends[0]` is an open pipe descriptor, owned by `read`.
+    let size = unsafe { libc::fcntl(ends[0], libc::F_SETPIPE_SZ, 4096) };
+    assert!(size >= 4096, "the pipe could not be shrunk");
+    let child = Command::new(env!("CARGO_BIN_EXE_interleave"))
         .arg("list")
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(write))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
+    let mut reader = BufReader::new(std::fs::File::from(read));
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    assert!(first.starts_with("program"), "{first}");
+    drop(reader);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
