@@ -411,22 +411,18 @@ impl HappensBefore {
                 .filter(|(_, (write, reads))| write.is_some() || !reads.is_empty())
                 .collect()
         }
-        let state = |hb: &HappensBefore| {
-            let clocks = (hb.clocks.clone(), hb.step_clocks.clone());
-            let walked = (
-                hb.events.clone(),
-                hb.timeouts.clone(),
-                hb.ended_waits.clone(),
-            );
-            let threads = (
-                hb.spawns.clone(),
-                hb.last_step.clone(),
-                hb.last_yield.clone(),
-            );
-            (clocks, walked, threads, hb.first_yield)
-        };
+        let same = self.clocks == full.clocks
+            && self.step_clocks == full.step_clocks
+            && self.events == full.events
+            && self.spawns == full.spawns
+            && self.last_step == full.last_step
+            && self.last_yield == full.last_yield
+            && self.first_yield == full.first_yield
+            && self.timeouts == full.timeouts
+            && self.ended_waits == full.ended_waits
+            && live(self) == live(&full);
         assert!(
-            state(self) == state(&full) && live(self) == live(&full),
+            same,
             "dpor's rewound analysis differs from a walk of the whole trace"
         );
     }
