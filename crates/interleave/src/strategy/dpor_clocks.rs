@@ -283,10 +283,7 @@ impl HappensBefore {
         match (event.kind, event.target) {
             (OpKind::Start, _) => {
                 if let Some(j) = self.spawns[p] {
-                    join(
-                        &mut self.clocks[clock.clone()],
-                        &self.step_clocks[j * n..(j + 1) * n],
-                    );
+                    learn(&mut self.clocks, &self.step_clocks, n, p, j);
                 }
             }
             (OpKind::Join, Some(TraceTarget::Thread(target))) => {
@@ -350,10 +347,7 @@ impl HappensBefore {
         self.before.clear();
         self.before.extend_from_slice(&self.clocks[clock.clone()]);
         for &j in &self.dependences {
-            join(
-                &mut self.clocks[clock.clone()],
-                &self.step_clocks[j * n..(j + 1) * n],
-            );
+            learn(&mut self.clocks, &self.step_clocks, n, p, j);
         }
         self.clocks[p * n + p] += 1;
         self.step_clocks[i * n..(i + 1) * n].copy_from_slice(&self.clocks[clock.clone()]);
@@ -371,11 +365,7 @@ impl HappensBefore {
             self.ended_waits.push((i, t));
             if t < n && t != p {
                 self.save_clock(t);
-                let ender = i * n..(i + 1) * n;
-                join(
-                    &mut self.clocks[t * n..(t + 1) * n],
-                    &self.step_clocks[ender],
-                );
+                learn(&mut self.clocks, &self.step_clocks, n, t, i);
             }
         }
         if let (OpKind::Spawn, Some(TraceTarget::Thread(child))) = (event.kind, event.target) {
@@ -502,6 +492,12 @@ fn first_difference<T: PartialEq>(
         }
         None => resume,
     }
+}
+
+/// Thread `thread`'s clock learns step `step`'s: the clocks have `n` entries each.
+fn learn(clocks: &mut [u32], step_clocks: &[u32], n: usize, thread: usize, step: usize) {
+    let (mine, learnt) = (thread * n..(thread + 1) * n, step * n..(step + 1) * n);
+    join(&mut clocks[mine], &step_clocks[learnt]);
 }
 
 /// `into = max(into, from)` entry by entry.
