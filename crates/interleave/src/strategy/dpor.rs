@@ -152,7 +152,7 @@ impl Dpor {
         let n = outcome.threads.max(1);
         let mut hb = std::mem::take(&mut self.happens_before.0);
         for i in hb.begin(trace, steps, n, first_new)..trace.len() {
-            hb.walk(trace, steps, i);
+            hb.walk(trace, steps);
             if i < first_new {
                 continue;
             }

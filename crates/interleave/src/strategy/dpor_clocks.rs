@@ -86,7 +86,8 @@ pub(super) struct HappensBefore {
     /// The clock of the step walked last's thread before its own dependences: what happens
     /// before the step other than through them.
     pub(super) before: Vec<u32>,
-    /// The new trace's last step of each thread, computed by `begin`.
+    /// The new trace's last step of each thread, computed by `begin` (then the walked
+    /// trace's, swapped out, as a buffer).
     next_final_steps: Vec<usize>,
 }
 
@@ -124,7 +125,7 @@ impl HappensBefore {
         if threads != self.threads
             || offers
             || !self.waits_to_receive.is_empty()
-            || self.accesses.len() > 4 * trace.len() + 64
+            || self.accesses_outgrew(trace.len())
         {
             resume = 0;
         }
@@ -146,7 +147,7 @@ impl HappensBefore {
         } else {
             self.rewind(resume);
         }
-        self.final_steps.clone_from(&self.next_final_steps);
+        std::mem::swap(&mut self.final_steps, &mut self.next_final_steps);
         if offers {
             // After each step, the channel its thread's next step receives on, if any.
             self.waits_to_receive.resize(trace.len(), None);
@@ -165,16 +166,21 @@ impl HappensBefore {
         resume
     }
 
+    /// Whether the conflicts of earlier executions have come to outnumber the `steps` steps of
+    /// this one several times over (a program whose objects differ from execution to
+    /// execution): the walk then starts over with an empty map, where otherwise the entries
+    /// are emptied in place, keeping their lists.
+    fn accesses_outgrew(&self, steps: usize) -> bool {
+        self.accesses.len() > 4 * steps + 64
+    }
+
     /// Starts over from the first step.
     fn reset(&mut self, steps: usize, threads: usize) {
         self.threads = threads;
         self.clocks.clear();
         self.clocks.resize(threads * threads, 0);
         self.step_clocks.clear();
-        // The entries of earlier executions are emptied, keeping their lists, unless the
-        // objects of earlier executions have come to outnumber this one's steps several
-        // times over (a program whose objects differ from execution to execution).
-        if self.accesses.len() > 4 * steps + 64 {
+        if self.accesses_outgrew(steps) {
             self.accesses.clear();
         }
         for (last_write, reads) in self.accesses.values_mut() {
@@ -270,10 +276,10 @@ impl HappensBefore {
         }
     }
 
-    /// Walks step `i` of `trace` (the next one): its clock, its dependences and `before`,
-    /// and what it changes for the steps after it.
-    pub(super) fn walk(&mut self, trace: &[TraceEvent], steps: Option<&Steps>, i: usize) {
-        debug_assert_eq!(i, self.walked());
+    /// Walks the next step of `trace`, the first not walked: its clock, its dependences and
+    /// `before`, and what it changes for the steps after it.
+    pub(super) fn walk(&mut self, trace: &[TraceEvent], steps: Option<&Steps>) {
+        let i = self.walked();
         let event = &trace[i];
         let timed_out = steps.is_some_and(|s| s.is_timeout(i));
         let (n, p) = (self.threads, event.thread);
@@ -392,8 +398,8 @@ impl HappensBefore {
         threads: usize,
     ) {
         let mut full = HappensBefore::default();
-        for i in full.begin(trace, steps, threads, 0)..trace.len() {
-            full.walk(trace, steps, i);
+        for _ in full.begin(trace, steps, threads, 0)..trace.len() {
+            full.walk(trace, steps);
         }
         fn live(hb: &HappensBefore) -> FxHashMap<&Identity, &(Option<usize>, Vec<usize>)> {
             hb.accesses
