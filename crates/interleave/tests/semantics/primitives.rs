@@ -385,6 +385,109 @@ fn atomics_implement_every_operation() {
     });
 }
 
+/// Every read-modify-write returns what std's returns and leaves the value std's leaves, at the
+/// edges where wrapping, sign and pointer arithmetic differ: interleave computes each new value
+/// itself (a plain load and store), so a wrong formula would show here.
+#[test]
+fn read_modify_writes_compute_what_std_computes() {
+    use std::sync::atomic as std_atomic;
+    macro_rules! same_as_std {
+        ($ours:ty, $std:ty, $values:expr, [$($op:ident),*]) => {
+            for start in $values {
+                for operand in $values {
+                    $(
+                        let ours = <$ours>::new(start);
+                        let theirs = <$std>::new(start);
+                        assert_eq!(
+                            ours.$op(operand, Ordering::SeqCst),
+                            theirs.$op(operand, Ordering::SeqCst),
+                            "{}({start:?}, {operand:?}) returned another value",
+                            stringify!($op)
+                        );
+                        assert_eq!(
+                            ours.load(Ordering::Relaxed),
+                            theirs.load(Ordering::Relaxed),
+                            "{}({start:?}, {operand:?}) left another value",
+                            stringify!($op)
+                        );
+                    )*
+                }
+            }
+        };
+    }
+    // One thread, so one execution covers the test.
+    interleave::Builder::new().executions(1).check(|| {
+        same_as_std!(
+            AtomicI64,
+            std_atomic::AtomicI64,
+            [i64::MIN, -1, 0, 1, 6, i64::MAX],
+            [
+                fetch_add, fetch_sub, fetch_and, fetch_nand, fetch_or, fetch_xor, fetch_max,
+                fetch_min, swap
+            ]
+        );
+        same_as_std!(
+            AtomicU8,
+            std_atomic::AtomicU8,
+            [0u8, 1, 0x5a, 0x80, 0xff],
+            [
+                fetch_add, fetch_sub, fetch_and, fetch_nand, fetch_or, fetch_xor, fetch_max,
+                fetch_min, swap
+            ]
+        );
+        same_as_std!(
+            AtomicBool,
+            std_atomic::AtomicBool,
+            [false, true],
+            [fetch_and, fetch_nand, fetch_or, fetch_xor, swap]
+        );
+        for start in [false, true] {
+            assert_eq!(
+                AtomicBool::new(start).fetch_not(Ordering::SeqCst),
+                std_atomic::AtomicBool::new(start).fetch_not(Ordering::SeqCst)
+            );
+        }
+        let mut values = [0u64; 4];
+        let base = values.as_mut_ptr().wrapping_add(2);
+        for operand in [0usize, 1, 2, 8, usize::MAX] {
+            macro_rules! pointer_op {
+                ($($op:ident),*) => {$(
+                    let ours = AtomicPtr::new(base);
+                    let theirs = std_atomic::AtomicPtr::new(base);
+                    assert_eq!(
+                        ours.$op(operand, Ordering::SeqCst),
+                        theirs.$op(operand, Ordering::SeqCst)
+                    );
+                    assert_eq!(
+                        ours.load(Ordering::Relaxed),
+                        theirs.load(Ordering::Relaxed),
+                        "{}({operand}) left another pointer",
+                        stringify!($op)
+                    );
+                )*};
+            }
+            pointer_op!(
+                fetch_ptr_add,
+                fetch_ptr_sub,
+                fetch_byte_add,
+                fetch_byte_sub,
+                fetch_or,
+                fetch_and,
+                fetch_xor
+            );
+        }
+        for (current, new) in [(3, 4), (5, 6)] {
+            let ours = AtomicI64::new(3);
+            let theirs = std_atomic::AtomicI64::new(3);
+            assert_eq!(
+                ours.compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst),
+                theirs.compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst)
+            );
+            assert_eq!(ours.load(Ordering::Relaxed), theirs.load(Ordering::Relaxed));
+        }
+    });
+}
+
 #[test]
 fn thread_locals_are_per_thread() {
     use std::cell::Cell;
