@@ -54,7 +54,12 @@
 //!   in `ns/own` shuttle's time per one of its own decisions (the unit of the per-decision figures
 //!   in `shared/notes/measurements.md`).
 //! - The ratio lines divide interleave's executions per second by the peer's: above 1.0x
-//!   interleave is faster.
+//!   interleave is faster. The first two compare the table's rows, which ran minutes apart and,
+//!   for interleave, between runs that kept both cores busy. The `alternating pairs` line runs
+//!   interleave on one worker and shuttle in turn ([`REPETITIONS`] + 2 pairs per strategy
+//!   family) and gives the ratio of the fastest runs and the median and range of the ratios
+//!   within pairs: on this machine two runs of the same code a second apart differ by up to
+//!   1.5x, and the pairs' median is the single-core figure least moved by that.
 //!
 //! After these four tables, the same run prints the executions each of interleave's `dpor`
 //! and loom needs to exhaust the same loom-style programs, with the executions per second of
@@ -622,6 +627,54 @@ impl Scaling {
     }
 }
 
+/// Interleave on one worker against a peer, run in alternation so that each pair of runs met
+/// about the same load: the ratio of the two fastest runs, and the median, lowest and highest
+/// ratio within the pairs. On this shared machine two runs of the same code a second apart
+/// differ by up to 1.5x, so a ratio of runs taken minutes apart (the table's rows) can be off
+/// by as much; the pairs' median is the figure least moved by it.
+struct Paired {
+    best: f64,
+    median: f64,
+    low: f64,
+    high: f64,
+}
+
+impl Paired {
+    fn measure(
+        pairs: usize,
+        mut ours: impl FnMut() -> Run,
+        mut theirs: impl FnMut() -> Run,
+    ) -> Paired {
+        let (mut our_runs, mut their_runs) = (Vec::new(), Vec::new());
+        for _ in 0..pairs.max(1) {
+            our_runs.push(ours());
+            their_runs.push(theirs());
+        }
+        let mut ratios: Vec<f64> = our_runs
+            .iter()
+            .zip(&their_runs)
+            .map(|(ours, theirs)| ours.execs_per_sec() / theirs.execs_per_sec())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        Paired {
+            best: fastest(&our_runs).execs_per_sec() / fastest(&their_runs).execs_per_sec(),
+            median: ratios[ratios.len() / 2],
+            low: ratios[0],
+            high: ratios[ratios.len() - 1],
+        }
+    }
+}
+
+impl std::fmt::Display for Paired {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.2}x best/best, {:.2}x median ({:.2}-{:.2})",
+            self.best, self.median, self.low, self.high
+        )
+    }
+}
+
 /// The rate of two independent one-worker explorations of the same workload and strategy run at
 /// once, on two OS threads of this process, over `one`'s rate (a one-worker run just before):
 /// what two workers that never synchronise would reach on this machine right now, with its
@@ -815,6 +868,20 @@ fn run_thread_workloads(opts: &Options) {
             i2r.execs_per_sec() / sr.execs_per_sec(),
             i2p.execs_per_sec() / sp.execs_per_sec(),
             i2r.execs_per_sec() / lm.execs_per_sec(),
+        );
+        let pairs = reps + 2;
+        let paired_random = Paired::measure(
+            pairs,
+            || run_interleave("random", n, w.interleave),
+            || run_shuttle_random(n, w.shuttle),
+        );
+        let paired_pct = Paired::measure(
+            pairs,
+            || run_interleave("pct:d=3", n, w.interleave),
+            || run_shuttle_pct(n, w.shuttle),
+        );
+        println!(
+            "  1 worker, {pairs} alternating pairs: interleave random / shuttle random = {paired_random}, interleave pct / shuttle pct = {paired_pct}"
         );
         let speedups: Vec<String> = scalings
             .iter()
