@@ -6,7 +6,8 @@
 
 use std::sync::atomic::Ordering;
 
-use super::op::ObjIdx;
+use super::op::{code_acquires, code_releases, ObjIdx, OpKind};
+use super::recording::Event;
 use super::switching::draw_value;
 use super::{Execution, MemoryModel};
 
@@ -16,7 +17,63 @@ pub(crate) fn weak_exchange_fails_spuriously() -> bool {
     super::with(Execution::weak_exchange_fails_spuriously)
 }
 
+/// What [`Execution::unordered_handover`] finds: the load (or read-modify-write) at step
+/// `load` read the store at step `store`, and the two events.
+pub(crate) struct Handover {
+    pub load: u64,
+    pub store: u64,
+    pub loaded: Event,
+    pub stored: Event,
+}
+
 impl Execution {
+    /// Under the weak memory model, an atomic handover that looks as if it ordered an access
+    /// of thread `writer` at step `written` before the running thread's access at step
+    /// `access`, but does not: the running thread's latest load (or read-modify-write) between
+    /// the two that read a store `writer` made after its access, where the store does not
+    /// release or the load does not acquire. For the report of a data race between the two
+    /// accesses; `None` when there is no such handover (or under sequential consistency).
+    pub(crate) fn unordered_handover(
+        &self,
+        writer: usize,
+        written: u64,
+        access: u64,
+    ) -> Option<Handover> {
+        if self.recording.limits.memory != MemoryModel::Weak {
+            return None;
+        }
+        let events = &self.recording.events;
+        let reader = self.current;
+        (written + 1..access).rev().find_map(|load| {
+            let loaded = events.get(load as usize)?;
+            let reads = matches!(loaded.kind, OpKind::AtomicLoad | OpKind::AtomicRmw);
+            if loaded.thread as usize != reader || !reads {
+                return None;
+            }
+            let store = self.store_read_at(load)?;
+            let stored = events.get(store as usize)?;
+            let unordered = !code_releases(stored.arg) || !code_acquires(loaded.arg);
+            (stored.thread as usize == writer && store > written && unordered).then_some(Handover {
+                load,
+                store,
+                loaded: *loaded,
+                stored: *stored,
+            })
+        })
+    }
+
+    /// The step of the store that the atomic access at step `load` (a load or a
+    /// read-modify-write) read under the weak memory model, if the model still knows it: the
+    /// store a stale read names, or else the newest store made before the access. For reports:
+    /// it looks through the stale reads and the location's kept stores.
+    pub(crate) fn store_read_at(&self, load: u64) -> Option<u64> {
+        if let Some(stale) = self.recording.stale_reads.iter().find(|s| s.load == load) {
+            return (stale.read != super::memory::INITIAL_VALUE).then_some(stale.read);
+        }
+        let object = self.recording.events.get(load as usize)?.object;
+        self.memory.latest_store_before(object, load)
+    }
+
     /// Whether the running thread's `compare_exchange_weak`, whose comparison holds, fails
     /// spuriously: a recorded choice when `Limits::spurious_cas_failures` allows it, except
     /// right after the thread's previous such exchange failed spuriously, so that a retry loop

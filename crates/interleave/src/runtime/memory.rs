@@ -760,6 +760,21 @@ impl WeakMemory {
         true
     }
 
+    /// The step of the newest store to `object` made before step `step`, if the location still
+    /// keeps it: a load at `step` that did not read a stale value read that store. `None` when
+    /// the store was forgotten (older than the last [`STORE_HISTORY`], or before a plain write
+    /// started the order afresh) and for the initial value.
+    pub fn latest_store_before(&self, object: ObjIdx, step: u64) -> Option<u64> {
+        let location = self.locations.get(object as usize)?;
+        let ring = location.ring.as_deref()?;
+        let span = &location.span;
+        (span.start()..span.end)
+            .rev()
+            .map(|index| ring[slot(index)].step)
+            .find(|&store| store < step)
+            .filter(|&store| store != INITIAL_VALUE)
+    }
+
     /// Whether every store to `object` in this execution happens before the point of a thread
     /// whose clock is `clock`: a plain read there does not race with them.
     pub fn stores_happen_before(&self, object: ObjIdx, clock: &VectorClock) -> bool {

@@ -368,6 +368,16 @@ pub(crate) const fn ordering_code(order: std::sync::atomic::Ordering) -> u32 {
 /// The argument of a `SeqCst` atomic access or fence.
 pub(crate) const ORDERING_SEQ_CST: u32 = 4;
 
+/// Whether the ordering `code` (`ordering_code`) releases: `Release`, `AcqRel` or `SeqCst`.
+pub(crate) const fn code_releases(code: u32) -> bool {
+    matches!(code, 1 | 3 | ORDERING_SEQ_CST)
+}
+
+/// Whether the ordering `code` (`ordering_code`) acquires: `Acquire`, `AcqRel` or `SeqCst`.
+pub(crate) const fn code_acquires(code: u32) -> bool {
+    matches!(code, 2 | 3 | ORDERING_SEQ_CST)
+}
+
 /// Index of an object in the execution's object table.
 pub(crate) type ObjIdx = u32;
 

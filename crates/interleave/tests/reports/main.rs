@@ -10,3 +10,4 @@ mod readable;
 mod replay;
 mod report_snapshots;
 mod test_attribute;
+mod weak_race_report;

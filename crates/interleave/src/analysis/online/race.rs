@@ -13,8 +13,8 @@
 
 use crate::analysis::label;
 use crate::runtime::object::{Access, ObjState};
-use crate::runtime::op::{ObjIdx, ShortSite, Site};
-use crate::runtime::Execution;
+use crate::runtime::op::{code_acquires, code_releases, ObjIdx, OpKind, ShortSite, Site};
+use crate::runtime::{Event, Execution};
 
 /// A race found at an access: the earlier access it conflicts with.
 pub(crate) struct Race {
@@ -72,7 +72,7 @@ pub(crate) fn describe(
         let slot = &ex.threads[t];
         label(t, slot.name.as_deref(), slot.spawn_site)
     };
-    format!(
+    let mut text = format!(
         "data race on {}: {} {} at {} and {} {} at {} are not ordered by happens-before",
         ex.object_name(object),
         thread_label(ex, race.earlier.thread),
@@ -81,5 +81,41 @@ pub(crate) fn describe(
         thread_label(ex, ex.me()),
         kind(write),
         ShortSite(site),
-    )
+    );
+    let access = ex.steps().saturating_sub(1);
+    if let Some(handover) = ex.unordered_handover(race.earlier.thread, race.earlier.step, access) {
+        let (loaded, stored) = (&handover.loaded, &handover.stored);
+        let (load, store) = (atomic_access(loaded), atomic_access(stored));
+        let why = match (code_releases(stored.arg), code_acquires(loaded.arg)) {
+            (false, true) => format!("a {store} releases nothing"),
+            (true, false) => format!("a {load} acquires nothing"),
+            _ => format!("a {store} releases nothing and a {load} acquires nothing"),
+        };
+        text.push_str(&format!(
+            "\n  the {load} of {} at step {} read the {store} at step {}, made after the {}, but \
+             {why}: a Release (or stronger) store read by an Acquire (or stronger) load, or \
+             fences of those orderings around the two, would order the accesses",
+            ex.object_name(loaded.object),
+            handover.load + 1,
+            handover.store + 1,
+            kind(race.earlier.write),
+        ));
+    }
+    text
+}
+
+/// An atomic access as the race explanation names it: its ordering, then what it does
+/// (`Relaxed store`, `Acquire load`, `AcqRel read-modify-write`).
+fn atomic_access(event: &Event) -> String {
+    const ORDERINGS: [&str; 5] = ["Relaxed", "Release", "Acquire", "AcqRel", "SeqCst"];
+    let ordering = ORDERINGS
+        .get(event.arg as usize)
+        .copied()
+        .unwrap_or("SeqCst");
+    let access = match event.kind {
+        OpKind::AtomicLoad => "load",
+        OpKind::AtomicStore => "store",
+        _ => "read-modify-write",
+    };
+    format!("{ordering} {access}")
 }
