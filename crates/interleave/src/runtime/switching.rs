@@ -177,6 +177,16 @@ pub(crate) fn stop_if_failed() {
 /// in turn. The common path tested four, one by one, at every decision, and a schedule that
 /// abandons the execution is one case of a choice missing from the enabled list.
 pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
+    decide_inline(ex, reuse_enabled)
+}
+
+/// [`decide`], inlined into the announcement, which is compiled once per kind of operation
+/// (`op_on!`): whether the operation blocks is then a constant, and the call and its frame are
+/// gone. On top of the inlined `compute_enabled_inline`, the peers bench's mutex workload runs
+/// 3.0% fewer instructions per execution, the atomic one 2.4% and the condvar one 1.7%
+/// (callgrind, `pct:d=3`), for 57 KB more machine code in its binary.
+#[inline(always)]
+fn decide_inline(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
     if ex.steps() >= ex.full_decision_at {
         if let Some(outcome) = decide_before_enabled(ex) {
             return outcome;
@@ -191,7 +201,7 @@ pub(super) fn decide(ex: &mut Execution, reuse_enabled: bool) -> Option<usize> {
         );
     }
     if !reuse_enabled {
-        ex.compute_enabled();
+        ex.compute_enabled_inline();
         // The common case in three tests: no failure and the step bound not reached (a
         // failure sets `full_decision_at` to 0, and it is never above the bound), a thread
         // can run, and no spurious wake-up is possible. Testing each condition in turn took
@@ -416,7 +426,7 @@ impl Execution {
         // An operation that cannot block leaves the running thread enabled, and nothing else
         // changed since the last decision computed the enabled threads if they are still
         // fresh.
-        let next = decide(self, self.enabled_fresh && !op.blocking());
+        let next = decide_inline(self, self.enabled_fresh && !op.blocking());
         if next == Some(me) {
             Decision::GO_ON
         } else {
