@@ -2297,6 +2297,7 @@ pub(crate) fn run_stoppable(
     execution.stop_handle = None;
     put_back(&mut execution.coroutine_buffer, coroutines.into_buffer());
     put_back(&mut execution.guard_buffer, guard_buffer);
+    execution.recording.forget_after_abandonment();
     execution.complete_recording();
     Finished::new(execution)
 }

@@ -67,6 +67,20 @@ pub(crate) struct ObjectRecord {
     pub address: usize,
 }
 
+/// The lengths of a recording's step-ordered lists when the schedule gave up its execution
+/// (`Recording::abandon`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AbandonedAt {
+    steps: usize,
+    warnings: usize,
+    lock_acquisitions: u64,
+    units: usize,
+    branches: usize,
+    logged_values: usize,
+    clock_advances: usize,
+    step_labels: usize,
+}
+
 /// Everything an execution leaves behind.
 pub(crate) struct Recording {
     /// One event per step; `events[i].thread` is the thread chosen at step `i`.
@@ -85,8 +99,11 @@ pub(crate) struct Recording {
     pub lock_acquisitions: u64,
     /// How the execution failed, if it did.
     pub failure: Option<FailureInfo>,
-    /// The schedule ended the execution early (`ABANDON`).
+    /// The schedule gave up the execution (`ABANDON`): the recording keeps only what came
+    /// before (see [`AbandonedAt`]).
     pub abandoned: bool,
+    /// Where the schedule gave up the execution, while the threads run on to their end.
+    pub abandoned_at: Option<AbandonedAt>,
     /// A `StopHandle` stopped the execution at a scheduling point before it had ended
     /// (`stop_signal.rs`); its threads were abandoned, not torn down.
     pub stopped: bool,
@@ -134,6 +151,7 @@ impl Recording {
             lock_acquisitions: 0,
             failure: None,
             abandoned: false,
+            abandoned_at: None,
             stopped: false,
             outside_control: false,
             outlived_objects: false,
@@ -149,6 +167,53 @@ impl Recording {
         }
     }
 
+    /// Marks the point where the schedule gave up the execution (`ABANDON`). The threads run
+    /// on to their end without the schedule (`switching::continue_abandoned`), and
+    /// [`forget_after_abandonment`](Self::forget_after_abandonment) then cuts the recording
+    /// back to this point.
+    pub(super) fn abandon(&mut self) {
+        self.abandoned = true;
+        self.abandoned_at = Some(AbandonedAt {
+            steps: self.events.len(),
+            warnings: self.warnings.len(),
+            lock_acquisitions: self.lock_acquisitions,
+            units: self.annotations.units.len(),
+            branches: self.annotations.branches.len(),
+            logged_values: self.annotations.values.len(),
+            clock_advances: self.clock_advances.len(),
+            step_labels: self.step_labels.len(),
+        });
+    }
+
+    /// Cuts the recording of an abandoned execution back to where its schedule gave it up:
+    /// what the threads did afterwards, on their way to their end, is no schedule any strategy
+    /// chose, so no strategy learns from it and nothing it found is reported (it ran only so
+    /// that no thread is unwound in the middle of an operation, which can run a destructor on
+    /// a state the program never reaches). The continuation draws no value and reads only
+    /// latest stores (`Execution::draws_from_schedule`), so the values, stale reads and
+    /// spurious failures need no cut.
+    pub(super) fn forget_after_abandonment(&mut self) {
+        let Some(at) = self.abandoned_at else {
+            return;
+        };
+        self.events.truncate(at.steps);
+        self.warnings.truncate(at.warnings);
+        self.lock_acquisitions = at.lock_acquisitions;
+        self.failure = None;
+        self.failure_steps.clear();
+        self.clock_advances.truncate(at.clock_advances);
+        self.step_labels.truncate(at.step_labels);
+        let annotations = &mut self.annotations;
+        annotations.units.truncate(at.units);
+        for unit in &mut annotations.units {
+            if unit.end != usize::MAX && unit.end > at.steps {
+                unit.end = usize::MAX;
+            }
+        }
+        annotations.branches.truncate(at.branches);
+        annotations.values.truncate(at.logged_values);
+    }
+
     /// Empties the recording for a new execution, keeping its buffers.
     pub(super) fn clear(&mut self, limits: Limits) {
         self.events.clear();
@@ -159,6 +224,7 @@ impl Recording {
         self.lock_acquisitions = 0;
         self.failure = None;
         self.abandoned = false;
+        self.abandoned_at = None;
         self.stopped = false;
         self.outside_control = false;
         self.outlived_objects = false;

@@ -265,6 +265,9 @@ fn decide_before_enabled(ex: &mut Execution) -> Option<Option<usize>> {
     if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
         return Some(ex.begin_ending());
     }
+    if ex.recording.abandoned {
+        return Some(continue_abandoned(ex));
+    }
     None
 }
 
@@ -282,11 +285,42 @@ fn stop_at_step_bound(ex: &mut Execution) -> Option<usize> {
 #[inline(never)]
 fn refuse(ex: &mut Execution, chosen: usize) -> Option<usize> {
     if chosen == ABANDON {
-        ex.recording.abandoned = true;
-    } else {
-        ex.stop(Stop::ScheduleImpossible { chosen });
+        ex.recording.abandon();
+        ex.decide_in_full_from_now();
+        return continue_abandoned(ex);
     }
+    ex.stop(Stop::ScheduleImpossible { chosen });
     None
+}
+
+/// A decision of an execution its schedule gave up (`ABANDON`), which runs on to its end
+/// without asking the schedule anything: the running thread goes on while it can and did not
+/// just yield, otherwise the next enabled thread after it in thread order. Tearing the threads
+/// down where the schedule gave up would unwind them in the middle of their operations, where
+/// a destructor can meet a state the program never reaches (a slot claimed but not yet
+/// written, dropped as if written: memory corruption in a correct program). What the
+/// continuation does is cut from the recording afterwards
+/// (`Recording::forget_after_abandonment`); a deadlock or the step bound still ends it by
+/// teardown.
+fn continue_abandoned(ex: &mut Execution) -> Option<usize> {
+    ex.compute_enabled();
+    enabled_or_over(ex)?;
+    if ex.steps() >= ex.recording.limits.max_steps {
+        return stop_at_step_bound(ex);
+    }
+    let current = ex.current;
+    let stays = ex.enabled.contains(&current) && !ex.threads[current].last_step_yielded;
+    let chosen = if stays {
+        current
+    } else {
+        ex.enabled
+            .iter()
+            .copied()
+            .find(|&t| t > current)
+            .unwrap_or(ex.enabled[0])
+    };
+    ex.record(chosen);
+    Some(chosen)
 }
 
 /// Asks the execution's schedule for the next thread, showing it the execution through a
@@ -605,14 +639,15 @@ impl Execution {
     }
 
     /// Whether a nondeterministic choice now asks the schedule and is recorded. Not while the
-    /// tasks left at the end are dropped (`ending.rs`), nor while the threads of a stopped or
-    /// abandoned execution are unwound (`teardown.rs`): neither extends the schedule, and a
+    /// tasks left at the end are dropped (`ending.rs`), nor after the schedule gave up the
+    /// execution (`continue_abandoned`), nor while the threads of a stopped or failed
+    /// execution are unwound (`teardown.rs`): none of them extends the schedule, and a
     /// choice recorded after the last step would be replayed at the wrong place (a systematic
     /// search took the destructors' draws of an abandoned execution for decisions of its
     /// tree, and a later schedule that replayed them diverged).
     #[inline(always)]
     pub(super) fn draws_from_schedule(&self) -> bool {
-        !self.ending && !self.teardown
+        !self.ending && !self.teardown && !self.recording.abandoned
     }
 }
 

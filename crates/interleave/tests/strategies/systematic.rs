@@ -1120,3 +1120,117 @@ fn a_search_says_when_the_yield_rule_left_schedules_out() {
     }
     assert!(!explore("dfs:yields=2", true).is_ok());
 }
+
+/// Counters a destructor checks: every slot claimed has been filled. Between the two steps a
+/// thread holds its reference, so no real run drops the last one between them; only a thread
+/// unwound in the middle of its operation would.
+struct Slots {
+    claimed: AtomicU64,
+    filled: AtomicU64,
+}
+
+/// Set when a `Slots` was dropped with a slot claimed but not filled.
+static TORN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        if self.claimed.get_mut() != self.filled.get_mut() {
+            TORN.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// Three threads each claim a slot, look at it and fill it.
+fn claim_then_fill() {
+    let slots = Arc::new(Slots {
+        claimed: AtomicU64::new(0),
+        filled: AtomicU64::new(0),
+    });
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            let slots = slots.clone();
+            thread::spawn(move || {
+                slots.claimed.fetch_add(1, Ordering::Relaxed);
+                slots.filled.load(Ordering::Relaxed);
+                slots.filled.fetch_add(1, Ordering::Release);
+            })
+        })
+        .collect();
+    drop(slots);
+    for worker in workers {
+        worker.join().unwrap();
+    }
+}
+
+/// Runs the main thread while it can and then the newest enabled thread, and gives the
+/// execution up (`ABANDON`) at step `at`.
+struct AbandonAt {
+    at: u64,
+}
+
+impl Schedule for AbandonAt {
+    fn next_thread(&mut self, view: &View<'_>) -> usize {
+        if view.step() == self.at {
+            return interleave::strategy::ABANDON;
+        }
+        match view.enabled() {
+            [0, ..] => 0,
+            enabled => *enabled.last().expect("a thread can run"),
+        }
+    }
+
+    fn next_value(&mut self, _bound: u64) -> u64 {
+        0
+    }
+}
+
+/// One execution under [`AbandonAt`]; remembers whether the strategy saw it abandoned and
+/// how many steps it was shown.
+struct AbandonOnce {
+    at: u64,
+    planned: bool,
+    seen: std::sync::Arc<StdMutex<Option<(bool, u64)>>>,
+}
+
+impl Strategy for AbandonOnce {
+    fn spec(&self) -> String {
+        "abandon-once".into()
+    }
+
+    fn plan(&mut self, _execution: u64, _seed: u64) -> Option<Box<dyn Schedule + Send>> {
+        let first = !std::mem::replace(&mut self.planned, true);
+        first.then(|| Box::new(AbandonAt { at: self.at }) as Box<dyn Schedule + Send>)
+    }
+
+    fn observe(&mut self, _execution: u64, outcome: &Outcome) {
+        *self.seen.lock().unwrap() = Some((outcome.abandoned, outcome.steps));
+    }
+}
+
+#[test]
+fn an_abandoned_execution_runs_to_its_end_instead_of_unwinding_threads_mid_operation() {
+    // Steps 0-3: the main thread starts, spawns the workers and drops its reference; step 4:
+    // it waits to join the first one, and the last one starts; step 5: it claims its slot.
+    // The schedule gives up before the worker looks at the slot. Unwound there, the workers
+    // dropped the last reference with a slot claimed and not filled.
+    let seen = std::sync::Arc::new(StdMutex::new(None));
+    let report = Builder::new()
+        .ignore_environment()
+        .custom_strategy(AbandonOnce {
+            at: 6,
+            planned: false,
+            seen: seen.clone(),
+        })
+        .explore(claim_then_fill)
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some((true, 6)),
+        "the strategy sees the execution abandoned, with the steps before it gave up only"
+    );
+    assert!(
+        !TORN.load(std::sync::atomic::Ordering::Relaxed),
+        "the worker was unwound between its claim and its fill"
+    );
+}
