@@ -606,7 +606,7 @@ pub(super) fn run_one(
     // control (a stack it could not allocate, a wake from a foreign OS thread) says nothing
     // about the program's determinism either.
     if run.check_determinism
-        && !ex.abandoned
+        && !ex.is_abandoned()
         && !ex.stopped
         && !ex.outside_control
         && (sampled || failure.is_some())
@@ -646,7 +646,7 @@ pub(super) fn run_one(
         steps: ex.steps(),
         threads: ex.threads.len(),
         lock_acquisitions: ex.lock_acquisitions,
-        abandoned: ex.abandoned,
+        abandoned: ex.is_abandoned(),
         stopped: ex.stopped,
         outlived_objects: ex.outlived_objects,
         findings: Findings {

@@ -932,7 +932,7 @@ mod tests {
             steps: ex.steps(),
             threads: ex.threads.len(),
             failed: ex.failure.is_some(),
-            abandoned: ex.abandoned,
+            abandoned: ex.is_abandoned(),
             lock_acquisitions: ex.lock_acquisitions,
             trace: None,
             feedback,

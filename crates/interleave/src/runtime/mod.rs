@@ -1442,7 +1442,7 @@ impl Execution {
     /// keeps that verdict as a note; any other failure stays and gets the panic as a note. An
     /// abandoned or stopped execution ended before it could join, so it reports nothing.
     fn unobserved_panic(&mut self) {
-        if self.recording.abandoned || self.recording.stopped {
+        if self.recording.is_abandoned() || self.recording.stopped {
             return;
         }
         self.note_joined_panics();
@@ -2297,8 +2297,8 @@ pub(crate) fn run_stoppable(
     execution.stop_handle = None;
     put_back(&mut execution.coroutine_buffer, coroutines.into_buffer());
     put_back(&mut execution.guard_buffer, guard_buffer);
-    execution.recording.forget_after_abandonment();
     execution.complete_recording();
+    execution.recording.forget_after_abandonment();
     Finished::new(execution)
 }
 

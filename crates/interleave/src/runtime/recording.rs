@@ -72,6 +72,8 @@ pub(crate) struct ObjectRecord {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AbandonedAt {
     steps: usize,
+    objects: usize,
+    threads: usize,
     warnings: usize,
     lock_acquisitions: u64,
     units: usize,
@@ -99,11 +101,9 @@ pub(crate) struct Recording {
     pub lock_acquisitions: u64,
     /// How the execution failed, if it did.
     pub failure: Option<FailureInfo>,
-    /// The schedule gave up the execution (`ABANDON`): the recording keeps only what came
-    /// before (see [`AbandonedAt`]).
-    pub abandoned: bool,
-    /// Where the schedule gave up the execution, while the threads run on to their end.
-    pub abandoned_at: Option<AbandonedAt>,
+    /// Where the schedule gave up the execution (`ABANDON`), if it did: the threads run on to
+    /// their end, and the recording then keeps only what came before.
+    pub abandoned: Option<AbandonedAt>,
     /// A `StopHandle` stopped the execution at a scheduling point before it had ended
     /// (`stop_signal.rs`); its threads were abandoned, not torn down.
     pub stopped: bool,
@@ -150,8 +150,7 @@ impl Recording {
             value_steps: Vec::new(),
             lock_acquisitions: 0,
             failure: None,
-            abandoned: false,
-            abandoned_at: None,
+            abandoned: None,
             stopped: false,
             outside_control: false,
             outlived_objects: false,
@@ -167,14 +166,16 @@ impl Recording {
         }
     }
 
-    /// Marks the point where the schedule gave up the execution (`ABANDON`). The threads run
+    /// Marks the point where the schedule gave up the execution (`ABANDON`), which has created
+    /// `threads` threads so far (the main thread included). The threads run
     /// on to their end without the schedule (`switching::continue_abandoned`), and
     /// [`forget_after_abandonment`](Self::forget_after_abandonment) then cuts the recording
     /// back to this point.
-    pub(super) fn abandon(&mut self) {
-        self.abandoned = true;
-        self.abandoned_at = Some(AbandonedAt {
+    pub(super) fn abandon(&mut self, threads: usize) {
+        self.abandoned = Some(AbandonedAt {
             steps: self.events.len(),
+            objects: self.objects.len(),
+            threads,
             warnings: self.warnings.len(),
             lock_acquisitions: self.lock_acquisitions,
             units: self.annotations.units.len(),
@@ -185,6 +186,11 @@ impl Recording {
         });
     }
 
+    /// Whether the schedule gave up the execution (`ABANDON`).
+    pub fn is_abandoned(&self) -> bool {
+        self.abandoned.is_some()
+    }
+
     /// Cuts the recording of an abandoned execution back to where its schedule gave it up:
     /// what the threads did afterwards, on their way to their end, is no schedule any strategy
     /// chose, so no strategy learns from it and nothing it found is reported (it ran only so
@@ -193,10 +199,12 @@ impl Recording {
     /// latest stores (`Execution::draws_from_schedule`), so the values, stale reads and
     /// spurious failures need no cut.
     pub(super) fn forget_after_abandonment(&mut self) {
-        let Some(at) = self.abandoned_at else {
+        let Some(at) = self.abandoned else {
             return;
         };
         self.events.truncate(at.steps);
+        self.objects.truncate(at.objects);
+        self.threads.truncate(at.threads);
         self.warnings.truncate(at.warnings);
         self.lock_acquisitions = at.lock_acquisitions;
         self.failure = None;
@@ -223,8 +231,7 @@ impl Recording {
         self.value_steps.clear();
         self.lock_acquisitions = 0;
         self.failure = None;
-        self.abandoned = false;
-        self.abandoned_at = None;
+        self.abandoned = None;
         self.stopped = false;
         self.outside_control = false;
         self.outlived_objects = false;

@@ -265,7 +265,7 @@ fn decide_before_enabled(ex: &mut Execution) -> Option<Option<usize>> {
     if ex.threads[0].finished && ex.threads.iter().all(|t| t.finished || t.detached) {
         return Some(ex.begin_ending());
     }
-    if ex.recording.abandoned {
+    if ex.recording.is_abandoned() {
         return Some(continue_abandoned(ex));
     }
     None
@@ -285,7 +285,7 @@ fn stop_at_step_bound(ex: &mut Execution) -> Option<usize> {
 #[inline(never)]
 fn refuse(ex: &mut Execution, chosen: usize) -> Option<usize> {
     if chosen == ABANDON {
-        ex.recording.abandon();
+        ex.recording.abandon(ex.threads.len());
         ex.decide_in_full_from_now();
         return continue_abandoned(ex);
     }
@@ -647,7 +647,7 @@ impl Execution {
     /// tree, and a later schedule that replayed them diverged).
     #[inline(always)]
     pub(super) fn draws_from_schedule(&self) -> bool {
-        !self.ending && !self.teardown && !self.recording.abandoned
+        !self.ending && !self.teardown && !self.recording.is_abandoned()
     }
 }
 
