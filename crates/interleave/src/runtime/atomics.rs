@@ -6,7 +6,8 @@
 
 use std::sync::atomic::Ordering;
 
-use super::op::{code_acquires, code_releases, ObjIdx, OpKind};
+use super::memory::{acquires, releases};
+use super::op::{ordering_of_code, ObjIdx, OpKind};
 use super::recording::Event;
 use super::switching::draw_value;
 use super::{Execution, MemoryModel};
@@ -52,7 +53,8 @@ impl Execution {
             }
             let store = self.store_read_at(load)?;
             let stored = events.get(store as usize)?;
-            let unordered = !code_releases(stored.arg) || !code_acquires(loaded.arg);
+            let unordered =
+                !releases(ordering_of_code(stored.arg)) || !acquires(ordering_of_code(loaded.arg));
             (stored.thread as usize == writer && store > written && unordered).then_some(Handover {
                 load,
                 store,
@@ -66,7 +68,7 @@ impl Execution {
     /// read-modify-write) read under the weak memory model, if the model still knows it: the
     /// store a stale read names, or else the newest store made before the access. For reports:
     /// it looks through the stale reads and the location's kept stores.
-    pub(crate) fn store_read_at(&self, load: u64) -> Option<u64> {
+    fn store_read_at(&self, load: u64) -> Option<u64> {
         if let Some(stale) = self.recording.stale_reads.iter().find(|s| s.load == load) {
             return (stale.read != super::memory::INITIAL_VALUE).then_some(stale.read);
         }

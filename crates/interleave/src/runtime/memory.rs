@@ -96,7 +96,7 @@ impl MemoryModel {
 }
 
 /// Whether an access with `order` acquires.
-fn acquires(order: Ordering) -> bool {
+pub(crate) fn acquires(order: Ordering) -> bool {
     matches!(
         order,
         Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst
@@ -104,7 +104,7 @@ fn acquires(order: Ordering) -> bool {
 }
 
 /// Whether an access with `order` releases.
-fn releases(order: Ordering) -> bool {
+pub(crate) fn releases(order: Ordering) -> bool {
     matches!(
         order,
         Ordering::Release | Ordering::AcqRel | Ordering::SeqCst

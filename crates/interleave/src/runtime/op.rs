@@ -368,14 +368,16 @@ pub(crate) const fn ordering_code(order: std::sync::atomic::Ordering) -> u32 {
 /// The argument of a `SeqCst` atomic access or fence.
 pub(crate) const ORDERING_SEQ_CST: u32 = 4;
 
-/// Whether the ordering `code` (`ordering_code`) releases: `Release`, `AcqRel` or `SeqCst`.
-pub(crate) const fn code_releases(code: u32) -> bool {
-    matches!(code, 1 | 3 | ORDERING_SEQ_CST)
-}
-
-/// Whether the ordering `code` (`ordering_code`) acquires: `Acquire`, `AcqRel` or `SeqCst`.
-pub(crate) const fn code_acquires(code: u32) -> bool {
-    matches!(code, 2 | 3 | ORDERING_SEQ_CST)
+/// The ordering an atomic access's argument names: the inverse of [`ordering_code`].
+pub(crate) const fn ordering_of_code(code: u32) -> std::sync::atomic::Ordering {
+    use std::sync::atomic::Ordering::*;
+    match code {
+        0 => Relaxed,
+        1 => Release,
+        2 => Acquire,
+        3 => AcqRel,
+        _ => SeqCst,
+    }
 }
 
 /// Index of an object in the execution's object table.

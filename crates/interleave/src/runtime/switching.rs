@@ -304,9 +304,8 @@ fn refuse(ex: &mut Execution, chosen: usize) -> Option<usize> {
 /// teardown.
 fn continue_abandoned(ex: &mut Execution) -> Option<usize> {
     ex.compute_enabled();
-    enabled_or_over(ex)?;
-    if ex.steps() >= ex.recording.limits.max_steps {
-        return stop_at_step_bound(ex);
+    if let Some(outcome) = after_enabled_in_full(ex) {
+        return outcome;
     }
     let current = ex.current;
     let stays = ex.enabled.contains(&current) && !ex.threads[current].last_step_yielded;

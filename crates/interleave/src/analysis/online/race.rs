@@ -12,8 +12,9 @@
 //! false positives.
 
 use crate::analysis::label;
+use crate::runtime::memory::{acquires, releases};
 use crate::runtime::object::{Access, ObjState};
-use crate::runtime::op::{code_acquires, code_releases, ObjIdx, OpKind, ShortSite, Site};
+use crate::runtime::op::{ordering_of_code, ObjIdx, OpKind, ShortSite, Site};
 use crate::runtime::{Event, Execution};
 
 /// A race found at an access: the earlier access it conflicts with.
@@ -86,7 +87,10 @@ pub(crate) fn describe(
     if let Some(handover) = ex.unordered_handover(race.earlier.thread, race.earlier.step, access) {
         let (loaded, stored) = (&handover.loaded, &handover.stored);
         let (load, store) = (atomic_access(loaded), atomic_access(stored));
-        let why = match (code_releases(stored.arg), code_acquires(loaded.arg)) {
+        let why = match (
+            releases(ordering_of_code(stored.arg)),
+            acquires(ordering_of_code(loaded.arg)),
+        ) {
             (false, true) => format!("a {store} releases nothing"),
             (true, false) => format!("a {load} acquires nothing"),
             _ => format!("a {store} releases nothing and a {load} acquires nothing"),
@@ -107,15 +111,11 @@ pub(crate) fn describe(
 /// An atomic access as the race explanation names it: its ordering, then what it does
 /// (`Relaxed store`, `Acquire load`, `AcqRel read-modify-write`).
 fn atomic_access(event: &Event) -> String {
-    const ORDERINGS: [&str; 5] = ["Relaxed", "Release", "Acquire", "AcqRel", "SeqCst"];
-    let ordering = ORDERINGS
-        .get(event.arg as usize)
-        .copied()
-        .unwrap_or("SeqCst");
+    let ordering = ordering_of_code(event.arg);
     let access = match event.kind {
         OpKind::AtomicLoad => "load",
         OpKind::AtomicStore => "store",
         _ => "read-modify-write",
     };
-    format!("{ordering} {access}")
+    format!("{ordering:?} {access}")
 }
