@@ -3,7 +3,7 @@
 //! only when the strategy asks.
 
 use super::op::{Access, ObjectId, OpKind, Site, NO_OBJECT};
-use super::{Execution, ThreadSlot};
+use super::{Execution, RaceMode, ThreadSlot};
 
 /// What a thread is doing at a decision point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +113,19 @@ impl<'a> View<'a> {
                 .then(|| self.ex.recording.objects[op.object as usize].id),
             site: slot.pending_site,
         })
+    }
+
+    /// Whether thread `thread` is about to read or write a tracked variable (`cell::Var`,
+    /// `cell::UnsafeCell`) in an execution that every data race fails (`Limits::races` is
+    /// `RaceMode::Fail`, the default): then a switch away from it just before the access
+    /// reaches nothing that a switch just after it does not, which the exhaustive searches use
+    /// (`strategy/dfs.rs`).
+    pub(crate) fn about_to_access_plain_data(&self, thread: usize) -> bool {
+        self.ex.recording.limits.races == RaceMode::Fail
+            && matches!(
+                self.pending_kind(thread),
+                Some(OpKind::Read | OpKind::Write | OpKind::Update)
+            )
     }
 
     /// The kind of thread `thread`'s pending operation, unless it has finished: what

@@ -32,6 +32,20 @@
 //! the last step while the rule still lets it run (a yield, a block or a finish makes the
 //! switch free). The default continuation never preempts.
 //!
+//! A thread about to read or write a tracked variable (`cell::Var`, `cell::UnsafeCell`) goes
+//! on, when every data race fails the execution (the default, `RaceMode::Fail`;
+//! `View::about_to_access_plain_data`): the tree tries no other thread at that decision
+//! (`Decision::goes_on`, whose options still list every thread that could run, which `dpor`'s
+//! analysis of disabled threads reads), and `dpor` reverses no race there. In an execution
+//! without a data race the access commutes with every step of the other threads, since their
+//! accesses to the variable are ordered with it by happens-before; so the schedule that
+//! switches at the thread's next scheduling point instead of just before the access makes as
+//! many preemptions (the switch there is free if the thread blocks or finishes) and reaches the
+//! same outcome, or fails earlier in that thread. An execution with a data race fails in both.
+//! The fixed twins of the bundled programs exhaust in 12% fewer executions under `dfs`, 7%
+//! under `dfs:c=2` and 3.6% under `dpor:c=2` (none in more); loom's `UnsafeCell` accesses are
+//! no scheduling points at all.
+//!
 //! `dfs:yields=N` loosens the rule ([`Tree::with_yield_limit`]): a thread waits only at its
 //! `N`-th yield in a row, the yields it makes while no other thread takes a step (a start step
 //! does not count), so it may go on past its first `N - 1` before the others step. A spin-wait
@@ -39,9 +53,10 @@
 //! `N = 1`: DPOR's dependencies and the preemption count are built on that rule.
 //!
 //! Guarantee: when it finishes, every schedule the yield rule allows (with at most `N`
-//! preemptions, under a bound), with every value of every draw of at most 32 values, has run
-//! (for `dfs`; `dpor` runs at least one of each class of such schedules that differ only in
-//! the order of independent steps). The rule leaves out only schedules in which a thread
+//! preemptions, under a bound), with every value of every draw of at most 32 values, has run,
+//! up to a switch just before an access of a tracked variable, which runs just after it (for
+//! `dfs`; `dpor` runs at least one of each class of such schedules that differ only in the
+//! order of independent steps). The rule leaves out only schedules in which a thread
 //! continues after a yield (after `N` yields in a row under `dfs:yields=N`) before another
 //! thread that could run has taken a step. std makes no such promise (`yield_now` may return
 //! at once, an executor may poll a task that woke itself again at once), so an outcome that
@@ -87,6 +102,9 @@ struct Decision {
     /// other thread preempts it. `None` when every option is free (the previous thread
     /// blocked, finished, or yielded and waits under the yield rule).
     running: Option<usize>,
+    /// The running thread was about to access plain data, so it is the only choice tried here
+    /// (see the module documentation); `options` still lists every thread that could run.
+    goes_on: bool,
 }
 
 impl Decision {
@@ -108,6 +126,7 @@ struct Made {
     asleep: Range<usize>,
     preemptions: u32,
     running: Option<usize>,
+    goes_on: bool,
 }
 
 /// The preemptions after choosing thread `option`, with `preemptions` before and `running` the
@@ -154,6 +173,7 @@ impl Node {
             asleep,
             preemptions,
             running,
+            goes_on,
         } = made;
         let (options, asleep) = (&lists[options.clone()], &lists[asleep.clone()]);
         self.decision.choice = *choice;
@@ -164,9 +184,10 @@ impl Node {
         self.decision.asleep.extend_from_slice(asleep);
         self.decision.preemptions = *preemptions;
         self.decision.running = *running;
+        self.decision.goes_on = *goes_on;
         self.backtrack.clear();
         match choice {
-            Choice::Thread if !all => self.backtrack.push(*chosen),
+            Choice::Thread if !all || *goes_on => self.backtrack.push(*chosen),
             _ => self.backtrack.extend_from_slice(options),
         }
         self.done.clear();
@@ -670,6 +691,11 @@ impl Tree {
             return;
         };
         let node = &self.nodes[index];
+        if node.decision.goes_on {
+            // Its thread goes on: a thread run just after its access instead reaches the
+            // same (see the module documentation).
+            return;
+        }
         let options = &node.decision.options;
         let runnable = |t: usize| options.contains(&t) && self.within_bound(node, t);
         let chosen = if initials.contains(&preferred) && runnable(preferred) {
@@ -733,7 +759,10 @@ impl Tree {
                         VALUE_CAP / 2
                     )
                 } else if let Some(bound) = self.bound {
-                    format!("every schedule of at most {bound} preemptions")
+                    format!(
+                        "every schedule of at most {}",
+                        plural(bound as usize, "preemption")
+                    )
                 } else {
                     "the whole search space".to_string()
                 },
@@ -1201,6 +1230,10 @@ impl Schedule for PrefixSchedule {
         // Switching away from the thread that took the last step while it may still run is
         // a preemption; a yield, a block or a finish makes the switch free.
         let running = view.last_thread().filter(|last| allowed.contains(last));
+        // A thread about to access plain data goes on (see the module documentation): the
+        // default choice below is that thread (it never sleeps, having just run), and the
+        // tree tries no other here.
+        let goes_on = running.is_some_and(|last| view.about_to_access_plain_data(last));
         // A prefix that no longer fits the program is followed anyway: the runtime reports
         // the divergence.
         let chosen = match self.forced() {
@@ -1248,6 +1281,7 @@ impl Schedule for PrefixSchedule {
             asleep,
             preemptions,
             running,
+            goes_on,
         });
         chosen
     }
@@ -1271,6 +1305,7 @@ impl Schedule for PrefixSchedule {
             asleep,
             preemptions: self.preemptions,
             running: None,
+            goes_on: false,
         });
         draw_value(bound, chosen as u64)
     }

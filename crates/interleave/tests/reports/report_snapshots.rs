@@ -281,7 +281,7 @@ fn an_atomicity_violation_report() {
         .first()
         .expect("the copy straddles the credit");
     expect![[r#"
-        atomic-set serializability violation in execution 3: pattern 9 `r_u(m1) w_u'(m) w_u'(m̄) r_u(m2)` (u observes an inconsistent state of the atomic set) on the objects of Account#0
+        atomic-set serializability violation in execution 2: pattern 9 `r_u(m1) w_u'(m) w_u'(m̄) r_u(m2)` (u observes an inconsistent state of the atomic set) on the objects of Account#0
           u  = unit of work `copy` of thread 0 (main) (entered at reports/report_snapshots.rs:102:16)
           u' = unit of work `Account::credit_interest` of thread 1 (spawned at reports/report_snapshots.rs:100:9) (entered at reports/report_snapshots.rs:84:9)
             copy reads Var1 at reports/report_snapshots.rs:79:19
