@@ -227,6 +227,17 @@ impl Execution {
         }
     }
 
+    /// The first enabled thread after thread `thread` in thread order, wrapping around to the
+    /// first one: how the runs without a schedule (the end of the test, an abandoned
+    /// execution) take turns. The enabled threads are computed and not empty.
+    pub(super) fn next_enabled_after(&self, thread: usize) -> usize {
+        self.enabled
+            .iter()
+            .copied()
+            .find(|&t| t > thread)
+            .unwrap_or(self.enabled[0])
+    }
+
     /// Adds to `self.enabled` the threads that can run, by the sets of waiting threads; returns
     /// false if the execution stopped.
     #[inline(always)]

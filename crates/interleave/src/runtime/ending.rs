@@ -104,9 +104,7 @@ impl Execution {
                     self.stop(Stop::Deadlock);
                     return None;
                 }
-                let after = self.current;
-                let next = self.enabled.iter().copied().find(|&t| t > after);
-                next.unwrap_or(self.enabled[0])
+                self.next_enabled_after(self.current)
             }
         };
         if self.steps() + self.ending_steps >= self.recording.limits.max_steps {

@@ -312,11 +312,7 @@ fn continue_abandoned(ex: &mut Execution) -> Option<usize> {
     let chosen = if stays {
         current
     } else {
-        ex.enabled
-            .iter()
-            .copied()
-            .find(|&t| t > current)
-            .unwrap_or(ex.enabled[0])
+        ex.next_enabled_after(current)
     };
     ex.record(chosen);
     Some(chosen)
