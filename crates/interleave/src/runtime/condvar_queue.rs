@@ -40,6 +40,13 @@ impl<N> Default for CondvarQueue<N> {
 }
 
 impl<N> CondvarQueue<N> {
+    /// Empties the queue for a new condition variable, keeping its memory.
+    pub fn clear(&mut self) {
+        self.waiters.clear();
+        self.next_arrival = 0;
+        self.notifications.clear();
+    }
+
     /// `thread` starts waiting; returns its arrival number.
     pub fn wait(&mut self, thread: usize) -> u64 {
         let arrival = self.next_arrival;
@@ -137,6 +144,20 @@ impl<N> CondvarQueue<N> {
 #[cfg(test)]
 mod tests {
     use super::CondvarQueue;
+
+    #[test]
+    fn a_cleared_queue_is_a_new_one() {
+        let mut queue = CondvarQueue::<()>::default();
+        queue.wait(1);
+        queue.wait(2);
+        queue.notify_one(());
+        queue.clear();
+        assert!(!queue.can_take(1), "no waiter and no notification are left");
+        assert_eq!(queue.eligible_below(), 0);
+        assert_eq!(queue.wait(3), 0, "arrivals count from 0 again");
+        queue.notify_one(());
+        assert_eq!(queue.take(3), Some(()));
+    }
 
     #[test]
     fn notify_one_goes_to_any_earlier_waiter_but_not_to_a_later_one() {

@@ -661,9 +661,8 @@ pub(crate) struct Execution {
     /// allocation and a reallocation or two per execution each.
     coroutine_buffer: Vec<Option<ThreadCoroutine>>,
     guard_buffer: Vec<guard::Guarded>,
-    /// The empty reader lists of the last execution's `RwLock`s, for this execution's: grown
-    /// afresh, each cost an allocation and a reallocation per execution.
-    reader_buffers: Vec<Vec<Holder>>,
+    /// The emptied lists of the last execution's objects, for this execution's.
+    spare_lists: object::SpareLists,
     schedule: Box<dyn Schedule + Send>,
     /// The handle that stops the execution from another OS thread, if it has one
     /// (`stop_signal.rs`).
@@ -1056,16 +1055,13 @@ impl Execution {
             spare.retire_slots();
             let Execution {
                 objects,
-                reader_buffers,
+                spare_lists,
                 ..
             } = &mut *spare;
             // A loop and a clear rather than a drain, whose drop costs every execution a few
             // dozen instructions.
             for entry in objects.iter_mut() {
-                if let ObjState::RwLock { readers, .. } = &mut entry.state {
-                    readers.clear();
-                    reader_buffers.push(std::mem::take(readers));
-                }
+                entry.state.give_lists_to(spare_lists);
             }
             objects.clear();
             spare.site_instances.clear();
@@ -1130,7 +1126,7 @@ impl Execution {
             spawned: Vec::new(),
             coroutine_buffer: Vec::new(),
             guard_buffer: Vec::new(),
-            reader_buffers: Vec::new(),
+            spare_lists: object::SpareLists::default(),
             schedule,
             stop_handle,
             memory: memory::WeakMemory::default(),
@@ -1289,15 +1285,8 @@ impl Execution {
         // untracked objects would skip.
         let untracked = claimed.is_ok() && !self.schedule.tracks(id);
         self.any_untracked |= untracked;
-        let state = match kind {
-            ObjectKind::RwLock => ObjState::RwLock {
-                writer: None,
-                readers: self.reader_buffers.pop().unwrap_or_default(),
-            },
-            _ => ObjState::fresh(kind),
-        };
         self.objects.push(ObjectEntry {
-            state,
+            state: ObjState::fresh(kind, &mut self.spare_lists),
             clock: VectorClock::default(),
             untracked,
             poisoned: false,

@@ -175,15 +175,17 @@ pub(crate) enum ObjState {
 }
 
 impl ObjState {
-    pub fn fresh(kind: ObjectKind) -> ObjState {
+    /// The state of a new object of kind `kind`, its lists taken from `spare` when the last
+    /// execution left some.
+    pub fn fresh(kind: ObjectKind, spare: &mut SpareLists) -> ObjState {
         match kind {
             ObjectKind::Mutex => ObjState::Mutex { holder: None },
             ObjectKind::RwLock => ObjState::RwLock {
                 writer: None,
-                readers: Vec::new(),
+                readers: spare.readers.pop().unwrap_or_default(),
             },
             ObjectKind::Condvar => ObjState::Condvar {
-                queue: CondvarQueue::default(),
+                queue: spare.condvar_queues.pop().unwrap_or_default(),
             },
             ObjectKind::Barrier => ObjState::Barrier {
                 parties: 0,
@@ -205,10 +207,40 @@ impl ObjState {
             ObjectKind::Atomic => ObjState::Atomic,
             ObjectKind::Var => ObjState::Var {
                 last_write: None,
-                reads: Vec::new(),
+                reads: spare.var_reads.pop().unwrap_or_default(),
             },
         }
     }
+
+    /// Keeps the lists of this state, emptied, in `spare` for the next execution's objects.
+    pub fn give_lists_to(&mut self, spare: &mut SpareLists) {
+        match self {
+            ObjState::RwLock { readers, .. } => {
+                readers.clear();
+                spare.readers.push(std::mem::take(readers));
+            }
+            ObjState::Condvar { queue } => {
+                queue.clear();
+                spare.condvar_queues.push(std::mem::take(queue));
+            }
+            ObjState::Var { reads, .. } => {
+                reads.clear();
+                spare.var_reads.push(std::mem::take(reads));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The emptied lists of the last execution's objects, for this execution's: grown afresh,
+/// each cost an allocation, and mostly a reallocation or two, per object and execution (a
+/// `Condvar`'s queues about 1,200 instructions per execution of the peers bench's condvar
+/// workload).
+#[derive(Debug, Default)]
+pub(crate) struct SpareLists {
+    readers: Vec<Vec<Holder>>,
+    condvar_queues: Vec<CondvarQueue<()>>,
+    var_reads: Vec<Vec<Access>>,
 }
 
 /// One row of the object table: what the engine needs while the execution runs. The object's

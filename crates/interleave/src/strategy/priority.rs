@@ -215,10 +215,15 @@ struct ThreadPriority {
 /// count of yields reaches it short of 2^32 - 1 yields by one thread in one execution.
 const NOT_SETTLED: u32 = u32::MAX;
 
+/// The threads an execution's table of priorities has room for from the start: grown from
+/// empty, the table of the peers bench's condvar workload (five threads) was allocated and
+/// reallocated in every execution, and its rwlock workload's (nine) reallocated twice.
+const EXPECTED_THREADS: usize = 16;
+
 impl Priorities {
     pub(super) fn new(yield_limit: u32) -> Priorities {
         Priorities {
-            threads: Vec::new(),
+            threads: Vec::with_capacity(EXPECTED_THREADS),
             chosen_thread: usize::MAX,
             chosen_step: 0,
             lowest: 0,

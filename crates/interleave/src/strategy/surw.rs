@@ -29,8 +29,12 @@
 //! weight drops by one, otherwise it is held back until the intended thread has taken its
 //! interesting step (or cannot run, which releases every hold and redraws). The interesting
 //! events thus come in the order of successive weighted draws, which is the uniform order when
-//! the counts are exact, while the other steps interleave freely around them. The yield rule of
-//! the samplers (`YieldGate` in `dfs.rs`) keeps spinners from starving the threads they wait for.
+//! the counts are exact, while the other steps interleave freely around them. When every thread
+//! that may run is at an interesting event, the picks can only end at the intended thread, so
+//! it is drawn and runs without them (each of those threads counting at least 1 in the draw,
+//! as it has an interesting event left): the same distribution when the counts are exact, at a
+//! quarter less cost per decision. The yield rule of the samplers (`YieldGate` in `dfs.rs`)
+//! keeps spinners from starving the threads they wait for.
 //!
 //! Guarantee (the paper's Theorems 1 and 2): for a program without blocking synchronisation
 //! whose threads perform exactly the profiled numbers of accesses to the drawn objects, every
@@ -403,6 +407,23 @@ impl SurwSchedule {
             ..
         } = self;
         let allowed = gate.allowed(view);
+        // When every thread that may run is at an interesting event, the picks below hold each
+        // thread they pick back until they pick the intended one, so the intended thread runs
+        // whatever they are: it is taken without them. Each of these threads has an
+        // interesting event left, so each weighs at least 1 in the draw. On the peers bench's
+        // atomic workload, whose every step is interesting, a decision cost about 280
+        // instructions with the picks, 255 without them while the interest, the weights and
+        // the draw each took a pass over the threads, and 210 with the first two in one pass.
+        if let Some(total) = interesting_weight(interest, view, allowed, remaining) {
+            let chosen = match *intended {
+                Some(thread) if allowed.contains(&thread) => thread,
+                _ => draw_weighted(rng, allowed, |t| remaining[t].max(1), total),
+            };
+            remaining[chosen] = remaining[chosen].max(1) - 1;
+            held.release_all();
+            *intended = None;
+            return chosen;
+        }
         let mut filtered = held.count > 0;
         if filtered {
             pool.clear();
@@ -445,18 +466,49 @@ impl SurwSchedule {
     }
 }
 
+/// The total weight of `threads`, each counted as at least 1, when each of them is at an
+/// interesting event; `None` as soon as one is not.
+#[inline]
+fn interesting_weight(
+    interest: &mut Interest,
+    view: &View<'_>,
+    threads: &[usize],
+    remaining: &[u64],
+) -> Option<u64> {
+    let mut total = 0;
+    for &thread in threads {
+        if !interest.of(view, thread) {
+            return None;
+        }
+        total += remaining[thread].max(1);
+    }
+    Some(total)
+}
+
 /// Draws the intended thread among `pool` with probability proportional to the `remaining`
 /// weights (the picked thread, which has weight, keeps the total positive).
 fn draw_intended(rng: &mut Pcg64Mcg, pool: &[usize], remaining: &[u64]) -> usize {
     let total: u64 = pool.iter().map(|&t| remaining[t]).sum();
-    let mut point = below(rng.next_u64(), total.max(1) as usize) as u64;
-    for &thread in pool {
-        if point < remaining[thread] {
+    draw_weighted(rng, pool, |t| remaining[t], total.max(1))
+}
+
+/// Draws among `threads`, not empty, with probability proportional to `weight`, whose sum over
+/// them is `total` (the first thread when they all weigh nothing).
+#[inline]
+fn draw_weighted(
+    rng: &mut Pcg64Mcg,
+    threads: &[usize],
+    weight: impl Fn(usize) -> u64,
+    total: u64,
+) -> usize {
+    let mut point = below(rng.next_u64(), total as usize) as u64;
+    for &thread in threads {
+        if point < weight(thread) {
             return thread;
         }
-        point -= remaining[thread];
+        point -= weight(thread);
     }
-    pool[0]
+    threads[0]
 }
 
 impl Schedule for SurwSchedule {
@@ -472,6 +524,11 @@ impl Schedule for SurwSchedule {
 
     fn next_value(&mut self, _bound: u64) -> u64 {
         self.rng.next_u64()
+    }
+
+    fn chooses_enabled(&self) -> bool {
+        // Every choice is one of the threads the yield rule allows, which are enabled.
+        true
     }
 }
 
