@@ -213,6 +213,7 @@ impl ObjState {
     }
 
     /// Keeps the lists of this state, emptied, in `spare` for the next execution's objects.
+    #[inline]
     pub fn give_lists_to(&mut self, spare: &mut SpareLists) {
         match self {
             ObjState::RwLock { readers, .. } => {
