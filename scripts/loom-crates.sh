@@ -20,12 +20,14 @@
 # from crates.io and unpacked there, and the crate's repository manifest (Cargo.toml.orig in the
 # package) is the Cargo.toml of both copies. Environment: SCRATCH (default
 # /tmp/interleave-loom-crates), CLEAN=1 removes the scratch target directories first so that
-# the build times are of clean builds.
+# the build times are of clean builds. BACKENDS (default "loom interleave") chooses the runs,
+# for example BACKENDS=interleave after a change to interleave-loom alone.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 which=${1:-all}
 only=${2:-}
 scratch=${SCRATCH:-/tmp/interleave-loom-crates}
+backends=${BACKENDS:-loom interleave}
 compat=$repo/crates/loom-compat
 mkdir -p "$scratch/logs"
 unset CARGO_TARGET_DIR RUSTFLAGS LOOM_MAX_PREEMPTIONS LOOM_MAX_BRANCHES LOOM_MAX_PERMUTATIONS LOOM_LOG
@@ -117,11 +119,12 @@ both() { # name version env... -- cargo-test-args...
   local name=$1 version=$2
   [ -n "$only" ] && [ "$only" != "$name" ] && return
   unpack "$name" "$version" || return
-  prepare "$name" "$version" loom || return
-  prepare "$name" "$version" interleave || return
   shift 2
-  run_suite "$name" "$version" loom "$@"
-  run_suite "$name" "$version" interleave "$@"
+  local backend
+  for backend in $backends; do
+    prepare "$name" "$version" "$backend" || return
+    run_suite "$name" "$version" "$backend" "$@"
+  done
 }
 
 # oneshot <version>'s loom tests under every feature set of its CI, on both backends; the
@@ -130,10 +133,11 @@ oneshot_feature_sets() { # version
   local version=$1 features backend
   [ -n "$only" ] && [ "$only" != oneshot ] && return
   unpack oneshot "$version" || return
-  prepare oneshot "$version" loom || return
-  prepare oneshot "$version" interleave || return
+  for backend in $backends; do
+    prepare oneshot "$version" "$backend" || return
+  done
   for features in "${ONESHOT_FEATURE_SETS[@]}"; do
-    for backend in loom interleave; do
+    for backend in $backends; do
       SUITE_LABEL="[$features]" run_suite oneshot "$version" "$backend" \
         "RUSTFLAGS=--cfg oneshot_loom" LOOM_MAX_BRANCHES=100000 -- --features "$features"
     done
@@ -208,7 +212,7 @@ if [ "$which" = historical ] || [ "$which" = all ]; then
   echo "Historical bug: oneshot 0.1.10, Receiver::drop does not handle UNPARKING (fixed in 0.1.11):"
   unpack oneshot 0.1.10 && unpack oneshot 0.1.11 || exit 1
   for version in 0.1.10 0.1.11; do
-    for backend in loom interleave; do
+    for backend in $backends; do
       prepare oneshot "$version" "$backend" >/dev/null || exit 1
       historical_run "$version" "$backend"
     done

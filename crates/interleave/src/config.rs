@@ -71,7 +71,7 @@ const ENV_CI: &str = "CI";
 /// The default budget ([`Config::executions`]).
 const DEFAULT_EXECUTIONS: u64 = 10_000;
 
-pub use crate::runtime::{MemoryModel, RaceMode};
+pub use crate::runtime::{MemoryModel, RaceMode, YieldVisibility};
 
 /// Exploration settings.
 #[derive(Clone, Debug)]
@@ -137,6 +137,10 @@ pub struct Config {
     /// [`MemoryModel::SequentiallyConsistent`] runs every atomic operation as `SeqCst`.
     /// Default: `Weak`. Environment: `INTERLEAVE_MEMORY` (`weak` or `sc`).
     pub memory: MemoryModel,
+    /// Which stores a thread's atomic loads may still read after it yielded, under the weak
+    /// memory model. Default: [`YieldVisibility::LatestBeforeYield`]; `interleave-loom` sets
+    /// loom's [`YieldVisibility::UnseenBeforeYield`].
+    pub yield_visibility: YieldVisibility,
     /// Print every step of a failing execution's interleaving. Off, a long interleaving is
     /// shortened to its last rows with long runs of one thread collapsed, though the steps a
     /// failure is about (the failing step, both accesses of a data race, the acquisitions of
@@ -293,6 +297,7 @@ impl Default for Config {
             spurious_park_wakeups: false,
             spurious_cas_failures: None,
             memory: MemoryModel::Weak,
+            yield_visibility: YieldVisibility::LatestBeforeYield,
             full_interleaving: false,
             panic_stops_execution: false,
             replay: None,

@@ -354,9 +354,9 @@ pub mod time;
 pub use atomic_set::unit_of_work;
 pub use branch::branch;
 pub use config::{
-    Config, MemoryModel, RaceMode, Shard, ShardError, AUTOMATIC_WORKERS, ENV_EXECUTIONS,
-    ENV_FULL_REPORT, ENV_MAX_STEPS, ENV_MEMORY, ENV_PERSIST, ENV_REPLAY, ENV_SEED, ENV_SHARD,
-    ENV_STRATEGY, ENV_WORKERS,
+    Config, MemoryModel, RaceMode, Shard, ShardError, YieldVisibility, AUTOMATIC_WORKERS,
+    ENV_EXECUTIONS, ENV_FULL_REPORT, ENV_MAX_STEPS, ENV_MEMORY, ENV_PERSIST, ENV_REPLAY, ENV_SEED,
+    ENV_SHARD, ENV_STRATEGY, ENV_WORKERS,
 };
 pub use explore::{check, replay, Builder};
 /// Makes a function a test that explores its body under interleave's scheduler.

@@ -12,6 +12,13 @@
 //! | `checkpoint_file` / `LOOM_CHECKPOINT_FILE` | refused with a panic: interleave resumes from replay tokens instead (`INTERLEAVE_PERSIST`) |
 //! | `expect_explicit_explore` | refused with a panic |
 //!
+//! Atomics follow loom's rule for loads after a yield
+//! (`interleave::YieldVisibility::UnseenBeforeYield`): once a thread has yielded, it does not
+//! read again a store it saw before the yield while a newer one exists. A model's spin loops
+//! then branch as loom's do: thingbuf 0.1.6's `spsc` model, with a preemption bound of 2, runs
+//! 18,345 executions where loom 0.5.6 runs 12,439, and did not finish in 300 s under
+//! interleave's own rule.
+//!
 //! loom has no re-run of executions to catch uncontrolled nondeterminism, and its suites keep
 //! std statics across executions, so the models run with interleave's determinism check off.
 //! `INTERLEAVE_STRATEGY`, `INTERLEAVE_EXECUTIONS` and the other `INTERLEAVE_*` variables still
@@ -133,7 +140,8 @@ impl Builder {
             .check_determinism(false)
             // loom's weak exchanges never fail spuriously: a model's search space and the
             // outcomes its tests count stay loom's.
-            .spurious_cas_failures(false);
+            .spurious_cas_failures(false)
+            .yield_visibility(interleave::YieldVisibility::UnseenBeforeYield);
         if self.max_branches != DEFAULT_MAX_BRANCHES {
             builder = builder.max_steps(self.max_branches as u64);
         }

@@ -159,6 +159,38 @@ fn a_preemption_bound_still_explores_the_weak_memory_model() {
     assert_eq!(seen, [0, 1, 2].into_iter().collect());
 }
 
+/// After a yield, a thread does not read again a store it read before the yield while a newer
+/// one exists (loom's rule): the writer's flag, seen raised after the yield, shows that its
+/// second store to `x` was made, so the reader's second load of `x` cannot return the 1 its
+/// first load read. A store the reader never saw stays readable however old, which interleave's
+/// own rule would hide: with `y` seen raised before the yield, the first load's stale 0 is
+/// followed by a stale 1.
+#[test]
+fn loads_after_a_yield_follow_looms_rule() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::new()));
+    let recorded = seen.clone();
+    loom::model(move || {
+        let x = Arc::new(AtomicUsize::new(0));
+        let y = Arc::new(AtomicUsize::new(0));
+        let writer = {
+            let (x, y) = (x.clone(), y.clone());
+            thread::spawn(move || {
+                x.store(1, Ordering::Relaxed);
+                x.store(2, Ordering::Relaxed);
+                y.store(1, Ordering::Relaxed);
+            })
+        };
+        let before = (y.load(Ordering::Relaxed), x.load(Ordering::Relaxed));
+        thread::yield_now();
+        let after = (y.load(Ordering::Relaxed), x.load(Ordering::Relaxed));
+        writer.join().unwrap();
+        recorded.lock().unwrap().insert((before, after));
+    });
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.contains(&((0, 1), (1, 1))), "{seen:?}");
+    assert!(seen.contains(&((1, 0), (1, 1))), "{seen:?}");
+}
+
 #[test]
 #[should_panic(expected = "exceeded the step bound")]
 fn a_branch_bound_fails_a_long_execution() {

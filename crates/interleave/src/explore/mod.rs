@@ -233,6 +233,13 @@ impl Builder {
         self
     }
 
+    /// Sets which stores a thread's atomic loads may still read after it yielded (see
+    /// [`Config::yield_visibility`]).
+    pub fn yield_visibility(mut self, rule: crate::YieldVisibility) -> Builder {
+        self.config.yield_visibility = rule;
+        self
+    }
+
     /// Counts the distinct states reached (see [`Config::count_states`]).
     pub fn count_states(mut self, count: bool) -> Builder {
         self.config.count_states = count;

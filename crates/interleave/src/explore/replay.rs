@@ -165,6 +165,7 @@ pub(super) fn token_limits(config: &Config, token: &Token) -> Limits {
         spurious_park_wakeups: token.spurious_park_wakeups,
         spurious_cas_failures: token.spurious_cas_failures,
         memory: token.memory,
+        yield_visibility: token.yield_visibility,
         panic_stops_execution: token.panic_stops_execution,
         ..limits(config)
     }

@@ -145,6 +145,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         spurious_park_wakeups: config.spurious_park_wakeups,
         spurious_cas_failures: config.spurious_cas_failures.unwrap_or(true),
         memory: config.memory,
+        yield_visibility: config.yield_visibility,
         full_interleaving: config.full_interleaving,
         panic_stops_execution: config.panic_stops_execution,
         exploration: crate::runtime::new_exploration(),

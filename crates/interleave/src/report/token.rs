@@ -14,10 +14,12 @@
 //! that changes the sequence of operations (a new lock, one more atomic access) does not.
 //!
 //! Layout: `il2-` followed by URL-safe base64 (no padding) of
-//! `varint(runs) (varint(thread) varint(length))* varint(values) varint(value)* u8(race mode)
+//! `varint(runs) (varint(thread) varint(length))* varint(values) varint(value)* u8(settings)
 //! varint(step bound) u8(failure) u64(fingerprint) varint(blocks) u16(block)* varint(test
 //! length) test varint(message length) message u32(checksum)`, the texts in UTF-8 and empty when
-//! absent.
+//! absent. The settings byte holds, from its lowest bit, the race mode, spurious wakeups, the
+//! weak memory model, `panic_stops_execution`, spurious park wakeups, spurious compare-exchange
+//! failures and loom's yield rule.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -25,7 +27,7 @@ use thiserror::Error;
 
 use super::FailureKind;
 use crate::runtime::{Event, Recording};
-use crate::runtime::{MemoryModel, RaceMode};
+use crate::runtime::{MemoryModel, RaceMode, YieldVisibility};
 use crate::strategy::replay::runs;
 
 const PREFIX: &str = "il";
@@ -84,6 +86,10 @@ pub(crate) struct Token {
     /// sequentially consistent one never does. Stored in the third bit of the race-mode byte,
     /// set for the weak model, which tokens written before the weak model existed leave clear.
     pub memory: MemoryModel,
+    /// Which stores loads may read after a yield (`Config::yield_visibility`): it changes the
+    /// choices of stores a replay meets. Stored in the seventh bit of the race-mode byte, which
+    /// tokens written before the setting existed leave clear.
+    pub yield_visibility: YieldVisibility,
     /// Panics stopped the execution (`Config::panic_stops_execution`): it ends the execution
     /// earlier, so a replay needs it. Stored in the fourth bit of the race-mode byte, which
     /// tokens written before the setting existed leave clear.
@@ -109,6 +115,7 @@ impl Token {
             spurious_park_wakeups: ex.limits.spurious_park_wakeups,
             spurious_cas_failures: ex.limits.spurious_cas_failures,
             memory: ex.limits.memory,
+            yield_visibility: ex.limits.yield_visibility,
             panic_stops_execution: ex.limits.panic_stops_execution,
             max_steps: ex.limits.max_steps,
             failure,
@@ -148,13 +155,15 @@ impl Token {
             RaceMode::Warn => 1,
         };
         let weak = self.memory == MemoryModel::Weak;
+        let unseen = self.yield_visibility == YieldVisibility::UnseenBeforeYield;
         out.push(
             races
                 | u8::from(self.spurious_wakeups) << 1
                 | u8::from(weak) << 2
                 | u8::from(self.panic_stops_execution) << 3
                 | u8::from(self.spurious_park_wakeups) << 4
-                | u8::from(self.spurious_cas_failures) << 5,
+                | u8::from(self.spurious_cas_failures) << 5
+                | u8::from(unseen) << 6,
         );
         put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
@@ -227,7 +236,7 @@ impl Token {
             values.push(reader.varint()?);
         }
         let settings = reader.byte()?;
-        let races = match settings & !62 {
+        let races = match settings & !126 {
             0 => RaceMode::Fail,
             1 => RaceMode::Warn,
             _ => return Err(TokenError::Malformed("unknown race mode")),
@@ -240,6 +249,11 @@ impl Token {
             MemoryModel::Weak
         } else {
             MemoryModel::SequentiallyConsistent
+        };
+        let yield_visibility = if settings & 64 != 0 {
+            YieldVisibility::UnseenBeforeYield
+        } else {
+            YieldVisibility::LatestBeforeYield
         };
         let max_steps = reader.varint()?;
         let failure = match reader.byte()? {
@@ -270,6 +284,7 @@ impl Token {
             spurious_park_wakeups,
             spurious_cas_failures,
             memory,
+            yield_visibility,
             panic_stops_execution,
             max_steps,
             failure,
@@ -394,6 +409,7 @@ mod tests {
             spurious_park_wakeups: true,
             spurious_cas_failures: true,
             memory: MemoryModel::Weak,
+            yield_visibility: YieldVisibility::UnseenBeforeYield,
             panic_stops_execution: true,
             max_steps: 12_345,
             failure: Some(FailureKind::Deadlock),

@@ -45,8 +45,10 @@
 //!   so its load may read an older store, and its exchange then fails and retries;
 //! - a load reads one of the last [`STORE_HISTORY`] stores of its location (loom keeps seven);
 //! - once a thread yields (`yield_now`, `spin_loop`, a sleep, a wait that times out), its loads
-//!   read no store older than the latest one made before the yield: stores become visible in
-//!   finite time ([intro.progress]), and this makes the search tree of a spin loop finite;
+//!   read no store older than the latest one made before the yield, or, under loom's rule
+//!   ([`YieldVisibility::UnseenBeforeYield`], which `interleave-loom` uses), no store the
+//!   thread saw before the yield unless it is the latest: stores become visible in finite time
+//!   ([intro.progress]), and either rule makes the search tree of a spin loop finite;
 //! - no load buffering: a load reads only stores that have run, never one its thread's own
 //!   later operations enable;
 //! - `SeqCst` operations take their place in the single total order `S` where they run, so `S`
@@ -93,6 +95,28 @@ impl MemoryModel {
             _ => None,
         }
     }
+}
+
+/// Which stores a thread's atomic loads may still read once it has yielded (`yield_now`,
+/// `spin_loop`, a sleep, a wait that timed out). Stores become visible to other threads in
+/// finite time ([intro.progress]), so a thread that spins cannot read an old value forever.
+/// Each rule takes some stale stores away from a thread's loads at each of its yields, which
+/// makes the search tree of a spin loop finite; each hides some stale reads that the other
+/// allows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum YieldVisibility {
+    /// No store older than the latest one made to its location, by any thread, before the
+    /// yield. A thread may still read that latest store again after the yield when newer ones
+    /// exist.
+    #[default]
+    LatestBeforeYield,
+    /// No store the thread itself wrote or read before the yield, unless it is the latest
+    /// store; older stores it never saw stay readable. This is loom's rule, which
+    /// `interleave-loom` uses, so that a loom model explores the outcomes loom explores: a
+    /// thread spinning on a stale value reads a newer one after each yield, where under
+    /// `LatestBeforeYield` it may read the latest store made before the yield once more at each
+    /// turn while the newer ones are made after it.
+    UnseenBeforeYield,
 }
 
 /// Whether an access with `order` acquires.
@@ -143,10 +167,20 @@ struct Store {
     /// holding `w`'s clock at the end of `e`. Reading such a store needs no join
     /// ([`sync_known_to`](Self::sync_known_to)).
     sync_within_writer: bool,
-    /// The other threads that read the store, each with one more than its epoch when it first
-    /// did. A load must not read an older store than one a thread saw at an epoch that happens
-    /// before the load.
-    readers: Vec<(u32, u32)>,
+    /// The other threads that read the store. A load must not read an older store than one a
+    /// thread saw at an epoch that happens before the load.
+    readers: Vec<Reader>,
+}
+
+/// A thread that read a store, and when it first did.
+#[derive(Clone, Copy, Debug)]
+struct Reader {
+    thread: u32,
+    /// One more than the thread's epoch at its first read of the store.
+    mark: u32,
+    /// How many times the thread had yielded by its first read of the store (for
+    /// [`YieldVisibility::UnseenBeforeYield`]).
+    yields: u32,
 }
 
 impl Store {
@@ -171,7 +205,20 @@ impl Store {
             || self
                 .readers
                 .iter()
-                .any(|&(thread, mark)| within(thread, mark))
+                .any(|reader| within(reader.thread, reader.mark))
+    }
+
+    /// Whether thread `thread`, whose memory is `me`, wrote or read this store before its last
+    /// yield ([`YieldVisibility::UnseenBeforeYield`]).
+    #[inline]
+    fn seen_before_yield(&self, thread: usize, me: &ThreadMemory) -> bool {
+        let thread = thread as u32;
+        if self.writer == thread && self.writer_mark != 0 {
+            return self.seq <= me.flushed;
+        }
+        self.readers
+            .iter()
+            .any(|reader| reader.thread == thread && reader.yields < me.yields)
     }
 
     /// Whether `clock` already holds `sync`, known without comparing the clocks: the store's
@@ -189,22 +236,28 @@ impl Store {
         known
     }
 
-    /// Thread `thread` (clock `clock`) reads this store with `order`: the store is seen at the
-    /// thread's epoch, and an acquire joins what the store's release sequence carries, while a
-    /// relaxed read keeps it for the thread's next acquire fence (`pending_acquire`).
+    /// Thread `thread` (clock `clock`, memory `me`) reads this store with `order`: the store is
+    /// seen at the thread's epoch, and an acquire joins what the store's release sequence
+    /// carries, while a relaxed read keeps it for the thread's next acquire fence.
     #[inline(always)]
     fn observe(
         &mut self,
         thread: usize,
         clock: &mut VectorClock,
         order: Ordering,
-        pending_acquire: &mut VectorClock,
+        me: &mut ThreadMemory,
     ) {
         let reader = thread as u32;
-        if reader != self.writer && !self.readers.iter().any(|&(t, _)| t == reader) {
-            self.readers.push((reader, clock.get(thread) + 1));
+        // The initial value has no writer (mark 0), though its `writer` field is thread 0's.
+        let wrote_it = reader == self.writer && self.writer_mark != 0;
+        if !wrote_it && !self.readers.iter().any(|r| r.thread == reader) {
+            self.readers.push(Reader {
+                thread: reader,
+                mark: clock.get(thread) + 1,
+                yields: me.yields,
+            });
         }
-        self.acquire_into(clock, order, pending_acquire);
+        self.acquire_into(clock, order, &mut me.pending_acquire);
     }
 
     /// The acquire half of reading this store: an acquiring read joins what its release
@@ -370,6 +423,8 @@ struct ThreadMemory {
     pending_acquire: VectorClock,
     /// How many stores the execution had made at the thread's last yield.
     flushed: u64,
+    /// How many times the thread has yielded.
+    yields: u32,
 }
 
 impl ThreadMemory {
@@ -378,6 +433,7 @@ impl ThreadMemory {
         self.fence_release.reset();
         self.pending_acquire.reset();
         self.flushed = 0;
+        self.yields = 0;
     }
 }
 
@@ -417,11 +473,23 @@ pub(crate) struct WeakMemory {
     may_be_wide: bool,
     /// How many stores the execution made.
     stores: u64,
+    /// Which stores a thread's loads may read after it yielded.
+    yield_visibility: YieldVisibility,
 }
 
 impl WeakMemory {
-    /// Forgets the last execution, keeping the buffers.
-    pub fn clear(&mut self) {
+    /// A model for an execution whose threads' loads follow `yield_visibility` after a yield.
+    pub fn new(yield_visibility: YieldVisibility) -> WeakMemory {
+        WeakMemory {
+            yield_visibility,
+            ..WeakMemory::default()
+        }
+    }
+
+    /// Forgets the last execution, keeping the buffers, for one whose threads' loads follow
+    /// `yield_visibility` after a yield.
+    pub fn clear(&mut self, yield_visibility: YieldVisibility) {
+        self.yield_visibility = yield_visibility;
         for location in &mut self.locations {
             location.clear();
         }
@@ -534,7 +602,7 @@ impl WeakMemory {
         order: Ordering,
     ) -> u64 {
         let store = &mut access.ring[slot(index)];
-        store.observe(thread, clock, order, &mut access.me.pending_acquire);
+        store.observe(thread, clock, order, access.me);
         if order == Ordering::SeqCst {
             access.span.sc_floor = access.span.sc_floor.max(index);
         }
@@ -563,9 +631,16 @@ impl WeakMemory {
         } else {
             self.sc_fences.floor_known_to(object as usize, clock)
         };
+        let yield_visibility = self.yield_visibility;
         let access = self.begin(object, thread, clock, current);
         let (span, ring) = (&*access.span, &*access.ring);
-        let flushed = access.me.flushed;
+        // Under `UnseenBeforeYield` the yield puts no floor of its own: with `flushed` at 0, no
+        // store the loop tests counts as made before it, since only the initial value has seq 0
+        // and it is the oldest store kept, which the loop never tests.
+        let flushed = match yield_visibility {
+            YieldVisibility::LatestBeforeYield => access.me.flushed,
+            YieldVisibility::UnseenBeforeYield => 0,
+        };
         let latest = span.end - 1;
         let mut floor = latest;
         let start = span.start();
@@ -575,6 +650,14 @@ impl WeakMemory {
                 break;
             }
             floor -= 1;
+        }
+        // The thread has seen every store it wrote or read, so of the stores from the floor
+        // on, only the floor's can be one it saw before its last yield.
+        if yield_visibility == YieldVisibility::UnseenBeforeYield
+            && floor < latest
+            && ring[slot(floor)].seen_before_yield(thread, access.me)
+        {
+            floor += 1;
         }
         floor = floor.max(fenced_floor);
         if order == Ordering::SeqCst {
@@ -812,12 +895,14 @@ impl WeakMemory {
         }
     }
 
-    /// Thread `thread` yielded: from now on it reads no store older than the latest one of
-    /// its location made so far.
+    /// Thread `thread` yielded: from now on its loads follow the execution's
+    /// [`YieldVisibility`].
     #[inline]
     pub fn flush(&mut self, thread: usize) {
         self.make_room_for(thread);
-        self.threads[thread].flushed = self.stores;
+        let me = &mut self.threads[thread];
+        me.flushed = self.stores;
+        me.yields += 1;
     }
 }
 

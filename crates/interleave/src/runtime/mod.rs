@@ -89,7 +89,7 @@ use waiters::LockRequests;
 pub(crate) use atomics::weak_exchange_fails_spuriously;
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
-pub use memory::MemoryModel;
+pub use memory::{MemoryModel, YieldVisibility};
 pub use recording::{ChannelStep, TraceEvent, TraceTarget};
 pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, ThreadRecord};
 pub use schedule::{Schedule, ABANDON};
@@ -558,6 +558,8 @@ pub(crate) struct Limits {
     pub spurious_cas_failures: bool,
     /// How atomics behave (`Config::memory`).
     pub memory: MemoryModel,
+    /// Which stores a thread's loads may read after it yielded (`Config::yield_visibility`).
+    pub yield_visibility: YieldVisibility,
     /// Reports print every step of the interleaving (`Config::full_interleaving`).
     pub full_interleaving: bool,
     /// A panic fails the execution when it is raised, and teardown leaks the stack of a thread
@@ -1090,7 +1092,7 @@ impl Execution {
             spare.next_timer = 0;
             spare.schedule = schedule;
             spare.stop_handle = stop_handle;
-            spare.memory.clear();
+            spare.memory.clear(limits.yield_visibility);
             return spare;
         }
         Box::new(Execution {
@@ -1129,7 +1131,7 @@ impl Execution {
             spare_lists: object::SpareLists::default(),
             schedule,
             stop_handle,
-            memory: memory::WeakMemory::default(),
+            memory: memory::WeakMemory::new(limits.yield_visibility),
             stacks: stacks::Pool::default(),
             blocks: blocks::Blocks::default(),
         })

@@ -1,9 +1,9 @@
 //! The weak memory model against the classic litmus tests: each test's outcomes are collected
 //! over an exhaustive search (`dfs`, which tries every store each load may read) and the weak
 //! outcome is asserted reachable or unreachable as the Rust (C++20) memory model says, or, for
-//! 2+2W, as the model's documented restriction says. Then data races through relaxed
-//! publication, the sequentially consistent model, std's ordering panics, and the report of a
-//! stale read.
+//! 2+2W and the loads after a yield, as the model's documented restrictions say. Then data
+//! races through relaxed publication, the sequentially consistent model, std's ordering panics,
+//! and the report of a stale read.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
@@ -11,7 +11,7 @@ use std::sync::Mutex as StdMutex;
 use interleave::cell::UnsafeCell;
 use interleave::sync::atomic::{fence, AtomicUsize, Ordering};
 use interleave::sync::Arc;
-use interleave::{thread, FailureKind, MemoryModel};
+use interleave::{thread, FailureKind, MemoryModel, YieldVisibility};
 
 use super::helpers::builder;
 
@@ -531,6 +531,55 @@ fn orderings_std_rejects_panic_as_under_std() {
         let report = builder("random").executions(1).explore(case).unwrap();
         let failure = report.first_failure().expect("the ordering panics");
         assert!(failure.message.contains(message), "{failure}");
+    }
+}
+
+/// The outcomes of a reader that yields between two rounds of loads, against a writer that
+/// stores 1 and then 2 to `x` and then raises `y`, everything `Relaxed`: the reader's
+/// `(y, x)` before the yield and `(y, x)` after it. `y == 1` shows that both stores to `x` had
+/// been made by that point.
+fn reads_around_a_yield(rule: YieldVisibility) -> BTreeSet<(usize, usize, usize, usize)> {
+    outcomes_of(builder("dfs").yield_visibility(rule), || {
+        let pair = Arc::new(Pair::default());
+        let writer = Arc::clone(&pair);
+        let handle = thread::spawn(move || {
+            writer.x.store(1, Relaxed);
+            writer.x.store(2, Relaxed);
+            writer.y.store(1, Relaxed);
+        });
+        let before = (pair.y.load(Relaxed), pair.x.load(Relaxed));
+        thread::yield_now();
+        let after = (pair.y.load(Relaxed), pair.x.load(Relaxed));
+        handle.join().unwrap();
+        (before.0, before.1, after.0, after.1)
+    })
+}
+
+#[test]
+fn each_rule_for_loads_after_a_yield_hides_the_stale_reads_it_documents() {
+    // The default: after the yield, no store older than the latest one made before it. Once
+    // `y` was seen raised before the yield, `x` reads 2; a store the reader saw may be read
+    // again when the newer one came after the yield.
+    let latest = reads_around_a_yield(YieldVisibility::LatestBeforeYield);
+    assert!(
+        latest.iter().all(|&(y, _, _, x)| y == 0 || x == 2),
+        "{latest:?}"
+    );
+    assert!(latest.contains(&(0, 1, 1, 1)), "{latest:?}");
+    // loom's: after the yield, no store the reader saw before it while a newer one exists
+    // (`y` raised after the yield shows one does); a store it never saw may be read however
+    // old.
+    let unseen = reads_around_a_yield(YieldVisibility::UnseenBeforeYield);
+    assert!(
+        unseen
+            .iter()
+            .all(|&(_, before, y, after)| y == 0 || before == 2 || after != before),
+        "{unseen:?}"
+    );
+    assert!(unseen.contains(&(1, 0, 1, 1)), "{unseen:?}");
+    // Coherence holds under both: the second load of `x` reads no older store than the first.
+    for &(_, before, _, after) in latest.iter().chain(&unseen) {
+        assert!(before <= after);
     }
 }
 
