@@ -58,11 +58,12 @@ prepare() { # name version backend
     sed -i -E \
       -e "s|^loom = \"[^\"]*\"|loom = { $to }|" \
       -e "s|^(loom = \\{ *)version = \"[^\"]*\"|\\1$to|" "$dir/Cargo.toml"
-    # Every `loom = ...` line changes (sharded-slab names loom twice, as a dependency and as a
-    # dev-dependency), and nothing else.
+    # Every `loom = ...` dependency line changes (sharded-slab names loom twice, as a dependency
+    # and as a dev-dependency), and nothing else; a feature named loom (event-listener's
+    # `loom = [...]`) stays.
     local changed lines
     changed=$(diff "$dir/Cargo.toml.orig" "$dir/Cargo.toml" | grep -c '^[<>]')
-    lines=$(grep -c '^loom = ' "$dir/Cargo.toml.orig")
+    lines=$(grep -cE '^loom = (\{|")' "$dir/Cargo.toml.orig")
     if [ "$changed" != $((2 * lines)) ] || [ "$lines" = 0 ]; then
       echo "$crate: expected a change of its loom lines only in Cargo.toml, got:" >&2
       diff "$dir/Cargo.toml.orig" "$dir/Cargo.toml" >&2

@@ -44,8 +44,30 @@ pub mod model;
 pub mod sync;
 pub mod thread;
 
-pub use interleave::{lazy_static, thread_local};
+pub use interleave::thread_local;
 pub use model::model;
+
+pub mod lazy_static {
+    //! `loom::lazy_static`: interleave's statics with one value per execution ([`Lazy`]), and
+    //! the error of a thread-local accessed while it is destroyed, which loom exports here too
+    //! (tokio's loom build imports it from this path).
+    pub use interleave::lazy_static::*;
+    pub use interleave::thread::AccessError;
+}
+
+/// `loom::lazy_static!`: interleave's [`lazy_static!`](interleave::lazy_static!), whose statics
+/// have one value per execution, dropped at its end.
+#[macro_export]
+macro_rules! lazy_static {
+    ($($tokens:tt)*) => {
+        $crate::__interleave::lazy_static!($($tokens)*);
+    };
+}
+
+/// The path through which [`lazy_static!`] reaches interleave's macro from the user's crate,
+/// which need not depend on interleave itself.
+#[doc(hidden)]
+pub use interleave as __interleave;
 
 /// loom's limit on the threads of one execution. interleave has no such limit; the constant
 /// stays for code that sizes arrays with it.
