@@ -116,7 +116,8 @@ run_suite() { # name version backend env... -- cargo-test-args...
     "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" >>"$scratch/results.tsv"
 }
 
-both() { # name version env... -- cargo-test-args...
+# Unpacks <name>-<version> and runs its suite on each backend of $backends.
+on_backends() { # name version env... -- cargo-test-args...
   local name=$1 version=$2
   [ -n "$only" ] && [ "$only" != "$name" ] && return
   unpack "$name" "$version" || return
@@ -128,7 +129,7 @@ both() { # name version env... -- cargo-test-args...
   done
 }
 
-# oneshot <version>'s loom tests under every feature set of its CI, on both backends; the
+# oneshot <version>'s loom tests under every feature set of its CI, on each backend; the
 # second build of a set is incremental (one target directory per backend).
 oneshot_feature_sets() { # version
   local version=$1 features backend
@@ -149,22 +150,22 @@ if [ "$which" = suites ] || [ "$which" = all ]; then
   : >"$scratch/results.tsv"
   echo "Loom suites, real loom 0.7 vs interleave-loom ($scratch):"
   # smol-rs/concurrent-queue CI, job `loom`.
-  both concurrent-queue 2.5.0 RUSTFLAGS=--cfg=loom LOOM_MAX_PREEMPTIONS=4 -- \
+  on_backends concurrent-queue 2.5.0 RUSTFLAGS=--cfg=loom LOOM_MAX_PREEMPTIONS=4 -- \
     --release --test loom --features loom
   # tokio-rs/bytes CI, job `loom` (the loom tests are unit tests under cfg(all(test, loom))).
-  both bytes 1.12.2 "RUSTFLAGS=--cfg loom -Dwarnings" -- --lib
+  on_backends bytes 1.12.2 "RUSTFLAGS=--cfg loom -Dwarnings" -- --lib
   # faern/oneshot CI, step "Test with loom": `cargo hack` over the feature sets that include
   # loom. The same feature sets run here one after the other, without needing cargo-hack.
   oneshot_feature_sets 0.2.1
   # smol-rs/event-listener CI, job `loom`.
-  both event-listener 5.4.2 RUSTFLAGS=--cfg=loom -- --release --test loom --features loom
+  on_backends event-listener 5.4.2 RUSTFLAGS=--cfg=loom -- --release --test loom --features loom
   # jonhoo/left-right CI (safety.yml), job `loom`.
-  both left-right 0.11.8 "RUSTFLAGS=--cfg loom" LOOM_MAX_PREEMPTIONS=3 -- --release --test loom
+  on_backends left-right 0.11.8 "RUSTFLAGS=--cfg loom" LOOM_MAX_PREEMPTIONS=3 -- --release --test loom
   # asynchronics/st3 CI (ci.yml), job `loom` (its published loom is 0.5).
-  both st3 0.4.1 "RUSTFLAGS=--cfg st3_loom" LOOM_MAX_PREEMPTIONS=3 -- --tests --release
+  on_backends st3 0.4.1 "RUSTFLAGS=--cfg st3_loom" LOOM_MAX_PREEMPTIONS=3 -- --tests --release
   # hawkw/sharded-slab bin/loom.sh (loom 0.5 with its checkpoint feature, which
   # interleave-loom accepts and ignores).
-  both sharded-slab 0.1.7 "RUSTFLAGS=--cfg loom -C debug-assertions=on" LOOM_MAX_PREEMPTIONS=2 \
+  on_backends sharded-slab 0.1.7 "RUSTFLAGS=--cfg loom -C debug-assertions=on" LOOM_MAX_PREEMPTIONS=2 \
     LOOM_CHECKPOINT_INTERVAL=1 -- --release --lib
 fi
 

@@ -120,6 +120,7 @@ impl Execution {
             order,
             current,
             step,
+            recording.limits.yield_visibility,
             |options| {
                 if ending {
                     0

@@ -213,6 +213,8 @@ impl Store {
     #[inline]
     fn seen_before_yield(&self, thread: usize, me: &ThreadMemory) -> bool {
         let thread = thread as u32;
+        // A store its writer made before the yield is one of the stores the execution had
+        // made by then, which `flushed` counts; a reader's first read is dated by its yields.
         if self.writer == thread && self.writer_mark != 0 {
             return self.seq <= me.flushed;
         }
@@ -473,23 +475,11 @@ pub(crate) struct WeakMemory {
     may_be_wide: bool,
     /// How many stores the execution made.
     stores: u64,
-    /// Which stores a thread's loads may read after it yielded.
-    yield_visibility: YieldVisibility,
 }
 
 impl WeakMemory {
-    /// A model for an execution whose threads' loads follow `yield_visibility` after a yield.
-    pub fn new(yield_visibility: YieldVisibility) -> WeakMemory {
-        WeakMemory {
-            yield_visibility,
-            ..WeakMemory::default()
-        }
-    }
-
-    /// Forgets the last execution, keeping the buffers, for one whose threads' loads follow
-    /// `yield_visibility` after a yield.
-    pub fn clear(&mut self, yield_visibility: YieldVisibility) {
-        self.yield_visibility = yield_visibility;
+    /// Forgets the last execution, keeping the buffers.
+    pub fn clear(&mut self) {
         for location in &mut self.locations {
             location.clear();
         }
@@ -609,8 +599,9 @@ impl WeakMemory {
         store.bits
     }
 
-    /// A load of `object` with `order` by thread `thread` (clock `clock`), at step `step`; the
-    /// atomic holds `current`. `choose` picks one of `n > 1` readable stores (0 is the latest).
+    /// A load of `object` with `order` by thread `thread` (clock `clock`), at step `step`, whose
+    /// thread reads after a yield as `yield_visibility` says; the atomic holds `current`.
+    /// `choose` picks one of `n > 1` readable stores (0 is the latest).
     #[allow(clippy::too_many_arguments)]
     pub fn load(
         &mut self,
@@ -620,6 +611,7 @@ impl WeakMemory {
         order: Ordering,
         current: u64,
         step: u64,
+        yield_visibility: YieldVisibility,
         choose: impl FnOnce(u64) -> u64,
     ) -> Read {
         // The floor the `SeqCst` fences put under this load (`sc_fences.rs`), found before
@@ -631,7 +623,6 @@ impl WeakMemory {
         } else {
             self.sc_fences.floor_known_to(object as usize, clock)
         };
-        let yield_visibility = self.yield_visibility;
         let access = self.begin(object, thread, clock, current);
         let (span, ring) = (&*access.span, &*access.ring);
         // Under `UnseenBeforeYield` the yield puts no floor of its own: with `flushed` at 0, no
@@ -896,7 +887,7 @@ impl WeakMemory {
     }
 
     /// Thread `thread` yielded: from now on its loads follow the execution's
-    /// [`YieldVisibility`].
+    /// [`YieldVisibility`] (`Limits::yield_visibility`, which `load` is given).
     #[inline]
     pub fn flush(&mut self, thread: usize) {
         self.make_room_for(thread);

@@ -1092,7 +1092,7 @@ impl Execution {
             spare.next_timer = 0;
             spare.schedule = schedule;
             spare.stop_handle = stop_handle;
-            spare.memory.clear(limits.yield_visibility);
+            spare.memory.clear();
             return spare;
         }
         Box::new(Execution {
@@ -1131,7 +1131,7 @@ impl Execution {
             spare_lists: object::SpareLists::default(),
             schedule,
             stop_handle,
-            memory: memory::WeakMemory::new(limits.yield_visibility),
+            memory: memory::WeakMemory::default(),
             stacks: stacks::Pool::default(),
             blocks: blocks::Blocks::default(),
         })
