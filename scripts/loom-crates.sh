@@ -6,9 +6,10 @@
 #   scripts/loom-crates.sh [suites|historical|all] [CRATE]   (default: all; CRATE runs one suite)
 #
 # suites      concurrent-queue 2.5.0, bytes 1.12.2, oneshot 0.2.1, event-listener 5.4.2,
-#             left-right 0.11.8, st3 0.4.1 and sharded-slab 0.1.7, each run the way its own CI
-#             runs its loom tests (cfg flag, features, LOOM_* variables, release or debug; for
-#             oneshot, every feature set that `cargo hack --feature-powerset` makes with loom on);
+#             left-right 0.11.8, st3 0.4.1, sharded-slab 0.1.7 and arcshift 0.4.2, each run the
+#             way its own CI (for arcshift, its fast loom script) runs its loom tests (cfg flag,
+#             features, LOOM_* variables, release or debug; for oneshot, every feature set that
+#             `cargo hack --feature-powerset` makes with loom on);
 #             prints per crate, feature set and run the tests passed / failed, the build time
 #             and the test time.
 # historical  oneshot 0.1.10, whose Receiver::drop did not handle the UNPARKING state (a panic
@@ -167,6 +168,10 @@ if [ "$which" = suites ] || [ "$which" = all ]; then
   # interleave-loom accepts and ignores).
   on_backends sharded-slab 0.1.7 "RUSTFLAGS=--cfg loom -C debug-assertions=on" LOOM_MAX_PREEMPTIONS=2 \
     LOOM_CHECKPOINT_INTERVAL=1 -- --release --lib
+  # avl/arcshift run_loom_fast.sh (nextest there, cargo test here): loom 0.7 with its checkpoint
+  # feature, an optional dependency under cfg(loom); the slow models left out, as there.
+  on_backends arcshift 0.4.2 "RUSTFLAGS=--cfg loom" LOOM_MAX_BRANCHES=2000 LOOM_MAX_PREEMPTIONS=1 -- \
+    --lib --tests --release --features loom,disable_slow_tests,validate
 fi
 
 # Runs oneshot <version>'s loom test poll_then_drop_receiver_during_send (0.1.11's tests/loom.rs

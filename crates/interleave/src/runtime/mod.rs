@@ -643,6 +643,8 @@ pub(crate) struct Execution {
     unwind_next: Option<usize>,
     /// Visible operations the thread being torn down attempted (see `TEARDOWN_STEP_BOUND`).
     teardown_steps: u32,
+    /// Teardown left the thread it resumed where it stood (see `Execution::teardown_point`).
+    left_standing: bool,
     /// Code runs on the scheduler loop's own stack after teardown (dropping timers), where no
     /// thread can be suspended or unwound: visible operations there are no-ops.
     on_scheduler_stack: bool,
@@ -1084,6 +1086,7 @@ impl Execution {
             spare.ending_steps = 0;
             spare.unwind_next = None;
             spare.teardown_steps = 0;
+            spare.left_standing = false;
             spare.on_scheduler_stack = false;
             spare.panicking_at_start = false;
             spare.panics_seen = 0;
@@ -1119,6 +1122,7 @@ impl Execution {
             ending_steps: 0,
             unwind_next: None,
             teardown_steps: 0,
+            left_standing: false,
             on_scheduler_stack: false,
             panicking_at_start: false,
             panics_seen: 0,

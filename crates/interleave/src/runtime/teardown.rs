@@ -1,14 +1,42 @@
-//! Teardown after a failure: the remaining threads are unwound in reverse creation order (a
-//! task parked between polls is cancelled instead and drops its future with no panic in
-//! flight), their operations during unwinding run as no-op steps with their lock effects, and a
-//! thread that would block, spin or abort is abandoned with its stack. Also the end-of-execution
-//! drops of `lazy_static!` values and thread-locals (the late ones included, as their thread).
+//! Teardown after a failure: the remaining threads are visited in reverse creation order. A
+//! thread suspended in its own code is left where it stood, as the end of a process leaves its
+//! threads: its destructors do not run and its stack is leaked. Unwinding it there, as this
+//! module did before, starts a panic at an operation that never panics under std, in the middle
+//! of whatever the thread was doing: a lock-free structure that had copied a value out of a
+//! slot but not yet advanced its index dropped the value twice, and the double free crashed the
+//! process before the report was printed. A thread that is unwinding a panic of its own goes on
+//! (its operations run as no-op steps with their lock effects), a task parked between polls is
+//! cancelled and drops its future with no panic in flight, and a thread that would block, spin
+//! or abort is abandoned with its stack. Past [`MAX_LEFT_STANDING`] threads left in one process,
+//! the leaked stacks would grow without bound, so later threads are unwound as before. Also the
+//! end-of-execution drops of `lazy_static!` values and thread-locals (the late ones included, as
+//! their thread).
+
+use std::sync::atomic::AtomicUsize;
 
 use super::*;
 
 /// How many visible operations one thread may attempt while it is torn down before it is
 /// abandoned: a destructor that spins on `yield_now` must not hang the exploration.
 pub(super) const TEARDOWN_STEP_BOUND: u32 = 10_000;
+
+/// How many threads teardown may leave where they stood in one process. Each keeps its stack,
+/// mapped and never reused (256 KiB by default): a run that counts every failure of thousands
+/// of failing executions (the CLI's benchmark) would otherwise map stacks until the system
+/// refused, so past this many the threads of later failed executions are unwound as before.
+pub(super) const MAX_LEFT_STANDING: usize = 4096;
+
+/// The threads teardown has left where they stood in this process (see [`MAX_LEFT_STANDING`]).
+static LEFT_STANDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether one more thread may be left where it stood, counting it if so.
+fn may_leave_standing() -> bool {
+    LEFT_STANDING
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            (left < MAX_LEFT_STANDING).then_some(left + 1)
+        })
+        .is_ok()
+}
 
 /// Teardown resumed this thread where it was suspended: unwind it, or if it is already
 /// unwinding, let its operation go on when that is harmless (see `Execution::teardown_point`).
@@ -47,10 +75,11 @@ impl Drop for TeardownUnwind {
 /// Tears down every unfinished thread, children first, and recycles the stacks.
 ///
 /// Each coroutine is resumed once with `Resume::Unwind`: a thread that never started drops its
-/// closure (`thread_main`), a suspended one raises the teardown's unwind where it stopped
-/// (`Execution::teardown_point`), which its root catches. Its destructors run and may perform
-/// visible operations under the rules of `teardown_point`. A coroutine that comes back
-/// suspended instead of finished was abandoned: it would block or spin forever, and raising a
+/// closure (`thread_main`); a suspended one is left where it stood after a failure, or (past
+/// `MAX_LEFT_STANDING`, and for the tasks the end of a passing execution unwinds) raises the
+/// teardown's unwind where it stopped, which its root catches, and its destructors run under
+/// the rules of `Execution::teardown_point`. A coroutine that comes back suspended instead of
+/// finished was left standing or abandoned: it would block or spin forever, and raising a
 /// panic in it would abort the process because it is already unwinding. Its stack is leaked,
 /// not freed or reused, so nothing that lives there (values scoped children borrow, pinned
 /// futures) is ever used or freed without its destructor; its thread-locals leak with it.
@@ -98,8 +127,14 @@ pub(super) fn teardown(coroutines: &mut [Option<ThreadCoroutine>]) {
             }
             CoroutineResult::Yield(_) => {
                 with(|ex| {
+                    let left_standing = std::mem::take(&mut ex.left_standing);
                     let slot = &mut ex.threads[index];
                     std::mem::forget(std::mem::take(&mut slot.locals));
+                    // The values the thread handed to the runtime (`keep_until_end`) are
+                    // still dropped at the end, as promised, and so are `lazy_static!` values.
+                    if left_standing {
+                        return;
+                    }
                     // An abandoned thread still unwinding keeps the OS thread panicking; only
                     // then can it be unwinding the panic that was in flight at the stop.
                     if !ex.panicking_at_start && std::thread::panicking() {
@@ -311,6 +346,9 @@ impl Execution {
     /// is unwinding, because a panic raised inside a destructor that runs during unwinding
     /// aborts the process:
     ///
+    /// - Not unwinding, after a failure: leave the thread where it stands (`STOP`, and
+    ///   teardown leaks its stack), as the end of a process would. Past `MAX_LEFT_STANDING`,
+    ///   or at the end of a passing execution, as in the case that follows.
     /// - Not unwinding (teardown just resumed it, or user code caught the teardown's unwind
     ///   with `catch_unwind` and went on): raise the teardown's unwind (again). A user's
     ///   `catch_unwind` can delay the end of the thread, never let it perform an operation.
@@ -367,6 +405,13 @@ impl Execution {
         // from there, and raising the unwind instead would leave the lock held for good.
         let releases = matches!(op.kind, OpKind::Unlock | OpKind::RwUnlock);
         if !past_its_code && !releases && !self.may_be_unwinding(me) {
+            // After a failure the thread stays where it is, in the middle of its operation,
+            // as the end of the process would leave it (see the module's documentation). The
+            // end of a passing execution still unwinds the tasks it finds in a poll.
+            if self.recording.failure.is_some() && may_leave_standing() {
+                self.left_standing = true;
+                return Decision::STOP;
+            }
             self.threads[me].teardown_unwinding = true;
             let payload = TeardownUnwind {
                 tag: self.tag,

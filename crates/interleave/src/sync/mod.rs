@@ -6,14 +6,16 @@
 //! and std's `Arc` keeps its unsized coercions (`Arc<dyn Trait>`), which no other type can on
 //! stable Rust.
 //!
-//! Known false positive: the race checks do not see the ordering std's `Arc` gives between
-//! dropping a reference and using the value through the last one (its destructor, `get_mut`,
-//! `try_unwrap`). A destructor that reads a [`crate::cell`] value another thread wrote before
-//! dropping its reference, with nothing else ordering the two (a join, a lock, a channel), is
-//! reported as a data race that std rules out. Join the thread first, or hand the history over
-//! with [`Causality`] (the dropping thread releases, the last holder acquires). The `Arc` of
-//! the `loom` compatibility crate, a wrapper without unsized coercions as loom's own is, does
-//! model this ordering.
+//! The race checks do not see the ordering std's `Arc` gives between dropping a reference and
+//! using the value through the last one, so they take a race whose later access runs inside
+//! `Arc::drop_slow` (the value's destructor, run by the last holder) as ordered: a queue's
+//! `Drop` that reads the slots other threads wrote is no race (`analysis/online/race.rs` says
+//! how, and the one race this misses). The ordering of `Arc::get_mut`, `try_unwrap` and
+//! `into_inner` is not seen: a cell read through them, that another thread wrote before
+//! dropping its reference with nothing else ordering the two, is reported as a data race that
+//! std rules out. Join the thread first, or hand the history over with [`Causality`] (the
+//! dropping thread releases, the last holder acquires). The `Arc` of the `loom` compatibility
+//! crate, a wrapper without unsized coercions as loom's own is, models all of this ordering.
 
 pub mod atomic;
 mod barrier;

@@ -1,10 +1,12 @@
 //! Teardown and panics: what happens after the first failure of an execution, when the
-//! remaining threads are unwound, and what the report says about the panics that happened.
+//! remaining threads are left where they stood or unwound, and what the report says about the
+//! panics that happened.
 //! Every test runs code that used to take the process down (a double drop, an abort, a hang, a
 //! panic escaping `explore`), so each runs in a child process (`Probe`) and asserts that the
 //! child survived, printed the original failure, and could run a correct program afterwards
 //! on the same OS thread.
 
+use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicUsize as StdAtomicUsize, Ordering};
 use std::time::Duration;
@@ -193,11 +195,12 @@ fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort
         assert!(output.contains("the destructor's own panic"), "{outcome:?}");
         assert!(output.contains("INTERLEAVE_REPLAY="), "{outcome:?}");
     }
-    // A thread unwound by teardown runs a destructor that panics: the original failure (the
-    // main thread's panic) must be printed before the abort.
+    // A thread that teardown used to unwind runs a destructor that panics: that aborted the
+    // process after the report. Teardown now leaves the thread where it stood, so the
+    // destructor does not run, the process survives, and the report is the original failure.
     if let Some(outcome) = here("teardown").run(|| {
         static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
-        let _ = explore(|| {
+        let report = explore(|| {
             let started = Arc::new(AtomicBool::new(false));
             let flag = started.clone();
             let _child = thread::spawn(move || {
@@ -213,15 +216,17 @@ fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort
             }
             panic!("the original failure");
         });
+        println!("{}", first_failure_text(&report));
+        assert_eq!(DROPS.load(Ordering::SeqCst), 0, "the destructor never ran");
+        a_correct_program_still_passes();
     }) {
-        let output = outcome.output();
-        assert!(!outcome.timed_out, "{outcome:?}");
-        assert!(output.contains("the original failure"), "{outcome:?}");
+        assert_survived_with(&outcome, &["the original failure"]);
         assert!(
-            output.contains("the torn-down thread's destructor panicked"),
+            !outcome
+                .output()
+                .contains("the torn-down thread's destructor panicked"),
             "{outcome:?}"
         );
-        assert!(output.contains("INTERLEAVE_REPLAY="), "{outcome:?}");
     }
 }
 
@@ -802,4 +807,76 @@ fn results_and_closures_are_dropped_once_however_their_block_is_let_go() {
         1,
         "the first failure stops the exploration after one execution"
     );
+}
+
+/// Owns a counted value until `taken` says a thread moved it out, as a slot of a lock-free
+/// queue does.
+struct Slot {
+    value: UnsafeCell<ManuallyDrop<Counted>>,
+    taken: AtomicBool,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if !*self.taken.get_mut() {
+            // SAFETY: the value was not moved out (`taken` is false), and is dropped once here.
+            unsafe { ManuallyDrop::drop(self.value.get_mut()) }
+        }
+    }
+}
+
+/// After a failure, a thread suspended between moving a value out of a slot and marking the
+/// slot taken is left where it stood, as the end of a process would leave it. Teardown used to
+/// unwind it there: the unwind dropped the value the thread held, and the slot's destructor,
+/// run when the thread's reference went, dropped it again. In a newcomer's ring buffer of
+/// `Box`es that double free crashed the test process before the report was printed. Now the
+/// report is the original failure and nothing is dropped: the value stays with the thread.
+#[test]
+fn a_thread_in_the_middle_of_a_move_is_left_standing_after_a_failure() {
+    // In a child process, whose count of threads left standing starts at zero whatever the
+    // other tests of this binary left (see `MAX_LEFT_STANDING`).
+    let probe = Probe::new(
+        module_path!(),
+        "a_thread_in_the_middle_of_a_move_is_left_standing_after_a_failure",
+    );
+    if let Some(outcome) = probe.run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        let report = Builder::new()
+            .ignore_environment()
+            .strategy("random".parse().expect("a valid strategy"))
+            .executions(20)
+            .check_determinism(false)
+            .explore(|| {
+                let slot = Arc::new(Slot {
+                    value: UnsafeCell::new(ManuallyDrop::new(Counted(&DROPS))),
+                    taken: AtomicBool::new(false),
+                });
+                let moved = Arc::new(AtomicBool::new(false));
+                let (slot2, moved2) = (slot.clone(), moved.clone());
+                thread::spawn(move || {
+                    // SAFETY: the value is read once, and `taken` is raised before it is
+                    // dropped.
+                    let value = slot2.value.with(|value| unsafe { std::ptr::read(value) });
+                    moved2.store(true, Ordering::Release);
+                    // Nobody unparks it: the execution fails while it holds the value.
+                    thread::park();
+                    slot2.taken.store(true, Ordering::Release);
+                    drop(ManuallyDrop::into_inner(value));
+                });
+                while !moved.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+                panic!("the original failure");
+            })
+            .expect("a valid configuration");
+        println!("{}", first_failure_text(&report));
+        assert_eq!(
+            DROPS.load(Ordering::SeqCst),
+            0,
+            "the value stays with the thread left standing, and is never dropped twice"
+        );
+        a_correct_program_still_passes();
+    }) {
+        assert_survived_with(&outcome, &["the original failure"]);
+    }
 }

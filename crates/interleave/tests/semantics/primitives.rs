@@ -743,6 +743,78 @@ fn causality_orders_a_hand_over_that_interleave_does_not_see() {
     );
 }
 
+/// std's `Arc` runs its value's destructor in the last holder after every other holder has
+/// dropped its reference (a release, then an acquire): a destructor that reads a cell another
+/// thread wrote before dropping its reference is ordered after the write, not a race (it was
+/// the checks' one false positive, met by a newcomer's ring buffer within the first hour). The
+/// twin drops the value as a `Box` after a `Relaxed` flag said the other thread, which wrote
+/// through a pointer, is done: nothing orders the two, and the race is found.
+#[test]
+fn a_destructor_run_by_the_last_arc_is_ordered_after_the_other_holders() {
+    use interleave::cell::UnsafeCell;
+    use interleave::sync::atomic::{AtomicBool, Ordering};
+
+    struct Slot {
+        value: UnsafeCell<u32>,
+    }
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            self.value.with(|value| assert!(unsafe { *value } <= 1));
+        }
+    }
+    let slot = || Slot {
+        value: UnsafeCell::new(0),
+    };
+
+    // A random walk: which reference goes last is decided by std's counter, which the
+    // systematic searches do not see as a dependency, so they may never run the other order.
+    let shared_by_arc = helpers::builder("random")
+        .executions(1_000)
+        .explore(move || {
+            let ours = Arc::new(slot());
+            let theirs = ours.clone();
+            let writer = thread::spawn(move || {
+                theirs.value.with_mut(|value| unsafe { *value = 1 });
+            });
+            // In some schedules the writer has finished by now, and this is the last
+            // reference; in others the writer's is.
+            thread::yield_now();
+            drop(ours);
+            writer.join().unwrap();
+        })
+        .unwrap();
+    assert!(shared_by_arc.is_ok(), "{shared_by_arc}");
+
+    let handed_over_relaxed = helpers::builder("random")
+        .executions(1_000)
+        .explore(move || {
+            let owned = Box::new(slot());
+            let done = Arc::new(AtomicBool::new(false));
+            let address = &*owned as *const Slot as usize;
+            let flag = done.clone();
+            let writer = thread::spawn(move || {
+                // SAFETY: the main thread drops the slot only after the flag is raised, and the
+                // writer does not touch it after raising the flag.
+                let slot = unsafe { &*(address as *const Slot) };
+                slot.value.with_mut(|value| unsafe { *value = 1 });
+                flag.store(true, Ordering::Relaxed);
+            });
+            while !done.load(Ordering::Relaxed) {
+                thread::yield_now();
+            }
+            drop(owned);
+            writer.join().unwrap();
+        })
+        .unwrap();
+    assert_eq!(
+        handed_over_relaxed
+            .first_failure()
+            .map(|failure| failure.kind),
+        Some(interleave::FailureKind::DataRace),
+        "{handed_over_relaxed}"
+    );
+}
+
 /// An access inside another cell's closure, as loom allows (sharded-slab's loom models write
 /// a page's head inside the access to its slab), takes no scheduling point and is still
 /// checked for races; the same cell accessed again inside its own closure is refused.

@@ -8,8 +8,20 @@
 //! store publishes nothing, a `Release` store read by an `Acquire` load does), so data handed
 //! over through a relaxed flag races; under `MemoryModel::SequentiallyConsistent` every store
 //! releases and every load acquires, and such a race is missed. A report is a pair of
-//! conflicting accesses with no happens-before between them in the explored execution: no
-//! false positives.
+//! conflicting accesses with no happens-before between them in the explored execution.
+//!
+//! One ordering comes from code the runtime does not see: `sync::Arc` is std's own (it keeps
+//! `Arc<dyn Trait>` coercions), whose last holder runs the value's destructor only after every
+//! other holder has dropped its reference, with a release and an acquire in between. A
+//! destructor that reads or writes a cell another thread used before dropping its reference
+//! (the slots of a queue, freed by the queue's `Drop`) is therefore ordered after that use, and
+//! a race whose later access runs inside `Arc::drop_slow` (std's destructor path of the last
+//! reference) is taken as ordered ([`in_last_arc_drop`]): otherwise it was the one false
+//! positive of the checks. The price is one missed race: a destructor run by the last `Arc` that
+//! touches a cell outside its value (a global, another `Arc`'s value) while a thread that holds
+//! no reference uses it. Found through the symbols of a backtrace taken when a race is about to
+//! be reported, so a binary without symbols keeps the false positive, and the ordering std's
+//! `Arc::get_mut`, `try_unwrap` and `into_inner` give is not seen.
 
 use crate::analysis::label;
 use crate::runtime::memory::{acquires, releases};
@@ -58,6 +70,19 @@ pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site
         reads.push(this);
     }
     race
+}
+
+/// Whether the running thread is inside `Arc::drop_slow`, the destructor of an `Arc`'s value
+/// that std runs in the last holder once every other reference is gone: see the module's
+/// documentation. Taken only when an access is about to be reported as a race, and read from
+/// the symbols of a backtrace (std marks `drop_slow` `inline(never)`, so it is a frame of its
+/// own); the name is `alloc::sync::Arc<T,A>::drop_slow` under legacy symbol mangling and
+/// `<alloc::sync::Arc<...>>::drop_slow` under v0.
+pub(crate) fn in_last_arc_drop() -> bool {
+    let trace = std::backtrace::Backtrace::force_capture().to_string();
+    trace
+        .lines()
+        .any(|line| line.contains("alloc::sync::Arc<") && line.contains(">::drop_slow"))
 }
 
 /// Describes a race between the running thread's access and `race.earlier`.
