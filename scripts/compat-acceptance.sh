@@ -64,6 +64,8 @@ shuttle_internal "expects shuttle's runner to install a tracing dispatcher per t
   basic::tracing::default_dispatcher_is_per_task basic::tracing::default_dispatcher_is_per_task_under_global_default \
   basic::labels::test_tracing_without_label_fn basic::execution::try_get_current_task_from_a_tracing_subscriber \
   basic::teardown::task_spans_close_while_the_execution_is_there
+shuttle_internal "expects shuttle's runner to put the caller's tracing default back after an execution that ended while a task was inside with_default; interleave leaves such a task's stack, with the guard on it, where it stood, as shuttle does, but does not manage tracing's default" \
+  basic::tracing::default_dispatcher_restored_when_execution_ends_early
 shuttle_internal "expects the text of shuttle's internal panic, which names its ExecutionState; interleave's names interleave::check" \
   basic::execution::failure_outside_execution
 shuttle_internal "bounds shuttle's own count of scheduling points between resets of it to 7; interleave's step bound counts every step of the execution and cannot be reset" \

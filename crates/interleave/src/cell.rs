@@ -71,12 +71,13 @@ fn check_races(idx: ObjIdx, kind: OpKind, site: Site, always_fail: bool) {
         let Some(found) = race::access(ex, idx, write, site) else {
             return false;
         };
-        if race::in_last_arc_drop() {
+        if race::in_last_arc_drop(found.earlier.site, site) {
             return false;
         }
-        let message = race::describe(ex, idx, write, site, &found);
+        let (message, mut cited) = race::describe(ex, idx, write, site, &found);
         if always_fail || ex.limits().races == RaceMode::Fail {
-            ex.fail_at_steps(FailureKind::DataRace, message, &[found.earlier.step]);
+            cited.push(found.earlier.step);
+            ex.fail_at_steps(FailureKind::DataRace, message, &cited);
             true
         } else {
             ex.warn(message);

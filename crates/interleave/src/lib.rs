@@ -229,6 +229,10 @@
 //! reproduced or a search widened without editing code.
 //! `INTERLEAVE_STACK_SIZE` sets the bytes of every thread's stack and `INTERLEAVE_WATCHDOG` the
 //! seconds without progress before the watchdog ends a hung test (see below).
+//! `INTERLEAVE_MEMORY=sc` runs every atomic as `SeqCst` ([`Config::memory`]);
+//! `INTERLEAVE_SPURIOUS_WAKEUPS` and `INTERLEAVE_SPURIOUS_CAS_FAILURES` (`on` or `off`) turn
+//! spurious wake-ups and `compare_exchange_weak` failures on or off; `INTERLEAVE_FULL_REPORT`
+//! prints a report's interleaving with every step ([`Config::full_interleaving`]).
 //! `INTERLEAVE_SHARD=i/n` ([`Builder::shard`]) runs shard `i` of `n` (counted from 1) of every
 //! exploration, so that `n` CI jobs split a test's executions: together they run exactly the
 //! executions of one run, and `interleave merge-shards` combines the summaries they print
@@ -323,11 +327,13 @@
 //!   execution only if no `join` observes it; locks and `Once` are poisoned as std's are.
 //!   Spurious wake-ups of `Condvar::wait` and `park` are explored only with
 //!   [`Config::spurious_wakeups`] (they keep every waiter runnable).
-//! - Objects kept in plain `static`s keep their data from one execution to the next. One used
-//!   by two executions at the same time (tests that cargo runs in parallel, an explicit
-//!   [`Builder::workers`] above 1) fails the second execution at once, naming the static:
-//!   declare such statics with [`lazy_static!`], which gives every execution its own value. With
-//!   the default worker count (one per core) a test that uses one runs on one worker.
+//! - Objects kept in plain `static`s keep their data from one execution to the next. Tests that
+//!   cargo runs in parallel take turns at one: an execution that needs it waits until the other
+//!   test's execution using it has ended. The workers of one exploration (an explicit
+//!   [`Builder::workers`] above 1) cannot take turns, so the second execution fails at once,
+//!   naming the static: declare such statics with [`lazy_static!`], which gives every execution
+//!   its own value. With the default worker count (one per core) a test that uses one runs on
+//!   one worker.
 
 #![warn(missing_docs)]
 

@@ -207,9 +207,11 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
     let op = slot.pending;
     let object = op.object as usize;
     let state = ex.stopped.objects.get(object);
-    // A thread parked in `sync::Notify::wait` is blocked in that wait, not in a park of its own.
+    // A thread parked in `sync::Notify::wait` is blocked in that wait, not in a park of its own;
+    // one at a `Condvar`'s wake-up step is still in `Condvar::wait`, its call in the program.
     let operation = match slot.awaiting[..] {
         [Awaited::Notification { .. }] if op.kind == OpKind::Park => "wait",
+        _ if op.kind == OpKind::Wake => "wait",
         _ => op.name(),
     };
     let mut line = format!(
@@ -392,11 +394,21 @@ fn step_bound(ex: &Scene<'_>) -> String {
             slot.yields
         );
     }
+    let unfinished = || ex.stopped.threads.iter().filter(|slot| !slot.finished);
+    if !ex.stopped.at_end && unfinished().all(|slot| slot.yields == 0) {
+        // std's spin hint and yield are no scheduling points, so a loop that waits with them
+        // counts no yield: the likeliest cause, said before the general advice.
+        out.push_str(
+            "  no thread has yielded: a wait loop that calls std::hint::spin_loop() or \
+             std::thread::yield_now() yields nothing interleave sees; use \
+             interleave::hint::spin_loop() or interleave::thread::yield_now() there\n",
+        );
+    }
     out.push_str(
         "  a thread that waits in a loop for another thread should call \
-         interleave::thread::yield_now() (or hint::spin_loop()) in the loop, so strategies stop \
-         favouring it; if the program really needs more steps, raise Builder::max_steps or \
-         INTERLEAVE_MAX_STEPS",
+         interleave::thread::yield_now() (or interleave::hint::spin_loop()) in the loop, so \
+         strategies stop favouring it; if the program really needs more steps, raise \
+         Builder::max_steps or INTERLEAVE_MAX_STEPS",
     );
     out
 }

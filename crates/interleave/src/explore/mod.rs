@@ -29,7 +29,8 @@ use crate::persistence::Persistence;
 use crate::regressions::{self, SavedLine};
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
 use crate::report::{
-    render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind, Persisted, Report,
+    current_test, render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind,
+    Persisted, Report,
 };
 use crate::runtime::op::{ShortSite, Site};
 use crate::runtime::{self, Event, Finished, Limits, Recording, StopHandle};
@@ -417,6 +418,11 @@ impl Builder {
 /// Explores `f` with the default settings (10,000 executions of the `auto` portfolio,
 /// overridable by the `INTERLEAVE_*` environment variables) and panics with a report on the
 /// first failure.
+///
+/// `f` runs more often than the execution count: the determinism check runs executions 0, 1,
+/// 2, 4, 8, ... and a failing one a second time under the same schedule
+/// ([`Config::check_determinism`](crate::Config::check_determinism)), so a counter kept outside
+/// the closure sees those runs too.
 #[track_caller]
 pub fn check<F: Fn() + Sync>(f: F) {
     Builder::new().check(f);

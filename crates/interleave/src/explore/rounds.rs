@@ -725,12 +725,3 @@ pub(crate) fn describe_failure(
         static_message: info.static_message,
     }
 }
-
-/// The name of the test this thread runs, as the test harness names its threads; `None` outside
-/// a test (the main thread, or a thread without a name).
-pub(crate) fn current_test() -> Option<String> {
-    std::thread::current()
-        .name()
-        .filter(|name| *name != "main")
-        .map(str::to_string)
-}

@@ -203,8 +203,15 @@ pub(super) fn with_pool<R>(
         let helpers = (1..workers.max(1))
             .map(|_| {
                 let (shared, driver) = (&shared, driver.clone());
-                scope
-                    .spawn(move || help(run, planning, shared, &driver))
+                // Named as the test's thread is, so that what the engine derives from the
+                // name (the test a replay token belongs to) is the same on every worker.
+                let mut builder = std::thread::Builder::new();
+                if let Some(name) = driver.name() {
+                    builder = builder.name(name.to_string());
+                }
+                builder
+                    .spawn_scoped(scope, move || help(run, planning, shared, &driver))
+                    .expect("the operating system could not start a worker thread")
                     .thread()
                     .clone()
             })

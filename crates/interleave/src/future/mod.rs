@@ -59,6 +59,7 @@ use crate::runtime;
 use crate::runtime::foreign::ForeignWakes;
 use crate::runtime::op::{Op, OpKind, NO_OBJECT};
 use crate::runtime::Awaited;
+use crate::sync::Causality;
 
 use crate::thread::{self, Thread};
 
@@ -209,6 +210,11 @@ impl std::error::Error for JoinError {}
 struct TaskState<T> {
     output: Option<Result<T, JoinError>>,
     finished: bool,
+    /// What the task did, released when it finished: the handle that takes its output acquires
+    /// it, so the task's writes happen before what follows the `await` (or `join`), as a
+    /// thread's do before its `join` returns. The state itself is a std mutex, which orders
+    /// nothing the race checks see.
+    history: Causality,
     /// The task awaiting the handle.
     joiner: Option<Waker>,
 }
@@ -277,6 +283,7 @@ where
     let state = Arc::new(StdMutex::new(TaskState {
         output: None,
         finished: false,
+        history: Causality::new(),
         joiner: None,
     }));
     let shared = state.clone();
@@ -300,10 +307,12 @@ where
                     Err(payload) => panic::resume_unwind(payload),
                 },
             };
+            let history = Causality::release();
             let joiner = {
                 let mut state = lock(&shared);
                 state.output = output;
                 state.finished = true;
+                state.history = history;
                 state.joiner.take()
             };
             if let Some(joiner) = joiner {
@@ -412,6 +421,7 @@ impl<T> Future for JoinHandle<T> {
         let task = self.thread.id().as_usize();
         let output = |state: &mut TaskState<T>| {
             state.finished.then(|| {
+                state.history.acquire();
                 state.output.take().unwrap_or_else(|| {
                     // The task panicked, and this handle hands the panic to the program.
                     runtime::panic_observed(task);

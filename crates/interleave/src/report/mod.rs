@@ -311,6 +311,16 @@ impl fmt::Display for Report {
 
 pub(crate) use interleaving::render as render_interleaving;
 
+/// The name of the test this thread runs, as the test harness names its threads (and the
+/// exploration its workers); `None` outside a test (the main thread, or a thread without a
+/// name).
+pub(crate) fn current_test() -> Option<String> {
+    std::thread::current()
+        .name()
+        .filter(|name| *name != "main")
+        .map(str::to_string)
+}
+
 /// The report the engine prints just before a process abort (`Limits::report_before_abort`).
 pub(crate) fn report_before_abort(
     ex: &Recording,
@@ -327,12 +337,17 @@ pub(crate) fn report_before_abort(
         .filter(|site| !site.is_empty())
         .map(|site| format!(" at {site}"))
         .unwrap_or_default();
+    let text = failure_text(ex, failure);
+    // Labelled with the test, as every other token is, so that `INTERLEAVE_REPLAY` applies to
+    // this test alone (a worker thread carries its test's name too, see `workers.rs`).
+    let token = token::Token::from_run(ex, Some(failure.kind))
+        .labelled(current_test().as_deref(), &text)
+        .encode();
     format!(
         "  {} of {thread}{at}:\n    {}\n\n{destructor}\n{}\nTo reproduce this execution (and the \
-         abort), run the same test with\n    {ENV_REPLAY}={}\n",
+         abort), run the same test with\n    {ENV_REPLAY}={token}\n",
         failure.kind,
-        failure_text(ex, failure).replace('\n', "\n    "),
+        text.replace('\n', "\n    "),
         render_interleaving(ex),
-        token::Token::from_run(ex, Some(failure.kind)).encode(),
     )
 }

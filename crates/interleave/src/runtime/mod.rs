@@ -1475,8 +1475,15 @@ impl Execution {
             Some(mut earlier) => {
                 // The message is no longer the panic's own.
                 earlier.static_message = None;
+                // The earlier panic is the likely cause: where it happened, and that nothing
+                // had joined its thread by the end (a join still to come does not observe it).
+                let at = panic
+                    .site
+                    .as_deref()
+                    .map_or(String::new(), |site| format!(" at {site}"));
                 earlier.message = format!(
-                    "{}\n\nnote: before this, thread {index} panicked and no join observed it: {}",
+                    "{}\n\nnote: before this, thread {index} panicked{at}, and the execution ended \
+                     before any join observed it: {}",
                     earlier.message, panic.message
                 );
                 earlier

@@ -348,7 +348,8 @@ impl Execution {
     ///
     /// - Not unwinding, after a failure: leave the thread where it stands (`STOP`, and
     ///   teardown leaks its stack), as the end of a process would. Past `MAX_LEFT_STANDING`,
-    ///   or at the end of a passing execution, as in the case that follows.
+    ///   at the end of a passing execution, and for a cancelled task (dropping its future at
+    ///   the runtime's request), as in the case that follows.
     /// - Not unwinding (teardown just resumed it, or user code caught the teardown's unwind
     ///   with `catch_unwind` and went on): raise the teardown's unwind (again). A user's
     ///   `catch_unwind` can delay the end of the thread, never let it perform an operation.
@@ -407,8 +408,13 @@ impl Execution {
         if !past_its_code && !releases && !self.may_be_unwinding(me) {
             // After a failure the thread stays where it is, in the middle of its operation,
             // as the end of the process would leave it (see the module's documentation). The
-            // end of a passing execution still unwinds the tasks it finds in a poll.
-            if self.recording.failure.is_some() && may_leave_standing() {
+            // end of a passing execution still unwinds the tasks it finds in a poll, and a
+            // cancelled task, which was dropping its future at the runtime's request when a
+            // destructor blocked, is unwound so that its other destructors run.
+            if self.recording.failure.is_some()
+                && !self.threads[me].cancelled
+                && may_leave_standing()
+            {
                 self.left_standing = true;
                 return Decision::STOP;
             }

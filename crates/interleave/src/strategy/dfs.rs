@@ -748,7 +748,8 @@ impl Tree {
                 "covered".to_string(),
                 if !self.finished {
                     format!(
-                        "stopped by the execution budget at depth {}: not exhaustive",
+                        "stopped early (the execution budget, a failure or a stop) at depth {}: \
+                         not exhaustive",
                         self.prefix
                     )
                 } else if self.wide_draws > 0 {

@@ -115,7 +115,10 @@ impl<T> Levels<T> {
         } else if finished {
             format!("all {scope}")
         } else {
-            format!("stopped by the execution budget at {stopped}: not all {scope} have run")
+            format!(
+                "stopped early (the execution budget, a failure or a stop) at {stopped}: not all \
+                 {scope} have run"
+            )
         }
     }
 }

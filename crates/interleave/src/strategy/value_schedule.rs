@@ -458,7 +458,9 @@ impl Strategy for ValueSchedule {
                 if self.finished {
                     "every value schedule of the known access pairs".to_string()
                 } else {
-                    "stopped by the execution budget: not every value schedule has run".to_string()
+                    "stopped early (the execution budget, a failure or a stop): not every \
+                     value schedule has run"
+                        .to_string()
                 },
             ),
         ]

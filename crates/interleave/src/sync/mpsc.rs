@@ -448,18 +448,24 @@ impl<T> Receiver<T> {
     /// gone.
     #[track_caller]
     pub fn recv(&self) -> Result<T, RecvError> {
-        let idx = self
-            .channel
-            .schedule(OpKind::Recv, false, Location::caller());
+        self.recv_at(Location::caller())
+    }
+
+    /// [`Receiver::recv`] as called at `site`.
+    fn recv_at(&self, site: Site) -> Result<T, RecvError> {
+        let idx = self.channel.schedule(OpKind::Recv, false, site);
         runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|_| RecvError)
     }
 
     /// Takes a message if one is waiting.
     #[track_caller]
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        let idx = self
-            .channel
-            .schedule(OpKind::Poll, false, Location::caller());
+        self.try_recv_at(Location::caller())
+    }
+
+    /// [`Receiver::try_recv`] as called at `site`.
+    fn try_recv_at(&self, site: Site) -> Result<T, TryRecvError> {
+        let idx = self.channel.schedule(OpKind::Poll, false, site);
         runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|disconnected| {
             if disconnected {
                 TryRecvError::Disconnected
@@ -489,14 +495,24 @@ impl<T> Receiver<T> {
         })
     }
 
-    /// Iterates over messages until the channel disconnects.
+    /// Iterates over messages until the channel disconnects. Each receive is reported at the
+    /// call of `iter` (`Iterator::next` cannot know its caller), in the program's loop rather
+    /// than inside this module.
+    #[track_caller]
     pub fn iter(&self) -> Iter<'_, T> {
-        Iter { receiver: self }
+        Iter {
+            receiver: self,
+            site: Location::caller(),
+        }
     }
 
-    /// Iterates over the messages waiting now.
+    /// Iterates over the messages waiting now, each reported at the call of `try_iter`.
+    #[track_caller]
     pub fn try_iter(&self) -> TryIter<'_, T> {
-        TryIter { receiver: self }
+        TryIter {
+            receiver: self,
+            site: Location::caller(),
+        }
     }
 }
 
@@ -516,12 +532,13 @@ impl<T> fmt::Debug for Receiver<T> {
 #[derive(Debug)]
 pub struct Iter<'a, T> {
     receiver: &'a Receiver<T>,
+    site: Site,
 }
 
 impl<T> Iterator for Iter<'_, T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
-        self.receiver.recv().ok()
+        self.receiver.recv_at(self.site).ok()
     }
 }
 
@@ -529,12 +546,13 @@ impl<T> Iterator for Iter<'_, T> {
 #[derive(Debug)]
 pub struct TryIter<'a, T> {
     receiver: &'a Receiver<T>,
+    site: Site,
 }
 
 impl<T> Iterator for TryIter<'_, T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
-        self.receiver.try_recv().ok()
+        self.receiver.try_recv_at(self.site).ok()
     }
 }
 
@@ -542,26 +560,32 @@ impl<T> Iterator for TryIter<'_, T> {
 #[derive(Debug)]
 pub struct IntoIter<T> {
     receiver: Receiver<T>,
+    site: Site,
 }
 
 impl<T> Iterator for IntoIter<T> {
     type Item = T;
     fn next(&mut self) -> Option<T> {
-        self.receiver.recv().ok()
+        self.receiver.recv_at(self.site).ok()
     }
 }
 
 impl<T> IntoIterator for Receiver<T> {
     type Item = T;
     type IntoIter = IntoIter<T>;
+    #[track_caller]
     fn into_iter(self) -> IntoIter<T> {
-        IntoIter { receiver: self }
+        IntoIter {
+            receiver: self,
+            site: Location::caller(),
+        }
     }
 }
 
 impl<'a, T> IntoIterator for &'a Receiver<T> {
     type Item = T;
     type IntoIter = Iter<'a, T>;
+    #[track_caller]
     fn into_iter(self) -> Iter<'a, T> {
         self.iter()
     }

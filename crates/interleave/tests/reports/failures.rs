@@ -91,6 +91,9 @@ fn spin_without_yield_hits_the_step_bound_with_advice() {
             while !flag.load(Ordering::SeqCst) {
                 if yield_in_loop {
                     thread::yield_now();
+                } else {
+                    // No scheduling point: what a newcomer's spin lock did.
+                    std::hint::spin_loop();
                 }
             }
             t.join().unwrap();
@@ -106,6 +109,13 @@ fn spin_without_yield_hits_the_step_bound_with_advice() {
     let failure = report.first_failure().expect("PCT starves the setter");
     assert_eq!(failure.kind, FailureKind::StepBound);
     assert!(failure.message.contains("yield_now"), "{}", failure.message);
+    // No thread yielded, so the report names the likeliest cause and interleave's spin hint.
+    assert!(
+        failure.message.contains("no thread has yielded")
+            && failure.message.contains("interleave::hint::spin_loop()"),
+        "{}",
+        failure.message
+    );
     // With a yield in the loop, PCT's yield rule lets the setter run.
     let report = Builder::new()
         .ignore_environment()
@@ -258,6 +268,12 @@ fn lost_wakeup_is_a_deadlock_and_the_fix_is_clean() {
         "{}",
         failure.message
     );
+    // Named by the program's call, `Condvar::wait`, not by the runtime's wake-up step.
+    assert!(
+        failure.message.contains("blocked in wait at") && !failure.message.contains("in wake"),
+        "{}",
+        failure.message
+    );
     assert!(explore("random", 2000, handshake(true)).is_ok());
 }
 
@@ -296,4 +312,69 @@ fn failures_inside_scopes_tear_down_cleanly() {
         .unwrap();
     assert!(report.failures.len() > 1);
     assert_eq!(report.executions, 300);
+}
+
+/// A panic of a spawned thread that no join had observed when a later failure ended the
+/// execution is the likely cause of that failure: the report's note says where it happened,
+/// and that the execution ended before a join could observe it (the main thread here would
+/// have joined, had it got that far).
+#[test]
+fn an_earlier_unobserved_panic_is_noted_with_its_site() {
+    let report = explore("random", 50, || {
+        let started = Arc::new(AtomicBool::new(false));
+        let flag = started.clone();
+        let worker = thread::spawn(move || {
+            flag.store(true, Ordering::SeqCst);
+            panic!("the worker's own assertion");
+        });
+        while !started.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        assert!(!started.load(Ordering::SeqCst), "the main thread gave up");
+        worker.join().unwrap();
+    });
+    let failure = report.first_failure().expect("the main thread panics");
+    let message = &failure.message;
+    assert!(message.contains("the main thread gave up"), "{failure}");
+    let note = message
+        .split_once("note: before this, thread 1 panicked at ")
+        .map(|(_, note)| note)
+        .unwrap_or_else(|| panic!("no note with the site: {failure}"));
+    assert!(
+        note.contains("failures.rs:")
+            && note.contains(
+                ", and the execution ended before any join observed it: the worker's own \
+                 assertion"
+            ),
+        "{failure}"
+    );
+}
+
+/// A receive made by a receiver's iterator is reported at the program's loop (the call of
+/// `iter`, or the `for` over the receiver), not inside the channel's module, where
+/// `Iterator::next` would place it.
+#[test]
+fn receives_of_a_receivers_iterator_are_reported_at_the_loop() {
+    for by_reference in [false, true] {
+        let report = explore("random", 20, move || {
+            let (sender, receiver) = interleave::sync::mpsc::channel::<u32>();
+            sender.send(1).unwrap();
+            // The sender stays alive, so the loop waits for ever after the first message.
+            if by_reference {
+                for _ in &receiver {}
+            } else {
+                for _ in receiver.iter() {}
+            }
+            drop(sender);
+        });
+        let failure = report.first_failure().expect("the loop deadlocks");
+        assert_eq!(failure.kind, FailureKind::Deadlock, "{failure}");
+        assert!(
+            failure
+                .message
+                .contains("blocked in recv at reports/failures.rs:")
+                && !failure.to_string().contains("mpsc.rs"),
+            "{failure}"
+        );
+    }
 }

@@ -100,3 +100,60 @@ fn a_race_without_a_handover_has_no_explanation_and_a_correct_one_no_race() {
         .to_string();
     assert!(!text.contains("read the"), "{text}");
 }
+
+/// The shortened interleaving keeps the load and the store the explanation cites, however many
+/// steps come between them and the race (a newcomer's report cited a store its table had
+/// folded into `... more steps`).
+#[test]
+fn the_steps_the_explanation_cites_stay_in_a_shortened_interleaving() {
+    let report = helpers::builder("dfs")
+        .executions(2000)
+        .explore(|| {
+            let shared = Arc::new((Var::new(0), AtomicBool::new(false), AtomicBool::new(false)));
+            let writer = {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    shared.0.set(42);
+                    for _ in 0..60 {
+                        shared.2.store(true, Ordering::Relaxed);
+                    }
+                    shared.1.store(true, Ordering::Relaxed);
+                    for _ in 0..60 {
+                        shared.2.store(true, Ordering::Relaxed);
+                    }
+                })
+            };
+            for _ in 0..60 {
+                shared.2.load(Ordering::Relaxed);
+            }
+            if shared.1.load(Ordering::Acquire) {
+                assert_eq!(shared.0.get(), 42);
+            }
+            writer.join().unwrap();
+        })
+        .expect("a valid configuration");
+    let text = report
+        .first_failure()
+        .expect("the handover races")
+        .to_string();
+    let cited = |what: &str| -> String {
+        let at = text
+            .find(what)
+            .unwrap_or_else(|| panic!("{what:?} missing: {text}"));
+        text[at + what.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect()
+    };
+    assert!(
+        text.contains("more steps"),
+        "the interleaving is shortened: {text}"
+    );
+    for step in [cited("at step "), cited("read the Relaxed store at step ")] {
+        let row = format!("\n{step:>8} | ");
+        assert!(
+            text.contains(&row),
+            "step {step} is cited but not shown: {text}"
+        );
+    }
+}

@@ -193,7 +193,38 @@ fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort
         assert!(!outcome.timed_out, "{outcome:?}");
         assert!(output.contains("the original failure"), "{outcome:?}");
         assert!(output.contains("the destructor's own panic"), "{outcome:?}");
-        assert!(output.contains("INTERLEAVE_REPLAY="), "{outcome:?}");
+        // The token names its test, as every token does: `INTERLEAVE_REPLAY` set for a whole
+        // run then replays it in this test only, and another test explores as usual with a
+        // note (it used to replay the token and report a divergence).
+        let token = output
+            .split("INTERLEAVE_REPLAY=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no token: {outcome:?}"))
+            .to_string();
+        let report = std::thread::Builder::new()
+            .name("another::test".to_string())
+            .spawn(move || {
+                let config = interleave::Config {
+                    replay: Some(token),
+                    executions: 10,
+                    ..interleave::Config::default()
+                };
+                Builder::from_config(config)
+                    .explore(|| {})
+                    .expect("a valid configuration")
+            })
+            .expect("a thread")
+            .join()
+            .expect("no panic");
+        assert!(report.is_ok(), "{report}");
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|note| note.contains("recorded by the test `teardown::")),
+            "{report}"
+        );
     }
     // A thread that teardown used to unwind runs a destructor that panics: that aborted the
     // process after the report. Teardown now leaves the thread where it stood, so the

@@ -220,3 +220,45 @@ fn an_abort_while_another_task_joins_may_come_before_or_after_the_task_finishes(
         );
     }
 }
+
+/// A task's writes happen before what follows the `await` of its handle (or the blocking
+/// `join` of it), as a thread's do before its `join` returns: reading a cell the task wrote is
+/// no race once its output is taken (a newcomer's correct program was reported as a data race
+/// here). Reading the cell before awaiting the handle still races with the task's write.
+#[test]
+fn awaiting_a_task_orders_its_writes_before_what_follows() {
+    use interleave::cell::UnsafeCell;
+
+    fn run(await_first: bool, blocking: bool) -> interleave::Report {
+        helpers::builder("random")
+            .executions(500)
+            .explore(move || {
+                let cell = Arc::new(UnsafeCell::new(0));
+                let written = cell.clone();
+                let task = future::spawn(async move {
+                    written.with_mut(|value| unsafe { *value = 1 });
+                });
+                let read = || cell.with(|value| unsafe { *value });
+                if !await_first {
+                    read();
+                }
+                if blocking {
+                    task.join().unwrap();
+                } else {
+                    future::block_on(task).unwrap();
+                }
+                assert_eq!(read(), 1);
+            })
+            .unwrap()
+    }
+    for blocking in [false, true] {
+        let ordered = run(true, blocking);
+        assert!(ordered.is_ok(), "blocking {blocking}: {ordered}");
+        let racing = run(false, blocking);
+        assert_eq!(
+            racing.first_failure().map(|failure| failure.kind),
+            Some(interleave::FailureKind::DataRace),
+            "blocking {blocking}: {racing}"
+        );
+    }
+}

@@ -19,9 +19,14 @@
 //! reference) is taken as ordered ([`in_last_arc_drop`]): otherwise it was the one false
 //! positive of the checks. The price is one missed race: a destructor run by the last `Arc` that
 //! touches a cell outside its value (a global, another `Arc`'s value) while a thread that holds
-//! no reference uses it. Found through the symbols of a backtrace taken when a race is about to
-//! be reported, so a binary without symbols keeps the false positive, and the ordering std's
+//! no reference uses it. Found through the symbols of a backtrace taken the first time two sites
+//! race, so a binary without symbols keeps the false positive, and the ordering std's
 //! `Arc::get_mut`, `try_unwrap` and `into_inner` give is not seen.
+
+use std::cell::RefCell;
+use std::panic::Location;
+
+use rustc_hash::FxHashMap;
 
 use crate::analysis::label;
 use crate::runtime::memory::{acquires, releases};
@@ -72,27 +77,51 @@ pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site
     race
 }
 
-/// Whether the running thread is inside `Arc::drop_slow`, the destructor of an `Arc`'s value
-/// that std runs in the last holder once every other reference is gone: see the module's
-/// documentation. Taken only when an access is about to be reported as a race, and read from
-/// the symbols of a backtrace (std marks `drop_slow` `inline(never)`, so it is a frame of its
-/// own); the name is `alloc::sync::Arc<T,A>::drop_slow` under legacy symbol mangling and
-/// `<alloc::sync::Arc<...>>::drop_slow` under v0.
-pub(crate) fn in_last_arc_drop() -> bool {
-    let trace = std::backtrace::Backtrace::force_capture().to_string();
-    trace
-        .lines()
-        .any(|line| line.contains("alloc::sync::Arc<") && line.contains(">::drop_slow"))
+thread_local! {
+    /// For each pair of sites (the earlier access's, the later one's) that raced on this OS
+    /// thread, whether the later access ran under `Arc::drop_slow` the first time: see
+    /// [`in_last_arc_drop`].
+    static UNDER_ARC_DROP: RefCell<FxHashMap<(usize, usize), bool>> =
+        RefCell::new(FxHashMap::default());
 }
 
-/// Describes a race between the running thread's access and `race.earlier`.
+/// Whether the running thread, whose access at `later` races with one at `earlier`, is inside
+/// `Arc::drop_slow`, the destructor of an `Arc`'s value that std runs in the last holder once
+/// every other reference is gone: see the module's documentation. Read from the symbols of a
+/// backtrace (std marks `drop_slow` `inline(never)`, so it is a frame of its own; the name is
+/// `alloc::sync::Arc<T,A>::drop_slow` under legacy symbol mangling and
+/// `<alloc::sync::Arc<...>>::drop_slow` under v0), once per pair of sites on each OS thread:
+/// resolving the symbols costs about a millisecond, and a run that counts every failure (the
+/// CLI's benchmark) or warns of every race (`RaceMode::Warn`) meets the same pair thousands of
+/// times. A pair whose later site is reached both from `drop_slow` and from elsewhere (a
+/// destructor of a value that is sometimes in an `Arc` and sometimes not) keeps the answer of
+/// its first race.
+pub(crate) fn in_last_arc_drop(earlier: Site, later: Site) -> bool {
+    let key = (
+        earlier as *const Location<'static> as usize,
+        later as *const Location<'static> as usize,
+    );
+    if let Some(known) = UNDER_ARC_DROP.with(|known| known.borrow().get(&key).copied()) {
+        return known;
+    }
+    let trace = std::backtrace::Backtrace::force_capture().to_string();
+    let found = trace
+        .lines()
+        .any(|line| line.contains("alloc::sync::Arc<") && line.contains(">::drop_slow"));
+    UNDER_ARC_DROP.with(|known| known.borrow_mut().insert(key, found));
+    found
+}
+
+/// Describes a race between the running thread's access and `race.earlier`, and returns the
+/// steps the description cites besides the two accesses (the load and the store of an
+/// unordered handover), which the report's shortened interleaving must keep.
 pub(crate) fn describe(
     ex: &Execution,
     object: ObjIdx,
     write: bool,
     site: Site,
     race: &Race,
-) -> String {
+) -> (String, Vec<u64>) {
     let kind = |w: bool| if w { "write" } else { "read" };
     let thread_label = |ex: &Execution, t: usize| {
         let slot = &ex.threads[t];
@@ -109,7 +138,9 @@ pub(crate) fn describe(
         ShortSite(site),
     );
     let access = ex.steps().saturating_sub(1);
+    let mut cited = Vec::new();
     if let Some(handover) = ex.unordered_handover(race.earlier.thread, race.earlier.step, access) {
+        cited.extend([handover.store, handover.load]);
         let (loaded, stored) = (&handover.loaded, &handover.stored);
         let (load, store) = (atomic_access(loaded), atomic_access(stored));
         let why = match (
@@ -130,7 +161,7 @@ pub(crate) fn describe(
             kind(race.earlier.write),
         ));
     }
-    text
+    (text, cited)
 }
 
 /// An atomic access as the race explanation names it: its ordering, then what it does
