@@ -112,10 +112,16 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     }
     // A data race is found in the access the racing thread's last step made, and the execution
     // stops before that thread announces anything else: its pending operation is that step,
-    // which the next row would show a second time.
-    let performed_last = (ex.failure.as_ref().map(|f| f.kind) == Some(FailureKind::DataRace))
-        .then(|| events.last().map(|e| e.thread as usize))
-        .flatten();
+    // which the next row would show a second time. A thread whose panic is the failure and that
+    // has not finished is unwinding (the report printed just before an abort, or a stack left
+    // mid-unwind): its pending operation is its last step too, and it has no next one.
+    let performed_last = match ex.failure.as_ref() {
+        Some(failure) if failure.kind == FailureKind::DataRace => {
+            events.last().map(|e| e.thread as usize)
+        }
+        Some(failure) if failure.kind == FailureKind::Panic => failure.thread,
+        _ => None,
+    };
     let waits_next = |t: usize| !ex.threads[t].finished && Some(t) != performed_last;
     if (0..ex.threads.len()).any(waits_next) {
         rows.push(Row::Pending);

@@ -193,6 +193,9 @@ fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort
         assert!(!outcome.timed_out, "{outcome:?}");
         assert!(output.contains("the original failure"), "{outcome:?}");
         assert!(output.contains("the destructor's own panic"), "{outcome:?}");
+        // The panicking thread is unwinding: it has no next operation, and the table does not
+        // repeat its last step as one.
+        assert!(!output.contains("    next |"), "{outcome:?}");
         // The token names its test, as every token does: `INTERLEAVE_REPLAY` set for a whole
         // run then replays it in this test only, and another test explores as usual with a
         // note (it used to replay the token and report a divergence).
