@@ -1020,13 +1020,17 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
         destructor.0
     );
     let told = try_with(|ex| {
-        let info = ex.recording.failure.clone().unwrap_or_else(|| FailureInfo {
-            site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
-            ..FailureInfo::new(FailureKind::Panic, unwinding.0.clone(), Some(ex.current))
-        });
         // The report renders the failure from the recording (the unwinding thread then shows
         // no next operation); the process ends right after, so nothing else reads it.
-        ex.recording.failure.get_or_insert_with(|| info.clone());
+        let current = ex.current;
+        let info = ex
+            .recording
+            .failure
+            .get_or_insert_with(|| FailureInfo {
+                site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
+                ..FailureInfo::new(FailureKind::Panic, unwinding.0.clone(), Some(current))
+            })
+            .clone();
         ex.complete_recording();
         (ex.recording.limits.report_before_abort)(&ex.recording, &info, &destructor_paragraph)
     });

@@ -875,34 +875,28 @@ fn a_thread_in_the_middle_of_a_move_is_left_standing_after_a_failure() {
     );
     if let Some(outcome) = probe.run(|| {
         static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
-        let report = Builder::new()
-            .ignore_environment()
-            .strategy("random".parse().expect("a valid strategy"))
-            .executions(20)
-            .check_determinism(false)
-            .explore(|| {
-                let slot = Arc::new(Slot {
-                    value: UnsafeCell::new(ManuallyDrop::new(Counted(&DROPS))),
-                    taken: AtomicBool::new(false),
-                });
-                let moved = Arc::new(AtomicBool::new(false));
-                let (slot2, moved2) = (slot.clone(), moved.clone());
-                thread::spawn(move || {
-                    // SAFETY: the value is read once, and `taken` is raised before it is
-                    // dropped.
-                    let value = slot2.value.with(|value| unsafe { std::ptr::read(value) });
-                    moved2.store(true, Ordering::Release);
-                    // Nobody unparks it: the execution fails while it holds the value.
-                    thread::park();
-                    slot2.taken.store(true, Ordering::Release);
-                    drop(ManuallyDrop::into_inner(value));
-                });
-                while !moved.load(Ordering::Acquire) {
-                    thread::yield_now();
-                }
-                panic!("the original failure");
-            })
-            .expect("a valid configuration");
+        let report = explore(|| {
+            let slot = Arc::new(Slot {
+                value: UnsafeCell::new(ManuallyDrop::new(Counted(&DROPS))),
+                taken: AtomicBool::new(false),
+            });
+            let moved = Arc::new(AtomicBool::new(false));
+            let (slot2, moved2) = (slot.clone(), moved.clone());
+            thread::spawn(move || {
+                // SAFETY: the value is read once, and `taken` is raised before it is
+                // dropped.
+                let value = slot2.value.with(|value| unsafe { std::ptr::read(value) });
+                moved2.store(true, Ordering::Release);
+                // Nobody unparks it: the execution fails while it holds the value.
+                thread::park();
+                slot2.taken.store(true, Ordering::Release);
+                drop(ManuallyDrop::into_inner(value));
+            });
+            while !moved.load(Ordering::Acquire) {
+                thread::yield_now();
+            }
+            panic!("the original failure");
+        });
         println!("{}", first_failure_text(&report));
         assert_eq!(
             DROPS.load(Ordering::SeqCst),
