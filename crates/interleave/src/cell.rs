@@ -89,6 +89,17 @@ fn check_races(idx: ObjIdx, kind: OpKind, site: Site, always_fail: bool) {
     }
 }
 
+/// Records a variable's creation inside an execution as the running thread's write of its
+/// initial value, so that a thread that reaches the variable without the happens-before of its
+/// creation (a node published through a `Relaxed` pointer) races with it. A variable made
+/// outside every execution (before `check`, or in a `static`) has no creating thread, and its
+/// first access is its first write or read, as before. Not inlined: it runs once per variable,
+/// and the lookup of the execution would otherwise sit in every constructor's caller.
+#[inline(never)]
+fn record_creation(handle: &ObjectHandle) {
+    runtime::try_with(|ex| race::created(ex, handle));
+}
+
 /// Ends the access in progress when its closure ends, by returning or by unwinding.
 struct AccessGuard;
 
@@ -128,13 +139,16 @@ pub struct Var<T> {
 unsafe impl<T: Send> Sync for Var<T> {}
 
 impl<T> Var<T> {
-    /// A new variable holding `value`.
+    /// A new variable holding `value`. Inside an execution, the creation counts as the
+    /// running thread's write of `value` (see [`record_creation`]).
     #[track_caller]
-    pub const fn new(value: T) -> Var<T> {
-        Var {
+    pub fn new(value: T) -> Var<T> {
+        let var = Var {
             handle: ObjectHandle::new(Location::caller()),
             value: StdUnsafeCell::new(value),
-        }
+        };
+        record_creation(&var.handle);
+        var
     }
 
     /// Reads the value.
@@ -268,13 +282,16 @@ pub struct UnsafeCell<T: ?Sized> {
 unsafe impl<T: ?Sized + Send> Sync for UnsafeCell<T> {}
 
 impl<T> UnsafeCell<T> {
-    /// A new cell holding `value`.
+    /// A new cell holding `value`. Inside an execution, the creation counts as the running
+    /// thread's write of `value` (see [`record_creation`]), as loom counts it.
     #[track_caller]
-    pub const fn new(value: T) -> UnsafeCell<T> {
-        UnsafeCell {
+    pub fn new(value: T) -> UnsafeCell<T> {
+        let cell = UnsafeCell {
             handle: ObjectHandle::named(Location::caller(), "UnsafeCell"),
             value: StdUnsafeCell::new(value),
-        }
+        };
+        record_creation(&cell.handle);
+        cell
     }
 
     /// Consumes the cell and returns the value.

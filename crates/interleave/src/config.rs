@@ -138,8 +138,7 @@ pub struct Config {
     /// Default: `Weak`. Environment: `INTERLEAVE_MEMORY` (`weak` or `sc`).
     pub memory: MemoryModel,
     /// Which stores a thread's atomic loads may still read after it yielded, under the weak
-    /// memory model. Default: [`YieldVisibility::LatestBeforeYield`]; `interleave-loom` sets
-    /// loom's [`YieldVisibility::UnseenBeforeYield`].
+    /// memory model. Default: loom's [`YieldVisibility::UnseenBeforeYield`].
     pub yield_visibility: YieldVisibility,
     /// Print every step of a failing execution's interleaving. Off, a long interleaving is
     /// shortened to its last rows with long runs of one thread collapsed, though the steps a
@@ -297,7 +296,7 @@ impl Default for Config {
             spurious_park_wakeups: false,
             spurious_cas_failures: None,
             memory: MemoryModel::Weak,
-            yield_visibility: YieldVisibility::LatestBeforeYield,
+            yield_visibility: YieldVisibility::UnseenBeforeYield,
             full_interleaving: false,
             panic_stops_execution: false,
             replay: None,

@@ -2,13 +2,13 @@
 //!
 //! Every thread is a coroutine of the current execution; `spawn`, `join`, `yield_now`,
 //! `sleep`, `park` and `unpark` are scheduling points. Because all threads share one OS
-//! thread, `std::thread_local!` would be shared by all of them: use this module's
-//! [`thread_local!`](crate::thread_local) instead.
+//! thread, `std::thread_local!` would be shared by all of them, and kept from one execution to
+//! the next: use [`interleave::thread_local!`](crate::thread_local) instead (a bare
+//! `thread_local!` is std's, whatever `thread` module is imported).
 //!
 //! [`sleep`] and [`park_timeout`] use the execution's virtual clock (see [`crate::time`]): a
-//! sleeping thread blocks until the clock reaches its deadline, and the clock moves only when
-//! no thread can run, so a sleep never ends while another thread could still do something
-//! first.
+//! sleep may end at any scheduling point after it started (how long a thread takes to reach its
+//! next step is not bounded), and the clock then jumps to its deadline.
 
 use std::alloc::Layout;
 use std::any::Any;
@@ -255,9 +255,10 @@ pub fn panicking() -> bool {
     runtime::thread_panicking()
 }
 
-/// Blocks the thread until the virtual clock has advanced by `duration` (see [`crate::time`]):
-/// other threads run first, and the clock jumps to the deadline once none of them can run
-/// before it. No wall time passes. Every sleep counts as a yield for the strategies' yield
+/// Blocks the thread until the virtual clock has advanced by `duration` (see [`crate::time`]).
+/// The sleep may end at any scheduling point after it started, since how long a thread takes
+/// to reach its next step is not bounded; the clock then jumps to the deadline. No wall time
+/// passes. Every sleep counts as a yield for the strategies' yield
 /// rule, so a loop that waits by sleeping zero time does not starve the thread it waits for.
 #[track_caller]
 pub fn sleep(duration: Duration) {
@@ -280,14 +281,18 @@ pub fn park() {
 }
 
 /// Like [`park`], but may also return without the token at any point after it started, the
-/// virtual clock then moving to `duration` after the call (see [`crate::time`]).
+/// virtual clock then moving to `duration` after the call (see [`crate::time`]). A timeout
+/// the clock cannot reach (`Duration::MAX`) never ends the park.
 #[track_caller]
 pub fn park_timeout(duration: Duration) {
-    runtime::with(|ex| {
-        let deadline = ex.deadline_after(duration);
-        ex.set_deadline(deadline);
+    let timed = runtime::with(|ex| {
+        let deadline = ex.reachable_deadline_after(duration);
+        if let Some(deadline) = deadline {
+            ex.set_deadline(deadline);
+        }
+        deadline.is_some()
     });
-    park_inner(true, Location::caller(), runtime::op::PARK_OF_THE_THREAD);
+    park_inner(timed, Location::caller(), runtime::op::PARK_OF_THE_THREAD);
 }
 
 /// [`yield_now`] at `site`: what an async task's `yield_now().await` does.

@@ -1,7 +1,9 @@
 //! Virtual time, in tokio's shapes: [`Instant`], [`sleep`], [`sleep_until`], [`timeout`],
 //! [`interval`].
 //!
-//! Every execution has its own clock. It starts at zero and no wall time ever counts. A sleep,
+//! Every execution has its own clock. It starts at zero (an `Instant` of that moment still
+//! lies decades after the first representable one, so that `Instant::now() - d` works as
+//! under std) and no wall time ever counts. A sleep,
 //! a timed wait or a timer may end at any scheduling point after it started: how long a thread
 //! takes to reach its next step is not bounded, so from the other threads' point of view a
 //! sleeper may wake "early" (before they did what it waited for) or late. When a thread's wait
@@ -58,10 +60,19 @@ pub use std::time::Duration;
 
 use crate::runtime::{self, TimerKey};
 
-/// A point in an execution's virtual time, as tokio's `Instant`: the time since the execution
-/// started. Instants of different executions are not comparable in any useful way.
+/// A point in an execution's virtual time, as tokio's `Instant`. Instants of different
+/// executions are not comparable in any useful way.
+///
+/// Inside, the time since [`CLOCK_ORIGIN`] before the execution started: std's clock counts
+/// from the machine's start, so programs subtract durations from `Instant::now()` (a rate
+/// limiter's last call "long ago"), which must not fall before the first instant.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant(Duration);
+
+/// How long before an execution's start its instants count from: about 34 years, so that any
+/// duration a program subtracts from `Instant::now()` in earnest leaves a representable
+/// instant.
+const CLOCK_ORIGIN: Duration = Duration::from_secs(1 << 30);
 
 impl Instant {
     /// The current virtual time.
@@ -69,7 +80,18 @@ impl Instant {
     /// # Panics
     /// Outside an execution.
     pub fn now() -> Instant {
-        Instant(runtime::with(|ex| ex.now))
+        Instant::at(runtime::with(|ex| ex.now))
+    }
+
+    /// The instant at `elapsed` of the execution's clock (the time since it started).
+    fn at(elapsed: Duration) -> Instant {
+        Instant(CLOCK_ORIGIN.saturating_add(elapsed))
+    }
+
+    /// This instant on the execution's clock: the time since the execution started, zero for
+    /// an instant before it.
+    fn on_clock(self) -> Duration {
+        self.0.saturating_sub(CLOCK_ORIGIN)
     }
 
     /// The time from `earlier` to `self`, or zero if `earlier` is later (as tokio's).
@@ -97,7 +119,7 @@ impl Instant {
         self.0.checked_add(duration).map(Instant)
     }
 
-    /// `self - duration`, or `None` if that is before the execution started.
+    /// `self - duration`, or `None` if that is not representable.
     pub fn checked_sub(&self, duration: Duration) -> Option<Instant> {
         self.0.checked_sub(duration).map(Instant)
     }
@@ -105,7 +127,14 @@ impl Instant {
 
 impl fmt::Debug for Instant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Instant({:?} of virtual time)", self.0)
+        match self.0.checked_sub(CLOCK_ORIGIN) {
+            Some(elapsed) => write!(f, "Instant({elapsed:?} of virtual time)"),
+            None => write!(
+                f,
+                "Instant({:?} before the execution started)",
+                CLOCK_ORIGIN - self.0
+            ),
+        }
     }
 }
 
@@ -130,7 +159,8 @@ impl Sub<Duration> for Instant {
     type Output = Instant;
 
     /// # Panics
-    /// If the result is before the execution started.
+    /// If the result is not representable, as std's (more than about 34 years before the
+    /// execution started).
     fn sub(self, duration: Duration) -> Instant {
         self.checked_sub(duration)
             .expect("overflow when subtracting a duration from an instant")
@@ -159,7 +189,7 @@ impl Sub<Instant> for Instant {
 /// Outside an execution.
 pub fn sleep(duration: Duration) -> Sleep {
     let deadline = runtime::with(|ex| ex.deadline_after(duration));
-    sleep_until(Instant(deadline))
+    sleep_until(Instant::at(deadline))
 }
 
 /// Waits until the virtual clock reaches `deadline` (at once if it has).
@@ -187,7 +217,7 @@ impl Sleep {
 
     /// Whether the clock has reached its deadline.
     pub fn is_elapsed(&self) -> bool {
-        runtime::with(|ex| ex.now >= self.deadline.0)
+        runtime::with(|ex| ex.now >= self.deadline.on_clock())
     }
 
     /// Moves its deadline to `deadline`, as tokio's; a registered timer keeps waking the same
@@ -196,7 +226,7 @@ impl Sleep {
         let this = self.get_mut();
         this.deadline = deadline;
         if let Some(timer) = this.timer {
-            runtime::with(|ex| ex.reset_timer(timer, deadline.0));
+            runtime::with(|ex| ex.reset_timer(timer, deadline.on_clock()));
         }
     }
 }
@@ -206,7 +236,7 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        let deadline = this.deadline.0;
+        let deadline = this.deadline.on_clock();
         let (ready, released) = runtime::with(|ex| {
             if ex.now >= deadline {
                 let released = this.timer.take().and_then(|timer| ex.cancel_timer(timer));

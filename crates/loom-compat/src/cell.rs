@@ -41,7 +41,7 @@ pub struct MutPtr<T: ?Sized> {
 impl<T> UnsafeCell<T> {
     /// A new cell holding `value`.
     #[track_caller]
-    pub const fn new(value: T) -> UnsafeCell<T> {
+    pub fn new(value: T) -> UnsafeCell<T> {
         UnsafeCell {
             inner: interleave::cell::UnsafeCell::new(value),
         }
@@ -165,7 +165,7 @@ pub struct Cell<T> {
 impl<T> Cell<T> {
     /// A new cell holding `value`.
     #[track_caller]
-    pub const fn new(value: T) -> Cell<T> {
+    pub fn new(value: T) -> Cell<T> {
         Cell {
             value: interleave::cell::Var::new(value),
             not_sync: PhantomData,

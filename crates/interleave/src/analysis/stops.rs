@@ -395,6 +395,15 @@ fn step_bound(ex: &Scene<'_>) -> String {
         );
     }
     let unfinished = || ex.stopped.threads.iter().filter(|slot| !slot.finished);
+    if !ex.stopped.at_end && ex.stopped.threads[0].finished {
+        // The advice below is for a thread that waits for another; these are past the test.
+        out.push_str(
+            "  the main thread has returned, and the threads above still run: under std the \
+             process would end with them, but an execution ends only when every thread has, so \
+             a thread that never stops (a background loop never joined) runs into the step \
+             bound; give it a way to stop and join it before the test returns\n",
+        );
+    }
     if !ex.stopped.at_end && unfinished().all(|slot| slot.yields == 0) {
         // std's spin hint and yield are no scheduling points, so a loop that waits with them
         // counts no yield: the likeliest cause, said before the general advice.

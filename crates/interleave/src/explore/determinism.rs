@@ -80,10 +80,28 @@ pub(super) fn rerun_difference(run: &Run<'_>, first: &Recording) -> Option<Strin
         .filter(|f| text(first).as_ref() != Some(f))
         .map(|(kind, text)| format!("\nThe second run failed with {kind}: {text}"))
         .unwrap_or_default();
+    // An object that outlives executions starts the re-run with what the first run left in
+    // it: the usual cause, and the one with a fix to name.
+    let kept = first
+        .objects
+        .iter()
+        .chain(&second.objects)
+        .find(|object| object.outlived)
+        .map(|object| {
+            format!(
+                "\nThe {} created at {} is used by more than one execution: it lives in a \
+                 `static` (or was leaked), so each execution starts with what the one before \
+                 left in it (a `LazyLock` made once, a pointer stored, a count). Give each \
+                 execution its own with `interleave::lazy_static!`.",
+                object.name,
+                ShortSite(object.id.site)
+            )
+        })
+        .unwrap_or_default();
     difference.map(|difference| {
         format!(
             "the program behaved differently when re-run under the same schedule: \
-             {difference}.{second_failure}\n\
+             {difference}.{second_failure}{kept}\n\
              It depends on something interleave does not control: std::sync or std::thread used \
              directly, HashMap/HashSet iteration order (RandomState), memory addresses \
              (comparing or hashing pointers, as when two locks are taken in address order), the \

@@ -32,6 +32,9 @@ const MAX_ROWS: usize = 48;
 const MAX_CELL: usize = 64;
 /// Runs of one thread longer than this are collapsed.
 const RUN_KEEP: usize = 2;
+/// An interleaving of at most this many steps is shown whole: collapsing its runs saves a few
+/// rows and can hide a step the report's explanation names.
+const SHOWN_WHOLE: usize = 24;
 /// What a cut path starts with.
 const ELLIPSIS: char = '…';
 
@@ -85,6 +88,7 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
         let mut left_out = 0;
         for (position, &step) in run.iter().enumerate() {
             let show = full
+                || shown.len() <= SHOWN_WHOLE
                 || run.len() <= 2 * RUN_KEEP + 1
                 || position < RUN_KEEP
                 || position >= run.len() - RUN_KEEP
@@ -354,11 +358,17 @@ fn step_operation(ex: &Recording, step: usize) -> String {
 /// The steps a shortened interleaving still shows: the failing thread's last step, the steps
 /// the failure names, the acquisitions of the locks that unfinished threads hold when the
 /// engine stopped the execution (a deadlock's, a livelock's), the loads that read a stale
-/// value and the weak exchanges that failed spuriously.
+/// value with the stores their lines name, and the weak exchanges that failed spuriously.
 fn kept_steps(ex: &Recording) -> BTreeSet<usize> {
     let events = &ex.events;
     let mut kept: BTreeSet<usize> = ex.failure_steps.iter().map(|&s| s as usize).collect();
-    kept.extend(ex.stale_reads.iter().map(|stale| stale.load as usize));
+    kept.extend(
+        ex.stale_reads
+            .iter()
+            .flat_map(|stale| [stale.load, stale.read, stale.latest])
+            .filter(|&step| step != INITIAL_VALUE)
+            .map(|step| step as usize),
+    );
     kept.extend(ex.spurious_failures.iter().map(|&step| step as usize));
     let Some(failure) = &ex.failure else {
         return kept;

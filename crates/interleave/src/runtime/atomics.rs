@@ -7,7 +7,7 @@
 use std::sync::atomic::Ordering;
 
 use super::memory::{acquires, releases};
-use super::op::{ordering_of_code, ObjIdx, OpKind};
+use super::op::{effective_ordering, ordering_of_code, ObjIdx, OpKind};
 use super::recording::Event;
 use super::switching::draw_value;
 use super::{Execution, MemoryModel};
@@ -19,12 +19,19 @@ pub(crate) fn weak_exchange_fails_spuriously() -> bool {
 }
 
 /// What [`Execution::unordered_handover`] finds: the load (or read-modify-write) at step
-/// `load` read the store at step `store`, and the two events.
+/// `load` read the store at step `store`, and the two events; whether the writer's side
+/// releases (the store, or a release fence of the writer between its access and the store)
+/// and whether the reader's side acquires (the load, or an acquire fence of the reader between
+/// the load and its access). At least one of the two does not.
 pub(crate) struct Handover {
     pub load: u64,
     pub store: u64,
     pub loaded: Event,
     pub stored: Event,
+    pub releases: bool,
+    pub acquires: bool,
+    /// The fences that make a side release or acquire, by step, for the report.
+    pub fences: Vec<u64>,
 }
 
 impl Execution {
@@ -53,13 +60,31 @@ impl Execution {
             }
             let store = self.store_read_at(load)?;
             let stored = events.get(store as usize)?;
-            let unordered =
-                !releases(ordering_of_code(stored.arg)) || !acquires(ordering_of_code(loaded.arg));
-            (stored.thread as usize == writer && store > written && unordered).then_some(Handover {
+            if stored.thread as usize != writer || store <= written {
+                return None;
+            }
+            // A fence of `thread` among `steps` whose ordering `orders` accepts.
+            let fence =
+                |thread: usize, steps: std::ops::Range<u64>, orders: fn(Ordering) -> bool| {
+                    steps.rev().find(|&step| {
+                        let event = &events[step as usize];
+                        event.thread as usize == thread
+                            && event.kind == OpKind::Fence
+                            && orders(ordering_of_code(event.arg))
+                    })
+                };
+            let release_fence = fence(writer, written + 1..store, releases);
+            let acquire_fence = fence(reader, load + 1..access, acquires);
+            let releases = releases(ordering_of_code(stored.arg)) || release_fence.is_some();
+            let acquires = acquires(effective_ordering(loaded.arg)) || acquire_fence.is_some();
+            (!releases || !acquires).then(|| Handover {
                 load,
                 store,
                 loaded: *loaded,
                 stored: *stored,
+                releases,
+                acquires,
+                fences: release_fence.into_iter().chain(acquire_fence).collect(),
             })
         })
     }

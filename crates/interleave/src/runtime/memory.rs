@@ -45,10 +45,11 @@
 //!   so its load may read an older store, and its exchange then fails and retries;
 //! - a load reads one of the last [`STORE_HISTORY`] stores of its location (loom keeps seven);
 //! - once a thread yields (`yield_now`, `spin_loop`, a sleep, a wait that times out), its loads
-//!   read no store older than the latest one made before the yield, or, under loom's rule
-//!   ([`YieldVisibility::UnseenBeforeYield`], which `interleave-loom` uses), no store the
-//!   thread saw before the yield unless it is the latest: stores become visible in finite time
-//!   ([intro.progress]), and either rule makes the search tree of a spin loop finite;
+//!   read no store the thread saw before the yield unless it is the latest (loom's rule,
+//!   [`YieldVisibility::UnseenBeforeYield`], the default), or, under
+//!   [`YieldVisibility::LatestBeforeYield`], no store older than the latest one made before the
+//!   yield: stores become visible in finite time ([intro.progress]), and either rule makes the
+//!   search tree of a spin loop finite;
 //! - no load buffering: a load reads only stores that have run, never one its thread's own
 //!   later operations enable;
 //! - `SeqCst` operations take their place in the single total order `S` where they run, so `S`
@@ -107,15 +108,17 @@ impl MemoryModel {
 pub enum YieldVisibility {
     /// No store older than the latest one made to its location, by any thread, before the
     /// yield. A thread may still read that latest store again after the yield when newer ones
-    /// exist.
-    #[default]
+    /// exist. This hides a stale read the program never looked at: a thread that loads a flag,
+    /// yields (or sleeps) and then loads the data the flag announces always sees data stored
+    /// before its yield, however the two were ordered.
     LatestBeforeYield,
     /// No store the thread itself wrote or read before the yield, unless it is the latest
-    /// store; older stores it never saw stay readable. This is loom's rule, which
-    /// `interleave-loom` uses, so that a loom model explores the outcomes loom explores: a
+    /// store; older stores it never saw stay readable. This is loom's rule, the default: a
     /// thread spinning on a stale value reads a newer one after each yield, where under
     /// `LatestBeforeYield` it may read the latest store made before the yield once more at each
-    /// turn while the newer ones are made after it.
+    /// turn while the newer ones are made after it, and a yield or sleep between loading a
+    /// `Relaxed` flag and loading its data keeps the data's stale values readable.
+    #[default]
     UnseenBeforeYield,
 }
 

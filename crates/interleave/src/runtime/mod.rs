@@ -1023,14 +1023,22 @@ fn report_before_abort(unwinding: (String, String), destructor: (String, String)
         // The report renders the failure from the recording (the unwinding thread then shows
         // no next operation); the process ends right after, so nothing else reads it.
         let current = ex.current;
+        ex.recording.failure.get_or_insert_with(|| FailureInfo {
+            site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
+            ..FailureInfo::new(FailureKind::Panic, unwinding.0.clone(), Some(current))
+        });
+        // An earlier panic of another thread that no join observed is often the cause (a worker
+        // that panicked holding a lock poisoned it), and the end of the execution, which would
+        // note it, never comes: it is noted here. The unwinding thread's own panic is the
+        // failure already.
+        ex.threads[current].unobserved_panic = None;
+        ex.unobserved_panic();
+        ex.current = current;
         let info = ex
             .recording
             .failure
-            .get_or_insert_with(|| FailureInfo {
-                site: (!unwinding.1.is_empty()).then(|| unwinding.1.clone()),
-                ..FailureInfo::new(FailureKind::Panic, unwinding.0.clone(), Some(current))
-            })
-            .clone();
+            .clone()
+            .expect("the failure was just recorded");
         ex.complete_recording();
         (ex.recording.limits.report_before_abort)(&ex.recording, &info, &destructor_paragraph)
     });
@@ -1199,6 +1207,17 @@ impl Execution {
         self.describe_step(&[OpKind::BarrierArrive, OpKind::BarrierLeave], arg);
     }
 
+    /// Marks the running thread's step just taken, a compare-exchange, as one that failed and
+    /// read with `failure`: reports then show it as the load it was, with that ordering.
+    pub(crate) fn describe_failed_exchange(&mut self, failure: std::sync::atomic::Ordering) {
+        let me = self.current as u32;
+        if let Some(event) = self.recording.events.last_mut() {
+            if event.thread == me && event.kind == OpKind::AtomicRmw {
+                event.arg = op::failed_exchange_code(event.arg, failure);
+            }
+        }
+    }
+
     /// Sets the argument of the running thread's step just taken, if it is of one of `kinds`.
     fn describe_step(&mut self, kinds: &[OpKind], arg: u32) {
         let me = self.current as u32;
@@ -1293,6 +1312,7 @@ impl Execution {
             name: handle.name().unwrap_or(kind.type_name()),
             internal: handle.is_internal(),
             address: handle as *const ObjectHandle as usize,
+            outlived: !matches!(claimed, Ok(false)),
         });
         // A shared object fails the execution at its next step, which the fast path of
         // untracked objects would skip.

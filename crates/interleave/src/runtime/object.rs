@@ -129,6 +129,8 @@ pub(crate) struct Access {
     pub epoch: u32,
     pub site: Site,
     pub write: bool,
+    /// The access is the cell's creation, which writes its initial value (`race::created`).
+    pub creation: bool,
     /// The step (index into the recording's events) of the access, for the report.
     pub step: u64,
 }

@@ -150,11 +150,12 @@ impl OpKind {
     /// The name reports give an operation of this kind with argument `arg`: [`OpKind::name`],
     /// but a `OnceEnter` that waits for the initialiser (`Once::wait`) is a `once wait`, the
     /// release of `RwLockWriteGuard::downgrade` a `downgrade`, and an atomic access or fence
-    /// carries its ordering (`load Acquire`).
+    /// carries its ordering (`load Acquire`), a failed compare-exchange its failure ordering
+    /// (`failed cas Relaxed`).
     pub fn name_with_arg(self, arg: u32) -> &'static str {
         /// An atomic access's or fence's name with its ordering (`ordering_code`), so that a
         /// report shows which `Relaxed` access a missing `Release` or `Acquire` belongs to.
-        const ORDERED: [[&str; 5]; 4] = [
+        const ORDERED: [[&str; 5]; 5] = [
             [
                 "load Relaxed",
                 "load Release",
@@ -183,6 +184,13 @@ impl OpKind {
                 "fence AcqRel",
                 "fence SeqCst",
             ],
+            [
+                "failed cas Relaxed",
+                "failed cas Release",
+                "failed cas Acquire",
+                "failed cas AcqRel",
+                "failed cas SeqCst",
+            ],
         ];
         let ordered = |row: usize| ORDERED[row].get(arg as usize).copied();
         let name = match (self, arg) {
@@ -190,6 +198,9 @@ impl OpKind {
             (OpKind::RwUnlock, RW_DOWNGRADE) => Some("downgrade"),
             (OpKind::AtomicLoad, _) => ordered(0),
             (OpKind::AtomicStore, _) => ordered(1),
+            (OpKind::AtomicRmw, _) if arg & FAILED_EXCHANGE != 0 => ORDERED[4]
+                .get(ordering_code(effective_ordering(arg)) as usize)
+                .copied(),
             (OpKind::AtomicRmw, _) => ordered(2),
             (OpKind::Fence, _) => ordered(3),
             _ => None,
@@ -368,10 +379,41 @@ pub(crate) const fn ordering_code(order: std::sync::atomic::Ordering) -> u32 {
 /// The argument of a `SeqCst` atomic access or fence.
 pub(crate) const ORDERING_SEQ_CST: u32 = 4;
 
+/// Set in the argument of a compare-exchange's step when the exchange failed
+/// (`Execution::describe_failed_exchange`), with the code of its failure ordering above
+/// [`FAILURE_ORDERING_SHIFT`]. The low bits keep the ordering it announced, which the searches
+/// and the memory model's `SeqCst` order go by, as they did before the outcome was known.
+pub(crate) const FAILED_EXCHANGE: u32 = 8;
+const FAILURE_ORDERING_SHIFT: u32 = 4;
+
+/// The argument of a compare-exchange's step that announced `announced` (an `ordering_code`)
+/// and failed, reading with `failure`.
+pub(crate) const fn failed_exchange_code(
+    announced: u32,
+    failure: std::sync::atomic::Ordering,
+) -> u32 {
+    (announced & ORDERING_BITS)
+        | FAILED_EXCHANGE
+        | (ordering_code(failure) << FAILURE_ORDERING_SHIFT)
+}
+
+/// The ordering an atomic step's access had, for explanations: the one it announced, but a
+/// failed compare-exchange's failure ordering, since it only loaded.
+pub(crate) const fn effective_ordering(arg: u32) -> std::sync::atomic::Ordering {
+    if arg & FAILED_EXCHANGE != 0 {
+        ordering_of_code(arg >> FAILURE_ORDERING_SHIFT)
+    } else {
+        ordering_of_code(arg)
+    }
+}
+
+/// The bits of an atomic step's argument that hold the ordering it announced.
+const ORDERING_BITS: u32 = 7;
+
 /// The ordering an atomic access's argument names: the inverse of [`ordering_code`].
 pub(crate) const fn ordering_of_code(code: u32) -> std::sync::atomic::Ordering {
     use std::sync::atomic::Ordering::*;
-    match code {
+    match code & ORDERING_BITS {
         0 => Relaxed,
         1 => Release,
         2 => Acquire,

@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::annotations::Annotations;
 use super::failure::FailureInfo;
 use super::memory::StaleRead;
-use super::op::{ObjectId, Op, OpKind, Site, NO_OBJECT, ORDERING_SEQ_CST};
+use super::op::{ordering_of_code, ObjectId, Op, OpKind, Site, NO_OBJECT};
 use super::{Execution, Limits};
 
 /// One step of an execution: which thread performed which operation on which object, where.
@@ -65,6 +65,8 @@ pub(crate) struct ObjectRecord {
     /// Where its handle was at its latest use, for atomic sets declared by an owner value that
     /// contains it (`crate::atomic_set`).
     pub address: usize,
+    /// An earlier execution used it too: it outlives executions (a `static`, or leaked).
+    pub outlived: bool,
 }
 
 /// The lengths of a recording's step-ordered lists when the schedule gave up its execution
@@ -340,7 +342,7 @@ impl Recording {
                 seq_cst: matches!(
                     e.kind,
                     OpKind::AtomicLoad | OpKind::AtomicStore | OpKind::AtomicRmw | OpKind::Fence
-                ) && e.arg == ORDERING_SEQ_CST,
+                ) && ordering_of_code(e.arg) == std::sync::atomic::Ordering::SeqCst,
             })
             .collect()
     }

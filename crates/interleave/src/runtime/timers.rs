@@ -106,6 +106,16 @@ impl Execution {
         }
     }
 
+    /// The deadline of a wait with a timeout of `duration` starting now, or `None` when the
+    /// clock cannot reach it (`Duration::MAX`, which std code passes for "no timeout"): such a
+    /// wait ends only as an untimed one would, where otherwise its timeout, a scheduling
+    /// choice, could end it at any point and move the clock to the end of time.
+    pub fn reachable_deadline_after(&self, duration: Duration) -> Option<Duration> {
+        self.now
+            .checked_add(duration)
+            .filter(|&deadline| deadline < Duration::MAX)
+    }
+
     /// The virtual time `duration` from now (saturating: an enormous timeout never fires
     /// before the end of representable time).
     pub fn deadline_after(&self, duration: Duration) -> Duration {

@@ -50,6 +50,14 @@ fn sequentially_consistent<R>(
     result
 }
 
+/// Marks the step just taken, a compare-exchange, as failed with the `failure` ordering, for
+/// the report (`Execution::describe_failed_exchange`).
+#[cold]
+#[inline(never)]
+fn failed_exchange(failure: Ordering) {
+    runtime::with_in_data_step(|ex| ex.describe_failed_exchange(failure));
+}
+
 /// A read-modify-write with `order` on `handle`: performs `op` on the atomic (which holds the
 /// latest store, the one every read-modify-write reads); under the weak memory model then
 /// tells the model what it read and, when `outcome` says it wrote, what it wrote, with the
@@ -70,7 +78,11 @@ fn read_modify_write<R>(
         site,
     );
     if !switched.weak_memory() {
-        return sequentially_consistent(switched, value, op);
+        let result = sequentially_consistent(switched, value, op);
+        if let (false, failure) = outcome(&result) {
+            failed_exchange(failure);
+        }
+        return result;
     }
     let previous = value();
     let result = op();
@@ -92,6 +104,9 @@ fn read_modify_write<R>(
                     ex.atomic_read_modify_write_acq_rel(index, previous, after)
                 }
                 _ => ex.atomic_read_modify_write(index, order, previous, wrote.then_some(after)),
+            }
+            if !wrote {
+                ex.describe_failed_exchange(order);
             }
             if switched.logs_values() {
                 ex.record_value(previous, after);

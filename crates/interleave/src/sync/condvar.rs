@@ -115,16 +115,17 @@ impl Condvar {
         Ok(guard)
     }
 
-    /// Like [`Condvar::wait`], but also returns, timed out, once the virtual clock has advanced
-    /// by `duration` without a notification.
+    /// Like [`Condvar::wait`], but may also return, timed out, at any point after it started,
+    /// the virtual clock then moving to `duration` after the call (see [`crate::time`]). A
+    /// timeout the clock cannot reach (`Duration::MAX`) never ends the wait.
     #[track_caller]
     pub fn wait_timeout<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
         duration: Duration,
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
-        let deadline = runtime::with(|ex| ex.deadline_after(duration));
-        let (guard, timed_out) = self.wait_inner(guard, Some(deadline), Location::caller());
+        let deadline = runtime::with(|ex| ex.reachable_deadline_after(duration));
+        let (guard, timed_out) = self.wait_inner(guard, deadline, Location::caller());
         let timed_out = WaitTimeoutResult(timed_out);
         guard
             .map(|guard| (guard, timed_out))
@@ -132,7 +133,9 @@ impl Condvar {
     }
 
     /// Waits while `condition` holds, for at most `duration` of virtual time in all; the result
-    /// says whether the condition still held when the time was up.
+    /// says whether the condition still held when the time was up. As for
+    /// [`Condvar::wait_timeout`], the time may be up at any point, and never for a timeout the
+    /// clock cannot reach (`Duration::MAX`).
     #[track_caller]
     pub fn wait_timeout_while<'a, T: ?Sized, F>(
         &self,
@@ -144,9 +147,9 @@ impl Condvar {
         F: FnMut(&mut T) -> bool,
     {
         let site = Location::caller();
-        let deadline = runtime::with(|ex| ex.deadline_after(duration));
+        let deadline = runtime::with(|ex| ex.reachable_deadline_after(duration));
         while condition(&mut *guard) {
-            let (next, timed_out) = self.wait_inner(guard, Some(deadline), site);
+            let (next, timed_out) = self.wait_inner(guard, deadline, site);
             guard = next.map_err(|poisoned| {
                 PoisonError::new((poisoned.into_inner(), WaitTimeoutResult(timed_out)))
             })?;

@@ -475,17 +475,21 @@ impl<T> Receiver<T> {
         })
     }
 
-    /// Like [`Receiver::recv`], but gives up once the virtual clock has advanced by `timeout`
-    /// without a message.
+    /// Like [`Receiver::recv`], but may also give up at any point after it started, the virtual
+    /// clock then moving to `timeout` after the call (see [`crate::time`]); a timeout the clock
+    /// cannot reach (`Duration::MAX`) never ends the wait.
     #[track_caller]
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        runtime::with(|ex| {
-            let deadline = ex.deadline_after(timeout);
-            ex.set_deadline(deadline);
+        let timed = runtime::with(|ex| {
+            let deadline = ex.reachable_deadline_after(timeout);
+            if let Some(deadline) = deadline {
+                ex.set_deadline(deadline);
+            }
+            deadline.is_some()
         });
         let idx = self
             .channel
-            .schedule(OpKind::Recv, true, Location::caller());
+            .schedule(OpKind::Recv, timed, Location::caller());
         runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|disconnected| {
             if disconnected {
                 RecvTimeoutError::Disconnected

@@ -125,6 +125,37 @@ fn spin_without_yield_hits_the_step_bound_with_advice() {
         .explore(spin(true))
         .unwrap();
     assert!(report.is_ok(), "{report}");
+    assert!(
+        !failure.message.contains("the main thread has returned"),
+        "{}",
+        failure.message
+    );
+}
+
+/// A newcomer's background ticker, never joined, ran into the step bound after the main
+/// thread returned, and the report advised a `yield_now` the loop already had.
+#[test]
+fn a_thread_left_running_after_the_test_returned_is_named_at_the_step_bound() {
+    let report = Builder::new()
+        .ignore_environment()
+        .max_steps(2000)
+        .executions(5)
+        .explore(|| {
+            let ticks = Arc::new(AtomicBool::new(false));
+            thread::spawn(move || loop {
+                thread::sleep(std::time::Duration::from_millis(10));
+                ticks.store(true, Ordering::Relaxed);
+            });
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("the ticker never stops");
+    assert_eq!(failure.kind, FailureKind::StepBound);
+    assert!(
+        failure.message.contains("the main thread has returned")
+            && failure.message.contains("join it before the test returns"),
+        "{}",
+        failure.message
+    );
 }
 
 #[test]

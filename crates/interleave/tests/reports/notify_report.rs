@@ -101,8 +101,8 @@ fn a_blocking_notify_is_one_object_with_its_own_operations() {
         interleaving (9 steps):
           T0 = thread 0 (main)
           T1 = thread 1 (spawned at reports/notify_report.rs:22:9)
-          Notify1 = Notify created at reports/notify_report.rs:18:26
           Var1 = Var created at reports/notify_report.rs:19:25
+          Notify1 = Notify created at reports/notify_report.rs:18:26
             step | T0                                             | T1
                1 | start @reports/notify_report.rs:86:10          |
                2 | spawn @reports/notify_report.rs:22:9           |

@@ -190,9 +190,9 @@ fn a_deadlock_report() {
                 next | lock Mutex2 @reports/report_snapshots.rs:31:20 | lock Mutex1 @reports/report_snapshots.rs:27:21
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW5lNZtr
+                INTERLEAVE_REPLAY=il2-AgADAQIARKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW4l8-aj
             or replace the call with
-                interleave::replay("il2-AgADAQIABKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW5lNZtr", || ...)"#]],
+                interleave::replay("il2-AgADAQIARKCNBgIUxMg52Q-AfAGAfCNyZXBvcnRfc25hcHNob3RzOjphX2RlYWRsb2NrX3JlcG9ydBtkZWFkbG9jazogbm8gdGhyZWFkIGNhbiBydW4l8-aj", || ...)"#]],
     );
 }
 
@@ -218,9 +218,9 @@ fn a_data_race_report() {
                 next | join @reports/report_snapshots.rs:44:12       |
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW7oYmoY
+                INTERLEAVE_REPLAY=il2-AgADAQIARKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW4ooM_7
             or replace the call with
-                interleave::replay("il2-AgADAQIABKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW7oYmoY", || ...)"#]],
+                interleave::replay("il2-AgADAQIARKCNBgX1rfK0baz0zQH0zSRyZXBvcnRfc25hcHNob3RzOjphX2RhdGFfcmFjZV9yZXBvcnRQZGF0YSByYWNlIG9uIFZhcjE6IHRocmVhZCAwIChtYWluKSB3cml0ZSBhdCByZXBvcnRzL3JlcG9ydF9zbmFwc2hvdHMucnM6NDM6MTIgYW4ooM_7", || ...)"#]],
     );
 }
 
@@ -267,9 +267,9 @@ fn a_nondeterminism_report() {
                    3 | unlock Mutex1 @reports/report_snapshots.rs:63:16
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AQADACSgjQYH8eXv3-fmRxcBRxcpcmVwb3J0X3NuYXBzaG90czo6YV9ub25kZXRlcm1pbmlzbV9yZXBvcnRQdGhlIHByb2dyYW0gYmVoYXZlZCBkaWZmZXJlbnRseSB3aGVuIHJlLXJ1biB1bmRlciB0aGUgc2FtZSBzY2hlZHVsZTogdGhlIGZpcnN0IHKXCLrb
+                INTERLEAVE_REPLAY=il2-AQADAGSgjQYH8eXv3-fmRxcBRxcpcmVwb3J0X3NuYXBzaG90czo6YV9ub25kZXRlcm1pbmlzbV9yZXBvcnRQdGhlIHByb2dyYW0gYmVoYXZlZCBkaWZmZXJlbnRseSB3aGVuIHJlLXJ1biB1bmRlciB0aGUgc2FtZSBzY2hlZHVsZTogdGhlIGZpcnN0IHLX1cpD
             or replace the call with
-                interleave::replay("il2-AQADACSgjQYH8eXv3-fmRxcBRxcpcmVwb3J0X3NuYXBzaG90czo6YV9ub25kZXRlcm1pbmlzbV9yZXBvcnRQdGhlIHByb2dyYW0gYmVoYXZlZCBkaWZmZXJlbnRseSB3aGVuIHJlLXJ1biB1bmRlciB0aGUgc2FtZSBzY2hlZHVsZTogdGhlIGZpcnN0IHKXCLrb", || ...)"#]],
+                interleave::replay("il2-AQADAGSgjQYH8eXv3-fmRxcBRxcpcmVwb3J0X3NuYXBzaG90czo6YV9ub25kZXRlcm1pbmlzbV9yZXBvcnRQdGhlIHByb2dyYW0gYmVoYXZlZCBkaWZmZXJlbnRseSB3aGVuIHJlLXJ1biB1bmRlciB0aGUgc2FtZSBzY2hlZHVsZTogdGhlIGZpcnN0IHLX1cpD", || ...)"#]],
     );
 }
 
@@ -289,12 +289,12 @@ fn an_atomicity_violation_report() {
             Account::credit_interest writes Var2 at reports/report_snapshots.rs:87:26
             copy reads Var2 at reports/report_snapshots.rs:79:19
 
-        interleaving (16 steps; 2 steps not shown: Builder::full_interleaving(true) or INTERLEAVE_FULL_REPORT=1 shows every step):
+        interleaving (16 steps):
           T0 = thread 0 (main)
           T1 = thread 1 (spawned at reports/report_snapshots.rs:100:9)
-          Mutex1 = Mutex created at reports/report_snapshots.rs:94:18
           Var1 = Var created at reports/report_snapshots.rs:95:19
           Var2 = Var created at reports/report_snapshots.rs:96:18
+          Mutex1 = Mutex created at reports/report_snapshots.rs:94:18
             step | T0                                               | T1
                1 | start @reports/report_snapshots.rs:156:10        |
                2 | spawn @reports/report_snapshots.rs:100:9         |
@@ -303,9 +303,9 @@ fn an_atomicity_violation_report() {
                5 | unlock Mutex1 @reports/report_snapshots.rs:78:41 |
                6 |                                                  | start @reports/report_snapshots.rs:100:9
                7 |                                                  | lock Mutex1 @reports/report_snapshots.rs:85:41
-                 |                                                  | ... 1 more step
+               8 |                                                  | read Var1 @reports/report_snapshots.rs:86:45
                9 |                                                  | write Var1 @reports/report_snapshots.rs:86:27
-                 |                                                  | ... 1 more step
+              10 |                                                  | read Var2 @reports/report_snapshots.rs:87:43
               11 |                                                  | write Var2 @reports/report_snapshots.rs:87:26
               12 |                                                  | unlock Mutex1 @reports/report_snapshots.rs:85:41
               13 | lock Mutex1 @reports/report_snapshots.rs:78:41   |
@@ -314,7 +314,7 @@ fn an_atomicity_violation_report() {
               16 | join @reports/report_snapshots.rs:108:15         |
 
         To reproduce this execution, run the same test (monitored: strategy `rm` or `assetfuzzer`, or Builder::monitor_atomic_sets) with
-            INTERLEAVE_REPLAY=il2-AwAFAQcABAAEoI0GAJgcTyq9xrexAbexAADdRX-3"#]].assert_eq(&violation.to_string());
+            INTERLEAVE_REPLAY=il2-AwAFAQcABABEoI0GAPJn3xHymHmFAXmFAACotjCh"#]].assert_eq(&violation.to_string());
 }
 
 #[test]
@@ -349,8 +349,8 @@ fn an_async_report() {
                   22 | unlock AsyncMutex1 @reports/report_snapshots.rs:126:29 |
 
             To reproduce this execution exactly, run the same test with
-                INTERLEAVE_REPLAY=il2-AwAGAQkACAAEoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZGuuysk
+                INTERLEAVE_REPLAY=il2-AwAGAQkACABEoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZKvesc0
             or replace the call with
-                interleave::replay("il2-AwAGAQkACAAEoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZGuuysk", || ...)"#]],
+                interleave::replay("il2-AwAGAQkACABEoI0GAYS1Z-vUUV5QAV5QIXJlcG9ydF9zbmFwc2hvdHM6OmFuX2FzeW5jX3JlcG9ydCBhc3NlcnRpb24gYGxlZnQgPT0gcmlnaHRgIGZhaWxlZKvesc0", || ...)"#]],
     );
 }

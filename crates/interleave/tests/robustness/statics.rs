@@ -301,6 +301,34 @@ fn lazy_statics_are_dropped_at_the_end_of_each_execution_in_reverse_order() {
     }
 }
 
+/// A `static LazyLock` whose initialiser uses a primitive is made in the first execution only,
+/// so the determinism check's re-run of that execution diverges: the report names the static
+/// and the fix (a newcomer's message listed statics last among seven causes and named no fix).
+#[test]
+fn a_static_made_in_an_earlier_execution_is_named_with_the_fix() {
+    static HITS: interleave::sync::atomic::AtomicUsize =
+        interleave::sync::atomic::AtomicUsize::new(0);
+    static CONFIG: interleave::sync::LazyLock<usize> = interleave::sync::LazyLock::new(|| {
+        HITS.fetch_add(1, interleave::sync::atomic::Ordering::SeqCst);
+        42
+    });
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(10)
+        .explore(|| assert_eq!(*CONFIG, 42))
+        .unwrap();
+    let failure = report.first_failure().expect("the re-run diverges");
+    assert_eq!(failure.kind, FailureKind::Nondeterminism, "{failure}");
+    assert!(
+        failure.message.contains("The LazyLock created at ")
+            && failure
+                .message
+                .contains("is used by more than one execution")
+            && failure.message.contains("interleave::lazy_static!"),
+        "{failure}"
+    );
+}
+
 /// A lazy static used outside any execution says so instead of crashing.
 #[test]
 fn a_lazy_static_outside_an_execution_is_a_clear_panic() {

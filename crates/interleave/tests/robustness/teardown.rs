@@ -262,6 +262,41 @@ fn a_destructor_panicking_during_unwinding_prints_both_messages_before_the_abort
             "{outcome:?}"
         );
     }
+    // A newcomer's pool: a worker panics holding the lock, the main thread's `unwrap` of the
+    // poisoned lock panics, and a destructor panics during that unwind. The report printed
+    // before the abort named the two last panics only; the worker's, the cause, is noted too.
+    if let Some(outcome) = here("cause").run(|| {
+        static DROPS: StdAtomicUsize = StdAtomicUsize::new(0);
+        let _ = Builder::new()
+            .ignore_environment()
+            .strategy("dfs".parse().expect("a valid strategy"))
+            .executions(50)
+            .explore(|| {
+                let lock = Arc::new(Mutex::new(0));
+                let held = lock.clone();
+                let worker = thread::spawn(move || {
+                    let _guard = held.lock().unwrap();
+                    panic!("the worker's panic, the cause");
+                });
+                while !worker.is_finished() {
+                    thread::yield_now();
+                }
+                let _guard = PanicOnDrop {
+                    message: "the destructor's own panic",
+                    drops: &DROPS,
+                };
+                let _value = lock.lock().unwrap();
+            });
+    }) {
+        let output = outcome.output();
+        assert!(output.contains("PoisonError"), "{outcome:?}");
+        assert!(output.contains("the destructor's own panic"), "{outcome:?}");
+        assert!(
+            output.contains("note: before this, thread 1 panicked at ")
+                && output.contains("the worker's panic, the cause"),
+            "{outcome:?}"
+        );
+    }
 }
 
 type Job = Box<dyn FnOnce() + Send>;

@@ -357,6 +357,65 @@ fn data_published_with_a_relaxed_flag_is_a_data_race() {
     assert!(released.is_ok(), "{released}");
 }
 
+#[test]
+fn a_cell_built_with_its_value_and_published_relaxed_is_a_data_race() {
+    // The node's value is written by `UnsafeCell::new` (or `Var::new`) only, as a Treiber
+    // stack's push or a lazy initialisation builds it: the creation is the write the reader
+    // races with when the pointer is handed over without release and acquire.
+    use interleave::cell::Var;
+    use interleave::sync::atomic::AtomicPtr;
+    struct Node {
+        cell: UnsafeCell<usize>,
+        var: Var<usize>,
+    }
+    let publish = |spec: &str, store: Ordering, read_var: bool| {
+        builder(spec).executions(100_000).explore(move || {
+            let slot = Arc::new(AtomicPtr::<Node>::new(std::ptr::null_mut()));
+            let writer = Arc::clone(&slot);
+            let handle = thread::spawn(move || {
+                let node = Box::new(Node {
+                    cell: UnsafeCell::new(7),
+                    var: Var::new(7),
+                });
+                writer.store(Box::into_raw(node), store);
+            });
+            let node = slot.load(Acquire);
+            if !node.is_null() {
+                // SAFETY: the node stays alive until the end of the execution.
+                let node = unsafe { &*node };
+                let value = if read_var {
+                    node.var.get()
+                } else {
+                    node.cell.with(|value| unsafe { *value })
+                };
+                assert_eq!(value, 7);
+            }
+            handle.join().unwrap();
+            let node = slot.load(Relaxed);
+            if !node.is_null() {
+                // SAFETY: the thread that built it has finished; nothing else frees it.
+                drop(unsafe { Box::from_raw(node) });
+            }
+        })
+    };
+    for spec in ["dpor", "random"] {
+        for read_var in [false, true] {
+            let relaxed = publish(spec, Relaxed, read_var).unwrap();
+            let failure = relaxed.first_failure().expect("the race is found");
+            assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+            assert!(
+                failure
+                    .message
+                    .contains("write of the initial value (its creation)")
+                    && failure.message.contains("a Relaxed store releases nothing"),
+                "{failure}"
+            );
+            let released = publish(spec, Release, read_var).unwrap();
+            assert!(released.is_ok(), "{spec}: {released}");
+        }
+    }
+}
+
 /// Store buffering with a `SeqCst` fence in the first thread only, against the second
 /// thread's accesses with `store` and `load` orderings.
 fn one_sided_store_buffering(store: Ordering, load: Ordering) -> (usize, usize) {
@@ -583,6 +642,45 @@ fn each_rule_for_loads_after_a_yield_hides_the_stale_reads_it_documents() {
     }
 }
 
+/// A newcomer's message passing with a `Relaxed` flag and a yield (or a sleep) between loading
+/// the flag and loading the data passed every strategy under the old default rule, which
+/// made every store made before the yield visible after it; a complete `dpor` search said so.
+#[test]
+fn a_yield_between_a_relaxed_flag_and_its_data_hides_no_stale_read_by_default() {
+    let hand_over = |sleeps: bool| {
+        let pair = Arc::new(Pair::default());
+        let writer = Arc::clone(&pair);
+        let handle = thread::spawn(move || {
+            writer.x.store(42, Relaxed);
+            writer.y.store(1, Relaxed);
+        });
+        if pair.y.load(Relaxed) == 1 {
+            if sleeps {
+                thread::sleep(std::time::Duration::from_millis(1));
+            } else {
+                thread::yield_now();
+            }
+            assert_eq!(pair.x.load(Relaxed), 42, "the flag was set before the data");
+        }
+        handle.join().unwrap();
+    };
+    for sleeps in [false, true] {
+        for spec in ["dpor", "auto"] {
+            let report = builder(spec)
+                .executions(10_000)
+                .explore(move || hand_over(sleeps))
+                .unwrap();
+            let failure = report.first_failure().expect("the stale data is read");
+            assert!(failure.message.contains("the flag was set before the data"));
+        }
+        let old_rule = builder("dpor")
+            .yield_visibility(YieldVisibility::LatestBeforeYield)
+            .explore(move || hand_over(sleeps))
+            .unwrap();
+        assert!(old_rule.is_ok(), "{old_rule}");
+    }
+}
+
 #[test]
 fn a_stale_read_is_reported_with_the_store_it_read_and_the_one_it_missed() {
     let report = builder("random")
@@ -606,6 +704,48 @@ fn a_stale_read_is_reported_with_the_store_it_read_and_the_one_it_missed() {
     assert!(text.contains("read a stale value"), "{text}");
     // Each atomic step shows its ordering, so the reader sees which access is `Relaxed`.
     assert!(text.contains("load Relaxed AtomicUsize"), "{text}");
+}
+
+/// A newcomer's stale-read line named a store that the shortened interleaving had folded into
+/// `... more steps`.
+#[test]
+fn the_store_a_stale_read_missed_stays_in_a_shortened_interleaving() {
+    let report = builder("dpor")
+        .executions(100_000)
+        .explore(|| {
+            let pair = Arc::new(Pair::default());
+            let filler = Arc::new(AtomicUsize::new(0));
+            let (writer, writer_filler) = (Arc::clone(&pair), Arc::clone(&filler));
+            let handle = thread::spawn(move || {
+                for _ in 0..30 {
+                    writer_filler.store(1, Relaxed);
+                }
+                writer.x.store(1, Relaxed);
+                for _ in 0..30 {
+                    writer_filler.store(1, Relaxed);
+                }
+                writer.y.store(1, Relaxed);
+            });
+            if pair.y.load(Relaxed) == 1 {
+                assert_eq!(pair.x.load(Relaxed), 1, "the flag was set before the data");
+            }
+            handle.join().unwrap();
+        })
+        .unwrap();
+    let text = report
+        .first_failure()
+        .expect("the reordering is found")
+        .to_string();
+    let missed = text
+        .split("not the store of step ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("the stale read names the store it missed");
+    assert!(
+        text.lines()
+            .any(|line| line.trim_start().starts_with(&format!("{missed} |"))),
+        "step {missed} is not shown:\n{text}"
+    );
 }
 
 #[test]

@@ -232,6 +232,65 @@ fn a_condvar_wait_may_time_out_or_be_notified_whatever_the_notifier_does() {
     });
 }
 
+/// std code passes `Duration::MAX` for "no timeout": a newcomer's correct wait timed out, and
+/// the clock moved to the end of time. Each blocking timed wait with a deadline the clock
+/// cannot reach ends only as its untimed form would.
+#[test]
+fn a_timeout_the_clock_cannot_reach_never_ends_a_wait() {
+    all_schedules(|| {
+        let state = Arc::new((Mutex::new(false), Condvar::new()));
+        let (tx, rx) = mpsc::channel();
+        let other = {
+            let state = state.clone();
+            thread::spawn(move || {
+                *state.0.lock().unwrap() = true;
+                state.1.notify_one();
+                tx.send(1).unwrap();
+            })
+        };
+        let (lock, condvar) = &*state;
+        let (guard, result) = condvar
+            .wait_timeout_while(lock.lock().unwrap(), Duration::MAX, |ready| !*ready)
+            .unwrap();
+        assert!(*guard && !result.timed_out());
+        drop(guard);
+        assert_eq!(rx.recv_timeout(Duration::MAX), Ok(1));
+        other.join().unwrap();
+        let me = thread::current();
+        let unparker = thread::spawn(move || me.unpark());
+        thread::park_timeout(Duration::MAX);
+        unparker.join().unwrap();
+        assert!(Instant::now().elapsed() < ms(1));
+    });
+    // A reachable deadline still times out.
+    let seen = outcomes(|| {
+        let (_tx, rx) = mpsc::channel::<u32>();
+        rx.recv_timeout(Duration::from_secs(1 << 40)) == Err(RecvTimeoutError::Timeout)
+    });
+    assert_eq!(seen, BTreeSet::from([true]));
+}
+
+/// std's clock counts from the machine's start, so code sets a "last time" in the past with
+/// `Instant::now() - d`; the virtual clock started at the first representable instant, and a
+/// newcomer's correct rate limiter panicked.
+#[test]
+fn an_instant_before_the_execution_started_is_representable() {
+    all_schedules(|| {
+        let start = Instant::now();
+        let long_ago = start - Duration::from_secs(3600 * 24 * 365);
+        assert_eq!(
+            start.duration_since(long_ago),
+            Duration::from_secs(3600 * 24 * 365)
+        );
+        assert!(long_ago.elapsed() >= Duration::from_secs(3600));
+        assert!(format!("{long_ago:?}").contains("before the execution started"));
+        assert_eq!(format!("{start:?}"), "Instant(0ns of virtual time)");
+        // A sleep until an instant in the past ends at once, without moving the clock.
+        future::block_on(time::sleep_until(long_ago));
+        assert_eq!(Instant::now(), start);
+    });
+}
+
 #[test]
 fn recv_timeout_may_time_out_or_receive_whatever_the_deadline() {
     let receive = |send_after: u64, timeout: u64| {

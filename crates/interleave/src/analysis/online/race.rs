@@ -29,9 +29,10 @@ use std::panic::Location;
 use rustc_hash::FxHashMap;
 
 use crate::analysis::label;
-use crate::runtime::memory::{acquires, releases};
-use crate::runtime::object::{Access, ObjState};
-use crate::runtime::op::{ordering_of_code, ObjIdx, OpKind, ShortSite, Site};
+use crate::runtime::object::{Access, ObjState, ObjectHandle};
+use crate::runtime::op::{
+    effective_ordering, ObjIdx, ObjectKind, OpKind, ShortSite, Site, FAILED_EXCHANGE,
+};
 use crate::runtime::{Event, Execution};
 
 /// A race found at an access: the earlier access it conflicts with.
@@ -64,6 +65,7 @@ pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site
         epoch: clock.get(me),
         site,
         write,
+        creation: false,
         step,
     };
     if write {
@@ -75,6 +77,30 @@ pub(crate) fn access(ex: &mut Execution, object: ObjIdx, write: bool, site: Site
         reads.push(this);
     }
     race
+}
+
+/// Records the creation of the variable `handle` by the running thread as a write of its
+/// initial value, at the thread's current epoch: a cell built by one thread and handed to
+/// another through a `Relaxed` pointer is read without the happens-before of the value it was
+/// built with (a Treiber stack's node, a lazily initialised object), a race loom and miri
+/// report. Creation is no scheduling point: no other thread can reach the cell before the
+/// creating thread hands it over, which its next operation does at the earliest.
+pub(crate) fn created(ex: &mut Execution, handle: &ObjectHandle) {
+    let object = ex.object(handle, ObjectKind::Var);
+    let me = ex.me();
+    let this = Access {
+        thread: me,
+        epoch: ex.threads[me].clock.get(me),
+        site: handle.site(),
+        write: true,
+        creation: true,
+        // The creating thread's latest step, which the report's explanation counts from.
+        step: ex.steps().saturating_sub(1),
+    };
+    if let ObjState::Var { last_write, reads } = &mut ex.objects[object as usize].state {
+        *last_write = Some(this);
+        reads.clear();
+    }
 }
 
 thread_local! {
@@ -127,29 +153,47 @@ pub(crate) fn describe(
         let slot = &ex.threads[t];
         label(t, slot.name.as_deref(), slot.spawn_site)
     };
+    let earlier = if race.earlier.creation {
+        "write of the initial value (its creation)"
+    } else {
+        kind(race.earlier.write)
+    };
     let mut text = format!(
         "data race on {}: {} {} at {} and {} {} at {} are not ordered by happens-before",
         ex.object_name(object),
         thread_label(ex, race.earlier.thread),
-        kind(race.earlier.write),
+        earlier,
         ShortSite(race.earlier.site),
         thread_label(ex, ex.me()),
         kind(write),
         ShortSite(site),
     );
+    let earlier_kind = if race.earlier.creation {
+        "creation"
+    } else {
+        kind(race.earlier.write)
+    };
     let access = ex.steps().saturating_sub(1);
     let mut cited = Vec::new();
     if let Some(handover) = ex.unordered_handover(race.earlier.thread, race.earlier.step, access) {
         cited.extend([handover.store, handover.load]);
+        cited.extend(&handover.fences);
         let (loaded, stored) = (&handover.loaded, &handover.stored);
         let (load, store) = (atomic_access(loaded), atomic_access(stored));
-        let why = match (
-            releases(ordering_of_code(stored.arg)),
-            acquires(ordering_of_code(loaded.arg)),
-        ) {
-            (false, true) => format!("a {store} releases nothing"),
-            (true, false) => format!("a {load} acquires nothing"),
-            _ => format!("a {store} releases nothing and a {load} acquires nothing"),
+        // A side that orders through a fence is not blamed; a side that does not is told
+        // where a fence would have to be.
+        let store_side = format!(
+            "a {store} releases nothing, and no Release fence comes between the {} and it",
+            earlier_kind
+        );
+        let load_side = format!(
+            "a {load} acquires nothing, and no Acquire fence comes between it and the {}",
+            kind(write)
+        );
+        let why = match (handover.releases, handover.acquires) {
+            (false, true) => store_side,
+            (true, false) => load_side,
+            _ => format!("{store_side}; {load_side}"),
         };
         text.push_str(&format!(
             "\n  the {load} of {} at step {} read the {store} at step {}, made after the {}, but \
@@ -158,7 +202,7 @@ pub(crate) fn describe(
             ex.object_name(loaded.object),
             handover.load + 1,
             handover.store + 1,
-            kind(race.earlier.write),
+            earlier_kind,
         ));
     }
     (text, cited)
@@ -167,10 +211,11 @@ pub(crate) fn describe(
 /// An atomic access as the race explanation names it: its ordering, then what it does
 /// (`Relaxed store`, `Acquire load`, `AcqRel read-modify-write`).
 fn atomic_access(event: &Event) -> String {
-    let ordering = ordering_of_code(event.arg);
+    let ordering = effective_ordering(event.arg);
     let access = match event.kind {
         OpKind::AtomicLoad => "load",
         OpKind::AtomicStore => "store",
+        _ if event.arg & FAILED_EXCHANGE != 0 => "compare-exchange that failed (a load)",
         _ => "read-modify-write",
     };
     format!("{ordering:?} {access}")
