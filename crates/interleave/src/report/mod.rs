@@ -347,7 +347,7 @@ pub(crate) fn report_before_abort(
         "  {} of {thread}{at}:\n    {}\n\n{destructor}\n{}\nTo reproduce this execution (and the \
          abort), run the same test with\n    {ENV_REPLAY}={token}\n",
         failure.kind,
-        text.replace('\n', "\n    "),
+        text.replace('\n', "\n    ").replace("\n    \n", "\n\n"),
         render_interleaving(ex),
     )
 }
