@@ -21,9 +21,15 @@ use std::fmt::Write;
 use crate::analysis::stops::plural;
 use crate::analysis::thread_label;
 use crate::config::ENV_FULL_REPORT;
-use crate::runtime::memory::INITIAL_VALUE;
-use crate::runtime::op::{ObjIdx, OpKind, ShortSite, Site, NO_OBJECT};
-use crate::runtime::{Awaited, FailureKind, Recording};
+use std::sync::atomic::Ordering;
+
+use crate::runtime::memory::{acquires, releases, StaleRead, INITIAL_VALUE};
+use crate::runtime::op::{
+    effective_ordering, ordering_of_code, ObjIdx, OpKind, ShortSite, Site, FAILED_EXCHANGE,
+    NO_OBJECT,
+};
+
+use crate::runtime::{Awaited, Event, FailureKind, Recording};
 
 /// Rows kept from the end of a long interleaving (rows of steps the failure is about come on
 /// top).
@@ -289,6 +295,9 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
             store(stale.read),
             store(stale.latest),
         );
+        if let Some(reason) = stale_read_reason(ex, stale) {
+            let _ = writeln!(out, "    {reason}");
+        }
     }
     if !ex.spurious_failures.is_empty() {
         out.push_str(
@@ -355,6 +364,102 @@ fn step_operation(ex: &Recording, step: usize) -> String {
     }
 }
 
+/// For a stale read, the reader's latest atomic load (or read-modify-write) after the missed
+/// store that read a later store of the missed store's thread, as `(load, store)`: the handover
+/// that looked as if it made the missed store visible. `None` when the reader read nothing that
+/// thread stored after it.
+fn stale_read_handover(ex: &Recording, stale: &StaleRead) -> Option<(u64, u64)> {
+    let events = &ex.events;
+    let missed = stale.latest;
+    let writer = events.get(missed as usize)?.thread;
+    let reader = events.get(stale.load as usize)?.thread;
+    (missed + 1..stale.load).rev().find_map(|load| {
+        let event = &events[load as usize];
+        let reads = matches!(event.kind, OpKind::AtomicLoad | OpKind::AtomicRmw);
+        if event.thread != reader || !reads {
+            return None;
+        }
+        let store = store_read_by(ex, load)?;
+        (events[store as usize].thread == writer && store > missed).then_some((load, store))
+    })
+}
+
+/// The store the atomic access at step `load` read: the one its stale-read entry names, or
+/// else the latest store to its object before it (a read-modify-write that wrote, or a
+/// store); `None` for the initial value.
+fn store_read_by(ex: &Recording, load: u64) -> Option<u64> {
+    if let Some(stale) = ex.stale_reads.iter().find(|stale| stale.load == load) {
+        return (stale.read != INITIAL_VALUE).then_some(stale.read);
+    }
+    let object = ex.events[load as usize].object;
+    (0..load).rev().find(|&step| {
+        let event = &ex.events[step as usize];
+        event.object == object
+            && (event.kind == OpKind::AtomicStore
+                || (event.kind == OpKind::AtomicRmw && event.arg & FAILED_EXCHANGE == 0))
+    })
+}
+
+/// Why a stale read could miss the store it missed: the handover that did not make the store
+/// visible, and which of its sides lacks an ordering (a fence of the right kind on that side
+/// would do), or that the reader read nothing the store's thread stored after it.
+fn stale_read_reason(ex: &Recording, stale: &StaleRead) -> Option<String> {
+    let events = &ex.events;
+    let missed = events.get(stale.latest as usize)?;
+    let reader = events.get(stale.load as usize)?.thread;
+    let Some((load, store)) = stale_read_handover(ex, stale) else {
+        return Some(format!(
+            "why: T{reader} read nothing T{} stored after step {}, so nothing made that store \
+             visible to it",
+            missed.thread,
+            stale.latest + 1
+        ));
+    };
+    let (loaded, stored) = (&events[load as usize], &events[store as usize]);
+    let fence = |thread: u32, steps: std::ops::Range<u64>, orders: fn(Ordering) -> bool| {
+        steps.clone().any(|step| {
+            let event = &events[step as usize];
+            event.thread == thread
+                && event.kind == OpKind::Fence
+                && orders(ordering_of_code(event.arg))
+        })
+    };
+    let releases = releases(ordering_of_code(stored.arg))
+        || fence(stored.thread, stale.latest + 1..store, releases);
+    let acquires =
+        acquires(effective_ordering(loaded.arg)) || fence(reader, load + 1..stale.load, acquires);
+    let store_side = format!(
+        "a {} releases nothing, and no Release fence comes between the missed store and it",
+        atomic_name(stored)
+    );
+    let load_side = format!(
+        "a {} acquires nothing, and no Acquire fence comes between it and the stale load",
+        atomic_name(loaded)
+    );
+    let why = match (releases, acquires) {
+        (true, true) => return None,
+        (false, true) => store_side,
+        (true, false) => load_side,
+        (false, false) => format!("{store_side}; {load_side}"),
+    };
+    Some(format!(
+        "why: step {} read the store of step {}, made after the missed one, but {why}",
+        load + 1,
+        store + 1
+    ))
+}
+
+/// An atomic step as an explanation names it: its ordering, then what it did.
+fn atomic_name(event: &Event) -> String {
+    let access = match event.kind {
+        OpKind::AtomicLoad => "load",
+        OpKind::AtomicStore => "store",
+        _ if event.arg & FAILED_EXCHANGE != 0 => "compare-exchange that failed (a load)",
+        _ => "read-modify-write",
+    };
+    format!("{:?} {access}", effective_ordering(event.arg))
+}
+
 /// The steps a shortened interleaving still shows: the failing thread's last step, the steps
 /// the failure names, the acquisitions of the locks that unfinished threads hold when the
 /// engine stopped the execution (a deadlock's, a livelock's), the loads that read a stale
@@ -365,7 +470,13 @@ fn kept_steps(ex: &Recording) -> BTreeSet<usize> {
     kept.extend(
         ex.stale_reads
             .iter()
-            .flat_map(|stale| [stale.load, stale.read, stale.latest])
+            .flat_map(|stale| {
+                let (load, store) = stale_read_handover(ex, stale).unzip();
+                [stale.load, stale.read, stale.latest]
+                    .into_iter()
+                    .chain(load)
+                    .chain(store)
+            })
             .filter(|&step| step != INITIAL_VALUE)
             .map(|step| step as usize),
     );

@@ -704,6 +704,16 @@ fn a_stale_read_is_reported_with_the_store_it_read_and_the_one_it_missed() {
     assert!(text.contains("read a stale value"), "{text}");
     // Each atomic step shows its ordering, so the reader sees which access is `Relaxed`.
     assert!(text.contains("load Relaxed AtomicUsize"), "{text}");
+    // And the line says why the load could miss the store: the flag's handover orders nothing.
+    assert!(
+        text.contains("why: step ")
+            && text.contains(
+                "made after the missed one, but a Relaxed store releases nothing, and no \
+                 Release fence comes between the missed store and it; a Relaxed load acquires \
+                 nothing"
+            ),
+        "{text}"
+    );
 }
 
 /// A newcomer's stale-read line named a store that the shortened interleaving had folded into
