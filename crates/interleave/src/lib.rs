@@ -526,4 +526,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An exploration was started inside a test that already runs under interleave.
+    #[error(
+        "interleave::check, Builder::explore or interleave::replay was called at {site} inside \
+         a test that already runs under interleave: explorations cannot be nested; call the \
+         inner test's body directly"
+    )]
+    Nested {
+        /// Where the inner exploration was started.
+        site: String,
+    },
 }

@@ -346,6 +346,7 @@ impl Builder {
     #[track_caller]
     pub fn explore<F: Fn() + Sync>(self, f: F) -> Result<Report, Error> {
         let site = Location::caller();
+        refuse_nesting(site)?;
         let (config, mut strategy) = self.resolve()?;
         let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
         let mut notes = Vec::new();
@@ -409,10 +410,23 @@ impl Builder {
     #[track_caller]
     pub fn replay<F: Fn() + Sync>(self, token: &str, f: F) -> Result<Report, Error> {
         let site = Location::caller();
+        refuse_nesting(site)?;
         let (config, strategy) = self.resolve()?;
         let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
         replay_with(&config, monitor, token, &f, site)
     }
+}
+
+/// Refuses an exploration started at `site` inside an execution (a test that calls `check` in
+/// a test that runs under interleave): the inner one would run its executions on the outer
+/// one's threads, or block it on workers it cannot see.
+fn refuse_nesting(site: Site) -> Result<(), Error> {
+    if runtime::in_execution() {
+        return Err(Error::Nested {
+            site: ShortSite(site).to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Explores `f` with the default settings (10,000 executions of the `auto` portfolio,

@@ -409,3 +409,23 @@ fn receives_of_a_receivers_iterator_are_reported_at_the_loop() {
         );
     }
 }
+
+/// A newcomer's `check` inside a `check` was reported as a panic deep in the runtime; the
+/// inner call is refused with its site and what to do instead.
+#[test]
+fn a_nested_exploration_is_refused_at_its_site() {
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(5)
+        .explore(|| interleave::check(|| {}))
+        .unwrap();
+    let failure = report.first_failure().expect("the nested check is refused");
+    assert!(
+        failure
+            .message
+            .contains("interleave::check, Builder::explore or interleave::replay was called at reports/failures.rs:")
+            && failure.message.contains("explorations cannot be nested"),
+        "{}",
+        failure.message
+    );
+}
