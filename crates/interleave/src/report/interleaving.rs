@@ -18,6 +18,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use crate::analysis::online::race::atomic_access;
 use crate::analysis::stops::plural;
 use crate::analysis::thread_label;
 use crate::config::ENV_FULL_REPORT;
@@ -29,7 +30,7 @@ use crate::runtime::op::{
     NO_OBJECT,
 };
 
-use crate::runtime::{Awaited, Event, FailureKind, Recording};
+use crate::runtime::{Awaited, FailureKind, Recording};
 
 /// Rows kept from the end of a long interleaving (rows of steps the failure is about come on
 /// top).
@@ -430,11 +431,11 @@ fn stale_read_reason(ex: &Recording, stale: &StaleRead) -> Option<String> {
         acquires(effective_ordering(loaded.arg)) || fence(reader, load + 1..stale.load, acquires);
     let store_side = format!(
         "a {} releases nothing, and no Release fence comes between the missed store and it",
-        atomic_name(stored)
+        atomic_access(stored)
     );
     let load_side = format!(
         "a {} acquires nothing, and no Acquire fence comes between it and the stale load",
-        atomic_name(loaded)
+        atomic_access(loaded)
     );
     let why = match (releases, acquires) {
         (true, true) => return None,
@@ -447,17 +448,6 @@ fn stale_read_reason(ex: &Recording, stale: &StaleRead) -> Option<String> {
         load + 1,
         store + 1
     ))
-}
-
-/// An atomic step as an explanation names it: its ordering, then what it did.
-fn atomic_name(event: &Event) -> String {
-    let access = match event.kind {
-        OpKind::AtomicLoad => "load",
-        OpKind::AtomicStore => "store",
-        _ if event.arg & FAILED_EXCHANGE != 0 => "compare-exchange that failed (a load)",
-        _ => "read-modify-write",
-    };
-    format!("{:?} {access}", effective_ordering(event.arg))
 }
 
 /// The steps a shortened interleaving still shows: the failing thread's last step, the steps

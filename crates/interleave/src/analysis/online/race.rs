@@ -153,10 +153,15 @@ pub(crate) fn describe(
         let slot = &ex.threads[t];
         label(t, slot.name.as_deref(), slot.spawn_site)
     };
+    let earlier_kind = if race.earlier.creation {
+        "creation"
+    } else {
+        kind(race.earlier.write)
+    };
     let earlier = if race.earlier.creation {
         "write of the initial value (its creation)"
     } else {
-        kind(race.earlier.write)
+        earlier_kind
     };
     let mut text = format!(
         "data race on {}: {} {} at {} and {} {} at {} are not ordered by happens-before",
@@ -168,11 +173,6 @@ pub(crate) fn describe(
         kind(write),
         ShortSite(site),
     );
-    let earlier_kind = if race.earlier.creation {
-        "creation"
-    } else {
-        kind(race.earlier.write)
-    };
     let access = ex.steps().saturating_sub(1);
     let mut cited = Vec::new();
     if let Some(handover) = ex.unordered_handover(race.earlier.thread, race.earlier.step, access) {
@@ -208,9 +208,9 @@ pub(crate) fn describe(
     (text, cited)
 }
 
-/// An atomic access as the race explanation names it: its ordering, then what it does
-/// (`Relaxed store`, `Acquire load`, `AcqRel read-modify-write`).
-fn atomic_access(event: &Event) -> String {
+/// An atomic access as the race explanation (and a stale read's) names it: its ordering, then
+/// what it does (`Relaxed store`, `Acquire load`, `AcqRel read-modify-write`).
+pub(crate) fn atomic_access(event: &Event) -> String {
     let ordering = effective_ordering(event.arg);
     let access = match event.kind {
         OpKind::AtomicLoad => "load",
