@@ -18,19 +18,13 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::analysis::online::race::atomic_access;
+use crate::analysis::online::race::unordered_sides;
 use crate::analysis::stops::plural;
 use crate::analysis::thread_label;
 use crate::config::ENV_FULL_REPORT;
-use std::sync::atomic::Ordering;
-
-use crate::runtime::memory::{acquires, releases, StaleRead, INITIAL_VALUE};
-use crate::runtime::op::{
-    effective_ordering, ordering_of_code, ObjIdx, OpKind, ShortSite, Site, FAILED_EXCHANGE,
-    NO_OBJECT,
-};
-
-use crate::runtime::{Awaited, FailureKind, Recording};
+use crate::runtime::memory::{StaleRead, INITIAL_VALUE};
+use crate::runtime::op::{ObjIdx, OpKind, ShortSite, Site, FAILED_EXCHANGE, NO_OBJECT};
+use crate::runtime::{Awaited, FailureKind, Handover, Recording};
 
 /// Rows kept from the end of a long interleaving (rows of steps the failure is about come on
 /// top).
@@ -416,33 +410,11 @@ fn stale_read_reason(ex: &Recording, stale: &StaleRead) -> Option<String> {
             stale.latest + 1
         ));
     };
-    let (loaded, stored) = (&events[load as usize], &events[store as usize]);
-    let fence = |thread: u32, steps: std::ops::Range<u64>, orders: fn(Ordering) -> bool| {
-        steps.clone().any(|step| {
-            let event = &events[step as usize];
-            event.thread == thread
-                && event.kind == OpKind::Fence
-                && orders(ordering_of_code(event.arg))
-        })
-    };
-    let releases = releases(ordering_of_code(stored.arg))
-        || fence(stored.thread, stale.latest + 1..store, releases);
-    let acquires =
-        acquires(effective_ordering(loaded.arg)) || fence(reader, load + 1..stale.load, acquires);
-    let store_side = format!(
-        "a {} releases nothing, and no Release fence comes between the missed store and it",
-        atomic_access(stored)
-    );
-    let load_side = format!(
-        "a {} acquires nothing, and no Acquire fence comes between it and the stale load",
-        atomic_access(loaded)
-    );
-    let why = match (releases, acquires) {
-        (true, true) => return None,
-        (false, true) => store_side,
-        (true, false) => load_side,
-        (false, false) => format!("{store_side}; {load_side}"),
-    };
+    let handover = Handover::of(events, stale.latest, store, load, stale.load);
+    if handover.releases && handover.acquires {
+        return None;
+    }
+    let why = unordered_sides(&handover, "missed store", "stale load");
     Some(format!(
         "why: step {} read the store of step {}, made after the missed one, but {why}",
         load + 1,

@@ -34,6 +34,42 @@ pub(crate) struct Handover {
     pub fences: Vec<u64>,
 }
 
+impl Handover {
+    /// The handover of the store at step `store` read by the load (or read-modify-write) at
+    /// step `load`, between the writer's access at step `written` (before the store) and the
+    /// reader's at step `access` (after the load), in `events`: whether each side orders, by
+    /// its own ordering or by a fence of its thread between its access and its atomic step.
+    pub(crate) fn of(
+        events: &[Event],
+        written: u64,
+        store: u64,
+        load: u64,
+        access: u64,
+    ) -> Handover {
+        let (stored, loaded) = (events[store as usize], events[load as usize]);
+        // The latest fence of `thread` among `steps` whose ordering `orders` accepts.
+        let fence = |thread: u32, steps: std::ops::Range<u64>, orders: fn(Ordering) -> bool| {
+            steps.rev().find(|&step| {
+                let event = &events[step as usize];
+                event.thread == thread
+                    && event.kind == OpKind::Fence
+                    && orders(ordering_of_code(event.arg))
+            })
+        };
+        let release_fence = fence(stored.thread, written + 1..store, releases);
+        let acquire_fence = fence(loaded.thread, load + 1..access, acquires);
+        Handover {
+            load,
+            store,
+            loaded,
+            stored,
+            releases: releases(ordering_of_code(stored.arg)) || release_fence.is_some(),
+            acquires: acquires(effective_ordering(loaded.arg)) || acquire_fence.is_some(),
+            fences: release_fence.into_iter().chain(acquire_fence).collect(),
+        }
+    }
+}
+
 impl Execution {
     /// Under the weak memory model, an atomic handover that looks as if it ordered an access
     /// of thread `writer` at step `written` before the running thread's access at step
@@ -63,29 +99,8 @@ impl Execution {
             if stored.thread as usize != writer || store <= written {
                 return None;
             }
-            // A fence of `thread` among `steps` whose ordering `orders` accepts.
-            let fence =
-                |thread: usize, steps: std::ops::Range<u64>, orders: fn(Ordering) -> bool| {
-                    steps.rev().find(|&step| {
-                        let event = &events[step as usize];
-                        event.thread as usize == thread
-                            && event.kind == OpKind::Fence
-                            && orders(ordering_of_code(event.arg))
-                    })
-                };
-            let release_fence = fence(writer, written + 1..store, releases);
-            let acquire_fence = fence(reader, load + 1..access, acquires);
-            let releases = releases(ordering_of_code(stored.arg)) || release_fence.is_some();
-            let acquires = acquires(effective_ordering(loaded.arg)) || acquire_fence.is_some();
-            (!releases || !acquires).then(|| Handover {
-                load,
-                store,
-                loaded: *loaded,
-                stored: *stored,
-                releases,
-                acquires,
-                fences: release_fence.into_iter().chain(acquire_fence).collect(),
-            })
+            let handover = Handover::of(events, written, store, load, access);
+            (!handover.releases || !handover.acquires).then_some(handover)
         })
     }
 

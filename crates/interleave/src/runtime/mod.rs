@@ -86,7 +86,7 @@ use object::{
 use op::{Gate, ObjIdx, ObjectId, ObjectKind, Op, OpKind, Site, NO_OBJECT};
 use waiters::LockRequests;
 
-pub(crate) use atomics::weak_exchange_fails_spuriously;
+pub(crate) use atomics::{weak_exchange_fails_spuriously, Handover};
 pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
 pub use memory::{MemoryModel, YieldVisibility};

@@ -33,7 +33,7 @@ use crate::runtime::object::{Access, ObjState, ObjectHandle};
 use crate::runtime::op::{
     effective_ordering, ObjIdx, ObjectKind, OpKind, ShortSite, Site, FAILED_EXCHANGE,
 };
-use crate::runtime::{Event, Execution};
+use crate::runtime::{Event, Execution, Handover};
 
 /// A race found at an access: the earlier access it conflicts with.
 pub(crate) struct Race {
@@ -180,21 +180,7 @@ pub(crate) fn describe(
         cited.extend(&handover.fences);
         let (loaded, stored) = (&handover.loaded, &handover.stored);
         let (load, store) = (atomic_access(loaded), atomic_access(stored));
-        // A side that orders through a fence is not blamed; a side that does not is told
-        // where a fence would have to be.
-        let store_side = format!(
-            "a {store} releases nothing, and no Release fence comes between the {} and it",
-            earlier_kind
-        );
-        let load_side = format!(
-            "a {load} acquires nothing, and no Acquire fence comes between it and the {}",
-            kind(write)
-        );
-        let why = match (handover.releases, handover.acquires) {
-            (false, true) => store_side,
-            (true, false) => load_side,
-            _ => format!("{store_side}; {load_side}"),
-        };
+        let why = unordered_sides(&handover, earlier_kind, kind(write));
         text.push_str(&format!(
             "\n  the {load} of {} at step {} read the {store} at step {}, made after the {}, but \
              {why}: a Release (or stronger) store read by an Acquire (or stronger) load, or \
@@ -208,9 +194,29 @@ pub(crate) fn describe(
     (text, cited)
 }
 
-/// An atomic access as the race explanation (and a stale read's) names it: its ordering, then
-/// what it does (`Relaxed store`, `Acquire load`, `AcqRel read-modify-write`).
-pub(crate) fn atomic_access(event: &Event) -> String {
+/// What keeps `handover` (at least one side of which does not order) from ordering the
+/// writer's `earlier` access before the reader's `later` one: the side that lacks an ordering,
+/// or both, each told where a fence would have to be. A side that orders through a fence is
+/// not blamed.
+pub(crate) fn unordered_sides(handover: &Handover, earlier: &str, later: &str) -> String {
+    let store_side = format!(
+        "a {} releases nothing, and no Release fence comes between the {earlier} and it",
+        atomic_access(&handover.stored)
+    );
+    let load_side = format!(
+        "a {} acquires nothing, and no Acquire fence comes between it and the {later}",
+        atomic_access(&handover.loaded)
+    );
+    match (handover.releases, handover.acquires) {
+        (false, true) => store_side,
+        (true, false) => load_side,
+        _ => format!("{store_side}; {load_side}"),
+    }
+}
+
+/// An atomic access as the handover explanations name it: its ordering, then what it does
+/// (`Relaxed store`, `Acquire load`, `AcqRel read-modify-write`).
+fn atomic_access(event: &Event) -> String {
     let ordering = effective_ordering(event.arg);
     let access = match event.kind {
         OpKind::AtomicLoad => "load",
