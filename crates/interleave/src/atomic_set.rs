@@ -111,6 +111,7 @@ pub fn declare<T: ?Sized>(owner: &T) {
     }
 }
 
+#[track_caller]
 fn run_unit<R>(
     name: &'static str,
     owner: Option<Owner>,

@@ -21,6 +21,7 @@ use crate::runtime::{FailureKind, RaceMode};
 /// do it) takes no scheduling point, since the outer reference is live, and is checked for
 /// races as part of the outer access's step.
 #[inline(always)]
+#[track_caller]
 fn access<R>(
     handle: &ObjectHandle,
     kind: OpKind,
@@ -44,6 +45,7 @@ fn access<R>(
 /// An access inside the closure of the access to the cell whose handle is at `outer`.
 #[cold]
 #[inline(never)]
+#[track_caller]
 fn nested_access<R>(
     handle: &ObjectHandle,
     outer: usize,
@@ -65,6 +67,7 @@ fn nested_access<R>(
 /// Checks the running thread's access of `kind` to `Var` `idx` at `site` for data races, and
 /// fails the execution (or warns) when it races.
 #[inline(always)]
+#[track_caller]
 fn check_races(idx: ObjIdx, kind: OpKind, site: Site, always_fail: bool) {
     let write = kind != OpKind::Read;
     let failed = runtime::with_in_data_step(|ex| {

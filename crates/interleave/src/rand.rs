@@ -10,6 +10,7 @@ use crate::runtime;
 ///
 /// # Panics
 /// If `range` is empty.
+#[track_caller]
 pub fn random_range(range: Range<u64>) -> u64 {
     assert!(
         range.start < range.end,
@@ -20,6 +21,7 @@ pub fn random_range(range: Range<u64>) -> u64 {
 }
 
 /// A boolean chosen by the strategy and recorded for replay.
+#[track_caller]
 pub fn random_bool() -> bool {
     runtime::with(|ex| ex.choose_value(2)) == 1
 }

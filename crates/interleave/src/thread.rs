@@ -81,6 +81,7 @@ impl Thread {
 
     /// [`unpark`](Thread::unpark) recorded at `site`: for a task's waker, which knows the
     /// user's line only from the waking thread's latest step.
+    #[track_caller]
     pub(crate) fn unpark_at(&self, site: Site) {
         self.unpark_with(site, || {});
     }
@@ -89,6 +90,7 @@ impl Thread {
     /// decided and before the token is set: a task's abort sets its flag this way, so the
     /// abort is one step that every search orders against the task's parks (the task reads
     /// the flag only as it comes out of a park, see `future::run_task`).
+    #[track_caller]
     pub(crate) fn unpark_with(&self, site: Site, effect: impl FnOnce()) {
         let target = self.id.0;
         // A thread that unparks itself (a task's waker woken while it polls, as
@@ -146,6 +148,7 @@ fn thread_handle(ex: &Execution, index: usize) -> Thread {
 }
 
 /// The handle of the running thread.
+#[track_caller]
 pub fn current() -> Thread {
     runtime::with(|ex| thread_handle(ex, ex.me()))
 }
@@ -296,12 +299,14 @@ pub fn park_timeout(duration: Duration) {
 }
 
 /// [`yield_now`] at `site`: what an async task's `yield_now().await` does.
+#[track_caller]
 pub(crate) fn yield_at(site: runtime::op::Site) {
     runtime::switch(Op::new(OpKind::Yield, NO_OBJECT), site);
 }
 
 /// [`park`] at `site`: what a task parks with when its future is pending. Returns whether the
 /// end of the execution cancelled the thread meanwhile (see `runtime/ending.rs`).
+#[track_caller]
 pub(crate) fn park_at(site: runtime::op::Site) -> bool {
     park_inner(false, site, 0)
 }
@@ -320,6 +325,7 @@ pub(crate) fn park_at(site: runtime::op::Site) -> bool {
 /// point before the first poll that orders nothing: it changes no state another thread can
 /// see, so every schedule that runs other threads' steps between it and the first park is
 /// the schedule that runs them before it, and `dfs` walked each of them once per position.
+#[track_caller]
 pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) -> Thread {
     let thread = spawned(spawn_inner(f, None, None, site, Body::Task)).0;
     let index = thread.id.0;
@@ -339,6 +345,7 @@ pub(crate) fn first_park_taken() -> bool {
 /// Parks; the thread's async timers end the park at their deadline too (that is how a task
 /// waits for `time::sleep`), and those that are due when it returns are fired: their wakers
 /// are woken here, in registration order.
+#[track_caller]
 fn park_inner(timed: bool, site: runtime::op::Site, arg: u32) -> bool {
     runtime::switch(Op::with(OpKind::Park, NO_OBJECT, arg, timed), site);
     after_park()
@@ -508,6 +515,7 @@ enum Body {
 /// and the packet of its result, or the error of a stack that could not be allocated. The
 /// stack is allocated before the spawn becomes a step, so a spawn that fails is no step and
 /// the threads that are spawned keep their numbers.
+#[track_caller]
 fn spawn_inner<'a, F, T>(
     f: F,
     name: Option<String>,
@@ -571,6 +579,7 @@ fn spawned<T>(result: std::io::Result<T>) -> T {
     }
 }
 
+#[track_caller]
 fn join_inner<T>(thread: &Thread, packet: &Shared<T>, site: runtime::op::Site) -> Result<T> {
     let packet = packet.packet();
     let target = thread.id.0;
@@ -593,6 +602,7 @@ fn join_inner<T>(thread: &Thread, packet: &Shared<T>, site: runtime::op::Site) -
 }
 
 /// Whether `thread` has finished; a scheduling point at `site`.
+#[track_caller]
 pub(crate) fn is_finished_inner(thread: &Thread, site: runtime::op::Site) -> bool {
     // The argument names the thread asked about (plus one: 0 is a poll about no thread), so
     // `dpor` orders the question against that thread's last step.
@@ -731,6 +741,7 @@ impl<'scope> Scope<'scope, '_> {
         spawned(self.spawn_named(f, None, None, Location::caller()))
     }
 
+    #[track_caller]
     fn spawn_named<F, T>(
         &'scope self,
         f: F,

@@ -79,6 +79,7 @@ impl Instant {
     ///
     /// # Panics
     /// Outside an execution.
+    #[track_caller]
     pub fn now() -> Instant {
         Instant::at(runtime::with(|ex| ex.now))
     }
@@ -110,6 +111,7 @@ impl Instant {
     }
 
     /// The virtual time that has passed since `self`.
+    #[track_caller]
     pub fn elapsed(&self) -> Duration {
         Instant::now().saturating_duration_since(*self)
     }
@@ -187,6 +189,7 @@ impl Sub<Instant> for Instant {
 ///
 /// # Panics
 /// Outside an execution.
+#[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
     let deadline = runtime::with(|ex| ex.deadline_after(duration));
     sleep_until(Instant::at(deadline))
@@ -216,6 +219,7 @@ impl Sleep {
     }
 
     /// Whether the clock has reached its deadline.
+    #[track_caller]
     pub fn is_elapsed(&self) -> bool {
         runtime::with(|ex| ex.now >= self.deadline.on_clock())
     }
@@ -297,6 +301,7 @@ impl std::error::Error for Elapsed {}
 ///
 /// # Panics
 /// Outside an execution.
+#[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
     Timeout {
         future: future.into_future(),

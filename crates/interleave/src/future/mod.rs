@@ -114,6 +114,7 @@ struct TaskWaker {
 
 impl TaskWaker {
     /// The waker of the running thread's task, which parks at `site` while it is pending.
+    #[track_caller]
     fn for_current_thread(site: &'static Location<'static>) -> TaskWaker {
         let (execution, foreign) = runtime::with(|ex| (ex.tag, ex.foreign.clone()));
         let waker = Waker::from(Arc::new(ThreadWaker {
@@ -182,6 +183,7 @@ fn poll_again() {
 
 /// A scheduling point at `site`: every poll of this module's futures is one, so a task
 /// switch can happen at every `.await` on them.
+#[track_caller]
 pub(crate) fn poll_point(site: &'static Location<'static>) {
     runtime::switch(Op::new(OpKind::Poll, NO_OBJECT), site);
 }
@@ -275,6 +277,7 @@ where
 
 /// Spawns a task spawned at `site`. Nothing here needs `Send`: every task of an execution runs
 /// on the OS thread of the execution (see [`spawn_local`]).
+#[track_caller]
 fn spawn_at<F>(future: F, site: &'static Location<'static>) -> JoinHandle<F::Output>
 where
     F: Future + 'static,

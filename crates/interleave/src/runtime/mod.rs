@@ -806,6 +806,7 @@ impl Drop for Borrow<'_> {
 /// `interleave::check` or its siblings), or re-entered from inside `f` (a strategy called into
 /// the runtime).
 #[inline(always)]
+#[track_caller]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     with_in_data_step(|ex| {
         ex.enabled_fresh = false;
@@ -821,6 +822,7 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
 /// # Panics
 /// As [`with`].
 #[inline(always)]
+#[track_caller]
 pub(crate) fn with_in_data_step<R>(f: impl FnOnce(&mut Execution) -> R) -> R {
     // The thread-local is reached with a closure too small not to inline: with `f` inside it,
     // `LocalKey::with` grew past the inliner's limit and every primitive paid a call.
@@ -868,6 +870,7 @@ pub(crate) unsafe fn with_announced<R>(f: impl FnOnce(&mut Execution) -> R) -> R
 }
 
 #[cold]
+#[track_caller]
 fn outside_execution() -> ! {
     panic!(
         "an interleave primitive was used outside an interleave execution: run the code \
@@ -876,6 +879,7 @@ fn outside_execution() -> ! {
 }
 
 #[cold]
+#[track_caller]
 fn reentered() -> ! {
     panic!(
         "the interleave runtime was re-entered: a strategy must not call interleave's primitives"

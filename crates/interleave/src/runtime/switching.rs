@@ -15,6 +15,7 @@ use super::*;
 /// suspension is mispredicted (the return-stack buffer holds the other stack's addresses),
 /// which measured at about 25 ns per switch before inlining.
 #[inline(always)]
+#[track_caller]
 pub(crate) fn switch(op: Op, site: Site) {
     let decision = with_in_data_step(|ex| ex.announce(op, site));
     suspend(decision);
@@ -90,6 +91,7 @@ impl Switched {
 /// Registers `handle` (on first use in this execution) and announces `op` on it at `site`:
 /// the choke point ([`switch`]) for operations on an object.
 #[inline(always)]
+#[track_caller]
 pub(crate) fn switch_on(
     handle: &ObjectHandle,
     object: ObjectKind,

@@ -63,6 +63,7 @@ fn failed_exchange(failure: Ordering) {
 /// tells the model what it read and, when `outcome` says it wrote, what it wrote, with the
 /// ordering `outcome` gives (a failed `compare_exchange` is a load with its failure ordering).
 #[inline(always)]
+#[track_caller]
 fn read_modify_write<R>(
     handle: &ObjectHandle,
     order: Ordering,
@@ -321,6 +322,7 @@ macro_rules! atomic_common {
         /// [`load`](Self::load) recorded at `site`: for primitives built on atomics, which
         /// report the user's line.
         #[inline]
+        #[track_caller]
         pub(crate) fn load_at(&self, order: Ordering, site: Site) -> $t {
             check_load(order);
             let switched = runtime::switch_on(

@@ -42,6 +42,7 @@ impl Condvar {
 
     /// Waits for a notification, or until the virtual clock reaches `deadline` if there is one;
     /// returns whether it timed out.
+    #[track_caller]
     fn wait_inner<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
@@ -161,6 +162,7 @@ impl Condvar {
         Ok((guard, WaitTimeoutResult(false)))
     }
 
+    #[track_caller]
     fn notify(&self, all: bool, site: Site) {
         let cv = if all {
             runtime::switch_on(&self.handle, ObjectKind::Condvar, op_on!(NotifyAll), site)

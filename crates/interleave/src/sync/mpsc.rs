@@ -56,6 +56,7 @@ unsafe impl<T: Send> Send for Channel<T> {}
 unsafe impl<T: Send> Sync for Channel<T> {}
 
 impl<T> Channel<T> {
+    #[track_caller]
     fn new(capacity: Option<usize>, site: Site) -> Arc<Channel<T>> {
         let channel = Arc::new(Channel {
             handle: ObjectHandle::new(site),
@@ -78,11 +79,13 @@ impl<T> Channel<T> {
         channel
     }
 
+    #[track_caller]
     fn schedule(&self, kind: OpKind, timed: bool, site: Site) -> ObjIdx {
         self.schedule_with(kind, 0, timed, site)
     }
 
     /// Schedules a step whose pending operation carries `arg` ([`COMMUTES`] or 0).
+    #[track_caller]
     fn schedule_with(&self, kind: OpKind, arg: u32, timed: bool, site: Site) -> ObjIdx {
         runtime::switch_on(
             &self.handle,
@@ -188,6 +191,7 @@ impl<T> Channel<T> {
         }
     }
 
+    #[track_caller]
     fn send_blocking(&self, value: T, site: Site) -> Result<(), SendError<T>> {
         let commutes = if self.capacity.is_none() { COMMUTES } else { 0 };
         let idx = self.schedule_with(OpKind::Send, commutes, false, site);
@@ -452,6 +456,7 @@ impl<T> Receiver<T> {
     }
 
     /// [`Receiver::recv`] as called at `site`.
+    #[track_caller]
     fn recv_at(&self, site: Site) -> Result<T, RecvError> {
         let idx = self.channel.schedule(OpKind::Recv, false, site);
         runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|_| RecvError)
@@ -464,6 +469,7 @@ impl<T> Receiver<T> {
     }
 
     /// [`Receiver::try_recv`] as called at `site`.
+    #[track_caller]
     fn try_recv_at(&self, site: Site) -> Result<T, TryRecvError> {
         let idx = self.channel.schedule(OpKind::Poll, false, site);
         runtime::with(|ex| self.channel.pop(ex, idx)).map_err(|disconnected| {

@@ -86,6 +86,7 @@ impl<T: ?Sized> Mutex<T> {
 
     /// [`lock`](Mutex::lock) recorded at `site`: for primitives built on this one, which
     /// report their caller's line.
+    #[track_caller]
     pub(crate) fn lock_at(&self, site: Site) -> MutexGuard<'_, T> {
         let idx = runtime::switch_on(&self.handle, ObjectKind::Mutex, op_on!(Lock), site).index();
         self.guard(idx, site)
@@ -95,6 +96,7 @@ impl<T: ?Sized> Mutex<T> {
     /// call of the primitive) and shown in reports as the user's `operation` (`lock`,
     /// `notify_one`): the lock is the primitive's implementation, the operation is what the
     /// user's code did.
+    #[track_caller]
     pub(crate) fn lock_as(&self, site: Site, operation: &'static str) -> MutexGuard<'_, T> {
         let guard = self.lock_at(site);
         runtime::with(|ex| ex.show_last_step_as(operation));

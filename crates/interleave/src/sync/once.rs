@@ -90,6 +90,7 @@ impl Once {
 
     /// Runs `f` unless an initialiser completed. A poisoned `Once` panics, as std's
     /// `call_once` does, unless `force` (`call_once_force`, `OnceLock`).
+    #[track_caller]
     fn run(&self, f: impl FnOnce(&OnceState), site: Site, force: bool) {
         let idx =
             runtime::switch_on(&self.handle, ObjectKind::Once, op_on!(OnceEnter), site).index();
@@ -177,6 +178,7 @@ impl Once {
 
     /// Waits as the `OnceEnter` argument `how` says, then acquires the completion, or panics
     /// when the wait ended by a poison (`ONCE_WAIT` only).
+    #[track_caller]
     fn wait_for_completion(&self, how: u32, site: Site) {
         let idx = runtime::switch_on(&self.handle, ObjectKind::Once, op_on!(OnceEnter, how), site)
             .index();
@@ -271,6 +273,7 @@ impl<T> OnceLock<T> {
         self.init(f, Location::caller())
     }
 
+    #[track_caller]
     fn init(&self, f: impl FnOnce() -> T, site: Site) -> &T {
         // std's `OnceLock` ignores the poison of an initialiser that panicked: the cell stays
         // empty and the next caller initialises it.

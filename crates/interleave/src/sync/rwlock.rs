@@ -62,6 +62,7 @@ fn can_take(ex: &Execution, idx: ObjIdx, write: bool) -> bool {
 }
 
 /// Releases the lock; the runtime records the release when it records the step.
+#[track_caller]
 fn give(lock: &ObjectHandle, site: Site) {
     runtime::switch_on(lock, ObjectKind::RwLock, op_on!(RwUnlock), site);
 }
@@ -114,6 +115,7 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     /// Takes the lock if it is free: its index in the execution and whether it is poisoned.
+    #[track_caller]
     fn try_take(&self, write: bool, site: Site) -> Option<(ObjIdx, bool)> {
         let idx =
             runtime::switch_on(&self.handle, ObjectKind::RwLock, op_on!(TryRwLock), site).index();

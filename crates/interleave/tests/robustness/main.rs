@@ -4,6 +4,7 @@
 //! (`probe::Probe`), so the suite survives them and asserts on what the child printed.
 
 mod bad_input;
+mod misuse;
 mod probe;
 mod stacks;
 mod statics;

@@ -50,6 +50,7 @@ impl Notify {
         self.notify_one_at(Location::caller());
     }
 
+    #[track_caller]
     fn notify_one_at(&self, site: Site) {
         let woken = {
             let mut state = self.state.lock_as(site, "notify_one");

@@ -156,6 +156,7 @@ impl<T: ?Sized> RwLock<T> {
         Ok(RwLockWriteGuard { lock: self, site })
     }
 
+    #[track_caller]
     fn try_take(&self, access: Access, site: Site) -> Result<(), TryLockError> {
         let operation = match access {
             Access::Read => "try_read",
@@ -169,6 +170,7 @@ impl<T: ?Sized> RwLock<T> {
         Ok(())
     }
 
+    #[track_caller]
     fn release(&self, access: Access, site: Site) {
         let woken = {
             let operation = match access {

@@ -90,6 +90,7 @@ impl Semaphore {
         self.add_permits_at(permits, Location::caller(), "add_permits");
     }
 
+    #[track_caller]
     fn add_permits_at(&self, permits: usize, site: Site, operation: &'static str) {
         let woken = {
             let mut state = self.state.lock_as(site, operation);

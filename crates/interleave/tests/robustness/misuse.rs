@@ -1,0 +1,95 @@
+//! Primitives used outside an execution (a test that forgot `interleave::check`): the panic
+//! says what to do and points at the line of the test that made the call, not into the runtime,
+//! so the message std prints is enough to find it.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::time::Duration;
+
+use interleave::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use interleave::sync::{mpsc, Barrier, Condvar, Mutex, Once, RwLock};
+use interleave::{cell, future, rand, thread, time};
+
+use crate::probe::Probe;
+
+/// A named call with the line it is on (`line!()` in a macro is its invocation's line).
+macro_rules! call {
+    ($name:literal, $call:expr) => {
+        (
+            $name,
+            line!(),
+            Box::new(|| {
+                let _ = $call;
+            }) as Box<dyn Fn()>,
+        )
+    };
+}
+
+/// One call of each kind of primitive.
+fn calls() -> Vec<(&'static str, u32, Box<dyn Fn()>)> {
+    vec![
+        call!("lock", Mutex::new(0).lock()),
+        call!("read", RwLock::new(0).read()),
+        call!("rmw", AtomicUsize::new(0).fetch_add(1, Ordering::SeqCst)),
+        call!("load", AtomicBool::new(false).load(Ordering::Acquire)),
+        call!("notify_one", Condvar::new().notify_one()),
+        call!("barrier", Barrier::new(1).wait()),
+        call!("once", Once::new().call_once(|| ())),
+        call!("send", mpsc::channel::<u8>().0.send(1)),
+        call!("spawn", thread::spawn(|| ())),
+        call!("current", thread::current()),
+        call!("sleep", thread::sleep(Duration::from_millis(1))),
+        call!("now", time::Instant::now()),
+        call!("cell", cell::UnsafeCell::new(0).with(|_| ())),
+        call!("rand", rand::random_bool()),
+        call!("block_on", future::block_on(async {})),
+    ]
+}
+
+#[test]
+fn a_primitive_used_outside_an_execution_panics_at_the_callers_line() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_primitive_used_outside_an_execution_panics_at_the_callers_line",
+    );
+    let outcome = probe.run(|| {
+        panic::set_hook(Box::new(|info| {
+            if let Some(location) = info.location() {
+                println!("at {}:{}", location.file(), location.line());
+            }
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+            println!("message {}", message.unwrap_or_default());
+        }));
+        for (name, _, call) in calls() {
+            println!("call {name}");
+            assert!(
+                panic::catch_unwind(AssertUnwindSafe(call)).is_err(),
+                "{name}"
+            );
+        }
+    });
+    let Some(outcome) = outcome else { return };
+    assert_eq!(outcome.code, Some(0), "{outcome:?}");
+    let output = outcome.output();
+    for (name, line, _) in calls() {
+        let reported = output
+            .split(&format!("call {name}\n"))
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .unwrap_or_default();
+        assert_eq!(
+            reported,
+            format!("at {}:{line}", file!()),
+            "{name}: {output}"
+        );
+    }
+    assert!(
+        output.contains(
+            "used outside an interleave execution: run the code inside interleave::check"
+        ),
+        "{output}"
+    );
+}
