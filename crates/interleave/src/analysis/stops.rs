@@ -413,14 +413,35 @@ fn step_bound(ex: &Scene<'_>) -> String {
              interleave::hint::spin_loop() or interleave::thread::yield_now() there\n",
         );
     }
+    let most_yields = unfinished().map(|slot| slot.yields).max().unwrap_or(0);
+    if !ex.stopped.at_end && !ex.stopped.threads[0].finished && most_yields >= MANY_YIELDS {
+        // A loop that yields this often is no loop the strategies favour: advice to yield
+        // would not apply.
+        let _ = write!(
+            out,
+            "  a thread has yielded {most_yields} times: its loop yields, and what it waits \
+             for did not come in this schedule: another thread that should act is blocked or \
+             finished (joining the spinner, say: a deadlock through a spin), an update it waits \
+             for was lost, or the threads keep losing a race to each other (a spin lock taken \
+             again and again in a loop), which a search with a bound on preemptions \
+             (dfs:c=2, dpor:c=2) leaves out; if the program really needs more steps, raise \
+             Builder::max_steps or INTERLEAVE_MAX_STEPS"
+        );
+        return out;
+    }
     out.push_str(
         "  a thread that waits in a loop for another thread should call \
-         interleave::thread::yield_now() (or interleave::hint::spin_loop()) in the loop, so \
-         strategies stop favouring it; if the program really needs more steps, raise \
-         Builder::max_steps or INTERLEAVE_MAX_STEPS",
+         interleave::thread::yield_now() (or interleave::hint::spin_loop()) in the loop, and a \
+         task interleave::future::yield_now().await, so strategies stop favouring it; if the \
+         program really needs more steps, raise Builder::max_steps or INTERLEAVE_MAX_STEPS",
     );
     out
 }
+
+/// The yields after which a thread at the step bound counts as one whose loop yields: a
+/// strategy's yield rule lets the others run at each, so such a loop spins because what it
+/// waits for does not come, not because it is favoured.
+const MANY_YIELDS: u32 = 100;
 
 /// Explains why the schedule's choice cannot run (a replay that diverged from its program).
 /// Steps are numbered from 1, as in the interleaving.
@@ -465,8 +486,9 @@ fn not_enabled(ex: &Scene<'_>, chosen: usize) -> String {
     };
     format!(
         "{what}. The program no longer performs the operations recorded in the schedule (it \
-         changed, or it depends on something the scheduler does not control: std::sync \
-         primitives, HashMap iteration order, the clock, real I/O)"
+         changed since the schedule was recorded, or it depends on something the scheduler \
+         does not control: std::sync primitives, HashMap iteration order (iterate a BTreeMap \
+         or a Vec instead), the clock, real I/O)"
     )
 }
 

@@ -103,14 +103,17 @@ pub(super) fn rerun_difference(run: &Run<'_>, first: &Recording) -> Option<Strin
             "the program behaved differently when re-run under the same schedule: \
              {difference}.{second_failure}{kept}\n\
              It depends on something interleave does not control: std::sync or std::thread used \
-             directly, HashMap/HashSet iteration order (RandomState), memory addresses \
-             (comparing or hashing pointers, as when two locks are taken in address order), the \
-             clock, randomness outside interleave::rand, or state kept in statics between \
-             executions. interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one \
-             to check this; a test that depends on one of these on purpose (a std static \
-             counting runs, locks ordered by address) can turn the check off with \
+             directly, HashMap/HashSet iteration order (RandomState: iterate a BTreeMap, a Vec, \
+             or a HashMap built with a fixed hasher such as \
+             `BuildHasherDefault<DefaultHasher>` instead), memory addresses (comparing or \
+             hashing pointers, as when two locks are taken in address order), the clock, \
+             randomness outside interleave::rand, or state kept in statics between executions. \
+             interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check \
+             this; a test that depends on one of these on purpose (a std static counting runs, \
+             locks ordered by address) can turn the check off with \
              `Builder::check_determinism(false)`, and its replay tokens may then not reproduce \
-             what they recorded."
+             what they recorded; `dfs` and `dpor` replay the start of each schedule, so they \
+             need the program to be deterministic even then."
         )
     })
 }

@@ -72,6 +72,9 @@ pub(super) struct Findings {
     /// What the program declared, when the strategy asked for the trace.
     pub(super) declarations: Option<Declarations>,
     pub(super) violations: Vec<AtomicityViolation>,
+    /// A failure other than a deadlock stopped it while a thread had not finished: the steps
+    /// that thread had left never ran (see [`Outcome::cut_short`]).
+    pub(super) cut_short: bool,
 }
 
 impl Findings {
@@ -443,6 +446,7 @@ pub(super) fn outcome_of(summary: &Summary) -> Outcome<'_> {
         feedback: findings.and_then(|f| f.feedback.as_deref()),
         declarations: findings.and_then(|f| f.declarations.as_ref()),
         violations: findings.map_or(0, |f| f.violations.len()),
+        cut_short: findings.is_some_and(|f| f.cut_short),
     }
 }
 
@@ -651,6 +655,7 @@ pub(super) fn run_one(
         stopped: ex.stopped,
         outlived_objects: ex.outlived_objects,
         findings: Findings {
+            cut_short: ex.cut_short(),
             trace: events.filter(|_| keep_trace),
             states,
             feedback: ex.feedback.take(),

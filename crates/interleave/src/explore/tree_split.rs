@@ -938,6 +938,7 @@ mod tests {
             feedback,
             declarations: None,
             violations: 0,
+            cut_short: ex.cut_short(),
         }
     }
 

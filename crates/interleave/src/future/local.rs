@@ -11,6 +11,12 @@ use super::JoinHandle;
 /// coroutine on the one OS thread that runs the execution, and none outlives it: the future
 /// never leaves the OS thread it was created on.
 ///
+/// The task is still a thread of its own, scheduled independently of its spawner, as a task of
+/// a multi-threaded runtime is: it is not co-scheduled with the other tasks of one executor
+/// thread. So a blocking call in one local task (a sync lock held by another across an
+/// `.await`) blocks only that task here, where on tokio's current-thread runtime or in a
+/// `LocalSet` it would block every task of the executor.
+///
 /// ```
 /// use std::rc::Rc;
 /// use interleave::future;

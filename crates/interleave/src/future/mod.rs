@@ -88,7 +88,24 @@ impl Wake for ThreadWaker {
             Some(tag) if tag == self.execution => {
                 let site = runtime::with(|ex| {
                     let me = ex.me();
-                    ex.threads[me].pending_site
+                    // A task that wakes its own waker during its poll and returns `Pending`
+                    // asks to be polled again after the others: the hand-written yield of
+                    // futures-lite and async-std, and every "poll me again" busy-poll. The
+                    // priority strategies count it as a yield (they demote a thread at its
+                    // yields), so a task waiting that way for a task of lower priority lets it
+                    // run instead of polling for ever. Between polls only the runtime runs,
+                    // and it never wakes the thread's own task waker (`fire_due_timers`), so
+                    // a wake of it is one during the poll. It is no yield step: the searches'
+                    // yield rule would hold the task back, and re-polling a woken task before
+                    // the others run is something an executor does.
+                    let slot = &mut ex.threads[me];
+                    // (`future::yield_now` has yielded just before its wake.)
+                    if Arc::as_ptr(self) as usize == slot.task_waker
+                        && slot.pending.kind != OpKind::Yield
+                    {
+                        slot.yields += 1;
+                    }
+                    slot.pending_site
                 });
                 self.thread.unpark_at(site);
             }

@@ -23,8 +23,9 @@ use crate::analysis::stops::plural;
 use crate::analysis::thread_label;
 use crate::config::ENV_FULL_REPORT;
 use crate::runtime::memory::{StaleRead, INITIAL_VALUE};
-use crate::runtime::op::{ObjIdx, OpKind, ShortSite, Site, FAILED_EXCHANGE, NO_OBJECT};
-use crate::runtime::{Awaited, FailureKind, Handover, Recording};
+use crate::runtime::op::{ObjIdx, ObjectKind, OpKind, ShortSite, Site, FAILED_EXCHANGE, NO_OBJECT};
+
+use crate::runtime::{Awaited, ChannelStep, FailureKind, Handover, Recording};
 
 /// Rows kept from the end of a long interleaving (rows of steps the failure is about come on
 /// top).
@@ -177,7 +178,15 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
         match *row {
             Row::Step(i) if events[i].thread as usize == t => {
                 let e = &events[i];
-                describe(&step_operation(ex, i), e.object, e.site)
+                match channel_operation(ex, i) {
+                    // A drop has no site of its own: the one recorded is the channel's, which
+                    // the legend gives.
+                    Some(drop @ ("drop sender" | "drop receiver")) => {
+                        format!("{drop} {}", name(e.object))
+                    }
+                    Some(operation) => describe(operation, e.object, e.site),
+                    None => describe(&step_operation(ex, i), e.object, e.site),
+                }
             }
             Row::Pending if waits_next(t) => {
                 let slot = &ex.threads[t];
@@ -357,6 +366,24 @@ fn step_operation(ex: &Recording, step: usize) -> String {
         Ok(index) => labels[index].operation.to_string(),
         Err(_) => "poll".to_string(),
     }
+}
+
+/// What step `step` did when it is one of a channel's steps that are not a blocking send or
+/// receive (recorded as polls): a `try_send`, a `try_recv`, or the drop of the last sender or
+/// of the receiver; `None` for every other step.
+fn channel_operation(ex: &Recording, step: usize) -> Option<&'static str> {
+    let event = &ex.events[step];
+    if event.kind != OpKind::Poll || ex.object(event.object)?.kind != ObjectKind::Channel {
+        return None;
+    }
+    Some(match ChannelStep::decode(event.arg) {
+        Some(ChannelStep::Received { .. } | ChannelStep::FoundNone { .. }) => "try_recv",
+        Some(ChannelStep::SenderDropped) => "drop sender",
+        Some(ChannelStep::ReceiverDropped) => "drop receiver",
+        // A message sent or offered, or a `try_send` that found the channel full or
+        // disconnected, which the channel does not describe.
+        Some(ChannelStep::Sent { .. } | ChannelStep::Offered { .. }) | None => "try_send",
+    })
 }
 
 /// For a stale read, the reader's latest atomic load (or read-modify-write) after the missed

@@ -52,7 +52,10 @@ pub enum TokenError {
     )]
     UnsupportedVersion(u32),
     /// The body is not valid base64.
-    #[error("the replay token is corrupted: {0}")]
+    #[error(
+        "the replay token is corrupted: it has a character or an end that no token has ({0}); \
+         copy the whole token again"
+    )]
     Encoding(String),
     /// The body decoded but its checksum does not match: the token was truncated or edited.
     #[error("the replay token is corrupted: its checksum does not match (was it truncated when copied?)")]

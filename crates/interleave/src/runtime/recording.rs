@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::annotations::Annotations;
-use super::failure::FailureInfo;
+use super::failure::{FailureInfo, FailureKind};
 use super::memory::StaleRead;
 use super::op::{ordering_of_code, ObjectId, Op, OpKind, Site, NO_OBJECT};
 use super::{Execution, Limits};
@@ -248,6 +248,15 @@ impl Recording {
         self.limits = limits;
     }
 
+    /// Whether a failure other than a deadlock stopped the execution while some thread had not
+    /// finished, so that the steps it had left never ran (`Outcome::cut_short`).
+    pub(crate) fn cut_short(&self) -> bool {
+        self.failure
+            .as_ref()
+            .is_some_and(|info| info.kind != FailureKind::Deadlock)
+            && self.threads.iter().any(|thread| !thread.finished)
+    }
+
     /// The number of steps executed.
     pub fn steps(&self) -> u64 {
         self.events.len() as u64
@@ -419,8 +428,10 @@ pub enum ChannelStep {
         /// The number the next message would have had.
         ticket: u32,
     },
-    /// Dropped a sender.
+    /// Dropped the last sender (the drops of the others are no steps).
     SenderDropped,
+    /// Dropped the receiver while a sender was alive.
+    ReceiverDropped,
     /// Offered a message on a rendezvous channel (`SyncSender::try_send` on a channel of
     /// capacity 0), which a receiver takes only if it already waits in a receive: so the outcome
     /// depends on whether a receiving thread has reached its receive, not only on the
@@ -449,12 +460,13 @@ impl ChannelStep {
             ChannelStep::FoundNone { ticket } => (4, ticket),
             ChannelStep::SenderDropped => (5, 0),
             ChannelStep::Offered { taken } => (6, u32::from(taken)),
+            ChannelStep::ReceiverDropped => (7, 0),
         };
         class << 29 | ticket & Self::TICKET
     }
 
     /// The description encoded by [`ChannelStep::encode`], if any.
-    fn decode(arg: u32) -> Option<ChannelStep> {
+    pub(crate) fn decode(arg: u32) -> Option<ChannelStep> {
         let ticket = arg & Self::TICKET;
         Some(match arg >> 29 {
             1 => ChannelStep::Sent {
@@ -469,6 +481,7 @@ impl ChannelStep {
             4 => ChannelStep::FoundNone { ticket },
             5 => ChannelStep::SenderDropped,
             6 => ChannelStep::Offered { taken: ticket != 0 },
+            7 => ChannelStep::ReceiverDropped,
             _ => return None,
         })
     }

@@ -740,6 +740,11 @@ impl Tree {
         false
     }
 
+    /// Whether every option of the tree has been tried.
+    pub(super) fn finished(&self) -> bool {
+        self.finished
+    }
+
     /// The report lines both searches share.
     pub(super) fn stats(&self) -> Vec<(String, String)> {
         let mut stats = vec![

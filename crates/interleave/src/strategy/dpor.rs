@@ -75,6 +75,11 @@
 //! `interleave::rand` draws are value nodes of the tree (see `dfs.rs`): every value is tried,
 //! whatever the races; sleep sets pass through them unchanged.
 //!
+//! An execution that a failure other than a deadlock stops before every thread has finished
+//! (a panic, a data race, the step bound, with `stop_on_first_failure(false)`) ends its trace
+//! before the steps those threads had left, whose races are then never reversed: after one,
+//! the search reports that it is not exhaustive, however its tree ends.
+//!
 //! Guarantee: when it finishes, at least one schedule of every class of schedules that the
 //! yield rule allows, equivalent up to the order of independent steps, has run, for every value
 //! of every draw of at most 32 values; so every happens-before graph `dfs` reaches, every
@@ -98,6 +103,9 @@ pub struct Dpor {
     /// The analysis's state, kept from execution to execution (`dpor_clocks.rs`); a copy of
     /// the search starts without it and walks its first trace whole.
     happens_before: Reused<HappensBefore>,
+    /// The first execution a failure cut short (`Outcome::cut_short`): the races of the steps
+    /// it never ran were never reversed, so finishing the tree proves nothing.
+    cut_short: Option<u64>,
 }
 
 impl Default for Dpor {
@@ -113,6 +121,7 @@ impl Dpor {
             tree: Tree::with_sleep_sets(),
             races: 0,
             happens_before: Reused::default(),
+            cut_short: None,
         }
     }
 
@@ -124,6 +133,7 @@ impl Dpor {
             tree: Tree::bounded(preemptions, true),
             races: 0,
             happens_before: Reused::default(),
+            cut_short: None,
         }
     }
 
@@ -306,7 +316,10 @@ impl Strategy for Dpor {
         1
     }
 
-    fn observe(&mut self, _execution: u64, outcome: &Outcome) {
+    fn observe(&mut self, execution: u64, outcome: &Outcome) {
+        if outcome.cut_short {
+            self.cut_short.get_or_insert(execution);
+        }
         let first_new = self.tree.grow(outcome, false);
         self.analyse(outcome, first_new);
         self.tree.backtrack();
@@ -314,6 +327,17 @@ impl Strategy for Dpor {
 
     fn stats(&self) -> Vec<(String, String)> {
         let mut stats = self.tree.stats();
+        if let (Some(execution), true) = (self.cut_short, self.tree.finished()) {
+            for (name, value) in &mut stats {
+                if name == "covered" {
+                    *value = format!(
+                        "not exhaustive: a failure stopped execution {execution} before every \
+                         thread had finished, and the steps they had left never ran, so no race \
+                         of theirs was reversed (the tree of the schedules that ran is done)"
+                    );
+                }
+            }
+        }
         stats.push(("races reversed".to_string(), self.races.to_string()));
         stats
     }

@@ -95,6 +95,10 @@ pub struct Outcome<'a> {
     /// How many atomic-set serializability violations the execution produced, when executions
     /// are monitored ([`Strategy::monitors_atomic_sets`]).
     pub violations: usize,
+    /// A failure other than a deadlock (a panic, a data race, the step bound) stopped the
+    /// execution while some thread had not finished: the trace ends before the steps that
+    /// thread had left, so a search that reasons from the trace never saw them.
+    pub cut_short: bool,
 }
 
 /// A way of exploring schedules.

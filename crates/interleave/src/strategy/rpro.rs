@@ -148,6 +148,7 @@ mod tests {
             feedback: None,
             declarations: None,
             violations: 0,
+            cut_short: false,
         }
     }
 

@@ -223,6 +223,14 @@ pub enum SpecError {
         /// The parameters it takes.
         known: &'static str,
     },
+    /// A parameter is given more than once (under one name or two of its names).
+    #[error("strategy {strategy} is given its parameter {parameter:?} more than once")]
+    RepeatedParameter {
+        /// The strategy name.
+        strategy: &'static str,
+        /// The parameter, as given the second time.
+        parameter: String,
+    },
     /// A parameter value is not valid.
     #[error("invalid value {value:?} for {parameter}: {reason}")]
     BadValue {
@@ -373,19 +381,27 @@ struct Parameters<'a> {
     strategy: &'static str,
     known: &'static str,
     pairs: Vec<(&'a str, &'a str)>,
+    /// A parameter given more than once, which [`Parameters::finish`] refuses.
+    repeated: Option<&'a str>,
 }
 
 impl<'a> Parameters<'a> {
-    /// Removes every pair named by one of `names` and returns the last value given.
+    /// Removes every pair named by one of `names` and returns the last value given; a second
+    /// one is remembered for [`Parameters::finish`] to refuse.
     fn value(&mut self, names: &[&str]) -> Option<(&'a str, &'a str)> {
         let mut found = None;
+        let mut repeated = None;
         self.pairs.retain(|&(key, value)| {
             let wanted = names.contains(&key);
             if wanted {
+                if found.is_some() {
+                    repeated = Some(key);
+                }
                 found = Some((key, value));
             }
             !wanted
         });
+        self.repeated = self.repeated.or(repeated);
         found
     }
 
@@ -452,6 +468,12 @@ impl<'a> Parameters<'a> {
 
     /// Succeeds if every parameter was taken.
     fn finish(self) -> Result<(), SpecError> {
+        if let Some(parameter) = self.repeated {
+            return Err(SpecError::RepeatedParameter {
+                strategy: self.strategy,
+                parameter: parameter.to_string(),
+            });
+        }
         match self.pairs.first() {
             None => Ok(()),
             Some((key, _)) => Err(SpecError::UnknownParameter {
@@ -528,6 +550,7 @@ impl FromStr for StrategySpec {
             strategy,
             known,
             pairs,
+            repeated: None,
         };
         let yield_limit = super::priority::DEFAULT_YIELD_LIMIT;
         let spec = match strategy {
@@ -648,6 +671,14 @@ mod tests {
             "pct:r=3".parse::<StrategySpec>(),
             Err(SpecError::UnknownParameter { .. })
         ));
+        for repeated in ["pct:d=3,d=5", "pct:d=3,depth=5", "dpor:c=1,c=1"] {
+            let error = repeated.parse::<StrategySpec>().unwrap_err();
+            assert!(
+                matches!(error, SpecError::RepeatedParameter { .. }),
+                "{repeated}: {error}"
+            );
+            assert!(error.to_string().contains("more than once"), "{error}");
+        }
         assert!(matches!(
             "pct:d=0".parse::<StrategySpec>(),
             Err(SpecError::BadValue { .. })

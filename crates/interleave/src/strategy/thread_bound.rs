@@ -159,6 +159,7 @@ mod tests {
             feedback: None,
             declarations: None,
             violations: 0,
+            cut_short: false,
         };
         tb.observe(0, &outcome(4));
         // t + c = 2, n + c = 4: 3! * (ln 8 + ln 100) = 6 * 6.685 = 40.1.

@@ -282,9 +282,11 @@ impl<T> Channel<T> {
                     *receiver_alive = false;
                 }
             }
-            if sender {
-                ex.describe_channel_step(ChannelStep::SenderDropped);
-            }
+            ex.describe_channel_step(if sender {
+                ChannelStep::SenderDropped
+            } else {
+                ChannelStep::ReceiverDropped
+            });
             ex.release(idx);
         });
     }

@@ -158,6 +158,41 @@ fn a_thread_left_running_after_the_test_returned_is_named_at_the_step_bound() {
     );
 }
 
+/// A spin-wait whose flag is never raised, while the main thread joins the spinner: a deadlock
+/// through a spin. The step-bound report said to add the `yield_now` the loop already had.
+#[test]
+fn a_spinner_that_yields_is_not_told_to_yield_at_the_step_bound() {
+    let report = Builder::new()
+        .ignore_environment()
+        .max_steps(2000)
+        .executions(5)
+        .explore(|| {
+            let flag = Arc::new(AtomicBool::new(false));
+            let spinner = {
+                let flag = flag.clone();
+                thread::spawn(move || {
+                    while !flag.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                })
+            };
+            spinner.join().unwrap();
+            flag.store(true, Ordering::Release);
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("the spinner waits for ever");
+    assert_eq!(failure.kind, FailureKind::StepBound);
+    assert!(
+        failure.message.contains("its loop yields")
+            && failure.message.contains("joining the spinner")
+            && !failure
+                .message
+                .contains("should call interleave::thread::yield_now()"),
+        "{}",
+        failure.message
+    );
+}
+
 #[test]
 fn data_race_report_names_both_accesses() {
     let racy = |locked: bool| {

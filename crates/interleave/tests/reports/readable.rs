@@ -458,3 +458,46 @@ fn a_deadlocks_early_acquisitions_are_never_elided() {
         );
     }
 }
+
+/// A worker tries to receive on one channel, drops its receiver and sends on a second channel,
+/// whose sender it drops at its end; the main thread tries to send on the first and receives
+/// on the second, then fails on purpose so that the report shows every step.
+fn channel_endpoints() {
+    let (sender, receiver) = interleave::sync::mpsc::sync_channel::<u8>(1);
+    let (done, finished) = interleave::sync::mpsc::channel::<u8>();
+    let worker = thread::spawn(move || {
+        let _ = receiver.try_recv(); // try_recv
+        drop(receiver);
+        done.send(0).unwrap();
+    });
+    let _ = sender.try_send(1); // try_send
+    let _ = finished.recv();
+    worker.join().unwrap();
+    panic!("the end of the program");
+}
+
+/// A channel's steps that are no blocking send or receive are named for what they did, and a
+/// drop shows no site, since it has none of its own; they used to be shown as a `poll` at the
+/// channel's creation.
+#[test]
+fn a_channels_tries_and_drops_are_named_as_such() {
+    let report = explore("dfs", 1, channel_endpoints);
+    let text = failure_text(&report);
+    let table = text
+        .lines()
+        .skip_while(|line| !line.starts_with("interleaving"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    legend_line(&text, "Channel1");
+    legend_line(&text, "Channel2");
+    let at = |marker| format!("@reports/readable.rs:{}:", line_of(marker));
+    for expected in [
+        format!("try_recv Channel1 {}", at("try_recv")),
+        format!("try_send Channel1 {}", at("try_send")),
+        "drop receiver Channel1".to_string(),
+        "drop sender Channel2".to_string(),
+    ] {
+        assert!(table.contains(&expected), "{expected:?} in\n{text}");
+    }
+    assert!(!table.contains("poll"), "{text}");
+}

@@ -232,7 +232,7 @@ fn a_divergence_report() {
         expect![[r#"
             interleave found a replay divergence in execution 0 (strategy replay, seed 0):
 
-              the replayed execution's operations first differed from the recording between steps 1 and 4 (a token keeps one fingerprint per 64 steps, so it tells no closer); then the schedule became impossible at step 4: it runs thread 1 next, but thread 1 does not exist (the program created 1 thread by then). The program no longer performs the operations recorded in the schedule (it changed, or it depends on something the scheduler does not control: std::sync primitives, HashMap iteration order, the clock, real I/O)
+              the replayed execution's operations first differed from the recording between steps 1 and 4 (a token keeps one fingerprint per 64 steps, so it tells no closer); then the schedule became impossible at step 4: it runs thread 1 next, but thread 1 does not exist (the program created 1 thread by then). The program no longer performs the operations recorded in the schedule (it changed since the schedule was recorded, or it depends on something the scheduler does not control: std::sync primitives, HashMap iteration order (iterate a BTreeMap or a Vec instead), the clock, real I/O)
               The recorded execution in the test `report_snapshots::a_divergence_report` failed (deadlock): deadlock: no thread can run
 
             interleaving (3 steps):
@@ -256,7 +256,7 @@ fn a_nondeterminism_report() {
             interleave found an uncontrolled nondeterminism in execution 0 (strategy random, seed 0):
 
               the program behaved differently when re-run under the same schedule: the first run took 3 steps and the second 1.
-              It depends on something interleave does not control: std::sync or std::thread used directly, HashMap/HashSet iteration order (RandomState), memory addresses (comparing or hashing pointers, as when two locks are taken in address order), the clock, randomness outside interleave::rand, or state kept in statics between executions. interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check this; a test that depends on one of these on purpose (a std static counting runs, locks ordered by address) can turn the check off with `Builder::check_determinism(false)`, and its replay tokens may then not reproduce what they recorded.
+              It depends on something interleave does not control: std::sync or std::thread used directly, HashMap/HashSet iteration order (RandomState: iterate a BTreeMap, a Vec, or a HashMap built with a fixed hasher such as `BuildHasherDefault<DefaultHasher>` instead), memory addresses (comparing or hashing pointers, as when two locks are taken in address order), the clock, randomness outside interleave::rand, or state kept in statics between executions. interleave re-runs executions 0, 1, 2, 4, 8, ... and every failing one to check this; a test that depends on one of these on purpose (a std static counting runs, locks ordered by address) can turn the check off with `Builder::check_determinism(false)`, and its replay tokens may then not reproduce what they recorded; `dfs` and `dpor` replay the start of each schedule, so they need the program to be deterministic even then.
 
             interleaving (3 steps):
               T0 = thread 0 (main)

@@ -24,8 +24,11 @@ macro_rules! call {
     };
 }
 
+/// A call's name, its line and the call.
+type Call = (&'static str, u32, Box<dyn Fn()>);
+
 /// One call of each kind of primitive.
-fn calls() -> Vec<(&'static str, u32, Box<dyn Fn()>)> {
+fn calls() -> Vec<Call> {
     vec![
         call!("lock", Mutex::new(0).lock()),
         call!("read", RwLock::new(0).read()),

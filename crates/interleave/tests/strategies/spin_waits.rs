@@ -183,3 +183,109 @@ fn priority_strategies_find_a_sleeper_that_runs_to_completion_first() {
         assert!(fixed.is_ok(), "{spec}: {fixed}");
     }
 }
+
+/// A future that asks to be polled again once: its first poll wakes its own waker and returns
+/// `Pending` (futures-lite's and async-std's `yield_now`).
+struct PollAgain(bool);
+
+impl std::future::Future for PollAgain {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        context.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// The main task waits for a flag that a spawned task raises after publishing a value, by
+/// polling a `poll_fn` that wakes itself while the flag is down (`hand_written`) or with
+/// [`PollAgain`] in a loop, then checks the value. With `relaxed`, the task publishes both
+/// with `Relaxed` stores, so the check may fail.
+fn self_waking_wait(hand_written: bool, relaxed: bool) {
+    use interleave::future;
+    use std::task::Poll;
+    future::block_on(async {
+        let (ready, data) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicU64::new(0)),
+        );
+        let publisher = {
+            let (ready, data) = (ready.clone(), data.clone());
+            let raise = if relaxed {
+                Ordering::Relaxed
+            } else {
+                Ordering::Release
+            };
+            future::spawn(async move {
+                data.store(1, Ordering::Relaxed);
+                ready.store(true, raise);
+            })
+        };
+        let seen = if relaxed {
+            Ordering::Relaxed
+        } else {
+            Ordering::Acquire
+        };
+        if hand_written {
+            std::future::poll_fn(|context| {
+                if ready.load(seen) {
+                    return Poll::Ready(());
+                }
+                context.waker().wake_by_ref();
+                Poll::Pending
+            })
+            .await;
+        } else {
+            while !ready.load(seen) {
+                PollAgain(false).await;
+            }
+        }
+        assert_eq!(
+            data.load(Ordering::Relaxed),
+            1,
+            "the value was not published"
+        );
+        publisher.await.unwrap();
+    });
+}
+
+/// A task that wakes itself during its poll and returns `Pending` asks to be polled after the
+/// others (futures-lite's `yield_now`): the priority strategies count the wake as a yield and
+/// demote the task, so a task that waits that way for one of lower priority lets it run, within
+/// a small step bound, and the default strategy passes. It used to poll for ever: `auto`
+/// reported a livelock (its PCT member, at execution 93 of a newcomer's test). The twin that
+/// publishes with `Relaxed` is found.
+#[test]
+fn a_task_that_wakes_itself_yields_to_the_priority_strategies() {
+    for &spec in PRIORITY_STRATEGIES.iter().chain(&["auto"]) {
+        for hand_written in [true, false] {
+            let what = format!("{spec}, hand-written {hand_written}");
+            let mut builder = helpers::builder(spec).executions(2_000);
+            if spec != "auto" {
+                builder = builder.max_steps(MAX_STEPS);
+            }
+            let report = builder
+                .explore(move || self_waking_wait(hand_written, false))
+                .unwrap();
+            assert!(report.first_failure().is_none(), "{what}: {report}");
+            println!("{what}: {} executions", report.executions);
+        }
+    }
+    for spec in ["auto", "pct:d=3"] {
+        let report = helpers::builder(spec)
+            .executions(2_000)
+            .explore(|| self_waking_wait(true, true))
+            .unwrap();
+        let failure = report.first_failure().expect("the relaxed twin fails");
+        assert!(
+            failure.message.contains("the value was not published"),
+            "{spec}: {failure}"
+        );
+    }
+}

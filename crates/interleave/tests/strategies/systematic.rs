@@ -1317,3 +1317,50 @@ fn exhaustive_searches_never_switch_just_before_a_plain_access_yet_reach_every_g
         );
     }
 }
+
+/// The main thread spins on a flag, yielding or not (then the step bound stops every schedule
+/// that runs it first), while a worker raises the flag.
+fn spin_on_a_flag(yielding: bool) {
+    let flag = Arc::new(AtomicBool::new(false));
+    let worker = {
+        let flag = flag.clone();
+        thread::spawn(move || flag.store(true, Ordering::Release))
+    };
+    while !flag.load(Ordering::Acquire) {
+        if yielding {
+            thread::yield_now();
+        }
+    }
+    worker.join().unwrap();
+}
+
+/// An execution that a failure stops before every thread has finished shows `dpor` none of
+/// the steps those threads had left, so it reverses none of their races: going on after such
+/// failures, it must not claim to have covered the search space (it used to, after the one
+/// execution that spun into the step bound, whose worker never ran). The same program with a
+/// yield in its loop is covered.
+#[test]
+fn dpor_claims_no_coverage_after_an_execution_a_failure_cut_short() {
+    for spec in ["dpor", "dpor:c=2"] {
+        let explore = |yielding| {
+            helpers::builder(spec)
+                .executions(1_000)
+                .max_steps(100)
+                .stop_on_first_failure(false)
+                .explore(move || spin_on_a_flag(yielding))
+                .unwrap()
+        };
+        let report = explore(false);
+        let covered = stat(&report, "covered");
+        assert!(
+            covered.starts_with("not exhaustive: a failure stopped execution 0"),
+            "{spec}: {report}"
+        );
+        let report = explore(true);
+        assert!(report.is_ok(), "{spec}: {report}");
+        assert!(
+            !stat(&report, "covered").starts_with("not exhaustive"),
+            "{spec}: {report}"
+        );
+    }
+}
