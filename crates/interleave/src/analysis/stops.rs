@@ -287,9 +287,10 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
                         format!("{what} (awaited at {})", ShortSite(site))
                     }
                     Awaited::Primitive(what, None) => what.to_string(),
-                    Awaited::Task(site) => {
-                        format!("the end of the task spawned at {}", ShortSite(site))
-                    }
+                    Awaited::Task { thread, site } => format!(
+                        "the end of thread {thread}, the task spawned at {}",
+                        ShortSite(site)
+                    ),
                     Awaited::Notification { object, site } => format!(
                         "a notification of {} (wait at {})",
                         ex.recording.object_name(object),

@@ -461,7 +461,10 @@ impl<T> Future for JoinHandle<T> {
         state.joiner = Some(context.waker().clone());
         runtime::with(|ex| {
             let me = ex.me();
-            ex.threads[me].awaiting.push(Awaited::Task(self.site));
+            ex.threads[me].awaiting.push(Awaited::Task {
+                thread: self.thread.id().as_usize(),
+                site: self.site,
+            });
         });
         Poll::Pending
     }

@@ -465,8 +465,9 @@ pub(crate) struct UnobservedPanic {
 pub(crate) enum Awaited {
     /// One of the async primitives (its kind), awaited at a site when it is known.
     Primitive(&'static str, Option<Site>),
-    /// The end of the task spawned at this site (awaiting its `JoinHandle`).
-    Task(Site),
+    /// The end of the task that thread `thread` runs, spawned at `site` (awaiting its
+    /// `JoinHandle`).
+    Task { thread: usize, site: Site },
     /// A notification of the blocking `sync::Notify` whose state is object `object`, waited
     /// for at `site`.
     Notification { object: u32, site: Site },

@@ -97,7 +97,8 @@ fn an_async_spin_loop_on_yield_now_is_not_a_livelock() {
     }
 }
 
-/// A deadlock of tasks says what each parked task awaits, and where.
+/// A deadlock of tasks says what each parked task awaits, and where; an awaited task is named
+/// by its thread, since several tasks may be spawned at one line.
 #[test]
 fn a_deadlock_of_tasks_names_what_each_task_awaits() {
     let report = Builder::new()
@@ -122,7 +123,7 @@ fn a_deadlock_of_tasks_names_what_each_task_awaits() {
         "{text}"
     );
     assert!(
-        text.contains("it awaits the end of the task spawned at semantics/future.rs:"),
+        text.contains("it awaits the end of thread 1, the task spawned at semantics/future.rs:"),
         "{text}"
     );
 }
