@@ -83,15 +83,16 @@ impl Thread {
     /// user's line only from the waking thread's latest step.
     #[track_caller]
     pub(crate) fn unpark_at(&self, site: Site) {
-        self.unpark_with(site, || {});
+        self.unpark_with(site, |_| {});
     }
 
     /// Unparks the thread at `site` with `effect` in the same step, run once the step is
-    /// decided and before the token is set: a task's abort sets its flag this way, so the
-    /// abort is one step that every search orders against the task's parks (the task reads
-    /// the flag only as it comes out of a park, see `future::run_task`).
+    /// decided and before the token is set, and told whether the unpark was a step: a task's
+    /// abort sets its flag this way, so the abort is one step that every search orders against
+    /// the task's parks (the task reads the flag only as it comes out of a park, see
+    /// `future::run_task`).
     #[track_caller]
-    pub(crate) fn unpark_with(&self, site: Site, effect: impl FnOnce()) {
+    pub(crate) fn unpark_with(&self, site: Site, effect: impl FnOnce(bool)) {
         let target = self.id.0;
         // A thread that unparks itself (a task's waker woken while it polls, as
         // `future::yield_now` does) only sets its own token, which other threads only set too:
@@ -100,13 +101,14 @@ impl Thread {
         // set, orders nothing either (see `Execution::unpark_orders_nothing`).
         let (unparked_itself, orders_nothing) =
             runtime::with(|ex| (ex.me() == target, ex.unpark_orders_nothing(target)));
-        if !unparked_itself && !orders_nothing {
+        let steps = !unparked_itself && !orders_nothing;
+        if steps {
             runtime::switch(
                 Op::with(OpKind::Unpark, NO_OBJECT, target as u32, false),
                 site,
             );
         }
-        effect();
+        effect(steps);
         if unparked_itself {
             runtime::with(|ex| ex.threads[target].park_token = true);
         } else {

@@ -6,6 +6,7 @@ use std::panic::Location;
 use std::sync::Arc;
 
 use super::{Abort, JoinHandle};
+use crate::runtime;
 use crate::thread::{self, Thread};
 
 /// Cancels a task; cloned freely, it does not detach or await the task.
@@ -34,8 +35,13 @@ impl AbortHandle {
         // does (tokio and shuttle both set the flag and wake the task at once). The step is an
         // unpark of the task, which is what orders it against the task's parks (see `Abort`).
         let aborted = &self.aborted;
-        self.thread
-            .unpark_with(Location::caller(), || aborted.set());
+        self.thread.unpark_with(Location::caller(), |stepped| {
+            aborted.set();
+            if stepped {
+                // Reports show the step as the abort it is, not as the unpark it takes.
+                runtime::with(|ex| ex.label_step_just_taken("abort"));
+            }
+        });
     }
 
     /// Whether the task has finished, by completing or by being cancelled (a scheduling

@@ -352,19 +352,17 @@ fn is_folded(ex: &Recording, step: usize) -> bool {
     event.kind == OpKind::Unlock && is_internal(ex, event.object)
 }
 
-/// What step `step` did, in the user's terms: the operation's name, or for a step on a
-/// primitive's internal state lock, the operation the primitive said it performed (`poll` if it
-/// said none).
+/// What step `step` did, in the user's terms: the operation the runtime named it with (a
+/// primitive's operation on its internal state lock, an abort), or else the operation's name,
+/// `poll` for a step on an internal state lock that was given none.
 fn step_operation(ex: &Recording, step: usize) -> String {
     let event = &ex.events[step];
-    if !is_internal(ex, event.object) {
-        return event.kind.name_with_arg(event.arg).to_string();
-    }
     let labels = &ex.step_labels;
     match labels.binary_search_by_key(&(step as u64), |label| label.step) {
         Ok(index) if labels[index].waits => format!("{} (waits)", labels[index].operation),
         Ok(index) => labels[index].operation.to_string(),
-        Err(_) => "poll".to_string(),
+        Err(_) if is_internal(ex, event.object) => "poll".to_string(),
+        Err(_) => event.kind.name_with_arg(event.arg).to_string(),
     }
 }
 

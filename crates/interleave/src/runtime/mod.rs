@@ -1732,6 +1732,29 @@ impl Execution {
         labels.get_mut(index)
     }
 
+    /// Names the step the running thread has just taken `operation` in reports, where its kind
+    /// alone would mislead (an abort is an unpark of the task).
+    pub(crate) fn label_step_just_taken(&mut self, operation: &'static str) {
+        let Some(step) = self.recording.events.len().checked_sub(1) else {
+            return;
+        };
+        debug_assert_eq!(
+            self.recording.events[step].thread as usize, self.current,
+            "the running thread's step"
+        );
+        let labels = &mut self.recording.step_labels;
+        if let Err(index) = labels.binary_search_by_key(&(step as u64), |label| label.step) {
+            labels.insert(
+                index,
+                StepLabel {
+                    step: step as u64,
+                    operation,
+                    waits: false,
+                },
+            );
+        }
+    }
+
     /// The one name reports give the object with index `object` (`Recording::object_name`).
     pub fn object_name(&self, object: ObjIdx) -> String {
         self.recording.object_name(object)

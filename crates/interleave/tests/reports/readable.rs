@@ -459,6 +459,17 @@ fn a_deadlocks_early_acquisitions_are_never_elided() {
     }
 }
 
+/// The text of the first failure of `program` under `dfs`, and its interleaving table.
+fn first_failure_and_its_interleaving(program: fn()) -> (String, String) {
+    let text = failure_text(&explore("dfs", 1, program));
+    let table = text
+        .lines()
+        .skip_while(|line| !line.starts_with("interleaving"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, table)
+}
+
 /// A worker tries to receive on one channel, drops its receiver and sends on a second channel,
 /// whose sender it drops at its end; the main thread tries to send on the first and receives
 /// on the second, then fails on purpose so that the report shows every step.
@@ -481,13 +492,7 @@ fn channel_endpoints() {
 /// channel's creation.
 #[test]
 fn a_channels_tries_and_drops_are_named_as_such() {
-    let report = explore("dfs", 1, channel_endpoints);
-    let text = failure_text(&report);
-    let table = text
-        .lines()
-        .skip_while(|line| !line.starts_with("interleaving"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let (text, table) = first_failure_and_its_interleaving(channel_endpoints);
     legend_line(&text, "Channel1");
     legend_line(&text, "Channel2");
     let at = |marker| format!("@reports/readable.rs:{}:", line_of(marker));
@@ -500,4 +505,30 @@ fn a_channels_tries_and_drops_are_named_as_such() {
         assert!(table.contains(&expected), "{expected:?} in\n{text}");
     }
     assert!(!table.contains("poll"), "{text}");
+}
+
+/// The main task aborts a task that waits for ever, then fails on purpose so that the report
+/// shows every step.
+fn aborted_task() {
+    future::block_on(async {
+        let (_keep, waits) = future::sync::oneshot::channel::<u8>();
+        let task = future::spawn(async move {
+            let _ = waits.await;
+        });
+        future::yield_now().await;
+        task.abort(); // abort
+        let _ = task.await;
+        panic!("the end of the program");
+    });
+}
+
+/// An abort is one step, an unpark of the task, and the interleaving used to show it as
+/// `unpark`: it is named `abort`, at its line.
+#[test]
+fn an_abort_is_named_as_such() {
+    let (text, table) = first_failure_and_its_interleaving(aborted_task);
+    let abort = format!("abort @reports/readable.rs:{}:", line_of("abort"));
+    assert!(table.contains(&abort), "{abort:?} in\n{text}");
+    let unpark = format!("unpark @reports/readable.rs:{}:", line_of("abort"));
+    assert!(!table.contains(&unpark), "{text}");
 }
