@@ -179,12 +179,8 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
             Row::Step(i) if events[i].thread as usize == t => {
                 let e = &events[i];
                 match channel_operation(ex, i) {
-                    // A drop has no site of its own: the one recorded is the channel's, which
-                    // the legend gives.
-                    Some(drop @ ("drop sender" | "drop receiver")) => {
-                        format!("{drop} {}", name(e.object))
-                    }
-                    Some(operation) => describe(operation, e.object, e.site),
+                    Some((drop, false)) => format!("{drop} {}", name(e.object)),
+                    Some((operation, true)) => describe(operation, e.object, e.site),
                     None => describe(&step_operation(ex, i), e.object, e.site),
                 }
             }
@@ -367,20 +363,22 @@ fn step_operation(ex: &Recording, step: usize) -> String {
 }
 
 /// What step `step` did when it is one of a channel's steps that are not a blocking send or
-/// receive (recorded as polls): a `try_send`, a `try_recv`, or the drop of the last sender or
-/// of the receiver; `None` for every other step.
-fn channel_operation(ex: &Recording, step: usize) -> Option<&'static str> {
+/// receive (recorded as polls), and whether its recorded site is its own: a `try_send` or a
+/// `try_recv` at the caller's line, or the drop of the last sender or of the receiver, whose
+/// site is the channel's (a drop has none of its own), which the legend gives; `None` for
+/// every other step.
+fn channel_operation(ex: &Recording, step: usize) -> Option<(&'static str, bool)> {
     let event = &ex.events[step];
     if event.kind != OpKind::Poll || ex.object(event.object)?.kind != ObjectKind::Channel {
         return None;
     }
     Some(match ChannelStep::decode(event.arg) {
-        Some(ChannelStep::Received { .. } | ChannelStep::FoundNone { .. }) => "try_recv",
-        Some(ChannelStep::SenderDropped) => "drop sender",
-        Some(ChannelStep::ReceiverDropped) => "drop receiver",
+        Some(ChannelStep::Received { .. } | ChannelStep::FoundNone { .. }) => ("try_recv", true),
+        Some(ChannelStep::SenderDropped) => ("drop sender", false),
+        Some(ChannelStep::ReceiverDropped) => ("drop receiver", false),
         // A message sent or offered, or a `try_send` that found the channel full or
         // disconnected, which the channel does not describe.
-        Some(ChannelStep::Sent { .. } | ChannelStep::Offered { .. }) | None => "try_send",
+        Some(ChannelStep::Sent { .. } | ChannelStep::Offered { .. }) | None => ("try_send", true),
     })
 }
 

@@ -1713,23 +1713,7 @@ impl Execution {
         if !internal(recording.events[step].object) {
             return None;
         }
-        // Labels stay sorted by step; a later step of another thread may have one already.
-        let labels = &mut recording.step_labels;
-        let index = match labels.binary_search_by_key(&(step as u64), |label| label.step) {
-            Ok(index) => index,
-            Err(index) => {
-                labels.insert(
-                    index,
-                    StepLabel {
-                        step: step as u64,
-                        operation: "poll",
-                        waits: false,
-                    },
-                );
-                index
-            }
-        };
-        labels.get_mut(index)
+        Some(recording.step_label(step as u64))
     }
 
     /// Names the step the running thread has just taken `operation` in reports, where its kind
@@ -1742,17 +1726,7 @@ impl Execution {
             self.recording.events[step].thread as usize, self.current,
             "the running thread's step"
         );
-        let labels = &mut self.recording.step_labels;
-        if let Err(index) = labels.binary_search_by_key(&(step as u64), |label| label.step) {
-            labels.insert(
-                index,
-                StepLabel {
-                    step: step as u64,
-                    operation,
-                    waits: false,
-                },
-            );
-        }
+        self.recording.step_label(step as u64).operation = operation;
     }
 
     /// The one name reports give the object with index `object` (`Recording::object_name`).

@@ -248,6 +248,27 @@ impl Recording {
         self.limits = limits;
     }
 
+    /// The label reports show for step `step`, made (as a `poll` that does not wait) if it has
+    /// none yet. Labels stay sorted by step: a later step of another thread may have one
+    /// already.
+    pub(crate) fn step_label(&mut self, step: u64) -> &mut StepLabel {
+        let labels = &mut self.step_labels;
+        let index = labels
+            .binary_search_by_key(&step, |label| label.step)
+            .unwrap_or_else(|index| {
+                labels.insert(
+                    index,
+                    StepLabel {
+                        step,
+                        operation: "poll",
+                        waits: false,
+                    },
+                );
+                index
+            });
+        &mut labels[index]
+    }
+
     /// Whether a failure other than a deadlock stopped the execution while some thread had not
     /// finished, so that the steps it had left never ran (`Outcome::cut_short`).
     pub(crate) fn cut_short(&self) -> bool {

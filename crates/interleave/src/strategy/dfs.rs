@@ -263,6 +263,11 @@ pub(crate) struct Tree {
     /// The length of the prefix the last planned execution replays.
     prefix: usize,
     finished: bool,
+    /// The first execution a failure cut short (`Outcome::cut_short`), for a search whose
+    /// backtracking comes from the races its traces show (`dpor`, [`Tree::note_cut_short`]):
+    /// the races of the steps that execution never ran were never reversed, so finishing the
+    /// tree proves nothing.
+    cut_short: Option<u64>,
     executions: u64,
     /// Draws wider than [`VALUE_CAP`] met so far: their values were sampled, not enumerated.
     wide_draws: u64,
@@ -740,9 +745,10 @@ impl Tree {
         false
     }
 
-    /// Whether every option of the tree has been tried.
-    pub(super) fn finished(&self) -> bool {
-        self.finished
+    /// Notes that a failure cut execution `execution` short, for a search that backtracks only
+    /// where its traces show races (see [`Tree::cut_short`]).
+    pub(super) fn note_cut_short(&mut self, execution: u64) {
+        self.cut_short.get_or_insert(execution);
     }
 
     /// The report lines both searches share.
@@ -756,6 +762,12 @@ impl Tree {
                         "stopped early (the execution budget, a failure or a stop) at depth {}: \
                          not exhaustive",
                         self.prefix
+                    )
+                } else if let Some(execution) = self.cut_short {
+                    format!(
+                        "not exhaustive: a failure stopped execution {execution} before every \
+                         thread had finished, and the steps they had left never ran, so no race \
+                         of theirs was reversed (the tree of the schedules that ran is done)"
                     )
                 } else if self.wide_draws > 0 {
                     format!(

@@ -136,60 +136,57 @@ fn spin_without_yield_hits_the_step_bound_with_advice() {
 /// thread returned, and the report advised a `yield_now` the loop already had.
 #[test]
 fn a_thread_left_running_after_the_test_returned_is_named_at_the_step_bound() {
+    let message = step_bound_message(|| {
+        let ticks = Arc::new(AtomicBool::new(false));
+        thread::spawn(move || loop {
+            thread::sleep(std::time::Duration::from_millis(10));
+            ticks.store(true, Ordering::Relaxed);
+        });
+    });
+    assert!(
+        message.contains("the main thread has returned")
+            && message.contains("join it before the test returns"),
+        "{message}"
+    );
+}
+
+/// The message of the step-bound failure `program` runs into within 2,000 steps.
+fn step_bound_message(program: fn()) -> String {
     let report = Builder::new()
         .ignore_environment()
         .max_steps(2000)
         .executions(5)
-        .explore(|| {
-            let ticks = Arc::new(AtomicBool::new(false));
-            thread::spawn(move || loop {
-                thread::sleep(std::time::Duration::from_millis(10));
-                ticks.store(true, Ordering::Relaxed);
-            });
-        })
+        .explore(program)
         .unwrap();
-    let failure = report.first_failure().expect("the ticker never stops");
-    assert_eq!(failure.kind, FailureKind::StepBound);
-    assert!(
-        failure.message.contains("the main thread has returned")
-            && failure.message.contains("join it before the test returns"),
-        "{}",
-        failure.message
-    );
+    let failure = report
+        .first_failure()
+        .expect("the program runs on for ever");
+    assert_eq!(failure.kind, FailureKind::StepBound, "{failure}");
+    failure.message.clone()
 }
 
 /// A spin-wait whose flag is never raised, while the main thread joins the spinner: a deadlock
 /// through a spin. The step-bound report said to add the `yield_now` the loop already had.
 #[test]
 fn a_spinner_that_yields_is_not_told_to_yield_at_the_step_bound() {
-    let report = Builder::new()
-        .ignore_environment()
-        .max_steps(2000)
-        .executions(5)
-        .explore(|| {
-            let flag = Arc::new(AtomicBool::new(false));
-            let spinner = {
-                let flag = flag.clone();
-                thread::spawn(move || {
-                    while !flag.load(Ordering::Acquire) {
-                        thread::yield_now();
-                    }
-                })
-            };
-            spinner.join().unwrap();
-            flag.store(true, Ordering::Release);
-        })
-        .unwrap();
-    let failure = report.first_failure().expect("the spinner waits for ever");
-    assert_eq!(failure.kind, FailureKind::StepBound);
+    let message = step_bound_message(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let spinner = {
+            let flag = flag.clone();
+            thread::spawn(move || {
+                while !flag.load(Ordering::Acquire) {
+                    thread::yield_now();
+                }
+            })
+        };
+        spinner.join().unwrap();
+        flag.store(true, Ordering::Release);
+    });
     assert!(
-        failure.message.contains("its loop yields")
-            && failure.message.contains("joining the spinner")
-            && !failure
-                .message
-                .contains("should call interleave::thread::yield_now()"),
-        "{}",
-        failure.message
+        message.contains("its loop yields")
+            && message.contains("joining the spinner")
+            && !message.contains("should call interleave::thread::yield_now()"),
+        "{message}"
     );
 }
 
