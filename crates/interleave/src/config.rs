@@ -14,6 +14,7 @@
 //! | `INTERLEAVE_PERSIST` | [`Config::persistence`] | `INTERLEAVE_PERSIST=off` |
 //! | `INTERLEAVE_STACK_SIZE` | [`Config::stack_size`] | `INTERLEAVE_STACK_SIZE=8388608` |
 //! | `INTERLEAVE_WATCHDOG` | [`Config::watchdog`] (seconds, 0 for off) | `INTERLEAVE_WATCHDOG=60` |
+//! | `INTERLEAVE_SLOW_NOTICE` | [`Config::slow_search_notice`] (seconds, 0 for off) | `INTERLEAVE_SLOW_NOTICE=60` |
 //! | `INTERLEAVE_SPURIOUS_WAKEUPS` | [`Config::spurious_wakeups`] (`on`/`off`) | `INTERLEAVE_SPURIOUS_WAKEUPS=on` |
 //! | `INTERLEAVE_SPURIOUS_CAS_FAILURES` | [`Config::spurious_cas_failures`] (`on`/`off`) | `INTERLEAVE_SPURIOUS_CAS_FAILURES=off` |
 //! | `INTERLEAVE_FULL_REPORT` | [`Config::full_interleaving`] (`on`/`off`) | `INTERLEAVE_FULL_REPORT=1` |
@@ -53,6 +54,8 @@ pub const ENV_PERSIST: &str = "INTERLEAVE_PERSIST";
 pub const ENV_STACK_SIZE: &str = "INTERLEAVE_STACK_SIZE";
 /// Overrides [`Config::watchdog`]: seconds without progress (fractions allowed), `0` for off.
 pub const ENV_WATCHDOG: &str = "INTERLEAVE_WATCHDOG";
+/// Overrides [`Config::slow_search_notice`]: seconds (fractions allowed), `0` for off.
+pub const ENV_SLOW_NOTICE: &str = "INTERLEAVE_SLOW_NOTICE";
 /// Overrides [`Config::spurious_wakeups`]: `on`, `true`, `1` or `off`, `false`, `0`.
 pub const ENV_SPURIOUS_WAKEUPS: &str = "INTERLEAVE_SPURIOUS_WAKEUPS";
 /// Overrides [`Config::spurious_cas_failures`]: `on`, `true`, `1` or `off`, `false`, `0`.
@@ -112,6 +115,12 @@ pub struct Config {
     /// `std::sync` lock, a std atomic, I/O) and ends the process; `None` turns the watchdog
     /// off. Default: 10 s. Environment: `INTERLEAVE_WATCHDOG` (seconds, `0` for off).
     pub watchdog: Option<Duration>,
+    /// How long an exhaustive search (`dfs`, `dpor`, `icb`) may run before it says once, on the
+    /// standard error, that it is not finished, how far it got, and, when its executions keep
+    /// growing, that a spin which can lose its race for ever makes its tree infinite, with the
+    /// bound that makes it finite; `None` turns the notice off. It changes nothing in the
+    /// report. Default: 20 s. Environment: `INTERLEAVE_SLOW_NOTICE` (seconds, `0` for off).
+    pub slow_search_notice: Option<Duration>,
     /// Let `Condvar::wait` and `thread::park` return without a notification or an unpark at
     /// any point, as std allows (spurious wake-ups), so code that waits without re-checking
     /// its condition in a loop is caught. Off by default because every waiting thread then
@@ -292,6 +301,7 @@ impl Default for Config {
             stop_on_first_failure: true,
             stack_size: 256 * 1024,
             watchdog: Some(Duration::from_secs(10)),
+            slow_search_notice: Some(Duration::from_secs(20)),
             spurious_wakeups: false,
             spurious_park_wakeups: false,
             spurious_cas_failures: None,
@@ -404,6 +414,9 @@ impl Config {
         }
         if let Some(value) = var(ENV_WATCHDOG) {
             self.watchdog = seconds(ENV_WATCHDOG, &value)?;
+        }
+        if let Some(value) = var(ENV_SLOW_NOTICE) {
+            self.slow_search_notice = seconds(ENV_SLOW_NOTICE, &value)?;
         }
         if let Some(value) = var(ENV_SPURIOUS_WAKEUPS) {
             self.spurious_wakeups = on_off(ENV_SPURIOUS_WAKEUPS, value)?;
@@ -638,6 +651,21 @@ mod tests {
                 .to_string();
             assert!(message.contains(ENV_WATCHDOG), "{message}");
         }
+    }
+
+    #[test]
+    fn environment_moves_and_turns_off_the_slow_search_notice() {
+        let mut config = Config::default();
+        assert_eq!(config.slow_search_notice, Some(Duration::from_secs(20)));
+        config.apply_vars(env(&[(ENV_SLOW_NOTICE, "90")])).unwrap();
+        assert_eq!(config.slow_search_notice, Some(Duration::from_secs(90)));
+        config.apply_vars(env(&[(ENV_SLOW_NOTICE, "0")])).unwrap();
+        assert_eq!(config.slow_search_notice, None, "0 turns the notice off");
+        let message = Config::default()
+            .apply_vars(env(&[(ENV_SLOW_NOTICE, "later")]))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains(ENV_SLOW_NOTICE), "{message}");
     }
 
     #[test]

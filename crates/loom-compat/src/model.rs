@@ -6,7 +6,7 @@
 //! | `preemption_bound` / `LOOM_MAX_PREEMPTIONS` = `c` | `dpor:c=<c>`: bounded partial-order reduction, every schedule with at most `c` preemptions up to partial-order equivalence, any number of threads, under the weak memory model |
 //! | `max_permutations` / `LOOM_MAX_PERMUTATIONS` | `Builder::executions` |
 //! | `max_duration` / `LOOM_MAX_DURATION` | a time budget: no execution starts after it |
-//! | `max_branches` / `LOOM_MAX_BRANCHES` | `Builder::max_steps` (a longer execution fails as a livelock); loom's default of 1,000 branches is not mapped (interleave counts every step, not only the branching ones), so a model whose spin lock can lose its race for ever, which loom fails at once with "Model exceeded maximum number of branches", explores until its budget here: give it `LOOM_MAX_PREEMPTIONS`, whose bound makes its search finite |
+//! | `max_branches` / `LOOM_MAX_BRANCHES` | `Builder::max_steps` (a longer execution fails as a livelock); loom's default of 1,000 branches is not mapped (interleave counts every step, not only the branching ones), so a model whose spin lock can lose its race for ever, which loom fails at once with "Model exceeded maximum number of branches", explores until its budget here, and says so on the standard error after 20 s (`INTERLEAVE_SLOW_NOTICE`): give it `LOOM_MAX_PREEMPTIONS`, whose bound makes its search finite |
 //! | `max_threads` | accepted and unused: interleave has no thread limit |
 //! | `location`, `log` / `LOOM_LOCATION`, `LOOM_LOG` | accepted: every report has locations |
 //! | `checkpoint_file` / `LOOM_CHECKPOINT_FILE` | refused with a panic: interleave resumes from replay tokens instead (`INTERLEAVE_PERSIST`) |

@@ -44,6 +44,7 @@ mod prefix_split;
 mod replay;
 mod rounds;
 mod shard;
+mod slow_search;
 mod tree_split;
 mod workers;
 
@@ -187,6 +188,14 @@ impl Builder {
     /// ends the process; `None` turns it off (see [`Config::watchdog`]).
     pub fn watchdog(mut self, timeout: Option<std::time::Duration>) -> Builder {
         self.config.watchdog = timeout;
+        self
+    }
+
+    /// Sets how long an exhaustive search may run before it says on the standard error that
+    /// it is not finished, and why it may never be; `None` turns the notice off (see
+    /// [`Config::slow_search_notice`]).
+    pub fn slow_search_notice(mut self, after: Option<std::time::Duration>) -> Builder {
+        self.config.slow_search_notice = after;
         self
     }
 

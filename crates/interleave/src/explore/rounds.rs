@@ -2,6 +2,7 @@
 //! executions run on one or more workers (`workers.rs`), and their summaries come back in index
 //! order.
 
+use super::slow_search::{SearchNamed, SlowSearch};
 use super::*;
 use std::sync::OnceLock;
 
@@ -228,7 +229,7 @@ fn explore_rounds(
         test: current_test(),
         stop: config.stop.clone(),
     };
-    let mut collector = Collector::new(config, &run);
+    let mut collector = Collector::new(config, &run, strategy.searches_exhaustively());
     let sharding = shard::Sharding::new(config.shard, strategy);
     if let (Some(search), true) = (strategy.subtree_search(), splits_trees(config, &run)) {
         // A depth-first search splits its tree among the workers: each execution costs about
@@ -335,16 +336,20 @@ fn splits_trees(config: &Config, run: &Run<'_>) -> bool {
 pub(super) struct Collector<'c> {
     config: &'c Config,
     report: Report,
+    slow_search: SlowSearch,
+    test: Option<String>,
     seen_warnings: HashSet<String>,
     seen_violations: HashSet<String>,
     states: FxHashSet<u128>,
 }
 
 impl<'c> Collector<'c> {
-    fn new(config: &'c Config, run: &Run<'_>) -> Collector<'c> {
+    fn new(config: &'c Config, run: &Run<'_>, exhaustive: bool) -> Collector<'c> {
         Collector {
             config,
             report: Report::new(run.spec.clone(), config.seed),
+            slow_search: SlowSearch::new(config.slow_search_notice.filter(|_| exhaustive)),
+            test: run.test.clone(),
             seen_warnings: HashSet::new(),
             seen_violations: HashSet::new(),
             states: FxHashSet::default(),
@@ -374,6 +379,13 @@ impl<'c> Collector<'c> {
         let report = &mut self.report;
         report.executions += 1;
         report.steps += summary.steps;
+        let search = SearchNamed {
+            spec: &report.strategy,
+            test: self.test.as_deref(),
+            budget: config.executions,
+        };
+        self.slow_search
+            .observe(summary.steps, report.executions, &search);
         let Some(findings) = summary.findings else {
             return Flow::Continue;
         };

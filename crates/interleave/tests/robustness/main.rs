@@ -6,6 +6,7 @@
 mod bad_input;
 mod misuse;
 mod probe;
+mod slow_search;
 mod stacks;
 mod statics;
 mod stopping;

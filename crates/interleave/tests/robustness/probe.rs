@@ -48,6 +48,7 @@ pub struct Probe {
     label: String,
     timeout: Duration,
     env: Vec<(String, String)>,
+    captured: bool,
 }
 
 impl Probe {
@@ -63,6 +64,7 @@ impl Probe {
             label: String::new(),
             timeout: Duration::from_secs(60),
             env: Vec::new(),
+            captured: false,
         }
     }
 
@@ -75,6 +77,13 @@ impl Probe {
     /// How long the child may run before it counts as hung (default 60 s).
     pub fn timeout(mut self, timeout: Duration) -> Probe {
         self.timeout = timeout;
+        self
+    }
+
+    /// Runs the child's test with libtest's output capture on (without `--nocapture`), so only
+    /// what bypasses the capture, or what a failing test shows, is seen.
+    pub fn captured(mut self) -> Probe {
+        self.captured = true;
         self
     }
 
@@ -97,13 +106,14 @@ impl Probe {
             Ok(probe) if probe.starts_with(&format!("{}#", self.test)) => return None,
             _ => {}
         }
+        let capture = if self.captured {
+            None
+        } else {
+            Some("--nocapture")
+        };
         let mut child = Command::new(std::env::current_exe().expect("the test binary's path"))
-            .args([
-                self.test.as_str(),
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args([self.test.as_str(), "--exact", "--test-threads=1"])
+            .args(capture)
             .env(PROBE_VARIABLE, &identity)
             .env_remove("INTERLEAVE_REPLAY")
             .envs(self.env)
