@@ -201,6 +201,36 @@ fn deadlock(ex: &Scene<'_>) -> String {
     out
 }
 
+/// Thread `t`'s last step before the park it is blocked in, when that step did something the
+/// program can name (an access, a lock): the check after which a hand-written future returned
+/// `Pending` (or a thread decided to park), which is where a lost wake-up is decided. `None`
+/// when the thread's last step was a park or its start, which says nothing more.
+fn step_before_park(recording: &Recording, t: usize) -> Option<String> {
+    // A primitive's release of its internal state lock belongs to the operation before it.
+    let (index, event) = recording
+        .events
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, event)| {
+            event.thread as usize == t
+                && !(event.kind == OpKind::Unlock && recording.is_internal(event.object))
+        })?;
+    if matches!(event.kind, OpKind::Park | OpKind::Start | OpKind::Poll) {
+        return None;
+    }
+    let labels = &recording.step_labels;
+    let mut step = match labels.binary_search_by_key(&(index as u64), |label| label.step) {
+        Ok(label) => labels[label].operation.to_string(),
+        Err(_) => event.kind.name_with_arg(event.arg).to_string(),
+    };
+    if recording.object(event.object).is_some() {
+        let _ = write!(step, " {}", recording.object_name(event.object));
+    }
+    let _ = write!(step, " at {}", ShortSite(event.site));
+    Some(step)
+}
+
 /// One line: what thread `t` is blocked on and who holds it.
 fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
     let slot = &ex.stopped.threads[t];
@@ -303,7 +333,10 @@ fn blocked_line(ex: &Scene<'_>, t: usize) -> String {
                 awaited.join(" or ")
             )
         }
-        (OpKind::Park, _) => "waits to be unparked".to_string(),
+        (OpKind::Park, _) => match step_before_park(ex.recording, t) {
+            Some(step) => format!("waits to be unparked; it parked after {step}"),
+            None => "waits to be unparked".to_string(),
+        },
         (OpKind::Sleep, _) => format!(
             "sleeps until {:?} of virtual time (now {:?})",
             slot.deadline, ex.stopped.now

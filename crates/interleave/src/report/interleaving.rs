@@ -189,7 +189,7 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
                 if let Some(notify) = waits_for_notification(ex, t) {
                     return describe("wait (waits)", notify, slot.pending_site);
                 }
-                let operation = if is_internal(ex, slot.pending.object) {
+                let operation = if ex.is_internal(slot.pending.object) {
                     "poll"
                 } else {
                     slot.pending.name()
@@ -333,19 +333,12 @@ fn waits_for_notification(ex: &Recording, t: usize) -> Option<ObjIdx> {
     }
 }
 
-/// Whether `object` is the internal state lock of a primitive built on it.
-fn is_internal(ex: &Recording, object: ObjIdx) -> bool {
-    ex.objects
-        .get(object as usize)
-        .is_some_and(|record| record.internal)
-}
-
 /// Whether step `step` belongs to the user operation of the row before it: the release of a
 /// primitive's internal state lock, which the primitive takes only for the instructions of one
 /// operation.
 fn is_folded(ex: &Recording, step: usize) -> bool {
     let event = &ex.events[step];
-    event.kind == OpKind::Unlock && is_internal(ex, event.object)
+    event.kind == OpKind::Unlock && ex.is_internal(event.object)
 }
 
 /// What step `step` did, in the user's terms: the operation the runtime named it with (a
@@ -357,7 +350,7 @@ fn step_operation(ex: &Recording, step: usize) -> String {
     match labels.binary_search_by_key(&(step as u64), |label| label.step) {
         Ok(index) if labels[index].waits => format!("{} (waits)", labels[index].operation),
         Ok(index) => labels[index].operation.to_string(),
-        Err(_) if is_internal(ex, event.object) => "poll".to_string(),
+        Err(_) if ex.is_internal(event.object) => "poll".to_string(),
         Err(_) => event.kind.name_with_arg(event.arg).to_string(),
     }
 }

@@ -288,6 +288,13 @@ impl Recording {
         self.objects.get(object as usize).map(|o| o.id)
     }
 
+    /// Whether `object` is the internal state lock of a primitive built on it.
+    pub fn is_internal(&self, object: u32) -> bool {
+        self.objects
+            .get(object as usize)
+            .is_some_and(|record| record.internal)
+    }
+
     /// The one name reports give the object with index `object`: its type name and its
     /// ordinal among the objects of that type, in the order the execution registered them (on
     /// first use), as `Mutex2`. Registering more objects never renames an earlier one, so a

@@ -532,3 +532,47 @@ fn an_abort_is_named_as_such() {
     let unpark = format!("unpark @reports/readable.rs:{}:", line_of("abort"));
     assert!(!table.contains(&unpark), "{text}");
 }
+
+/// A task registers its waker and waits for a flag that another thread raises before it wakes
+/// the waker; the main thread then fails on purpose so that the report shows every step.
+fn atomic_waker_steps() {
+    let waker = Arc::new(future::AtomicWaker::new()); // new waker
+    let flag = Arc::new(AtomicBool::new(false));
+    let (raiser_waker, raiser_flag) = (waker.clone(), flag.clone());
+    let raiser = thread::spawn(move || {
+        raiser_flag.store(true, Ordering::Release);
+        raiser_waker.wake(); // wake
+    });
+    future::block_on(std::future::poll_fn(|context| {
+        waker.register_by_ref(context.waker()); // register
+        if flag.load(Ordering::Acquire) {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }));
+    raiser.join().unwrap();
+    panic!("the end of the program");
+}
+
+/// An `AtomicWaker` is a lock inside, and its steps used to be shown as `lock Mutex1` with the
+/// legend `Mutex1 = Mutex created at` the waker's creation: they are its own operations.
+#[test]
+fn an_atomic_wakers_steps_are_named_as_its_own() {
+    let (text, table) = first_failure_and_its_interleaving(atomic_waker_steps);
+    assert!(
+        text.contains(&format!(
+            "AtomicWaker1 = AtomicWaker created at reports/readable.rs:{}:",
+            line_of("new waker")
+        )),
+        "{text}"
+    );
+    let at = |marker| format!("@reports/readable.rs:{}:", line_of(marker));
+    for expected in [
+        format!("register AtomicWaker1 {}", at("register")),
+        format!("wake AtomicWaker1 {}", at("wake")),
+    ] {
+        assert!(table.contains(&expected), "{expected:?} in\n{text}");
+    }
+    assert!(!text.contains("Mutex"), "{text}");
+}

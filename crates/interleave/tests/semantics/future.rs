@@ -128,6 +128,49 @@ fn a_deadlock_of_tasks_names_what_each_task_awaits() {
     );
 }
 
+/// A hand-written future that checks a flag and returns `Pending` without registering its
+/// waker (a lost wake-up): the deadlock used to name only the `block_on` line, which says
+/// nothing about where the future gave up; it now names the future's last step before the park,
+/// the check.
+#[test]
+fn a_lost_wakeup_of_a_hand_written_future_names_its_last_check() {
+    let report = Builder::new()
+        .ignore_environment()
+        .strategy("dfs".parse().unwrap())
+        .executions(100)
+        .explore(|| {
+            let flag = Arc::new(AtomicBool::new(false));
+            let setter = {
+                let flag = flag.clone();
+                interleave::thread::spawn(move || flag.store(true, Ordering::Release))
+            };
+            future::block_on(std::future::poll_fn(|_context| {
+                let raised = flag.load(Ordering::Acquire); // the check
+                if raised {
+                    std::task::Poll::Ready(())
+                } else {
+                    std::task::Poll::Pending
+                }
+            }));
+            setter.join().unwrap();
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("the wake-up is lost");
+    assert_eq!(failure.kind, interleave::FailureKind::Deadlock, "{failure}");
+    let check = include_str!("future.rs")
+        .lines()
+        .position(|line| line.ends_with("// the check"))
+        .expect("the marker")
+        + 1;
+    let expected = format!(
+        "waits to be unparked; it parked after load Acquire AtomicBool1 at semantics/future.rs:{check}:"
+    );
+    assert!(
+        failure.message.contains(&expected),
+        "{expected:?} in {failure}"
+    );
+}
+
 /// An abort takes effect at the task's next poll: a poll that was running when the abort came
 /// and returns `Ready` has finished the task, so its output is kept (tokio's and shuttle's
 /// rule). Here the task's only poll sends, which lets the main thread run and abort, and then
