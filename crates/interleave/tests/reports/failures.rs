@@ -461,3 +461,62 @@ fn a_nested_exploration_is_refused_at_its_site() {
         failure.message
     );
 }
+
+/// Waiting for the other references with `Arc::try_unwrap`, then reading what their holder
+/// wrote: std orders the two through the reference count, which interleave's `Arc` (std's own)
+/// does not show the runtime, so the race checks report a race std rules out (a known
+/// limitation). The report used to give no clue; it names what interleave cannot see and the
+/// remedies, and a race explained by a Relaxed handover does not get the hint.
+#[test]
+fn a_race_through_an_arcs_count_names_the_unseen_ordering() {
+    let report = explore("dfs", 10, || {
+        let mut shared = Arc::new(UnsafeCell::new(0));
+        let writer = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                shared.with_mut(|value| unsafe { *value = 7 });
+                drop(shared);
+            })
+        };
+        let cell = loop {
+            match Arc::try_unwrap(shared) {
+                Ok(cell) => break cell,
+                Err(back) => {
+                    shared = back;
+                    thread::yield_now();
+                }
+            }
+        };
+        assert_eq!(cell.with(|value| unsafe { *value }), 7);
+        writer.join().unwrap();
+    });
+    let failure = report.first_failure().expect("the count's ordering is not seen");
+    assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+    assert!(
+        failure.message.contains(
+            "no synchronisation that interleave sees orders them: if the program orders them \
+             through something it does not see (a std::sync atomic or lock, or the reference \
+             count of interleave::sync::Arc, which is std's, as in Arc::try_unwrap"
+        ),
+        "{failure}"
+    );
+
+    let relaxed = explore("dfs", 100, || {
+        let flag = Arc::new(AtomicBool::new(false));
+        let data = Arc::new(Var::new(0));
+        let writer = {
+            let (flag, data) = (flag.clone(), data.clone());
+            thread::spawn(move || {
+                data.set(1);
+                flag.store(true, Ordering::Relaxed);
+            })
+        };
+        if flag.load(Ordering::Relaxed) {
+            let _ = data.get();
+        }
+        writer.join().unwrap();
+    });
+    let failure = relaxed.first_failure().expect("the Relaxed handover orders nothing");
+    assert!(failure.message.contains("releases nothing"), "{failure}");
+    assert!(!failure.message.contains("sees orders them"), "{failure}");
+}

@@ -97,6 +97,7 @@ fn a_blocking_notify_is_one_object_with_its_own_operations() {
         interleave found a data race in execution 0 (strategy dfs, seed 0):
 
           data race on Var1: thread 0 (main) write at reports/notify_report.rs:28:10 and thread 1 (spawned at reports/notify_report.rs:22:9) read at reports/notify_report.rs:24:18 are not ordered by happens-before
+            no synchronisation that interleave sees orders them: if the program orders them through something it does not see (a std::sync atomic or lock, or the reference count of interleave::sync::Arc, which is std's, as in Arc::try_unwrap, get_mut or into_inner), use interleave's types, join the thread, or hand its history over with interleave::sync::Causality
 
         interleaving (9 steps):
           T0 = thread 0 (main)

@@ -204,6 +204,7 @@ fn a_data_race_report() {
             interleave found a data race in execution 0 (strategy dfs, seed 0):
 
               data race on Var1: thread 0 (main) write at reports/report_snapshots.rs:43:12 and thread 1 (spawned at reports/report_snapshots.rs:41:9) write at reports/report_snapshots.rs:41:38 are not ordered by happens-before
+                no synchronisation that interleave sees orders them: if the program orders them through something it does not see (a std::sync atomic or lock, or the reference count of interleave::sync::Arc, which is std's, as in Arc::try_unwrap, get_mut or into_inner), use interleave's types, join the thread, or hand its history over with interleave::sync::Causality
 
             interleaving (5 steps):
               T0 = thread 0 (main)

@@ -190,6 +190,14 @@ pub(crate) fn describe(
             handover.store + 1,
             earlier_kind,
         ));
+    } else {
+        text.push_str(
+            "\n  no synchronisation that interleave sees orders them: if the program orders them \
+             through something it does not see (a std::sync atomic or lock, or the reference \
+             count of interleave::sync::Arc, which is std's, as in Arc::try_unwrap, get_mut or \
+             into_inner), use interleave's types, join the thread, or hand its history over with \
+             interleave::sync::Causality",
+        );
     }
     (text, cited)
 }
