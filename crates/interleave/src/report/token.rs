@@ -20,6 +20,11 @@
 //! absent. The settings byte holds, from its lowest bit, the race mode, spurious wakeups, the
 //! weak memory model, `panic_stops_execution`, spurious park wakeups, spurious compare-exchange
 //! failures and loom's yield rule.
+//!
+//! A long schedule repeats itself (a spin loop that alternates two threads for 100,000 steps
+//! made 197,428 characters, more than one environment variable may hold), so a payload that
+//! deflate shortens by a quarter or more is written as `il3-` followed by the base64 of the
+//! deflated payload (checksum included); a short one stays `il2-`, and both are read.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -32,6 +37,16 @@ use crate::strategy::replay::runs;
 
 const PREFIX: &str = "il";
 const VERSION: u32 = 2;
+/// The version of a token whose payload is deflated; the payload is version 2's.
+const DEFLATED_VERSION: u32 = 3;
+
+/// Payloads shorter than this are never deflated: the saving would be a few characters.
+const DEFLATE_FROM: usize = 256;
+
+/// The most bytes a deflated payload may inflate to: deflate shrinks at most about a
+/// thousandfold, and no environment variable holds more than 128 KiB, so a real token stays far
+/// below; a forged one cannot make the decoder allocate more.
+const INFLATED_LIMIT: usize = 256 << 20;
 
 /// The longest message prefix a token keeps, in bytes.
 const MESSAGE_BYTES: usize = 80;
@@ -43,12 +58,16 @@ pub(crate) const BLOCK: usize = 64;
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum TokenError {
     /// The text does not start with `il<version>-`.
-    #[error("not an interleave replay token: it should start with \"il{VERSION}-\" (got {0:?})")]
+    #[error(
+        "not an interleave replay token: it should start with \"il{VERSION}-\" or \
+         \"il{DEFLATED_VERSION}-\" (got {0:?})"
+    )]
     NotAToken(String),
     /// The token was made by a different version of the format.
     #[error(
         "replay token format version {0} is not supported by this version of interleave \
-         (it reads version {VERSION}); re-run the exploration to get a fresh token"
+         (it reads versions {VERSION} and {DEFLATED_VERSION}); re-run the exploration to get a \
+         fresh token"
     )]
     UnsupportedVersion(u32),
     /// The body is not valid base64.
@@ -182,6 +201,15 @@ impl Token {
         }
         let checksum = fnv1a(&out) as u32;
         out.extend_from_slice(&checksum.to_le_bytes());
+        if out.len() >= DEFLATE_FROM {
+            let deflated = miniz_oxide::deflate::compress_to_vec(&out, 9);
+            if deflated.len() <= out.len() / 4 * 3 {
+                return format!(
+                    "{PREFIX}{DEFLATED_VERSION}-{}",
+                    URL_SAFE_NO_PAD.encode(deflated)
+                );
+            }
+        }
         format!("{PREFIX}{VERSION}-{}", URL_SAFE_NO_PAD.encode(out))
     }
 
@@ -205,12 +233,21 @@ impl Token {
             return Err(not_a_token());
         }
         let version: u32 = version.parse().map_err(|_| not_a_token())?;
-        if version != VERSION {
+        if version != VERSION && version != DEFLATED_VERSION {
             return Err(TokenError::UnsupportedVersion(version));
         }
-        let bytes = URL_SAFE_NO_PAD
+        let mut bytes = URL_SAFE_NO_PAD
             .decode(body)
             .map_err(|e| TokenError::Encoding(e.to_string()))?;
+        if version == DEFLATED_VERSION {
+            bytes = miniz_oxide::inflate::decompress_to_vec_with_limit(&bytes, INFLATED_LIMIT)
+                .map_err(|_| {
+                    TokenError::Malformed(
+                        "its compressed schedule does not decompress (was it truncated when \
+                         copied?)",
+                    )
+                })?;
+        }
         if bytes.len() < 4 {
             return Err(TokenError::Malformed("it is too short"));
         }
@@ -425,10 +462,12 @@ mod tests {
 
     #[test]
     fn round_trips() {
-        let token = token(130);
-        let text = token.encode();
-        assert!(text.starts_with("il2-"));
-        assert_eq!(Token::decode(&text), Ok(token));
+        for (steps, version) in [(2, "il2-"), (130, "il3-")] {
+            let token = token(steps);
+            let text = token.encode();
+            assert!(text.starts_with(version), "{steps} steps: {text}");
+            assert_eq!(Token::decode(&text), Ok(token));
+        }
     }
 
     #[test]
@@ -474,9 +513,37 @@ mod tests {
             );
         }
         assert_eq!(
-            Token::decode(&format!("il3-{body}")),
-            Err(TokenError::UnsupportedVersion(3))
+            Token::decode(&format!("il4-{body}")),
+            Err(TokenError::UnsupportedVersion(4))
         );
+        assert!(
+            matches!(
+                Token::decode(&format!("il3-{body}")),
+                Err(TokenError::Malformed(_))
+            ),
+            "a version 2 body is no deflated one"
+        );
+    }
+
+    /// A spin's schedule, which alternates two threads for 100,000 steps, made a token longer
+    /// than an environment variable may be; deflated, it is a few kilobytes, and it reads back
+    /// the same. A short token keeps version 2, and a damaged deflated one is refused.
+    #[test]
+    fn a_long_repeating_schedule_is_deflated() {
+        let mut spin = token(0);
+        spin.runs = runs((0..100_000).map(|step| [0, 1, 1][step % 3]));
+        // Block fingerprints are hashes, which deflate cannot shorten.
+        spin.blocks = (0..100_000 / BLOCK as u32)
+            .map(|block| (block.wrapping_mul(2_654_435_761) >> 16) as u16)
+            .collect();
+        let text = spin.encode();
+        assert!(text.starts_with("il3-"), "{}", &text[..10]);
+        assert!(text.len() < 8_000, "{} characters", text.len());
+        assert_eq!(Token::decode(&text), Ok(spin));
+        assert!(token(2).encode().starts_with("il2-"));
+        for cut in [text.len() - 1, text.len() - 40, text.len() / 2] {
+            assert!(Token::decode(&text[..cut]).is_err(), "cut at {cut}");
+        }
     }
 
     /// A token with a valid checksum around `payload`, as a hostile or buggy producer could

@@ -490,7 +490,9 @@ fn a_race_through_an_arcs_count_names_the_unseen_ordering() {
         assert_eq!(cell.with(|value| unsafe { *value }), 7);
         writer.join().unwrap();
     });
-    let failure = report.first_failure().expect("the count's ordering is not seen");
+    let failure = report
+        .first_failure()
+        .expect("the count's ordering is not seen");
     assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
     assert!(
         failure.message.contains(
@@ -516,7 +518,9 @@ fn a_race_through_an_arcs_count_names_the_unseen_ordering() {
         }
         writer.join().unwrap();
     });
-    let failure = relaxed.first_failure().expect("the Relaxed handover orders nothing");
+    let failure = relaxed
+        .first_failure()
+        .expect("the Relaxed handover orders nothing");
     assert!(failure.message.contains("releases nothing"), "{failure}");
     assert!(!failure.message.contains("sees orders them"), "{failure}");
 }

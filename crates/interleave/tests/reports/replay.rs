@@ -57,6 +57,54 @@ fn tokens_reproduce_the_same_failure() {
     }
 }
 
+/// Two threads that wait for each other's flag for ever, yielding, until the step bound.
+fn mutual_spin() {
+    let flags = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let other = {
+        let flags = flags.clone();
+        thread::spawn(move || {
+            while flags[0].load(Ordering::Acquire) == 0 {
+                thread::yield_now();
+            }
+        })
+    };
+    while flags[1].load(Ordering::Acquire) == 0 {
+        thread::yield_now();
+    }
+    other.join().unwrap();
+}
+
+/// A livelock runs to the default step bound of 100,000 steps, and its schedule alternates the
+/// threads at random: its token used to take about 200,000 characters, more than one
+/// environment variable may hold (Linux allows 128 KiB). Deflated, it fits, and it replays.
+#[test]
+fn a_livelock_token_fits_in_an_environment_variable_and_replays() {
+    let report = helpers::builder("random")
+        .executions(1)
+        .explore(mutual_spin)
+        .unwrap();
+    let failure = report.first_failure().expect("nobody raises a flag");
+    assert_eq!(failure.kind, FailureKind::StepBound);
+    assert!(
+        failure.token.starts_with("il3-"),
+        "{}",
+        &failure.token[..10]
+    );
+    assert!(
+        failure.token.len() < 64 * 1024,
+        "{} characters",
+        failure.token.len()
+    );
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, mutual_spin)
+        .unwrap();
+    let again = replayed.first_failure().expect("the replay fails again");
+    assert_eq!(again.kind, failure.kind);
+    assert_eq!(again.steps, failure.steps);
+    assert_eq!(again.token, failure.token);
+}
+
 #[test]
 fn replay_panics_with_the_report() {
     let report = explore("pct:d=2", 1, 1, lost_update);
