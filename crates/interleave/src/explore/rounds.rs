@@ -4,6 +4,7 @@
 
 use super::slow_search::{SearchNamed, SlowSearch};
 use super::*;
+use crate::runtime::op::OpKind;
 use std::sync::OnceLock;
 
 /// What one exploration run shares with its workers.
@@ -76,7 +77,21 @@ pub(super) struct Findings {
     /// A failure other than a deadlock stopped it while a thread had not finished: the steps
     /// that thread had left never ran (see [`Outcome::cut_short`]).
     pub(super) cut_short: bool,
+    /// It is the first execution, it spawned threads, and no thread took a step other than
+    /// starting, spawning or joining: see [`NOTHING_TO_INTERLEAVE`].
+    pub(super) nothing_to_interleave: bool,
 }
+
+/// The note of an exploration whose first execution gave the scheduler nothing to interleave:
+/// most likely the threads share state through types interleave does not control, the first
+/// mistake of a newcomer (a `use std::sync::Mutex` left in), which otherwise passes every
+/// execution in silence.
+pub(super) const NOTHING_TO_INTERLEAVE: &str = "the threads of this test took no scheduling \
+    point besides starting, spawning and joining (in its first execution), so there was nothing \
+    to interleave: interleave switches threads only at its own primitives. State the threads \
+    share through std::sync (a Mutex, an atomic), a std thread_local! or anything else outside \
+    interleave is invisible to it: use interleave::sync, interleave::cell and interleave::thread \
+    for it";
 
 impl Findings {
     /// Boxed, or `None` when every part is empty. Inlined, so that the parts of the usual
@@ -89,7 +104,8 @@ impl Findings {
             && self.failure.is_none()
             && self.warnings.is_empty()
             && self.declarations.is_none()
-            && self.violations.is_empty();
+            && self.violations.is_empty()
+            && !self.nothing_to_interleave;
         (!empty).then(|| Box::new(self))
     }
 }
@@ -394,8 +410,12 @@ impl<'c> Collector<'c> {
             failure,
             warnings,
             violations,
+            nothing_to_interleave,
             ..
         } = *findings;
+        if nothing_to_interleave {
+            report.notes.push(NOTHING_TO_INTERLEAVE.to_string());
+        }
         if !violations.is_empty() {
             report.violating_executions += 1;
         }
@@ -668,6 +688,7 @@ pub(super) fn run_one(
         outlived_objects: ex.outlived_objects,
         findings: Findings {
             cut_short: ex.cut_short(),
+            nothing_to_interleave: index == 0 && nothing_to_interleave(&ex),
             trace: events.filter(|_| keep_trace),
             states,
             feedback: ex.feedback.take(),
@@ -683,6 +704,15 @@ pub(super) fn run_one(
         }
         .boxed(),
     }
+}
+
+/// Whether the execution spawned threads and took no step but their starts, spawns and joins.
+fn nothing_to_interleave(ex: &Recording) -> bool {
+    ex.threads.len() > 1
+        && ex
+            .events
+            .iter()
+            .all(|event| matches!(event.kind, OpKind::Start | OpKind::Spawn | OpKind::Join))
 }
 
 /// The atomic-set serializability violations execution `index` produced.

@@ -96,3 +96,51 @@ fn a_primitive_used_outside_an_execution_panics_at_the_callers_line() {
         "{output}"
     );
 }
+
+/// A newcomer's first mistake, a `use std::sync::Mutex` left in: the lost update between the
+/// threads is invisible, so every execution passed in silence. The report (and `check`, on the
+/// standard error) says that the threads gave the scheduler nothing to interleave; the same
+/// test on interleave's `Mutex` gets no such note and its bug is found.
+#[test]
+fn a_test_whose_threads_share_only_std_state_is_told_there_was_nothing_to_interleave() {
+    let explore = |f: &(dyn Fn() + Sync)| {
+        interleave::Builder::new()
+            .ignore_environment()
+            .executions(200)
+            .explore(f)
+            .unwrap()
+    };
+    let std_mutex = explore(&|| {
+        let shared = interleave::sync::Arc::new(std::sync::Mutex::new(0));
+        let other = shared.clone();
+        let t = thread::spawn(move || {
+            let seen = *other.lock().unwrap();
+            *other.lock().unwrap() = seen + 1;
+        });
+        let seen = *shared.lock().unwrap();
+        *shared.lock().unwrap() = seen + 1;
+        t.join().unwrap();
+        assert_eq!(*shared.lock().unwrap(), 2);
+    });
+    assert!(std_mutex.is_ok(), "{std_mutex}");
+    assert!(
+        std_mutex.notes.iter().any(|note| note
+            .contains("took no scheduling point besides starting, spawning and joining")
+            && note.contains("std::sync")),
+        "{std_mutex}"
+    );
+    let ours = explore(&|| {
+        let shared = interleave::sync::Arc::new(Mutex::new(0));
+        let other = shared.clone();
+        let t = thread::spawn(move || {
+            let seen = *other.lock().unwrap();
+            *other.lock().unwrap() = seen + 1;
+        });
+        let seen = *shared.lock().unwrap();
+        *shared.lock().unwrap() = seen + 1;
+        t.join().unwrap();
+        assert_eq!(*shared.lock().unwrap(), 2);
+    });
+    assert!(ours.first_failure().is_some(), "{ours}");
+    assert!(ours.notes.is_empty(), "{ours}");
+}
