@@ -46,8 +46,8 @@ pub const ENV_WORKERS: &str = "INTERLEAVE_WORKERS";
 pub const ENV_REPLAY: &str = "INTERLEAVE_REPLAY";
 /// Overrides [`Config::persistence`]: `off` turns regression files off (no replaying, no
 /// saving; also `false`, `0`, `no`), `on` saves new failures even when `CI` is set (also `true`,
-/// `1`, `yes`), and any other value is the directory
-/// of regression files (and saves too). It changes nothing for an exploration without a
+/// `1`, `yes`), and a path (with a `/`, `\\` or `.`: `regressions/`) is the directory of
+/// regression files (and saves too); any other word is refused as a likely typo. It changes nothing for an exploration without a
 /// [`Persistence`], because there is no test name to name the file after.
 pub const ENV_PERSIST: &str = "INTERLEAVE_PERSIST";
 /// Overrides [`Config::stack_size`] (bytes).
@@ -446,14 +446,32 @@ impl Config {
                 })?)
             };
         }
-        self.apply_persistence_vars(&var);
+        self.apply_persistence_vars(&var)?;
         self.validate()
     }
 
-    fn apply_persistence_vars(&mut self, var: &impl Fn(&str) -> Option<String>) {
+    fn apply_persistence_vars(
+        &mut self,
+        var: &impl Fn(&str) -> Option<String>,
+    ) -> Result<(), Error> {
         let requested = var(ENV_PERSIST).filter(|value| !value.trim().is_empty());
+        if let Some(value) = &requested {
+            let value = value.trim();
+            // A directory must look like a path: a bare word is far likelier to be a mistyped
+            // switch (`INTERLEAVE_PERSIST=maybe`), which would otherwise quietly create a
+            // directory of that name and save failures there.
+            if switch(value).is_none() && !value.contains(['/', '\\', '.']) {
+                return Err(Error::Environment {
+                    name: ENV_PERSIST,
+                    value: value.to_string(),
+                    reason: "expected on or off, or a directory written as a path (with a \
+                             `/`, as in `regressions/` or `./regressions`)"
+                        .to_string(),
+                });
+            }
+        }
         let Some(persistence) = &mut self.persistence else {
-            return;
+            return Ok(());
         };
         match requested
             .as_deref()
@@ -475,6 +493,7 @@ impl Config {
                 persistence.save = true;
             }
         }
+        Ok(())
     }
 
     /// Rejects impossible settings with a message that says which one.
@@ -723,6 +742,23 @@ mod tests {
         assert_eq!(moved.directory, PathBuf::from("/tmp/regressions"));
         assert_eq!(moved.test_name, "tests::t");
         assert!(moved.save, "a directory asks for saving, even in CI");
+        let relative = persistence_under(&[(ENV_PERSIST, "regressions/")]).expect("on");
+        assert_eq!(relative.directory, PathBuf::from("regressions/"));
+        let typos: [&'static [(&str, &str)]; 3] = [
+            &[(ENV_PERSIST, "maybe")],
+            &[(ENV_PERSIST, "disabled")],
+            &[(ENV_PERSIST, "onn")],
+        ];
+        for typo in typos {
+            let message = persisted()
+                .apply_vars(env(typo))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                message.contains(ENV_PERSIST) && message.contains("written as a path"),
+                "{typo:?}: {message}"
+            );
+        }
     }
 
     #[test]
