@@ -750,10 +750,7 @@ mod tests {
             &[(ENV_PERSIST, "onn")],
         ];
         for typo in typos {
-            let message = persisted()
-                .apply_vars(env(typo))
-                .unwrap_err()
-                .to_string();
+            let message = persisted().apply_vars(env(typo)).unwrap_err().to_string();
             assert!(
                 message.contains(ENV_PERSIST) && message.contains("written as a path"),
                 "{typo:?}: {message}"

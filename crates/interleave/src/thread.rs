@@ -350,6 +350,15 @@ pub(crate) fn first_park_taken() -> bool {
 #[track_caller]
 fn park_inner(timed: bool, site: runtime::op::Site, arg: u32) -> bool {
     runtime::switch(Op::with(OpKind::Park, NO_OBJECT, arg, timed), site);
+    if !timed {
+        runtime::with(|ex| {
+            // Without the token or a timeout, the park ended by itself, as std allows
+            // (`Config::spurious_wakeups`, `spurious_park_wakeups`): no `unpark` explains it.
+            if !ex.threads[ex.me()].park_token && !ex.cancelled() {
+                ex.label_step_just_taken("park (spurious)");
+            }
+        });
+    }
     after_park()
 }
 

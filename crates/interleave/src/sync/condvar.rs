@@ -86,6 +86,11 @@ impl Condvar {
             }
             if !timed_out {
                 ex.acquire(cv);
+            } else if deadline.is_none() {
+                // No notification and no timeout: the wake-up std allows without a cause
+                // (`Config::spurious_wakeups`), which the report names, since no `notify` in
+                // the interleaving explains it.
+                ex.label_step_just_taken("wake (spurious)");
             }
             ex.take_mutex(m, lock_site);
             timed_out

@@ -576,3 +576,79 @@ fn an_atomic_wakers_steps_are_named_as_its_own() {
     }
     assert!(!text.contains("Mutex"), "{text}");
 }
+
+/// The report of the first panic `program` has under `dfs` with spurious wake-ups (a
+/// deadlock may come first: a wait that nothing ends deadlocks unless it wakes spuriously).
+fn first_panic_with_spurious_wakeups(program: fn()) -> String {
+    let report = helpers::builder("dfs")
+        .spurious_wakeups(true)
+        .stop_on_first_failure(false)
+        .executions(100)
+        .explore(program)
+        .expect("a valid configuration");
+    let panic = report
+        .failures
+        .iter()
+        .find(|failure| failure.kind == FailureKind::Panic)
+        .unwrap_or_else(|| panic!("no panic in\n{report}"));
+    panic.to_string()
+}
+
+/// A waiter that checks its condition with `if` instead of `while`, which a spurious wake-up
+/// breaks, and a park that expects its unpark.
+fn waits_without_a_loop() {
+    let pair = Arc::new((Mutex::new(false), interleave::sync::Condvar::new()));
+    let notifier = {
+        let pair = pair.clone();
+        thread::spawn(move || {
+            *pair.0.lock().unwrap() = true;
+            pair.1.notify_one();
+        })
+    };
+    let mut ready = pair.0.lock().unwrap();
+    if !*ready {
+        ready = pair.1.wait(ready).unwrap(); // the wait
+    }
+    assert!(*ready, "woke before the notification");
+    drop(ready);
+    notifier.join().unwrap();
+}
+
+fn parks_once() {
+    let unparked = Arc::new(AtomicBool::new(false));
+    let main = thread::current();
+    let unparker = {
+        let unparked = unparked.clone();
+        thread::spawn(move || {
+            // A step before the store: `dfs` lets a wait end by itself only after the other
+            // threads have stepped, as it does a timeout.
+            thread::yield_now();
+            unparked.store(true, Ordering::SeqCst);
+            main.unpark();
+        })
+    };
+    thread::park(); // the park
+    assert!(
+        unparked.load(Ordering::SeqCst),
+        "the park ended without an unpark"
+    );
+    unparker.join().unwrap();
+}
+
+/// A spurious wake-up used to be shown as a plain `wake` (or `park`), with no `notify` (or
+/// `unpark`) anywhere in the interleaving to explain it: it is named as such.
+#[test]
+fn a_spurious_wake_up_is_named_as_such() {
+    let text = first_panic_with_spurious_wakeups(waits_without_a_loop);
+    let wake = format!(
+        "wake (spurious) Condvar1 @reports/readable.rs:{}:",
+        line_of("the wait")
+    );
+    assert!(text.contains(&wake), "{wake:?} in\n{text}");
+    let text = first_panic_with_spurious_wakeups(parks_once);
+    let park = format!(
+        "park (spurious) @reports/readable.rs:{}:",
+        line_of("the park")
+    );
+    assert!(text.contains(&park), "{park:?} in\n{text}");
+}
