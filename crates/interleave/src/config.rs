@@ -115,11 +115,12 @@ pub struct Config {
     /// `std::sync` lock, a std atomic, I/O) and ends the process; `None` turns the watchdog
     /// off. Default: 10 s. Environment: `INTERLEAVE_WATCHDOG` (seconds, `0` for off).
     pub watchdog: Option<Duration>,
-    /// How long an exhaustive search (`dfs`, `dpor`, `icb`) may run before it says once, on the
-    /// standard error, that it is not finished, how far it got, and, when its executions keep
-    /// growing, that a spin which can lose its race for ever makes its tree infinite, with the
-    /// bound that makes it finite; `None` turns the notice off. It changes nothing in the
-    /// report. Default: 20 s. Environment: `INTERLEAVE_SLOW_NOTICE` (seconds, `0` for off).
+    /// How long an exploration may run before it says once, on the standard error, that it is
+    /// not finished and how far it got: a sampler, how long the rest of its budget should
+    /// take; an exhaustive search (`dfs`, `dpor`, `icb`), when its executions keep growing,
+    /// that a spin which can lose its race for ever makes its tree infinite, with the bound that
+    /// makes it finite. `None` turns the notice off. It changes nothing in the report.
+    /// Default: 20 s. Environment: `INTERLEAVE_SLOW_NOTICE` (seconds, `0` for off).
     pub slow_search_notice: Option<Duration>,
     /// Let `Condvar::wait` and `thread::park` return without a notification or an unpark at
     /// any point, as std allows (spurious wake-ups), so code that waits without re-checking

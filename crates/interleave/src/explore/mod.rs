@@ -191,8 +191,9 @@ impl Builder {
         self
     }
 
-    /// Sets how long an exhaustive search may run before it says on the standard error that
-    /// it is not finished, and why it may never be; `None` turns the notice off (see
+    /// Sets how long an exploration may run before it says on the standard error that it is
+    /// not finished, how far it got, and why an exhaustive search may never end; `None` turns
+    /// the notice off (see
     /// [`Config::slow_search_notice`]).
     pub fn slow_search_notice(mut self, after: Option<std::time::Duration>) -> Builder {
         self.config.slow_search_notice = after;

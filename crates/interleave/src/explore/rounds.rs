@@ -364,7 +364,7 @@ impl<'c> Collector<'c> {
         Collector {
             config,
             report: Report::new(run.spec.clone(), config.seed),
-            slow_search: SlowSearch::new(config.slow_search_notice.filter(|_| exhaustive)),
+            slow_search: SlowSearch::new(config.slow_search_notice, exhaustive),
             test: run.test.clone(),
             seen_warnings: HashSet::new(),
             seen_violations: HashSet::new(),

@@ -1,8 +1,11 @@
-//! The slow-search notice: an exhaustive search (`dfs`, `dpor`, `icb`) that is still running
-//! after [`Config::slow_search_notice`] says so once on the standard error, with what it has
-//! seen, so that a test which would run for hours does not look hung.
+//! The slow-search notice: an exploration that is still running after
+//! [`Config::slow_search_notice`] says so once on the standard error, with what it has seen, so
+//! that a test which would run for minutes or hours does not look hung. A sampler's run is
+//! bounded by its budget, and its notice says how far it got and how long the rest should take
+//! (a newcomer's hundred threads ran 89 s in a debug build without a word); an exhaustive
+//! search (`dfs`, `dpor`, `icb`) may never end, and its notice says why.
 //!
-//! The case it is for: a thread that waits in a loop for a race it can lose again and again (a
+//! The case of the exhaustive searches: a thread that waits in a loop for a race it can lose again and again (a
 //! spin lock taken in a loop, a flag polled under a spin lock, a spin barrier) gives the
 //! depth-first searches an infinite tree. Every schedule is fair, since both threads keep
 //! stepping, so no yield rule cuts it; each execution backtracks to the deepest race and loses
@@ -34,9 +37,10 @@ const GROWN_BY: u64 = 500;
 
 /// Watches one exploration's executions for the notice.
 pub(super) struct SlowSearch {
-    /// When to print the notice; `None` when the exploration is not an exhaustive search or the
-    /// notice is off.
+    /// When to print the notice; `None` when the notice is off.
     after: Option<Duration>,
+    /// The strategy searches exhaustively, and may never end.
+    exhaustive: bool,
     started: Instant,
     /// Whether the notice was printed.
     noticed: bool,
@@ -50,9 +54,10 @@ pub(super) struct SlowSearch {
 
 impl SlowSearch {
     /// Watches an exploration started now; `after` is `None` when it should never print.
-    pub(super) fn new(after: Option<Duration>) -> SlowSearch {
+    pub(super) fn new(after: Option<Duration>, exhaustive: bool) -> SlowSearch {
         SlowSearch {
             after,
+            exhaustive,
             started: Instant::now(),
             noticed: false,
             told_growth: false,
@@ -104,6 +109,10 @@ impl SlowSearch {
             return None;
         }
         self.noticed = true;
+        if !self.exhaustive {
+            self.told_growth = true;
+            return Some(sampler_notice(elapsed, executions, search));
+        }
         let mut text = format!(
             "\ninterleave: the {} search{} has run for {} s ({} executions of a budget of {}) \
              and is not finished.\n",
@@ -148,10 +157,47 @@ impl SlowSearch {
     }
 }
 
-/// What every notice ends with.
+/// What every notice of an exhaustive search ends with.
 const ADVICE: &str = "  A preemption bound makes the search finite (`dpor:c=2`, or \
     LOOM_MAX_PREEMPTIONS=2 under interleave-loom), and the samplers (`auto`) find most bugs in \
     far fewer executions. INTERLEAVE_SLOW_NOTICE=<seconds> moves this notice, 0 turns it off.\n";
+
+/// The notice of a sampler that has run `executions` of its budget in `elapsed`.
+fn sampler_notice(elapsed: Duration, executions: u64, search: &SearchNamed<'_>) -> String {
+    let left = search.budget.saturating_sub(executions);
+    let per_execution = elapsed.as_secs_f64() / executions.max(1) as f64;
+    let mut text = format!(
+        "\ninterleave: the {} exploration{} has run {} of its {} executions in {} s; at this \
+         pace the rest takes about {}.\n",
+        search.spec,
+        search.in_test(),
+        thousands(executions),
+        thousands(search.budget),
+        elapsed.as_secs(),
+        about(per_execution * left as f64),
+    );
+    if cfg!(debug_assertions) {
+        text.push_str(
+            "  This is a debug build: `cargo test --release` runs executions several times \
+             faster.\n",
+        );
+    }
+    text.push_str(
+        "  INTERLEAVE_EXECUTIONS sets the budget; INTERLEAVE_SLOW_NOTICE=<seconds> moves this \
+         notice, 0 turns it off.\n",
+    );
+    text
+}
+
+/// `seconds` rounded for a person: `40 s`, `7 min`, `3 h`.
+fn about(seconds: f64) -> String {
+    let seconds = seconds.round() as u64;
+    match seconds {
+        0..=119 => format!("{seconds} s"),
+        120..=7_199 => format!("{} min", (seconds + 30) / 60),
+        _ => format!("{} h", (seconds + 1_800) / 3_600),
+    }
+}
 
 /// What the notice names: the strategy, the test and the budget.
 pub(super) struct SearchNamed<'a> {
@@ -195,7 +241,7 @@ mod tests {
 
     /// The texts printed for executions of these lengths, the notice due at once.
     fn texts(lengths: impl IntoIterator<Item = u64>) -> Vec<String> {
-        let mut watch = SlowSearch::new(Some(Duration::ZERO));
+        let mut watch = SlowSearch::new(Some(Duration::ZERO), true);
         let search = named();
         (1..)
             .zip(lengths)
@@ -205,7 +251,7 @@ mod tests {
 
     #[test]
     fn a_search_whose_executions_grew_tenfold_is_told_about_spins() {
-        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)));
+        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)), true);
         let search = named();
         for executions in 1..=CLOCK_EVERY {
             assert_eq!(
@@ -261,18 +307,38 @@ mod tests {
 
     #[test]
     fn the_notice_waits_for_its_threshold() {
-        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)));
+        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)), true);
         for executions in 1..=2 * CLOCK_EVERY {
             assert_eq!(
                 watch.notice_due(10 * executions, executions, &named()),
                 None
             );
         }
-        let mut off = SlowSearch::new(None);
+        let mut off = SlowSearch::new(None, true);
         assert_eq!(off.notice_due(10, CLOCK_EVERY, &named()), None);
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(123_456_789), "123,456,789");
+    }
+
+    #[test]
+    fn a_sampler_is_told_how_far_it_got_and_how_long_the_rest_takes() {
+        let search = SearchNamed {
+            spec: "auto",
+            test: Some("big::hundred_threads"),
+            budget: 10_000,
+        };
+        let mut watch = SlowSearch::new(Some(Duration::ZERO), false);
+        let texts: Vec<String> = (1..=10 * CLOCK_EVERY)
+            .filter_map(|executions| watch.notice_due(100 * executions, executions, &search))
+            .collect();
+        assert_eq!(texts.len(), 1, "once, and no growth explained: {texts:?}");
+        assert!(texts[0].contains("the auto exploration in `big::hundred_threads` has run 64 of its 10,000 executions in 0 s; at this pace the rest takes about"), "{texts:?}");
+        assert!(!texts[0].contains("grown"), "{texts:?}");
+        let text = sampler_notice(Duration::from_secs(20), 2_000, &search);
+        assert!(text.contains("the rest takes about 80 s."), "{text}");
+        assert_eq!(about(7_199.0), "120 min");
+        assert_eq!(about(10_000.0), "3 h");
     }
 }

@@ -337,11 +337,35 @@ impl fmt::Display for ObjectId {
     }
 }
 
-/// The last two components of a path: enough to recognise a file in a report.
+/// A path short enough for a report's table that still tells the file apart. Cargo names the
+/// files of the crates in the user's workspace relative to it, and those are cut to their last
+/// two components (`tests/bank.rs`, `mutex/spin.rs`). The files of every other crate (a path
+/// dependency outside the workspace, a registry crate) come with an absolute path; their last
+/// two components read like the user's own files (`src/leak.rs`), so they keep the crate's
+/// directory, the component before the crate's `src`, `tests`, `examples` or `benches`
+/// (`loom-compat/src/leak.rs`, `spin-0.9.8/src/mutex/spin.rs`).
 pub(crate) fn short_path(path: &str) -> &str {
+    let separators = ['/', '\\'];
+    let absolute = path.starts_with(separators) || path.get(1..2) == Some(":");
+    if absolute {
+        let mut components: Vec<(usize, &str)> = Vec::new();
+        let mut start = 0;
+        for (i, c) in path.char_indices() {
+            if separators.contains(&c) {
+                components.push((start, &path[start..i]));
+                start = i + 1;
+            }
+        }
+        let crate_root = components
+            .iter()
+            .rposition(|&(_, name)| matches!(name, "src" | "tests" | "examples" | "benches"));
+        if let Some(root) = crate_root.filter(|&root| root > 1) {
+            return &path[components[root - 1].0..];
+        }
+    }
     let mut cut = path.len();
     for _ in 0..2 {
-        match path[..cut].rfind(['/', '\\']) {
+        match path[..cut].rfind(separators) {
             Some(i) => cut = i,
             None => return path,
         }
@@ -557,5 +581,30 @@ mod tests {
         assert_eq!(short_path("a/b/c/d.rs"), "c/d.rs");
         assert_eq!(short_path("d.rs"), "d.rs");
         assert_eq!(short_path("c/d.rs"), "c/d.rs");
+        assert_eq!(short_path("src/mutex/spin.rs"), "mutex/spin.rs");
+    }
+
+    #[test]
+    fn short_path_keeps_the_crate_of_a_file_outside_the_workspace() {
+        assert_eq!(
+            short_path("/work/main/crates/loom-compat/src/leak.rs"),
+            "loom-compat/src/leak.rs"
+        );
+        assert_eq!(
+            short_path(
+                "/root/.cargo/registry/src/index.crates.io-1949/spin-0.9.8/src/mutex/spin.rs"
+            ),
+            "spin-0.9.8/src/mutex/spin.rs"
+        );
+        assert_eq!(
+            short_path("/tmp/t/tests/common/mod.rs"),
+            "t/tests/common/mod.rs"
+        );
+        assert_eq!(
+            short_path("C:\\dev\\app\\src\\main.rs"),
+            "app\\src\\main.rs"
+        );
+        assert_eq!(short_path("/no/crate/here.rs"), "crate/here.rs");
+        assert_eq!(short_path("/src/x.rs"), "src/x.rs");
     }
 }

@@ -2,7 +2,7 @@
 //! the lock to the other thread again and again, so `dpor`'s tree is infinite and the search ran
 //! silently until its budget (2^40 executions under interleave-loom), while loom fails the same
 //! model at once. The slow-search notice says so on the standard error, past the test harness's
-//! capture, while the search runs.
+//! capture, while the search runs; a sampler's says how far it got.
 
 use std::time::Duration;
 
@@ -130,10 +130,24 @@ fn an_exhaustive_search_that_cannot_end_says_why_while_it_runs() {
         assert!(!stderr.contains("grown"), "even executions: {stderr}");
         assert!(stderr.contains("far larger than the budget"), "{stderr}");
     }
-    // A sampler's run is bounded by its budget alone: it has no notice to give.
+    // A sampler's run is bounded by its budget: it says how far it got, not that it may never
+    // end.
     if let Some(outcome) = probe("sampler").run(|| explore("random", 3_000, flag_under_a_spin_lock))
     {
         assert_eq!(outcome.code, Some(0), "{outcome:?}");
-        assert!(!outcome.stderr.contains(NOTICE), "{outcome:?}");
+        let stderr = &outcome.stderr;
+        assert!(!stderr.contains(NOTICE), "{stderr}");
+        assert_eq!(
+            stderr
+                .matches("interleave: the random exploration in `")
+                .count(),
+            1,
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("has run 64 of its 3,000 executions in 0 s"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("grown"), "{stderr}");
     }
 }
