@@ -10,8 +10,8 @@
 //! Table 4: executions to the first bug for PCT and PCTVB on seed 000's Figure 6 program, as the
 //! buggy variable becomes rarer next to a frequently accessed benign one.
 
-// The benchmark shares the tests' program, not their builder helper.
-#[allow(dead_code)]
+// The benchmark shares the tests' program, not their other helpers.
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/strategies/helpers.rs"]
 mod helpers;
 

@@ -29,8 +29,8 @@ use crate::persistence::Persistence;
 use crate::regressions::{self, SavedLine};
 use crate::report::token::{block_fingerprints, fingerprint, Token, BLOCK};
 use crate::report::{
-    current_test, render_interleaving, AtomicityViolation, Failure, FailureInfo, FailureKind,
-    Persisted, Report,
+    begin_exploration, current_exploration, render_interleaving, AtomicityViolation, Failure,
+    FailureInfo, FailureKind, Persisted, Report,
 };
 use crate::runtime::op::{ShortSite, Site};
 use crate::runtime::{self, Event, Finished, Limits, Recording, StopHandle};
@@ -360,6 +360,7 @@ impl Builder {
         let (config, mut strategy) = self.resolve()?;
         let monitor = config.monitor_atomic_sets || strategy.monitors_atomic_sets();
         let mut notes = Vec::new();
+        begin_exploration();
         if let Some(token) = config.replay.clone() {
             match recorded_by_another_test(&token) {
                 None => return replay_with(&config, monitor, &token, &f, site),
@@ -376,7 +377,7 @@ impl Builder {
                         // Every shard replays the saved tokens, and each says so in its summary:
                         // a failure there comes first, as execution 0, as it would unsharded.
                         report.shard = shard::Sharding::new(config.shard, strategy.as_ref())
-                            .summary(&config, &report, current_test());
+                            .summary(&config, &report, current_exploration());
                         return Ok(report);
                     }
                     let mut report = explore_with(&config, strategy.as_mut(), &f, site);

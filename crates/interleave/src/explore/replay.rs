@@ -133,8 +133,29 @@ pub(super) fn replay_with(
 /// (whose error the replay reports) and runs outside a test replay as before.
 pub(super) fn recorded_by_another_test(text: &str) -> Option<String> {
     let recorded = Token::decode(text).ok()?.test?;
-    let current = current_test()?;
-    (recorded != current).then(|| {
+    let current = current_exploration()?;
+    let test = |label: &str| {
+        label
+            .split_once('#')
+            .map_or(label, |(test, _)| test)
+            .to_string()
+    };
+    let exploration = |label: &str| {
+        label
+            .split_once('#')
+            .map_or("1".to_string(), |(_, k)| k.to_string())
+    };
+    if recorded == current {
+        return None;
+    }
+    Some(if test(&recorded) == test(&current) {
+        format!(
+            "{ENV_REPLAY} holds a token recorded by exploration {} of this test, so this \
+             exploration (number {}) ignored it and explored as usual",
+            exploration(&recorded),
+            exploration(&current),
+        )
+    } else {
         format!(
             "{ENV_REPLAY} holds a token recorded by the test `{recorded}`, so this test \
              (`{current}`) ignored it and explored as usual; run only that test to replay it"

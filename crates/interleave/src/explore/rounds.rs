@@ -242,7 +242,7 @@ fn explore_rounds(
         check_determinism: config.check_determinism,
         count_states: config.count_states,
         monitor_atomic_sets: config.monitor_atomic_sets || strategy.monitors_atomic_sets(),
-        test: current_test(),
+        test: current_exploration(),
         stop: config.stop.clone(),
     };
     let mut collector = Collector::new(config, &run, strategy.searches_exhaustively());

@@ -203,11 +203,12 @@ pub(super) fn with_pool<R>(
         let helpers = (1..workers.max(1))
             .map(|_| {
                 let (shared, driver) = (&shared, driver.clone());
-                // Named as the test's thread is, so that what the engine derives from the
-                // name (the test a replay token belongs to) is the same on every worker.
+                // Named after the exploration, its test and its number in the test, so that
+                // what the engine derives from the name (the exploration a replay token
+                // belongs to) is the same on every worker.
                 let mut builder = std::thread::Builder::new();
-                if let Some(name) = driver.name() {
-                    builder = builder.name(name.to_string());
+                if let Some(label) = &run.test {
+                    builder = builder.name(label.clone());
                 }
                 builder
                     .spawn_scoped(scope, move || help(run, planning, shared, &driver))

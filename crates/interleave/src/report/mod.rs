@@ -321,6 +321,31 @@ pub(crate) fn current_test() -> Option<String> {
         .map(str::to_string)
 }
 
+thread_local! {
+    /// How many explorations `Builder::explore` started on this OS thread (a test's thread).
+    static EXPLORATIONS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Notes that an exploration starts on this OS thread: the next one of its test.
+pub(crate) fn begin_exploration() {
+    EXPLORATIONS.with(|count| count.set(count.get() + 1));
+}
+
+/// What tokens name the running exploration by: its test ([`current_test`]), followed by `#k`
+/// for the `k`-th exploration of a test that runs several (a table-driven test), so that
+/// `INTERLEAVE_REPLAY` replays only the exploration that recorded the token and the others
+/// explore as usual. The exploration's workers are named with it, and start no exploration of
+/// their own, so on them it is their name.
+pub(crate) fn current_exploration() -> Option<String> {
+    let test = current_test()?;
+    let ordinal = EXPLORATIONS.with(std::cell::Cell::get);
+    Some(if ordinal > 1 {
+        format!("{test}#{ordinal}")
+    } else {
+        test
+    })
+}
+
 /// The report the engine prints just before a process abort (`Limits::report_before_abort`).
 pub(crate) fn report_before_abort(
     ex: &Recording,
@@ -341,7 +366,7 @@ pub(crate) fn report_before_abort(
     // Labelled with the test, as every other token is, so that `INTERLEAVE_REPLAY` applies to
     // this test alone (a worker thread carries its test's name too, see `workers.rs`).
     let token = token::Token::from_run(ex, Some(failure.kind))
-        .labelled(current_test().as_deref(), &text)
+        .labelled(current_exploration().as_deref(), &text)
         .encode();
     format!(
         "  {} of {thread}{at}:\n    {}\n\n{destructor}\n{}\nTo reproduce this execution (and the \

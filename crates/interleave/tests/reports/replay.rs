@@ -105,6 +105,73 @@ fn a_livelock_token_fits_in_an_environment_variable_and_replays() {
     assert_eq!(again.token, failure.token);
 }
 
+/// A table-driven test: one exploration of the fixed twin, then one of the lost update, run
+/// on a thread named after this test (a fresh one, as each test's own thread is), with
+/// `replay` as `INTERLEAVE_REPLAY` would set it.
+fn table(replay: Option<String>) -> (Report, Report) {
+    let name = std::thread::current().name().map(str::to_string);
+    let mut thread = std::thread::Builder::new();
+    if let Some(name) = name {
+        thread = thread.name(name);
+    }
+    thread
+        .spawn(move || {
+            let explore = |program: fn()| {
+                interleave::Builder::from_config(interleave::Config {
+                    strategy: "random".parse().unwrap(),
+                    executions: 2000,
+                    workers: 1,
+                    replay: replay.clone(),
+                    ..interleave::Config::default()
+                })
+                .ignore_environment()
+                .explore(program)
+                .unwrap()
+            };
+            (explore(fixed_update), explore(lost_update))
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+/// `lost_update` with the increments under the lock.
+fn fixed_update() {
+    let counter = Arc::new(Mutex::new(0));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let counter = counter.clone();
+            thread::spawn(move || *counter.lock().unwrap() += 1)
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(*counter.lock().unwrap(), 2);
+}
+
+/// `INTERLEAVE_REPLAY` used to replay its token in every exploration of a test that runs
+/// several, so the table's fixed twin "failed" with a divergence that blamed the program's
+/// determinism. A token names the exploration that recorded it, which alone replays it.
+#[test]
+fn a_replay_token_applies_only_to_the_exploration_that_recorded_it() {
+    let (fixed, buggy) = table(None);
+    assert!(fixed.is_ok(), "{fixed}");
+    let failure = buggy.first_failure().expect("the lost update is found");
+    let (fixed, buggy) = table(Some(failure.token.clone()));
+    assert!(fixed.is_ok(), "{fixed}");
+    assert!(
+        fixed.notes.iter().any(|note| note.contains(
+            "holds a token recorded by exploration 2 of this test, so this exploration (number \
+             1) ignored it and explored as usual"
+        )),
+        "{fixed}"
+    );
+    let again = buggy.first_failure().expect("the replay fails again");
+    assert_eq!(buggy.executions, 1, "a replay: {buggy}");
+    assert_eq!(again.token, failure.token);
+}
+
 #[test]
 fn replay_panics_with_the_report() {
     let report = explore("pct:d=2", 1, 1, lost_update);
@@ -232,7 +299,7 @@ fn the_replay_variable_replays_only_in_the_test_that_recorded_the_token() {
             .explore(f)
             .unwrap()
     };
-    let here = under_replay_variable(&token, lost_update);
+    let here = helpers::first_exploration(|| under_replay_variable(&token, lost_update));
     assert_eq!(here.executions, 1, "the recording test replays the token");
     assert_eq!(here.strategy, "replay");
     assert!(here.first_failure().is_some());
@@ -288,13 +355,15 @@ fn every_strategy_reports_the_same_whatever_the_worker_count() {
             let reports: Vec<(usize, String)> = [1, 2, 7, interleave::AUTOMATIC_WORKERS]
                 .into_iter()
                 .map(|workers| {
-                    let report = helpers::builder(name)
-                        .seed(7)
-                        .workers(workers)
-                        .executions(300)
-                        .stop_on_first_failure(false)
-                        .explore(f)
-                        .unwrap();
+                    let report = helpers::first_exploration(|| {
+                        helpers::builder(name)
+                            .seed(7)
+                            .workers(workers)
+                            .executions(300)
+                            .stop_on_first_failure(false)
+                            .explore(f)
+                            .unwrap()
+                    });
                     runs += 1;
                     failing_runs += usize::from(!report.failures.is_empty());
                     (workers, report_text(&report))

@@ -1,5 +1,9 @@
 //! Programs shared by the integration tests and the variable-bounding benchmark.
 
+#[path = "../common/first_exploration.rs"]
+mod first_exploration;
+pub use first_exploration::first_exploration;
+
 use interleave::sync::atomic::{AtomicU64, Ordering};
 use interleave::sync::{Arc, Mutex};
 use interleave::{thread, FailureKind, Report};

@@ -173,14 +173,16 @@ fn the_realised_race_is_reported_with_both_sites() {
 #[test]
 fn the_same_seed_gives_the_same_exploration() {
     let run = || {
-        let report = Builder::new()
-            .ignore_environment()
-            .strategy("racefuzzer:tries=10".parse().unwrap())
-            .executions(11)
-            .seed(3)
-            .stop_on_first_failure(false)
-            .explore(|| claim_once(false))
-            .unwrap();
+        let report = helpers::first_exploration(|| {
+            Builder::new()
+                .ignore_environment()
+                .strategy("racefuzzer:tries=10".parse().unwrap())
+                .executions(11)
+                .seed(3)
+                .stop_on_first_failure(false)
+                .explore(|| claim_once(false))
+                .unwrap()
+        });
         let failures: Vec<String> = report.failures.iter().map(|f| f.token.clone()).collect();
         (failures, report.warnings, report.strategy_stats)
     };

@@ -38,8 +38,7 @@ fn rff_finds_the_late_interference_on_every_seed_far_sooner_than_pos() {
 #[test]
 fn rff_finds_the_same_failure_for_a_seed_whatever_the_worker_count() {
     let first = |workers| {
-        PROGRAM
-            .explore("rff", 3, 50, workers, false)
+        helpers::first_exploration(|| PROGRAM.explore("rff", 3, 50, workers, false))
             .first_failure()
             .cloned()
             .expect("found within 50 executions")

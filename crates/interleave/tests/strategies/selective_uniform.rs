@@ -38,8 +38,7 @@ fn surw_finds_the_late_interference_on_every_seed_and_random_walk_does_not() {
 #[test]
 fn surw_finds_the_same_failure_for_a_seed_whatever_the_worker_count() {
     let first = |workers| {
-        PROGRAM
-            .explore("surw", 3, 20, workers, false)
+        helpers::first_exploration(|| PROGRAM.explore("surw", 3, 20, workers, false))
             .first_failure()
             .cloned()
             .expect("found within 20 executions")

@@ -1012,13 +1012,15 @@ fn dfs_split_among_workers_reports_what_one_worker_reports() {
         let reports: Vec<(usize, Report)> = [1, 2, 3, 7]
             .into_iter()
             .map(|workers| {
-                let report = helpers::builder(spec)
-                    .workers(workers)
-                    .executions(budget)
-                    .stop_on_first_failure(stop)
-                    .count_states(true)
-                    .explore(body)
-                    .unwrap();
+                let report = helpers::first_exploration(|| {
+                    helpers::builder(spec)
+                        .workers(workers)
+                        .executions(budget)
+                        .stop_on_first_failure(stop)
+                        .count_states(true)
+                        .explore(body)
+                        .unwrap()
+                });
                 (workers, report)
             })
             .collect();
