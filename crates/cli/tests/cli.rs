@@ -3,6 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "../../interleave/tests/common/first_exploration.rs"]
+mod first_exploration;
+use first_exploration::first_exploration;
+
 fn interleave(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_interleave"))
         .args(args)
@@ -443,9 +447,13 @@ fn merge_shards_combines_the_shards_of_an_exploration_into_its_verdict() {
         if let Some(number) = shard {
             builder = builder.shard(number, 3);
         }
-        builder
-            .explore(move || (program.run)(variant))
-            .expect("explores")
+        // Each as the first exploration of this test, as each shard's is in its own process:
+        // a summary names its test's exploration by number after the first.
+        first_exploration(|| {
+            builder
+                .explore(move || (program.run)(variant))
+                .expect("explores")
+        })
     };
     let dir = scratch("merge-shards");
     let write = |variant, name: &str| {

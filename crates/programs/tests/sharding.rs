@@ -10,6 +10,10 @@
 use interleave::{Builder, Report, ShardSummary};
 use interleave_programs::{find, Variant};
 
+#[path = "../../interleave/tests/common/first_exploration.rs"]
+mod first_exploration;
+use first_exploration::first_exploration;
+
 const EXECUTIONS: u64 = 240;
 
 /// Buggy programs the checked strategies expose within the budget, and a fixed twin.
@@ -80,9 +84,13 @@ fn explore_on(
     if let Some((number, count)) = shard {
         builder = builder.shard(number, count);
     }
-    builder
-        .explore(move || (program.run)(variant))
-        .expect("explores")
+    // Each as the first exploration of this test, as each shard's is in its own process: a
+    // token names its test's exploration by number after the first.
+    first_exploration(|| {
+        builder
+            .explore(move || (program.run)(variant))
+            .expect("explores")
+    })
 }
 
 /// The failures of `reports`, as (execution, replay token), in execution order.

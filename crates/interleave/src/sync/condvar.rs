@@ -86,7 +86,7 @@ impl Condvar {
             }
             if !timed_out {
                 ex.acquire(cv);
-            } else if deadline.is_none() {
+            } else if deadline.is_none() && ex.limits().spurious_wakeups {
                 // No notification and no timeout: the wake-up std allows without a cause
                 // (`Config::spurious_wakeups`), which the report names, since no `notify` in
                 // the interleaving explains it.

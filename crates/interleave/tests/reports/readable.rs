@@ -651,4 +651,19 @@ fn a_spurious_wake_up_is_named_as_such() {
         line_of("the park")
     );
     assert!(text.contains(&park), "{park:?} in\n{text}");
+    // A task's park that its timer ends is no spurious wake-up, with them allowed or not.
+    let slept = || {
+        future::block_on(interleave::time::sleep(std::time::Duration::from_millis(10)));
+        panic!("the end of the program");
+    };
+    for spurious in [false, true] {
+        let report = helpers::builder("dfs")
+            .spurious_wakeups(spurious)
+            .executions(1)
+            .explore(slept)
+            .expect("a valid configuration");
+        let text = failure_text(&report);
+        assert!(text.contains("virtual clock moves to 10ms"), "{text}");
+        assert!(!text.contains("spurious"), "{text}");
+    }
 }

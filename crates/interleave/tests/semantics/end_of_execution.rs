@@ -271,13 +271,15 @@ fn deadlocks_at_the_end_in_some_schedules() {
 #[test]
 fn the_end_is_deterministic_across_worker_counts() {
     let run = |workers: usize| {
-        helpers::builder("random")
-            .executions(40)
-            .seed(7)
-            .workers(workers)
-            .stop_on_first_failure(false)
-            .explore(deadlocks_at_the_end_in_some_schedules)
-            .expect("the exploration runs")
+        helpers::first_exploration(|| {
+            helpers::builder("random")
+                .executions(40)
+                .seed(7)
+                .workers(workers)
+                .stop_on_first_failure(false)
+                .explore(deadlocks_at_the_end_in_some_schedules)
+                .expect("the exploration runs")
+        })
     };
     let tokens = |report: &Report| {
         report

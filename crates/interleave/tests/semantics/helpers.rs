@@ -1,5 +1,9 @@
 //! Exploring a test body under several strategies, shared by the primitive and time tests.
 
+#[path = "../common/first_exploration.rs"]
+mod first_exploration;
+pub use first_exploration::first_exploration;
+
 use std::collections::BTreeSet;
 use std::sync::Mutex as StdMutex;
 

@@ -524,8 +524,8 @@ fn pct_finds_the_reply_taken_for_a_timeout_in_every_seed() {
 
 #[test]
 fn the_same_seed_gives_the_same_report_and_the_token_replays_it() {
-    let first = pct(4, false);
-    let second = pct(4, false);
+    let first = helpers::first_exploration(|| pct(4, false));
+    let second = helpers::first_exploration(|| pct(4, false));
     assert_eq!(first.to_string(), second.to_string());
     let failure = first.first_failure().expect("the bug is found");
     assert!(
