@@ -447,6 +447,25 @@ fn step_bound(ex: &Scene<'_>) -> String {
              interleave::hint::spin_loop() or interleave::thread::yield_now() there\n",
         );
     }
+    if !ex.stopped.at_end && !ex.recording.spurious_failures.is_empty() {
+        // A weak exchange that failed spuriously is the likeliest cause when there was one:
+        // code that takes its failure as proof that another thread changed the value, with no
+        // retry loop, may leave every thread waiting for a store that nobody makes.
+        let steps: Vec<String> = ex
+            .recording
+            .spurious_failures
+            .iter()
+            .map(|step| (step + 1).to_string())
+            .collect();
+        let _ = writeln!(
+            out,
+            "  a compare_exchange_weak failed spuriously (step {}, listed below), as std allows: \
+             code that takes a weak exchange's failure as proof that another thread changed the \
+             value, outside a retry loop, can leave the threads waiting for a store nobody \
+             makes; retry the weak exchange in a loop, or use compare_exchange",
+            steps.join(", ")
+        );
+    }
     let most_yields = unfinished().map(|slot| slot.yields).max().unwrap_or(0);
     if !ex.stopped.at_end && !ex.stopped.threads[0].finished && most_yields >= MANY_YIELDS {
         // A loop that yields this often is no loop the strategies favour: advice to yield

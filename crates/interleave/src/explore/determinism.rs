@@ -4,10 +4,17 @@
 
 use super::*;
 
+/// A step as the determinism check's message names it: its thread, its operation, and its
+/// object by the one name the report's interleaving gives it (`Mutex1`, with where it was
+/// created, since the second run may have named its objects in another order).
 pub(super) fn describe_event(ex: &Recording, event: &Event) -> String {
     let mut text = format!("thread {} {}", event.thread, event.kind.name());
     if let Some(object) = ex.object(event.object) {
-        text.push_str(&format!(" {object}"));
+        text.push_str(&format!(
+            " {} (created at {})",
+            ex.object_name(event.object),
+            ShortSite(object.site)
+        ));
     }
     format!("{text} at {}", ShortSite(event.site))
 }

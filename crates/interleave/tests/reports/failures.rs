@@ -524,3 +524,50 @@ fn a_race_through_an_arcs_count_names_the_unseen_ordering() {
     assert!(failure.message.contains("releases nothing"), "{failure}");
     assert!(!failure.message.contains("sees orders them"), "{failure}");
 }
+
+/// A one-time initialisation whose winner is decided by a single `compare_exchange_weak`
+/// (no retry loop): a spurious failure makes both threads wait for a store nobody makes. The
+/// step-bound report listed the spurious failure but explained the livelock with other causes;
+/// it now names the failed exchange first.
+#[test]
+fn a_livelock_after_a_spurious_weak_exchange_failure_names_it() {
+    use interleave::sync::atomic::AtomicUsize;
+    let get = |state: &AtomicUsize| {
+        if state.load(Ordering::Acquire) != 2 {
+            if state
+                .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Acquire)
+                .is_ok()
+            {
+                state.store(2, Ordering::Release);
+            } else {
+                while state.load(Ordering::Acquire) != 2 {
+                    thread::yield_now();
+                }
+            }
+        }
+    };
+    let report = helpers::builder("random")
+        .max_steps(2_000)
+        .executions(1_000)
+        .explore(move || {
+            let state = Arc::new(AtomicUsize::new(0));
+            let other = state.clone();
+            let t = thread::spawn(move || get(&other));
+            get(&state);
+            t.join().unwrap();
+        })
+        .unwrap();
+    let failure = report
+        .first_failure()
+        .expect("a spurious failure strands both threads");
+    assert_eq!(failure.kind, FailureKind::StepBound, "{failure}");
+    assert!(
+        failure
+            .message
+            .contains("a compare_exchange_weak failed spuriously (step ")
+            && failure
+                .message
+                .contains("retry the weak exchange in a loop"),
+        "{failure}"
+    );
+}

@@ -653,7 +653,9 @@ fn a_spurious_wake_up_is_named_as_such() {
     assert!(text.contains(&park), "{park:?} in\n{text}");
     // A task's park that its timer ends is no spurious wake-up, with them allowed or not.
     let slept = || {
-        future::block_on(interleave::time::sleep(std::time::Duration::from_millis(10)));
+        future::block_on(interleave::time::sleep(std::time::Duration::from_millis(
+            10,
+        )));
         panic!("the end of the program");
     };
     for spurious in [false, true] {

@@ -497,6 +497,13 @@ fn hash_map_iteration_order_is_flagged_as_nondeterminism() {
     let failure = report.first_failure().expect("nondeterminism flagged");
     assert_eq!(failure.kind, FailureKind::Nondeterminism);
     assert!(failure.message.contains("HashMap"), "{}", failure.message);
+    // The objects are named as the interleaving names them (`Mutex3`), not `Mutex#2`.
+    assert!(
+        failure.message.contains("lock Mutex") && failure.message.contains("(created at"),
+        "{}",
+        failure.message
+    );
+    assert!(!failure.message.contains('#'), "{}", failure.message);
 }
 
 /// The order of std `HashSet` iteration decides where a program draws its random values among
