@@ -416,6 +416,9 @@ fn bench_plan(args: BenchArgs) -> anyhow::Result<BenchPlan> {
     }
     let mut seen = std::collections::HashSet::new();
     strategies.retain(|s| seen.insert(s.clone()));
+    if strategies.is_empty() {
+        bail!("--strategy names no strategy (an empty list runs nothing); leave it out for the defaults");
+    }
     if args.executions == 0 {
         bail!("--executions must be at least 1");
     }
@@ -562,6 +565,7 @@ mod tests {
             assert_eq!(message.lines().count(), 1, "{args:?}: {message}");
         }
         assert!(error(&["bench", "-n", "0"]).contains("at least 1"));
+        assert!(error(&["bench", "-s", ""]).contains("names no strategy"));
         let both = error(&["replay", "rpro-d1", "x", "--variant", "both"]);
         assert!(both.contains("possible values: buggy, fixed"), "{both}");
     }

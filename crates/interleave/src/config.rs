@@ -501,13 +501,16 @@ impl Config {
     pub fn validate(&self) -> Result<(), Error> {
         let invalid = |what: &str| Err(Error::Config(what.to_string()));
         if self.executions == 0 {
-            return invalid("executions must be at least 1 (zero executions would test nothing)");
+            return invalid(
+                "executions (INTERLEAVE_EXECUTIONS) must be at least 1 (zero executions would \
+                 test nothing)",
+            );
         }
         if self.max_steps == 0 {
-            return invalid("max_steps must be at least 1");
+            return invalid("max_steps (INTERLEAVE_MAX_STEPS) must be at least 1");
         }
         if self.stack_size < 16 * 1024 {
-            return invalid("stack_size must be at least 16 KiB");
+            return invalid("stack_size (INTERLEAVE_STACK_SIZE) must be at least 16 KiB");
         }
         if let Some(shard) = self.shard {
             if let Err(error) = Shard::new(shard.number, shard.count) {
@@ -697,7 +700,10 @@ mod tests {
                 .to_string()
         };
         let zero = message(&[(ENV_EXECUTIONS, "0")]);
-        assert!(zero.contains("executions must be at least 1"), "{zero}");
+        assert!(
+            zero.contains("executions (INTERLEAVE_EXECUTIONS) must be at least 1"),
+            "{zero}"
+        );
         let huge = message(&[(ENV_EXECUTIONS, "99999999999999999999")]);
         assert!(
             huge.contains("too large: at most 18446744073709551615"),

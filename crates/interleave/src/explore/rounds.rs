@@ -55,6 +55,9 @@ pub(super) struct Summary {
     pub(super) stopped: bool,
     /// It used an object an earlier execution registered (a `static` primitive).
     pub(super) outlived_objects: bool,
+    /// A `compare_exchange_weak` could have failed spuriously and did not, since spurious
+    /// failures were off (see [`Collector::finish`]).
+    pub(super) weak_exchange_held: bool,
     /// `None` when every part of [`Findings`] is empty.
     pub(super) findings: Option<Box<Findings>>,
 }
@@ -126,6 +129,7 @@ impl Summary {
             abandoned: false,
             stopped: false,
             outlived_objects,
+            weak_exchange_held: false,
             findings: findings.boxed(),
         }
     }
@@ -354,6 +358,9 @@ pub(super) struct Collector<'c> {
     report: Report,
     slow_search: SlowSearch,
     test: Option<String>,
+    /// Some execution ran a `compare_exchange_weak` that spurious failures, being off, could
+    /// not fail.
+    weak_exchange_held: bool,
     seen_warnings: HashSet<String>,
     seen_violations: HashSet<String>,
     states: FxHashSet<u128>,
@@ -366,6 +373,7 @@ impl<'c> Collector<'c> {
             report: Report::new(run.spec.clone(), config.seed),
             slow_search: SlowSearch::new(config.slow_search_notice, exhaustive),
             test: run.test.clone(),
+            weak_exchange_held: false,
             seen_warnings: HashSet::new(),
             seen_violations: HashSet::new(),
             states: FxHashSet::default(),
@@ -395,6 +403,7 @@ impl<'c> Collector<'c> {
         let report = &mut self.report;
         report.executions += 1;
         report.steps += summary.steps;
+        self.weak_exchange_held |= summary.weak_exchange_held;
         let search = SearchNamed {
             spec: &report.strategy,
             test: self.test.as_deref(),
@@ -455,6 +464,19 @@ impl<'c> Collector<'c> {
         let mut report = self.report;
         report.shard = sharding.summary(self.config, &report, run.test.clone());
         report.strategy_stats = strategy.stats();
+        if self.weak_exchange_held && strategy.searches_exhaustively() {
+            // The coverage claim above is about the schedules the search tried, in all of which
+            // every weak exchange whose comparison held succeeded.
+            report.strategy_stats.push((
+                "weak exchanges".to_string(),
+                "compare_exchange_weak never failed spuriously (spurious_cas_failures is off \
+                 for the exhaustive searches: each such failure multiplies the schedules of \
+                 every retry loop), so what only a spurious failure causes, such as a weak \
+                 exchange outside a retry loop whose failure is taken as another thread's win, \
+                 is not covered; INTERLEAVE_SPURIOUS_CAS_FAILURES=on searches it too"
+                    .to_string(),
+            ));
+        }
         report.states = self.config.count_states.then_some(self.states.len() as u64);
         for warning in strategy.warnings() {
             if self.seen_warnings.insert(warning.clone()) {
@@ -686,6 +708,7 @@ pub(super) fn run_one(
         abandoned: ex.is_abandoned(),
         stopped: ex.stopped,
         outlived_objects: ex.outlived_objects,
+        weak_exchange_held: ex.weak_exchange_held,
         findings: Findings {
             cut_short: ex.cut_short(),
             nothing_to_interleave: index == 0 && nothing_to_interleave(&ex),

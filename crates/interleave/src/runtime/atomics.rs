@@ -122,7 +122,11 @@ impl Execution {
     /// ends (and an exhaustive search with it). Dropping the tasks left at the end or unwinding
     /// a stopped execution never fails one: neither extends the schedule.
     pub(crate) fn weak_exchange_fails_spuriously(&mut self) -> bool {
-        if !self.recording.limits.spurious_cas_failures || !self.draws_from_schedule() {
+        if !self.recording.limits.spurious_cas_failures {
+            self.recording.weak_exchange_held = true;
+            return false;
+        }
+        if !self.draws_from_schedule() {
             return false;
         }
         let thread = self.current;

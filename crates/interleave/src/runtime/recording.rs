@@ -129,6 +129,9 @@ pub(crate) struct Recording {
     /// The steps of the `compare_exchange_weak` calls that failed spuriously
     /// (`Config::spurious_cas_failures`), in increasing order.
     pub spurious_failures: Vec<u64>,
+    /// A `compare_exchange_weak` whose comparison held ran while spurious failures were off
+    /// (`Limits::spurious_cas_failures`): the failure std allows there was not explored.
+    pub weak_exchange_held: bool,
     /// What the schedule learnt (`Schedule::feedback`).
     pub feedback: Option<Box<dyn Any + Send>>,
     /// The user operations that steps on internal state locks performed (`lock` for an async
@@ -161,6 +164,7 @@ impl Recording {
             clock_advances: Vec::new(),
             stale_reads: Vec::new(),
             spurious_failures: Vec::new(),
+            weak_exchange_held: false,
             feedback: None,
             step_labels: Vec::new(),
             failure_steps: Vec::new(),
@@ -242,6 +246,7 @@ impl Recording {
         self.clock_advances.clear();
         self.stale_reads.clear();
         self.spurious_failures.clear();
+        self.weak_exchange_held = false;
         self.feedback = None;
         self.step_labels.clear();
         self.failure_steps.clear();

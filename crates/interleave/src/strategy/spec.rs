@@ -495,9 +495,15 @@ fn parse_number<T: FromStr + PartialOrd + fmt::Display>(
         value: value.to_string(),
         reason,
     };
-    let number: T = value
-        .parse()
-        .map_err(|_| bad("expected a whole number".to_string()))?;
+    let number: T = value.parse().map_err(|_| {
+        // A run of digits that does not parse is a whole number too large for the parameter.
+        let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+        bad(if digits {
+            "it is too large".to_string()
+        } else {
+            "expected a whole number".to_string()
+        })
+    })?;
     if number < minimum {
         return Err(bad(format!("it must be at least {minimum}")));
     }
@@ -689,6 +695,11 @@ mod tests {
         ));
         let message = "pct:d=x".parse::<StrategySpec>().unwrap_err().to_string();
         assert!(message.contains("expected a whole number"), "{message}");
+        let message = "pct:d=99999999999999999999"
+            .parse::<StrategySpec>()
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("it is too large"), "{message}");
         for (bad, expected) in [
             (
                 "rpro:d=0",

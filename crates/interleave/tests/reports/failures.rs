@@ -526,11 +526,8 @@ fn a_race_through_an_arcs_count_names_the_unseen_ordering() {
 }
 
 /// A one-time initialisation whose winner is decided by a single `compare_exchange_weak`
-/// (no retry loop): a spurious failure makes both threads wait for a store nobody makes. The
-/// step-bound report listed the spurious failure but explained the livelock with other causes;
-/// it now names the failed exchange first.
-#[test]
-fn a_livelock_after_a_spurious_weak_exchange_failure_names_it() {
+/// (no retry loop): a spurious failure makes both threads wait for a store nobody makes.
+fn weak_once() {
     use interleave::sync::atomic::AtomicUsize;
     let get = |state: &AtomicUsize| {
         if state.load(Ordering::Acquire) != 2 {
@@ -546,16 +543,21 @@ fn a_livelock_after_a_spurious_weak_exchange_failure_names_it() {
             }
         }
     };
+    let state = Arc::new(AtomicUsize::new(0));
+    let other = state.clone();
+    let t = thread::spawn(move || get(&other));
+    get(&state);
+    t.join().unwrap();
+}
+
+/// The step-bound report of `weak_once` listed the spurious failure but explained the livelock
+/// with other causes; it now names the failed exchange first.
+#[test]
+fn a_livelock_after_a_spurious_weak_exchange_failure_names_it() {
     let report = helpers::builder("random")
         .max_steps(2_000)
         .executions(1_000)
-        .explore(move || {
-            let state = Arc::new(AtomicUsize::new(0));
-            let other = state.clone();
-            let t = thread::spawn(move || get(&other));
-            get(&state);
-            t.join().unwrap();
-        })
+        .explore(weak_once)
         .unwrap();
     let failure = report
         .first_failure()
@@ -570,4 +572,33 @@ fn a_livelock_after_a_spurious_weak_exchange_failure_names_it() {
                 .contains("retry the weak exchange in a loop"),
         "{failure}"
     );
+}
+
+/// `dpor` runs without spurious weak-exchange failures, and said it covered "the whole search
+/// space" of `weak_once`, whose bug only such a failure causes. Its report now says that the
+/// claim leaves them out; with them on, the bug is found; a program without weak exchanges
+/// gets no such line.
+#[test]
+fn an_exhaustive_search_says_its_claim_leaves_out_spurious_weak_exchange_failures() {
+    let caveat = |report: &Report| {
+        report
+            .strategy_stats
+            .iter()
+            .find(|(name, _)| name == "weak exchanges")
+            .map(|(_, line)| line.clone())
+    };
+    let without = explore("dpor", 10_000, weak_once);
+    assert!(without.is_ok(), "{without}");
+    let line = caveat(&without).unwrap_or_else(|| panic!("no caveat in {without}"));
+    assert!(line.contains("never failed spuriously"), "{line}");
+    let with = helpers::builder("dpor")
+        .spurious_cas_failures(true)
+        .max_steps(2_000)
+        .executions(10_000)
+        .explore(weak_once)
+        .unwrap();
+    assert!(with.first_failure().is_some(), "{with}");
+    assert_eq!(caveat(&with), None, "{with}");
+    let locked = explore("dpor", 10_000, || lock_order(false));
+    assert_eq!(caveat(&locked), None, "{locked}");
 }
