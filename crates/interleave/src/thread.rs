@@ -355,12 +355,10 @@ fn park_inner(timed: bool, site: runtime::op::Site, arg: u32) -> bool {
             // Without the token, a timeout or a task's timer that came due, the park ended by
             // itself, as std allows (`Config::spurious_wakeups`, `spurious_park_wakeups`): no
             // `unpark` explains it.
+            let park = Op::with(OpKind::Park, NO_OBJECT, arg, timed);
             let slot = &ex.threads[ex.me()];
             let timer_due = slot.timer_deadline.is_some_and(|due| due <= ex.now);
-            let limits = ex.limits();
-            let may_be_spurious = limits.spurious_wakeups
-                || (limits.spurious_park_wakeups && arg == runtime::op::PARK_OF_THE_THREAD);
-            if may_be_spurious && !slot.park_token && !timer_due && !ex.cancelled() {
+            if ex.may_wake_spuriously(park) && !slot.park_token && !timer_due && !ex.cancelled() {
                 ex.label_step_just_taken("park (spurious)");
             }
         });

@@ -134,26 +134,15 @@ pub(super) fn replay_with(
 pub(super) fn recorded_by_another_test(text: &str) -> Option<String> {
     let recorded = Token::decode(text).ok()?.test?;
     let current = current_exploration()?;
-    let test = |label: &str| {
-        label
-            .split_once('#')
-            .map_or(label, |(test, _)| test)
-            .to_string()
-    };
-    let exploration = |label: &str| {
-        label
-            .split_once('#')
-            .map_or("1".to_string(), |(_, k)| k.to_string())
-    };
     if recorded == current {
         return None;
     }
-    Some(if test(&recorded) == test(&current) {
+    let (recorded_test, recorded_number) = test_and_number(&recorded);
+    let (current_test, current_number) = test_and_number(&current);
+    Some(if recorded_test == current_test {
         format!(
-            "{ENV_REPLAY} holds a token recorded by exploration {} of this test, so this \
-             exploration (number {}) ignored it and explored as usual",
-            exploration(&recorded),
-            exploration(&current),
+            "{ENV_REPLAY} holds a token recorded by exploration {recorded_number} of this test, \
+             so this exploration (number {current_number}) ignored it and explored as usual"
         )
     } else {
         format!(
@@ -161,6 +150,12 @@ pub(super) fn recorded_by_another_test(text: &str) -> Option<String> {
              (`{current}`) ignored it and explored as usual; run only that test to replay it"
         )
     })
+}
+
+/// The test and the exploration number of an exploration's label: the test, then `#k` for its
+/// `k`-th exploration after the first (`report::current_exploration`).
+fn test_and_number(label: &str) -> (&str, &str) {
+    label.split_once('#').unwrap_or((label, "1"))
 }
 
 /// How a replay treats a program that no longer performs the operations it recorded.

@@ -22,7 +22,7 @@ impl Execution {
     /// `Config::spurious_wakeups`, the program's own (`thread::park`, not a task's between
     /// polls) under `Config::spurious_park_wakeups`.
     #[inline]
-    pub(super) fn may_wake_spuriously(&self, op: Op) -> bool {
+    pub(crate) fn may_wake_spuriously(&self, op: Op) -> bool {
         let limits = &self.recording.limits;
         limits.spurious_wakeups
             || (limits.spurious_park_wakeups && op.arg == op::PARK_OF_THE_THREAD)

@@ -97,6 +97,25 @@ fn a_primitive_used_outside_an_execution_panics_at_the_callers_line() {
     );
 }
 
+/// A lost update between two threads on the mutex `$new` makes: each reads the value under one
+/// lock and writes it back under another.
+macro_rules! lost_update_on {
+    ($new:expr) => {
+        &|| {
+            let shared = interleave::sync::Arc::new($new);
+            let other = shared.clone();
+            let t = thread::spawn(move || {
+                let seen = *other.lock().unwrap();
+                *other.lock().unwrap() = seen + 1;
+            });
+            let seen = *shared.lock().unwrap();
+            *shared.lock().unwrap() = seen + 1;
+            t.join().unwrap();
+            assert_eq!(*shared.lock().unwrap(), 2);
+        }
+    };
+}
+
 /// A newcomer's first mistake, a `use std::sync::Mutex` left in: the lost update between the
 /// threads is invisible, so every execution passed in silence. The report (and `check`, on the
 /// standard error) says that the threads gave the scheduler nothing to interleave; the same
@@ -110,18 +129,7 @@ fn a_test_whose_threads_share_only_std_state_is_told_there_was_nothing_to_interl
             .explore(f)
             .unwrap()
     };
-    let std_mutex = explore(&|| {
-        let shared = interleave::sync::Arc::new(std::sync::Mutex::new(0));
-        let other = shared.clone();
-        let t = thread::spawn(move || {
-            let seen = *other.lock().unwrap();
-            *other.lock().unwrap() = seen + 1;
-        });
-        let seen = *shared.lock().unwrap();
-        *shared.lock().unwrap() = seen + 1;
-        t.join().unwrap();
-        assert_eq!(*shared.lock().unwrap(), 2);
-    });
+    let std_mutex = explore(lost_update_on!(std::sync::Mutex::new(0)));
     assert!(std_mutex.is_ok(), "{std_mutex}");
     assert!(
         std_mutex.notes.iter().any(|note| note
@@ -129,18 +137,7 @@ fn a_test_whose_threads_share_only_std_state_is_told_there_was_nothing_to_interl
             && note.contains("std::sync")),
         "{std_mutex}"
     );
-    let ours = explore(&|| {
-        let shared = interleave::sync::Arc::new(Mutex::new(0));
-        let other = shared.clone();
-        let t = thread::spawn(move || {
-            let seen = *other.lock().unwrap();
-            *other.lock().unwrap() = seen + 1;
-        });
-        let seen = *shared.lock().unwrap();
-        *shared.lock().unwrap() = seen + 1;
-        t.join().unwrap();
-        assert_eq!(*shared.lock().unwrap(), 2);
-    });
+    let ours = explore(lost_update_on!(Mutex::new(0)));
     assert!(ours.first_failure().is_some(), "{ours}");
     assert!(ours.notes.is_empty(), "{ours}");
 }
