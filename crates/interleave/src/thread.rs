@@ -341,7 +341,8 @@ pub(crate) fn spawn_task(f: impl FnOnce() + 'static, site: runtime::op::Site) ->
 /// The rest of a task's first park, whose step the scheduler took as the task's first step
 /// (see [`spawn_task`]). Returns whether the end of the execution cancelled the task.
 pub(crate) fn first_park_taken() -> bool {
-    after_park()
+    // The spawn gave the task its token, so this park did not end by itself.
+    after_park(None)
 }
 
 /// Parks; the thread's async timers end the park at their deadline too (that is how a task
@@ -349,28 +350,27 @@ pub(crate) fn first_park_taken() -> bool {
 /// are woken here, in registration order.
 #[track_caller]
 fn park_inner(timed: bool, site: runtime::op::Site, arg: u32) -> bool {
-    runtime::switch(Op::with(OpKind::Park, NO_OBJECT, arg, timed), site);
-    if !timed {
-        runtime::with(|ex| {
-            // Without the token, a timeout or a task's timer that came due, the park ended by
-            // itself, as std allows (`Config::spurious_wakeups`, `spurious_park_wakeups`): no
-            // `unpark` explains it.
-            let park = Op::with(OpKind::Park, NO_OBJECT, arg, timed);
-            let slot = &ex.threads[ex.me()];
-            let timer_due = slot.timer_deadline.is_some_and(|due| due <= ex.now);
-            if ex.may_wake_spuriously(park) && !slot.park_token && !timer_due && !ex.cancelled() {
-                ex.label_step_just_taken("park (spurious)");
-            }
-        });
-    }
-    after_park()
+    let park = Op::with(OpKind::Park, NO_OBJECT, arg, timed);
+    runtime::switch(park, site);
+    after_park((!timed).then_some(park))
 }
 
 /// What a park does once its step is taken: consumes the token (acquiring the clock of the
-/// unparks that set it), then fires the async timers that are due.
-fn after_park() -> bool {
+/// unparks that set it), then fires the async timers that are due. `untimed` is the park, when
+/// it had no timeout: one that ended without the token or a task's timer that came due ended
+/// by itself, as std allows (`Config::spurious_wakeups`, `spurious_park_wakeups`), and since no
+/// `unpark` explains it, reports name it.
+fn after_park(untimed: Option<Op>) -> bool {
     let (wake, redundant, cancelled) = runtime::with(|ex| {
         let me = ex.me();
+        let cancelled = ex.cancelled();
+        let slot = &ex.threads[me];
+        if !slot.park_token && !cancelled {
+            let timer_due = slot.timer_deadline.is_some_and(|due| due <= ex.now);
+            if untimed.is_some_and(|park| ex.may_wake_spuriously(park)) && !timer_due {
+                ex.label_step_just_taken("park (spurious)");
+            }
+        }
         let slot = &mut ex.threads[me];
         if slot.park_token {
             slot.park_token = false;
@@ -378,7 +378,6 @@ fn after_park() -> bool {
             slot.clock.join(&clock);
             slot.unpark_clock = clock;
         }
-        let cancelled = ex.cancelled();
         let (wake, redundant) = ex.fire_due_timers();
         (wake, redundant, cancelled)
     });

@@ -206,24 +206,12 @@ fn deadlock(ex: &Scene<'_>) -> String {
 /// `Pending` (or a thread decided to park), which is where a lost wake-up is decided. `None`
 /// when the thread's last step was a park or its start, which says nothing more.
 fn step_before_park(recording: &Recording, t: usize) -> Option<String> {
-    // A primitive's release of its internal state lock belongs to the operation before it.
-    let (index, event) = recording
-        .events
-        .iter()
-        .enumerate()
-        .rev()
-        .find(|(_, event)| {
-            event.thread as usize == t
-                && !(event.kind == OpKind::Unlock && recording.is_internal(event.object))
-        })?;
+    let index = recording.last_shown_step(t)?;
+    let event = &recording.events[index];
     if matches!(event.kind, OpKind::Park | OpKind::Start | OpKind::Poll) {
         return None;
     }
-    let labels = &recording.step_labels;
-    let mut step = match labels.binary_search_by_key(&(index as u64), |label| label.step) {
-        Ok(label) => labels[label].operation.to_string(),
-        Err(_) => event.kind.name_with_arg(event.arg).to_string(),
-    };
+    let mut step = recording.step_operation(index);
     if recording.object(event.object).is_some() {
         let _ = write!(step, " {}", recording.object_name(event.object));
     }

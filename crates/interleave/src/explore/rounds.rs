@@ -357,7 +357,6 @@ pub(super) struct Collector<'c> {
     config: &'c Config,
     report: Report,
     slow_search: SlowSearch,
-    test: Option<String>,
     /// Some execution ran a `compare_exchange_weak` that spurious failures, being off, could
     /// not fail.
     weak_exchange_held: bool,
@@ -371,8 +370,15 @@ impl<'c> Collector<'c> {
         Collector {
             config,
             report: Report::new(run.spec.clone(), config.seed),
-            slow_search: SlowSearch::new(config.slow_search_notice, exhaustive),
-            test: run.test.clone(),
+            slow_search: SlowSearch::new(
+                config.slow_search_notice,
+                exhaustive,
+                SearchNamed {
+                    spec: run.spec.clone(),
+                    test: run.test.clone(),
+                    budget: config.executions,
+                },
+            ),
             weak_exchange_held: false,
             seen_warnings: HashSet::new(),
             seen_violations: HashSet::new(),
@@ -404,13 +410,7 @@ impl<'c> Collector<'c> {
         report.executions += 1;
         report.steps += summary.steps;
         self.weak_exchange_held |= summary.weak_exchange_held;
-        let search = SearchNamed {
-            spec: &report.strategy,
-            test: self.test.as_deref(),
-            budget: config.executions,
-        };
-        self.slow_search
-            .observe(summary.steps, report.executions, &search);
+        self.slow_search.observe(summary.steps, report.executions);
         let Some(findings) = summary.findings else {
             return Flow::Continue;
         };

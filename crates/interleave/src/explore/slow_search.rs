@@ -41,26 +41,34 @@ pub(super) struct SlowSearch {
     after: Option<Duration>,
     /// The strategy searches exhaustively, and may never end.
     exhaustive: bool,
+    search: SearchNamed,
     started: Instant,
     /// Whether the notice was printed.
     noticed: bool,
-    /// Whether the notice said that the executions grew, so that a notice printed before they
-    /// had is followed by the explanation once they have (at most two texts in all).
-    told_growth: bool,
+    /// Whether there is nothing more to say: a sampler's notice was printed, or an exhaustive
+    /// search's notice said that the executions grew (a notice printed before they had is
+    /// followed by that explanation once they have: at most two texts in all).
+    done: bool,
     /// The longest of the first [`CLOCK_EVERY`] executions, once they have run.
     first_longest: Option<u64>,
     longest: u64,
 }
 
 impl SlowSearch {
-    /// Watches an exploration started now; `after` is `None` when it should never print.
-    pub(super) fn new(after: Option<Duration>, exhaustive: bool) -> SlowSearch {
+    /// Watches the exploration `search`, started now; `after` is `None` when it should never
+    /// print.
+    pub(super) fn new(
+        after: Option<Duration>,
+        exhaustive: bool,
+        search: SearchNamed,
+    ) -> SlowSearch {
         SlowSearch {
             after,
             exhaustive,
+            search,
             started: Instant::now(),
             noticed: false,
-            told_growth: false,
+            done: false,
             first_longest: None,
             longest: 0,
         }
@@ -69,21 +77,16 @@ impl SlowSearch {
     /// Notes an execution of `steps` steps, the `executions`-th observed, and prints the notice
     /// once the search has run for longer than its threshold (and its follow-up once the
     /// executions are seen to have grown).
-    pub(super) fn observe(&mut self, steps: u64, executions: u64, search: &SearchNamed<'_>) {
-        if let Some(text) = self.notice_due(steps, executions, search) {
+    pub(super) fn observe(&mut self, steps: u64, executions: u64) {
+        if let Some(text) = self.notice_due(steps, executions) {
             let _ = std::io::stderr().write_all(text.as_bytes());
         }
     }
 
     /// [`SlowSearch::observe`]'s text, when one is due.
-    fn notice_due(
-        &mut self,
-        steps: u64,
-        executions: u64,
-        search: &SearchNamed<'_>,
-    ) -> Option<String> {
+    fn notice_due(&mut self, steps: u64, executions: u64) -> Option<String> {
         let after = self.after?;
-        if self.told_growth {
+        if self.done {
             return None;
         }
         self.longest = self.longest.max(steps);
@@ -93,11 +96,11 @@ impl SlowSearch {
         let first_longest = *self.first_longest.get_or_insert(self.longest);
         if self.noticed {
             return self.grown(first_longest).then(|| {
-                self.told_growth = true;
+                self.done = true;
                 let mut text = format!(
                     "\ninterleave: the {} search{} is still not finished after {} executions.\n",
-                    search.spec,
-                    search.in_test(),
+                    self.search.spec,
+                    self.search.in_test(),
                     thousands(executions),
                 );
                 self.explain_growth(first_longest, &mut text);
@@ -110,20 +113,20 @@ impl SlowSearch {
         }
         self.noticed = true;
         if !self.exhaustive {
-            self.told_growth = true;
-            return Some(sampler_notice(elapsed, executions, search));
+            self.done = true;
+            return Some(sampler_notice(elapsed, executions, &self.search));
         }
         let mut text = format!(
             "\ninterleave: the {} search{} has run for {} s ({} executions of a budget of {}) \
              and is not finished.\n",
-            search.spec,
-            search.in_test(),
+            self.search.spec,
+            self.search.in_test(),
             elapsed.as_secs(),
             thousands(executions),
-            thousands(search.budget),
+            thousands(self.search.budget),
         );
         if self.grown(first_longest) {
-            self.told_growth = true;
+            self.done = true;
             self.explain_growth(first_longest, &mut text);
         } else {
             text.push_str(
@@ -163,7 +166,7 @@ const ADVICE: &str = "  A preemption bound makes the search finite (`dpor:c=2`, 
     far fewer executions. INTERLEAVE_SLOW_NOTICE=<seconds> moves this notice, 0 turns it off.\n";
 
 /// The notice of a sampler that has run `executions` of its budget in `elapsed`.
-fn sampler_notice(elapsed: Duration, executions: u64, search: &SearchNamed<'_>) -> String {
+fn sampler_notice(elapsed: Duration, executions: u64, search: &SearchNamed) -> String {
     let left = search.budget.saturating_sub(executions);
     let per_execution = elapsed.as_secs_f64() / executions.max(1) as f64;
     let mut text = format!(
@@ -200,16 +203,17 @@ fn about(seconds: f64) -> String {
 }
 
 /// What the notice names: the strategy, the test and the budget.
-pub(super) struct SearchNamed<'a> {
-    pub(super) spec: &'a str,
-    pub(super) test: Option<&'a str>,
+pub(super) struct SearchNamed {
+    pub(super) spec: String,
+    pub(super) test: Option<String>,
     pub(super) budget: u64,
 }
 
-impl SearchNamed<'_> {
+impl SearchNamed {
     /// " in `test`", or nothing outside a test.
     fn in_test(&self) -> String {
         self.test
+            .as_ref()
             .map_or_else(String::new, |test| format!(" in `{test}`"))
     }
 }
@@ -231,38 +235,33 @@ fn thousands(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn named() -> SearchNamed<'static> {
+    fn named() -> SearchNamed {
         SearchNamed {
-            spec: "dpor",
-            test: Some("spin::flag"),
+            spec: "dpor".to_string(),
+            test: Some("spin::flag".to_string()),
             budget: 1 << 40,
         }
     }
 
     /// The texts printed for executions of these lengths, the notice due at once.
     fn texts(lengths: impl IntoIterator<Item = u64>) -> Vec<String> {
-        let mut watch = SlowSearch::new(Some(Duration::ZERO), true);
-        let search = named();
+        let mut watch = SlowSearch::new(Some(Duration::ZERO), true, named());
         (1..)
             .zip(lengths)
-            .filter_map(|(executions, steps)| watch.notice_due(steps, executions, &search))
+            .filter_map(|(executions, steps)| watch.notice_due(steps, executions))
             .collect()
     }
 
     #[test]
     fn a_search_whose_executions_grew_tenfold_is_told_about_spins() {
-        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)), true);
-        let search = named();
+        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)), true, named());
         for executions in 1..=CLOCK_EVERY {
-            assert_eq!(
-                watch.notice_due(31 + executions % 7, executions, &search),
-                None
-            );
+            assert_eq!(watch.notice_due(31 + executions % 7, executions), None);
         }
         // The threshold passes while the executions grow.
         watch.after = Some(Duration::ZERO);
         let texts: Vec<String> = (CLOCK_EVERY + 1..=2 * CLOCK_EVERY)
-            .filter_map(|executions| watch.notice_due(100 * executions, executions, &search))
+            .filter_map(|executions| watch.notice_due(100 * executions, executions))
             .collect();
         assert_eq!(texts.len(), 1, "{texts:?}");
         let text = &texts[0];
@@ -274,7 +273,7 @@ mod tests {
         assert!(text.contains("a spin lock taken in a loop"), "{text}");
         assert!(text.contains("dpor:c=2"), "{text}");
         assert_eq!(
-            watch.notice_due(100_000, 3 * CLOCK_EVERY, &search),
+            watch.notice_due(100_000, 3 * CLOCK_EVERY),
             None,
             "told twice"
         );
@@ -307,15 +306,12 @@ mod tests {
 
     #[test]
     fn the_notice_waits_for_its_threshold() {
-        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)), true);
+        let mut watch = SlowSearch::new(Some(Duration::from_secs(3600)), true, named());
         for executions in 1..=2 * CLOCK_EVERY {
-            assert_eq!(
-                watch.notice_due(10 * executions, executions, &named()),
-                None
-            );
+            assert_eq!(watch.notice_due(10 * executions, executions), None);
         }
-        let mut off = SlowSearch::new(None, true);
-        assert_eq!(off.notice_due(10, CLOCK_EVERY, &named()), None);
+        let mut off = SlowSearch::new(None, true, named());
+        assert_eq!(off.notice_due(10, CLOCK_EVERY), None);
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
@@ -324,19 +320,19 @@ mod tests {
 
     #[test]
     fn a_sampler_is_told_how_far_it_got_and_how_long_the_rest_takes() {
-        let search = SearchNamed {
-            spec: "auto",
-            test: Some("big::hundred_threads"),
+        let search = || SearchNamed {
+            spec: "auto".to_string(),
+            test: Some("big::hundred_threads".to_string()),
             budget: 10_000,
         };
-        let mut watch = SlowSearch::new(Some(Duration::ZERO), false);
+        let mut watch = SlowSearch::new(Some(Duration::ZERO), false, search());
         let texts: Vec<String> = (1..=10 * CLOCK_EVERY)
-            .filter_map(|executions| watch.notice_due(100 * executions, executions, &search))
+            .filter_map(|executions| watch.notice_due(100 * executions, executions))
             .collect();
         assert_eq!(texts.len(), 1, "once, and no growth explained: {texts:?}");
         assert!(texts[0].contains("the auto exploration in `big::hundred_threads` has run 64 of its 10,000 executions in 0 s; at this pace the rest takes about"), "{texts:?}");
         assert!(!texts[0].contains("grown"), "{texts:?}");
-        let text = sampler_notice(Duration::from_secs(20), 2_000, &search);
+        let text = sampler_notice(Duration::from_secs(20), 2_000, &search());
         assert!(text.contains("the rest takes about 80 s."), "{text}");
         assert_eq!(about(7_199.0), "120 min");
         assert_eq!(about(10_000.0), "3 h");

@@ -70,7 +70,7 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     let mut kept = kept_steps(ex);
     kept.extend(also_kept.iter().copied());
     let shown: Vec<usize> = (0..events.len())
-        .filter(|&step| !is_folded(ex, step))
+        .filter(|&step| !ex.is_folded(step))
         .collect();
     let mut rows = Vec::new();
     let mut advances = ex.clock_advances.iter().peekable();
@@ -181,7 +181,7 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
                 match channel_operation(ex, i) {
                     Some((drop, false)) => format!("{drop} {}", name(e.object)),
                     Some((operation, true)) => describe(operation, e.object, e.site),
-                    None => describe(&step_operation(ex, i), e.object, e.site),
+                    None => describe(&ex.step_operation(i), e.object, e.site),
                 }
             }
             Row::Pending if waits_next(t) => {
@@ -333,28 +333,6 @@ fn waits_for_notification(ex: &Recording, t: usize) -> Option<ObjIdx> {
     }
 }
 
-/// Whether step `step` belongs to the user operation of the row before it: the release of a
-/// primitive's internal state lock, which the primitive takes only for the instructions of one
-/// operation.
-fn is_folded(ex: &Recording, step: usize) -> bool {
-    let event = &ex.events[step];
-    event.kind == OpKind::Unlock && ex.is_internal(event.object)
-}
-
-/// What step `step` did, in the user's terms: the operation the runtime named it with (a
-/// primitive's operation on its internal state lock, an abort), or else the operation's name,
-/// `poll` for a step on an internal state lock that was given none.
-fn step_operation(ex: &Recording, step: usize) -> String {
-    let event = &ex.events[step];
-    let labels = &ex.step_labels;
-    match labels.binary_search_by_key(&(step as u64), |label| label.step) {
-        Ok(index) if labels[index].waits => format!("{} (waits)", labels[index].operation),
-        Ok(index) => labels[index].operation.to_string(),
-        Err(_) if ex.is_internal(event.object) => "poll".to_string(),
-        Err(_) => event.kind.name_with_arg(event.arg).to_string(),
-    }
-}
-
 /// What step `step` did when it is one of a channel's steps that are not a blocking send or
 /// receive (recorded as polls), and whether its recorded site is its own: a `try_send` or a
 /// `try_recv` at the caller's line, or the drop of the last sender or of the receiver, whose
@@ -463,11 +441,7 @@ fn kept_steps(ex: &Recording) -> BTreeSet<usize> {
         return kept;
     };
     if let Some(thread) = failure.thread {
-        kept.extend(
-            (0..events.len())
-                .rev()
-                .find(|&step| events[step].thread as usize == thread && !is_folded(ex, step)),
-        );
+        kept.extend(ex.last_shown_step(thread));
     }
     if failure.stopped.is_some() {
         // (thread, lock, step that acquired it), in the order the locks were taken.

@@ -300,6 +300,36 @@ impl Recording {
             .is_some_and(|record| record.internal)
     }
 
+    /// Whether step `step` belongs to the user operation of the step before it: the release of
+    /// a primitive's internal state lock, which the primitive takes only for the instructions
+    /// of one operation.
+    pub fn is_folded(&self, step: usize) -> bool {
+        let event = &self.events[step];
+        event.kind == OpKind::Unlock && self.is_internal(event.object)
+    }
+
+    /// Thread `thread`'s last step that the interleaving shows as a row of its own (not
+    /// [folded](Recording::is_folded) into the operation before it).
+    pub fn last_shown_step(&self, thread: usize) -> Option<usize> {
+        (0..self.events.len())
+            .rev()
+            .find(|&step| self.events[step].thread as usize == thread && !self.is_folded(step))
+    }
+
+    /// What step `step` did, in the user's terms: the operation the runtime named it with (a
+    /// primitive's operation on its internal state lock, an abort), or else the operation's
+    /// name, `poll` for a step on an internal state lock that was given none.
+    pub fn step_operation(&self, step: usize) -> String {
+        let event = &self.events[step];
+        let labels = &self.step_labels;
+        match labels.binary_search_by_key(&(step as u64), |label| label.step) {
+            Ok(index) if labels[index].waits => format!("{} (waits)", labels[index].operation),
+            Ok(index) => labels[index].operation.to_string(),
+            Err(_) if self.is_internal(event.object) => "poll".to_string(),
+            Err(_) => event.kind.name_with_arg(event.arg).to_string(),
+        }
+    }
+
     /// The one name reports give the object with index `object`: its type name and its
     /// ordinal among the objects of that type, in the order the execution registered them (on
     /// first use), as `Mutex2`. Registering more objects never renames an earlier one, so a
