@@ -88,9 +88,10 @@ pub(crate) struct FailureInfo {
     pub afterwards: Option<Box<FailureInfo>>,
     /// A panic's payload when it was a `&'static str` (`panic!` with a literal message).
     pub static_message: Option<&'static str>,
-    /// Panics of other threads that a `join` returned to the program before this panic, as
-    /// notes: the usual cause of a panic in `join().unwrap()`, whose own message says nothing.
-    pub joined_panics: Vec<String>,
+    /// Notes on the likely cause: panics of other threads that a `join` returned to the
+    /// program before this panic (the usual cause of a panic in `join().unwrap()`, whose own
+    /// message says nothing), and a use of a primitive on a thread interleave did not start.
+    pub notes: Vec<String>,
 }
 
 impl FailureInfo {
@@ -103,7 +104,7 @@ impl FailureInfo {
             stopped: None,
             afterwards: None,
             static_message: None,
-            joined_panics: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -113,9 +114,9 @@ impl FailureInfo {
             Some(stopped) => explain(stopped) + &self.message,
             None => self.message.clone(),
         };
-        for joined in &self.joined_panics {
+        for note in &self.notes {
             text.push_str("\n\nnote: ");
-            text.push_str(joined);
+            text.push_str(note);
         }
         if let Some(afterwards) = &self.afterwards {
             text.push_str(&format!(

@@ -5,6 +5,12 @@
 //! in a deadlock that is not in the program. Instead the waker records the wake here, and the
 //! execution fails with an explanation when it would otherwise report that deadlock, or at its
 //! end.
+//!
+//! Uses of interleave's primitives on OS threads that run no execution, which panic: a thread
+//! a test started with `std::thread::spawn` or `std::thread::scope` instead of
+//! `interleave::thread`'s. The test's own thread then sees only the `Err` its `join` returns,
+//! and its `unwrap` says nothing of the cause; the last such use is kept here, process-wide,
+//! so that a failure of an execution that ran meanwhile can name it (`outside_use_note`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -106,4 +112,47 @@ impl ForeignWakes {
             wake.thread, wake.os_thread
         ))
     }
+}
+
+/// How many times a primitive was used on an unnamed OS thread that runs no execution, in the
+/// whole process; an execution notes the count when it starts.
+static OUTSIDE_USES: AtomicU64 = AtomicU64::new(0);
+
+/// Where the last of those uses was made.
+static LAST_OUTSIDE_USE: Mutex<Option<Site>> = Mutex::new(None);
+
+/// Records a use of a primitive at `site` on the running OS thread, which runs no execution.
+/// Only unnamed threads count: a test harness names the threads that run tests (a test that
+/// forgot `interleave::check` uses its primitives on one of those), so an unnamed one is most
+/// likely a thread the test started itself, outside interleave's control, while one of its
+/// executions ran.
+pub(crate) fn outside_use(site: Site) {
+    if std::thread::current().name().is_some() {
+        return;
+    }
+    *LAST_OUTSIDE_USE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(site);
+    OUTSIDE_USES.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The number of uses [`outside_use`] has counted so far.
+pub(crate) fn outside_uses() -> u64 {
+    OUTSIDE_USES.load(Ordering::Acquire)
+}
+
+/// The note for a failure of an execution during which [`outside_use`] counted a use: where
+/// the last one was made and what to do about it.
+pub(crate) fn outside_use_note() -> Option<String> {
+    let site = (*LAST_OUTSIDE_USE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner))?;
+    Some(format!(
+        "while this execution ran, a thread interleave did not start used an interleave \
+         primitive at {} and panicked there. A thread started with std::thread::spawn or \
+         std::thread::scope runs outside the execution, where interleave's primitives cannot \
+         work, and its join returns that panic as `Err`: start it with interleave::thread::spawn \
+         or interleave::thread::scope",
+        super::op::ShortSite(site)
+    ))
 }

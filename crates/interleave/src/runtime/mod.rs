@@ -630,6 +630,9 @@ pub(crate) struct Execution {
     current: usize,
     /// Wakes of this OS thread's executions' tasks from other OS threads (`foreign.rs`).
     pub foreign: Arc<foreign::ForeignWakes>,
+    /// How many uses of a primitive on a thread interleave did not start the process had seen
+    /// when this execution started (`foreign::outside_use`).
+    outside_uses_at_start: u64,
     /// The values of `lazy_static!` statics created in this execution.
     pub lazy_statics: lazy_values::Values,
     teardown: bool,
@@ -873,6 +876,16 @@ pub(crate) unsafe fn with_announced<R>(f: impl FnOnce(&mut Execution) -> R) -> R
 #[cold]
 #[track_caller]
 fn outside_execution() -> ! {
+    foreign::outside_use(std::panic::Location::caller());
+    if std::thread::current().name().is_none() {
+        panic!(
+            "an interleave primitive was used outside an interleave execution, on a thread \
+             interleave did not start: a thread started with std::thread::spawn or \
+             std::thread::scope inside a test runs outside interleave's control; start it with \
+             interleave::thread::spawn or interleave::thread::scope (outside a test, run the \
+             code inside interleave::check, Builder::explore or interleave::replay)"
+        )
+    }
     panic!(
         "an interleave primitive was used outside an interleave execution: run the code \
          inside interleave::check, Builder::explore or interleave::replay"
@@ -1136,6 +1149,7 @@ impl Execution {
             switched_flags: switching::Switched::flags(&limits),
             current: 0,
             foreign: Arc::default(),
+            outside_uses_at_start: 0,
             lazy_statics: Default::default(),
             teardown: false,
             ending: false,
@@ -1459,7 +1473,20 @@ impl Execution {
             .collect();
         joined.sort();
         if let Some(failure) = &mut self.recording.failure {
-            failure.joined_panics = joined.into_iter().map(|(_, note)| note).collect();
+            failure.notes = joined.into_iter().map(|(_, note)| note).collect();
+        }
+    }
+
+    /// Adds to the execution's failure, if any, a note on a primitive used meanwhile on a
+    /// thread interleave did not start (`foreign::outside_use`).
+    fn note_outside_use(&mut self) {
+        if foreign::outside_uses() == self.outside_uses_at_start {
+            return;
+        }
+        if let (Some(failure), Some(note)) =
+            (&mut self.recording.failure, foreign::outside_use_note())
+        {
+            failure.notes.push(note);
         }
     }
 
@@ -1473,6 +1500,7 @@ impl Execution {
             return;
         }
         self.note_joined_panics();
+        self.note_outside_use();
         let Some(index) = (0..self.threads.len())
             .filter_map(|t| Some((self.threads[t].unobserved_panic.as_ref()?.order, t)))
             .min()
@@ -2213,6 +2241,7 @@ pub(crate) fn run_stoppable(
     }
     let foreign = execution.foreign.clone();
     foreign.start(execution.tag);
+    execution.outside_uses_at_start = foreign::outside_uses();
     let watch = watchdog::Watch::start(limits.watchdog);
     let mut coroutines = Coroutines(std::mem::take(&mut execution.coroutine_buffer));
     let mut guards = guard::Guards::with_buffer(std::mem::take(&mut execution.guard_buffer));

@@ -141,3 +141,65 @@ fn a_test_whose_threads_share_only_std_state_is_told_there_was_nothing_to_interl
     assert!(ours.first_failure().is_some(), "{ours}");
     assert!(ours.notes.is_empty(), "{ours}");
 }
+
+/// A thread started with `std::thread::spawn` runs outside the execution, so the primitives it
+/// uses panic there, and the test's thread sees only `Err(Any)` from its `join`: the panic says
+/// which spawn to use, and the failure of the execution names the line the stray thread used a
+/// primitive at. It runs in a child process, as a stray thread's use is noted process-wide.
+#[test]
+fn a_thread_started_with_std_spawn_is_named_in_the_failure() {
+    let probe = Probe::new(
+        module_path!(),
+        "a_thread_started_with_std_spawn_is_named_in_the_failure",
+    );
+    let stray_line = line!() + 9;
+    let outcome = probe.run(|| {
+        let explore = |std_spawn: bool| {
+            interleave::Builder::new()
+                .ignore_environment()
+                .executions(100)
+                .explore(move || {
+                    let counter = interleave::sync::Arc::new(Mutex::new(0));
+                    let other = counter.clone();
+                    let work = move || *other.lock().unwrap() += 1;
+                    if std_spawn {
+                        std::thread::spawn(work).join().unwrap();
+                    } else {
+                        thread::spawn(work).join().unwrap();
+                    }
+                    assert_eq!(*counter.lock().unwrap(), 1);
+                })
+                .unwrap()
+        };
+        let stray = explore(true);
+        println!(
+            "stray: {}",
+            stray
+                .first_failure()
+                .map_or(String::new(), |f| f.message.clone())
+        );
+        let ours = explore(false);
+        println!(
+            "ours: {} failures, notes {:?}",
+            ours.failures.len(),
+            ours.notes
+        );
+    });
+    let Some(outcome) = outcome else { return };
+    let output = outcome.output();
+    assert_eq!(outcome.code, Some(0), "{output}");
+    assert!(
+        output.contains(
+            "on a thread interleave did not start: a thread started with std::thread::spawn"
+        ) && output.contains("start it with interleave::thread::spawn"),
+        "{output}"
+    );
+    assert!(
+        output.contains(&format!(
+            "note: while this execution ran, a thread interleave did not start used an \
+             interleave primitive at robustness/misuse.rs:{stray_line}:"
+        )),
+        "{output}"
+    );
+    assert!(output.contains("ours: 0 failures, notes []"), "{output}");
+}
