@@ -4,7 +4,9 @@
 
 use super::slow_search::{SearchNamed, SlowSearch};
 use super::*;
+use crate::runtime::memory::STORE_HISTORY;
 use crate::runtime::op::OpKind;
+use crate::runtime::CoverageGaps;
 use std::sync::OnceLock;
 
 /// What one exploration run shares with its workers.
@@ -55,9 +57,9 @@ pub(super) struct Summary {
     pub(super) stopped: bool,
     /// It used an object an earlier execution registered (a `static` primitive).
     pub(super) outlived_objects: bool,
-    /// A `compare_exchange_weak` could have failed spuriously and did not, since spurious
-    /// failures were off (see [`Collector::finish`]).
-    pub(super) weak_exchange_held: bool,
+    /// What std allows that the execution could have done and no schedule explores (see
+    /// [`Collector::finish`]).
+    pub(super) gaps: CoverageGaps,
     /// `None` when every part of [`Findings`] is empty.
     pub(super) findings: Option<Box<Findings>>,
 }
@@ -129,7 +131,7 @@ impl Summary {
             abandoned: false,
             stopped: false,
             outlived_objects,
-            weak_exchange_held: false,
+            gaps: CoverageGaps::default(),
             findings: findings.boxed(),
         }
     }
@@ -357,9 +359,8 @@ pub(super) struct Collector<'c> {
     config: &'c Config,
     report: Report,
     slow_search: SlowSearch,
-    /// Some execution ran a `compare_exchange_weak` that spurious failures, being off, could
-    /// not fail.
-    weak_exchange_held: bool,
+    /// What std allows at operations some execution ran that no schedule explores.
+    gaps: CoverageGaps,
     seen_warnings: HashSet<String>,
     seen_violations: HashSet<String>,
     states: FxHashSet<u128>,
@@ -379,7 +380,7 @@ impl<'c> Collector<'c> {
                     budget: config.executions,
                 },
             ),
-            weak_exchange_held: false,
+            gaps: CoverageGaps::default(),
             seen_warnings: HashSet::new(),
             seen_violations: HashSet::new(),
             states: FxHashSet::default(),
@@ -409,7 +410,7 @@ impl<'c> Collector<'c> {
         let report = &mut self.report;
         report.executions += 1;
         report.steps += summary.steps;
-        self.weak_exchange_held |= summary.weak_exchange_held;
+        self.gaps = self.gaps.union(summary.gaps);
         self.slow_search.observe(summary.steps, report.executions);
         let Some(findings) = summary.findings else {
             return Flow::Continue;
@@ -464,18 +465,8 @@ impl<'c> Collector<'c> {
         let mut report = self.report;
         report.shard = sharding.summary(self.config, &report, run.test.clone());
         report.strategy_stats = strategy.stats();
-        if self.weak_exchange_held && strategy.searches_exhaustively() {
-            // The coverage claim above is about the schedules the search tried, in all of which
-            // every weak exchange whose comparison held succeeded.
-            report.strategy_stats.push((
-                "weak exchanges".to_string(),
-                "compare_exchange_weak never failed spuriously (spurious_cas_failures is off \
-                 for the exhaustive searches: each such failure multiplies the schedules of \
-                 every retry loop), so what only a spurious failure causes, such as a weak \
-                 exchange outside a retry loop whose failure is taken as another thread's win, \
-                 is not covered; INTERLEAVE_SPURIOUS_CAS_FAILURES=on searches it too"
-                    .to_string(),
-            ));
+        if strategy.searches_exhaustively() {
+            report.strategy_stats.extend(coverage_gap_stats(self.gaps));
         }
         report.states = self.config.count_states.then_some(self.states.len() as u64);
         for warning in strategy.warnings() {
@@ -485,6 +476,34 @@ impl<'c> Collector<'c> {
         }
         report
     }
+}
+
+/// The lines that qualify an exhaustive search's coverage claim, which is about the schedules
+/// it tried, by what std allows there and none of them did.
+fn coverage_gap_stats(gaps: CoverageGaps) -> Vec<(String, String)> {
+    let mut stats = Vec::new();
+    if gaps.weak_exchange_held {
+        stats.push((
+            "weak exchanges".to_string(),
+            "compare_exchange_weak never failed spuriously (spurious_cas_failures is off for \
+             the exhaustive searches: each such failure multiplies the schedules of every retry \
+             loop), so what only a spurious failure causes, such as a weak exchange outside a \
+             retry loop whose failure is taken as another thread's win, is not covered; \
+             INTERLEAVE_SPURIOUS_CAS_FAILURES=on searches it too"
+                .to_string(),
+        ));
+    }
+    if gaps.older_store_forgotten {
+        stats.push((
+            "old stores".to_string(),
+            format!(
+                "an atomic load could also have read a store older than the last {STORE_HISTORY} \
+                 of its location, which interleave forgets (loom keeps 7), so what only such a \
+                 read causes is not covered"
+            ),
+        ));
+    }
+    stats
 }
 
 /// What `strategy.observe` learns from `summary`.
@@ -708,7 +727,7 @@ pub(super) fn run_one(
         abandoned: ex.is_abandoned(),
         stopped: ex.stopped,
         outlived_objects: ex.outlived_objects,
-        weak_exchange_held: ex.weak_exchange_held,
+        gaps: ex.gaps,
         findings: Findings {
             cut_short: ex.cut_short(),
             nothing_to_interleave: index == 0 && nothing_to_interleave(&ex),

@@ -123,7 +123,7 @@ impl Execution {
     /// a stopped execution never fails one: neither extends the schedule.
     pub(crate) fn weak_exchange_fails_spuriously(&mut self) -> bool {
         if !self.recording.limits.spurious_cas_failures {
-            self.recording.weak_exchange_held = true;
+            self.recording.gaps.weak_exchange_held = true;
             return false;
         }
         if !self.draws_from_schedule() {
@@ -176,6 +176,7 @@ impl Execution {
         if let Some(stale) = read.stale {
             recording.stale_reads.push(stale);
         }
+        recording.gaps.older_store_forgotten |= read.older_store_forgotten;
         read.bits
     }
 

@@ -447,6 +447,9 @@ impl ThreadMemory {
 pub(crate) struct Read {
     pub bits: u64,
     pub stale: Option<StaleRead>,
+    /// The load could also have read a store older than the last [`STORE_HISTORY`], which
+    /// the location has forgotten.
+    pub older_store_forgotten: bool,
 }
 
 /// A load that read a store older than the latest one (for reports).
@@ -657,6 +660,17 @@ impl WeakMemory {
         if order == Ordering::SeqCst {
             floor = floor.max(span.sc_floor);
         }
+        // The oldest store kept is readable and nothing the thread has seen or any fence
+        // puts it at the floor: the ring's end did, so a forgotten store was readable too.
+        let older_store_forgotten = floor == start
+            && start > span.first
+            && start < latest
+            && fenced_floor < start
+            && (order != Ordering::SeqCst || span.sc_floor < start)
+            && {
+                let oldest = &ring[slot(start)];
+                oldest.seq > flushed && !oldest.seen_within(clock)
+            };
         floor = floor.min(latest);
         let index = if floor < latest {
             latest - choose(latest - floor + 1).min(latest - floor)
@@ -669,7 +683,11 @@ impl WeakMemory {
             latest: ring[slot(latest)].step,
         });
         let bits = Self::read(access, index, thread, clock, order);
-        Read { bits, stale }
+        Read {
+            bits,
+            stale,
+            older_store_forgotten,
+        }
     }
 
     /// A store of `bits` to `object` with `order` by thread `thread` at step `step`; the atomic

@@ -91,7 +91,9 @@ pub use failure::FailureKind;
 pub(crate) use failure::{FailureInfo, Stop, Stopped, ThreadAtStop};
 pub use memory::{MemoryModel, YieldVisibility};
 pub use recording::{ChannelStep, TraceEvent, TraceTarget};
-pub(crate) use recording::{Event, Finished, ObjectRecord, Recording, StepLabel, ThreadRecord};
+pub(crate) use recording::{
+    CoverageGaps, Event, Finished, ObjectRecord, Recording, StepLabel, ThreadRecord,
+};
 pub use schedule::{Schedule, ABANDON};
 pub use stop_signal::StopHandle;
 pub use view::{PendingOp, ThreadState, UnitView, View};

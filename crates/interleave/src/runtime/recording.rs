@@ -129,9 +129,9 @@ pub(crate) struct Recording {
     /// The steps of the `compare_exchange_weak` calls that failed spuriously
     /// (`Config::spurious_cas_failures`), in increasing order.
     pub spurious_failures: Vec<u64>,
-    /// A `compare_exchange_weak` whose comparison held ran while spurious failures were off
-    /// (`Limits::spurious_cas_failures`): the failure std allows there was not explored.
-    pub weak_exchange_held: bool,
+    /// What std allows that this execution could have done and that no schedule explores
+    /// (see [`CoverageGaps`]).
+    pub gaps: CoverageGaps,
     /// What the schedule learnt (`Schedule::feedback`).
     pub feedback: Option<Box<dyn Any + Send>>,
     /// The user operations that steps on internal state locks performed (`lock` for an async
@@ -164,7 +164,7 @@ impl Recording {
             clock_advances: Vec::new(),
             stale_reads: Vec::new(),
             spurious_failures: Vec::new(),
-            weak_exchange_held: false,
+            gaps: CoverageGaps::default(),
             feedback: None,
             step_labels: Vec::new(),
             failure_steps: Vec::new(),
@@ -246,7 +246,7 @@ impl Recording {
         self.clock_advances.clear();
         self.stale_reads.clear();
         self.spurious_failures.clear();
-        self.weak_exchange_held = false;
+        self.gaps = CoverageGaps::default();
         self.feedback = None;
         self.step_labels.clear();
         self.failure_steps.clear();
@@ -578,6 +578,29 @@ impl Drop for Finished {
     fn drop(&mut self) {
         if let Some(execution) = self.0.take() {
             execution.recycle();
+        }
+    }
+}
+
+/// Behaviour std allows at an operation an execution ran that no schedule of interleave's can
+/// produce, which an exhaustive search's claim to have covered every schedule leaves out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CoverageGaps {
+    /// A `compare_exchange_weak` whose comparison held ran while spurious failures were off
+    /// (`Limits::spurious_cas_failures`): the failure std allows there was not explored.
+    pub weak_exchange_held: bool,
+    /// An atomic load could have read a store older than the last
+    /// [`STORE_HISTORY`](super::memory::STORE_HISTORY) of its location, which the weak memory
+    /// model forgets.
+    pub older_store_forgotten: bool,
+}
+
+impl CoverageGaps {
+    /// The gaps of either.
+    pub fn union(self, other: CoverageGaps) -> CoverageGaps {
+        CoverageGaps {
+            weak_exchange_held: self.weak_exchange_held | other.weak_exchange_held,
+            older_store_forgotten: self.older_store_forgotten | other.older_store_forgotten,
         }
     }
 }
