@@ -32,6 +32,13 @@ pub fn check_file(flag: &str, path: &Path) -> anyhow::Result<()> {
 /// (and its missing parents) the way writing would, then removing what the check created.
 pub fn check_directory(flag: &str, dir: &Path) -> anyhow::Result<()> {
     let context = || format!("cannot write {flag} {}", dir.display());
+    // `create_dir_all` on an existing file says only "File exists".
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "cannot write {flag} {}: it is a file, and {flag} takes a directory",
+            dir.display()
+        );
+    }
     // The directories the check creates, outermost last, to remove them afterwards.
     let created: Vec<PathBuf> = dir
         .ancestors()
@@ -93,6 +100,11 @@ mod tests {
         );
         let error = check_file("--json", &dir).unwrap_err().to_string();
         assert!(error.contains("is a directory"), "{error}");
+        let error = check_directory("--svg", &file).unwrap_err().to_string();
+        assert!(
+            error.contains("it is a file, and --svg takes a directory"),
+            "{error}"
+        );
         let error = check_directory("--svg", &file.join("charts")).unwrap_err();
         assert!(
             format!("{error:#}").contains("run.json/charts"),

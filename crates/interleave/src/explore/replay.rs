@@ -210,7 +210,7 @@ pub(super) fn replay_token(
         f,
         site,
         limits: token_limits(config, token),
-        spec: "replay".to_string(),
+        spec: crate::report::REPLAY_SPEC.to_string(),
         seed: config.seed,
         check_determinism: false,
         count_states: false,

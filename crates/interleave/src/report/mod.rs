@@ -24,6 +24,10 @@ use crate::runtime::Recording;
 /// Tokens longer than this are printed once in a report, not once per way to replay them.
 const LONG_TOKEN: usize = 200;
 
+/// The strategy a report of a token's replay names: the token's schedule ran, which no
+/// strategy chose and no seed drew, and the report says so instead of naming them.
+pub(crate) const REPLAY_SPEC: &str = "replay";
+
 /// One failing execution.
 #[derive(Clone, Debug)]
 pub struct Failure {
@@ -124,11 +128,16 @@ impl fmt::Display for Failure {
         } else {
             "a"
         };
-        writeln!(
-            f,
-            "interleave found {article} {kind} in execution {} (strategy {}, seed {}):",
-            self.execution, self.strategy, self.seed
-        )?;
+        if self.strategy == REPLAY_SPEC {
+            // A replay runs the token's schedule: no strategy chose it and no seed drew it.
+            writeln!(f, "interleave replayed a token and found {article} {kind}:")?;
+        } else {
+            writeln!(
+                f,
+                "interleave found {article} {kind} in execution {} (strategy {}, seed {}):",
+                self.execution, self.strategy, self.seed
+            )?;
+        }
         writeln!(f)?;
         match (&self.thread, self.kind) {
             (Some(thread), FailureKind::Panic) => {
@@ -267,11 +276,15 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{} executions, {} steps, strategy {}, seed {}",
-            self.executions, self.steps, self.strategy, self.seed
-        )?;
+        if self.strategy == REPLAY_SPEC {
+            writeln!(f, "1 replayed execution, {} steps", self.steps)?;
+        } else {
+            writeln!(
+                f,
+                "{} executions, {} steps, strategy {}, seed {}",
+                self.executions, self.steps, self.strategy, self.seed
+            )?;
+        }
         if let Some(states) = self.states {
             writeln!(f, "  distinct states (happens-before prefixes): {states}")?;
         }

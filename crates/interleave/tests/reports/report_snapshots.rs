@@ -231,7 +231,7 @@ fn a_divergence_report() {
     first_failure(
         &report,
         expect![[r#"
-            interleave found a replay divergence in execution 0 (strategy replay, seed 0):
+            interleave replayed a token and found a replay divergence:
 
               the replayed execution's operations first differed from the recording between steps 1 and 4 (a token keeps one fingerprint per 64 steps, so it tells no closer); then the schedule became impossible at step 4: it runs thread 1 next, but thread 1 does not exist (the program created 1 thread by then). The program no longer performs the operations recorded in the schedule (it changed since the schedule was recorded, or it depends on something the scheduler does not control: std::sync primitives, HashMap iteration order (iterate a BTreeMap or a Vec instead), the clock, real I/O)
               The recorded execution in the test `report_snapshots::a_divergence_report` failed (deadlock): deadlock: no thread can run
