@@ -310,11 +310,28 @@ fn continue_abandoned(ex: &mut Execution) -> Option<usize> {
         return outcome;
     }
     let current = ex.current;
-    let stays = ex.enabled.contains(&current) && !ex.threads[current].last_step_yielded;
+    // A thread that only a spurious wake-up lets go on is passed over while another can run
+    // for real (`enabled_or_over` made sure one can): kept running, a waiter in a loop woke,
+    // found its condition false and waited again until the step bound, which cost every
+    // abandoned execution of a producer and consumer with spurious wake-ups on 10,000 steps.
+    let spurious_only =
+        |ex: &Execution, t: usize| ex.spurious_possible && ex.wakes_only_spuriously(t);
+    let stays = ex.enabled.contains(&current)
+        && !ex.threads[current].last_step_yielded
+        && !spurious_only(ex, current);
     let chosen = if stays {
         current
     } else {
-        ex.next_enabled_after(current)
+        let after = ex
+            .enabled
+            .iter()
+            .copied()
+            .filter(|&t| !spurious_only(ex, t));
+        after
+            .clone()
+            .find(|&t| t > current)
+            .or_else(|| after.clone().next())
+            .unwrap_or_else(|| ex.next_enabled_after(current))
     };
     ex.record(chosen);
     Some(chosen)

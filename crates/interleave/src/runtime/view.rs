@@ -194,6 +194,12 @@ impl<'a> View<'a> {
         self.slot(thread).yields
     }
 
+    /// Whether `thread` can run now only by waking spuriously (`Config::spurious_wakeups`,
+    /// `Config::spurious_park_wakeups`): nothing has woken its wait or park.
+    pub(crate) fn wakes_only_spuriously(&self, thread: usize) -> bool {
+        self.ex.spurious_possible && self.ex.wakes_only_spuriously(thread)
+    }
+
     /// Whether `thread`, if chosen now, ends its wait (a timed wait, a sleep, a parked task's
     /// timer) by its timeout, because nothing else lets it run: a step that counts as a yield.
     pub fn times_out(&self, thread: usize) -> bool {

@@ -1135,7 +1135,21 @@ impl Continuation {
     /// thread is about to yield.
     pub(super) fn choose(&mut self, view: &View<'_>, forced: Option<usize>) -> usize {
         let avoid = self.yielder.is_some_and(|t| Some(t) == view.last_thread());
-        let chosen = forced.unwrap_or_else(|| default_choice(view, view.enabled(), avoid));
+        let chosen = forced.unwrap_or_else(|| {
+            let choice = default_choice(view, view.enabled(), avoid);
+            // A wait that only a spurious wake-up ends is not the default while a thread can run
+            // for real: continued, a waiter in a loop wakes, finds its condition false and
+            // waits again until the step bound.
+            if view.wakes_only_spuriously(choice) {
+                view.enabled()
+                    .iter()
+                    .copied()
+                    .find(|&t| !view.wakes_only_spuriously(t))
+                    .unwrap_or(choice)
+            } else {
+                choice
+            }
+        });
         if chosen < view.thread_count() && is_yield(view, chosen) {
             self.yielder = Some(chosen);
         } else if self.yielder != Some(chosen) {

@@ -635,11 +635,18 @@ fn an_exhaustive_search_says_its_claim_leaves_out_stores_older_than_the_history(
     let ten = explore("dpor", 10_000, || stores_then_load(10));
     assert!(ten.is_ok(), "{ten}");
     let line = caveat(&ten).unwrap_or_else(|| panic!("no caveat in {ten}"));
-    assert!(line.contains("older than the last 8 of its location"), "{line}");
+    assert!(
+        line.contains("older than the last 8 of its location"),
+        "{line}"
+    );
     assert!(ten.to_string().contains("old stores"), "{ten}");
     let five = explore("dpor", 10_000, || stores_then_load(5));
     assert!(five.is_ok(), "{five}");
     assert_eq!(caveat(&five), None, "{five}");
     let sampled = explore("random", 1_000, || stores_then_load(10));
-    assert_eq!(caveat(&sampled), None, "a sampler claims no coverage: {sampled}");
+    assert_eq!(
+        caveat(&sampled),
+        None,
+        "a sampler claims no coverage: {sampled}"
+    );
 }
