@@ -166,6 +166,12 @@ pub struct Config {
     /// (panics are std's: `join` returns them, and only a panic nobody observes fails);
     /// shuttle's `immediately_return_on_panic`.
     pub panic_stops_execution: bool,
+    /// A panic that ends a spawned thread or task fails the execution with that panic, as
+    /// loom and shuttle do, instead of going to its `JoinHandle` as std's does (where only a
+    /// panic nobody joins fails, and a `join().unwrap()` fails with "called `Result::unwrap()`
+    /// on an `Err` value"). The compat crates turn it on, so a test that expects a spawned
+    /// thread's panic message (`#[should_panic(expected = ...)]`) sees it. Default: false.
+    pub spawned_panics_fail: bool,
     /// Replay this token instead of exploring. Default: none. Environment: `INTERLEAVE_REPLAY`.
     pub replay: Option<String>,
     /// Re-run executions 0, 1, 2, 4, 8, ... and every failing one under the same schedule, and
@@ -310,6 +316,7 @@ impl Default for Config {
             yield_visibility: YieldVisibility::UnseenBeforeYield,
             full_interleaving: false,
             panic_stops_execution: false,
+            spawned_panics_fail: false,
             replay: None,
             check_determinism: true,
             count_states: false,

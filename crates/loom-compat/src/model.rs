@@ -141,7 +141,10 @@ impl Builder {
             // loom's weak exchanges never fail spuriously: a model's search space and the
             // outcomes its tests count stay loom's.
             .spurious_cas_failures(false)
-            .yield_visibility(interleave::YieldVisibility::UnseenBeforeYield);
+            .yield_visibility(interleave::YieldVisibility::UnseenBeforeYield)
+            // A spawned thread's panic fails the model with its own message, as under loom,
+            // whose threads do not catch their panics for `join`.
+            .spawned_panics_fail(true);
         if self.max_branches != DEFAULT_MAX_BRANCHES {
             builder = builder.max_steps(self.max_branches as u64);
         }

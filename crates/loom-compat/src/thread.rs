@@ -76,7 +76,8 @@ impl<T> JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
-    /// Waits for the thread and returns its result, or the payload of its panic.
+    /// Waits for the thread and returns its result. A panic of the thread fails the model
+    /// with that panic, as under loom, so it never reaches `join`.
     #[track_caller]
     pub fn join(self) -> std::thread::Result<T> {
         self.inner.join().map(SameOsThread::into_inner)

@@ -10,6 +10,29 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Notify};
 use loom::thread;
 
+/// A spawned thread's panic fails the model with its own message, as under loom, whose threads
+/// do not catch their panics for `join`: the report opens with it, not with the `unwrap` of
+/// the `Err` the join would have returned.
+#[test]
+fn a_spawned_threads_panic_fails_the_model_with_its_own_message() {
+    let payload = std::panic::catch_unwind(|| {
+        loom::model(|| {
+            let worker = thread::spawn(|| panic!("the worker's invariant broke"));
+            worker.join().unwrap();
+        })
+    })
+    .expect_err("the model fails");
+    let report = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        report.contains("panicked at") && report.contains("the worker's invariant broke"),
+        "{report}"
+    );
+    assert!(!report.contains("on an `Err` value"), "{report}");
+}
+
 /// Two threads increment a counter; `atomic` uses one read-modify-write, otherwise a load and
 /// a store that another thread can interleave.
 fn increments(atomic: bool) {

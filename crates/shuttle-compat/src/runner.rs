@@ -235,6 +235,9 @@ fn explore<F: Fn() + Sync>(
         // shuttle lets `thread::park` return without an unpark, as std does, but never wakes a
         // condition variable's waiter without a notification.
         .spurious_park_wakeups(true)
+        // A panic that ends a spawned thread or task fails the test with its own payload at
+        // once, as under shuttle, whose tasks do not catch their panics for `join`.
+        .spawned_panics_fail(true)
         // shuttle returns at the first panic and never resumes the panicking task.
         .panic_stops_execution(
             config

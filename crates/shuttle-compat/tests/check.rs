@@ -192,6 +192,23 @@ fn a_portfolio_reports_the_failure_of_any_scheduler() {
     assert!(message.contains("an increment was lost"), "{message}");
 }
 
+/// A spawned thread's panic fails the test with its own payload, as under shuttle, although
+/// the main thread's `join().unwrap()` would otherwise panic first with "called
+/// `Result::unwrap()` on an `Err` value".
+#[test]
+fn a_spawned_threads_panic_fails_with_its_own_payload() {
+    let message = panic_message(|| {
+        shuttle::check_random(
+            || {
+                let worker = thread::spawn(|| panic!("the worker's invariant broke"));
+                worker.join().unwrap();
+            },
+            10,
+        )
+    });
+    assert_eq!(message, "the worker's invariant broke");
+}
+
 #[test]
 #[should_panic(expected = "possible nondeterminism")]
 fn uncontrolled_nondeterminism_keeps_shuttle_words() {

@@ -230,6 +230,14 @@ impl Builder {
         self
     }
 
+    /// Makes a panic that ends a spawned thread or task fail the execution with that panic,
+    /// as under loom and shuttle, instead of going to its `JoinHandle` (see
+    /// [`Config::spawned_panics_fail`]).
+    pub fn spawned_panics_fail(mut self, on: bool) -> Builder {
+        self.config.spawned_panics_fail = on;
+        self
+    }
+
     /// Prints every step of a failing execution's interleaving instead of a shortened one (see
     /// [`Config::full_interleaving`]).
     pub fn full_interleaving(mut self, on: bool) -> Builder {

@@ -183,6 +183,7 @@ pub(super) fn token_limits(config: &Config, token: &Token) -> Limits {
         memory: token.memory,
         yield_visibility: token.yield_visibility,
         panic_stops_execution: token.panic_stops_execution,
+        spawned_panics_fail: token.spawned_panics_fail,
         ..limits(config)
     }
 }

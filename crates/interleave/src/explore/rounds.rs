@@ -174,6 +174,7 @@ pub(crate) fn limits(config: &Config) -> Limits {
         yield_visibility: config.yield_visibility,
         full_interleaving: config.full_interleaving,
         panic_stops_execution: config.panic_stops_execution,
+        spawned_panics_fail: config.spawned_panics_fail,
         exploration: crate::runtime::new_exploration(),
     }
 }

@@ -116,6 +116,10 @@ pub(crate) struct Token {
     /// earlier, so a replay needs it. Stored in the fourth bit of the race-mode byte, which
     /// tokens written before the setting existed leave clear.
     pub panic_stops_execution: bool,
+    /// A spawned thread's panic failed the execution (`Config::spawned_panics_fail`): it ends
+    /// the execution earlier, so a replay needs it. Stored in the eighth bit of the race-mode
+    /// byte, which tokens written before the setting existed leave clear.
+    pub spawned_panics_fail: bool,
     pub max_steps: u64,
     pub failure: Option<FailureKind>,
     pub fingerprint: u64,
@@ -139,6 +143,7 @@ impl Token {
             memory: ex.limits.memory,
             yield_visibility: ex.limits.yield_visibility,
             panic_stops_execution: ex.limits.panic_stops_execution,
+            spawned_panics_fail: ex.limits.spawned_panics_fail,
             max_steps: ex.limits.max_steps,
             failure,
             fingerprint: fingerprint(ex),
@@ -185,7 +190,8 @@ impl Token {
                 | u8::from(self.panic_stops_execution) << 3
                 | u8::from(self.spurious_park_wakeups) << 4
                 | u8::from(self.spurious_cas_failures) << 5
-                | u8::from(unseen) << 6,
+                | u8::from(unseen) << 6
+                | u8::from(self.spawned_panics_fail) << 7,
         );
         put_varint(&mut out, self.max_steps);
         out.push(self.failure.map_or(0, FailureKind::code));
@@ -276,15 +282,17 @@ impl Token {
             values.push(reader.varint()?);
         }
         let settings = reader.byte()?;
-        let races = match settings & !126 {
-            0 => RaceMode::Fail,
-            1 => RaceMode::Warn,
-            _ => return Err(TokenError::Malformed("unknown race mode")),
+        // Every bit of the byte is a setting.
+        let races = if settings & 1 == 0 {
+            RaceMode::Fail
+        } else {
+            RaceMode::Warn
         };
         let spurious_wakeups = settings & 2 != 0;
         let spurious_park_wakeups = settings & 16 != 0;
         let spurious_cas_failures = settings & 32 != 0;
         let panic_stops_execution = settings & 8 != 0;
+        let spawned_panics_fail = settings & 128 != 0;
         let memory = if settings & 4 != 0 {
             MemoryModel::Weak
         } else {
@@ -326,6 +334,7 @@ impl Token {
             memory,
             yield_visibility,
             panic_stops_execution,
+            spawned_panics_fail,
             max_steps,
             failure,
             fingerprint,
@@ -451,6 +460,7 @@ mod tests {
             memory: MemoryModel::Weak,
             yield_visibility: YieldVisibility::UnseenBeforeYield,
             panic_stops_execution: true,
+            spawned_panics_fail: true,
             max_steps: 12_345,
             failure: Some(FailureKind::Deadlock),
             fingerprint: 0x1234_5678_9abc_def0,

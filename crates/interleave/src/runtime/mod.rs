@@ -568,6 +568,9 @@ pub(crate) struct Limits {
     /// A panic fails the execution when it is raised, and teardown leaks the stack of a thread
     /// that is unwinding one instead of resuming it (`Config::panic_stops_execution`).
     pub panic_stops_execution: bool,
+    /// A panic that ends a spawned thread or task fails the execution
+    /// (`Config::spawned_panics_fail`).
+    pub spawned_panics_fail: bool,
     /// The exploration the execution belongs to (`live::new_exploration`): an object another
     /// exploration's running execution uses is waited for, one of its own fails it.
     pub exploration: u64,
@@ -2071,6 +2074,18 @@ pub(crate) fn spawned_thread_panicked(
             return;
         }
         let me = ex.current;
+        // Under loom's and shuttle's rule the panic fails the execution now that its thread
+        // has unwound, whoever would have joined it.
+        if ex.recording.limits.spawned_panics_fail {
+            if ex.recording.failure.is_none() {
+                ex.record_failure(FailureInfo {
+                    site,
+                    static_message,
+                    ..FailureInfo::new(FailureKind::Panic, message, Some(me))
+                });
+            }
+            return;
+        }
         let order = ex.panic_order(me);
         ex.threads[me].unobserved_panic = Some(Box::new(UnobservedPanic {
             order,

@@ -299,6 +299,42 @@ fn a_panic_in_join_unwrap_names_the_joined_threads_panic() {
     assert!(handled.is_ok(), "{handled}");
 }
 
+/// Under `spawned_panics_fail`, loom's and shuttle's rule, a spawned thread's panic is the
+/// execution's failure, with its own message, site and payload, before anything joins it
+/// (even a join that would handle it), and its token replays it.
+#[test]
+fn a_spawned_threads_panic_fails_the_execution_under_loom_and_shuttles_rule() {
+    let program = || {
+        let t = thread::spawn(|| panic!("the worker gave up"));
+        let _ = t.join();
+    };
+    let report = helpers::builder("random")
+        .executions(10)
+        .spawned_panics_fail(true)
+        .explore(program)
+        .unwrap();
+    let failure = report.first_failure().expect("the worker's panic fails it");
+    assert_eq!(failure.message, "the worker gave up", "{failure}");
+    assert_eq!(failure.static_panic_message(), Some("the worker gave up"));
+    let text = failure.to_string();
+    assert!(
+        text.contains("thread 1 (spawned at") && text.contains("failures.rs:"),
+        "{text}"
+    );
+    let replayed = Builder::new()
+        .ignore_environment()
+        .replay(&failure.token, program)
+        .unwrap();
+    let again = replayed
+        .first_failure()
+        .expect("the replay fails the same way");
+    assert_eq!(again.message, "the worker gave up", "{again}");
+    assert!(
+        explore("random", 10, program).is_ok(),
+        "std's rule: the join handles it"
+    );
+}
+
 #[test]
 fn lost_wakeup_is_a_deadlock_and_the_fix_is_clean() {
     let handshake = |check_flag: bool| {
