@@ -82,8 +82,6 @@ shuttle_not_std "Relaxed atomics read as if sequentially consistent; interleave'
   basic::atomic::relaxed_orderings_work
 shuttle_not_std "wait_timeout never times out in shuttle; interleave lets the deadline pass at any scheduling point after the wait started" \
   basic::condvar::notify_one_while_timeout
-shuttle_not_std "a panic in a thread fails the test even when join returns it; under std (and interleave) join returns Err" \
-  basic::mpsc::mpsc_oneshot_single_thread_recv_chan_close
 shuttle_not_std "a second read of an RwLock by its reader is refused even with no writer; interleave, like std on Linux and Windows, deadlocks it only when a writer waits in between (and explores that schedule)" \
   basic::rwlock::double_read basic::rwlock::double_try_read basic::rwlock::read_try_read
 
@@ -94,8 +92,6 @@ shuttle_internal "counts on shuttle's default ContinuationFunctionBehavior::Leak
 
 # shuttle tests whose assertion std cannot produce; interleave keeps std's behaviour there.
 shuttle_differs_from_std() { expect_shuttle_failure "not std" "$@"; }
-shuttle_differs_from_std "every panic of a task fails shuttle's test even when join returns it, so the test counts a failure per panic; under std (and interleave) join returns Err and only a panic nobody observes fails (one still unwinding when the execution stops is reported)" \
-  basic::teardown::panic_of_task_unwinding_when_the_execution_stops_fails_test
 shuttle_differs_from_std "shuttle fails the test at the first panic of any task and never resumes a task that is unwinding one; under std the second task's panic is no failure of the first, which goes on unwinding, and its destructor's panic during the unwind aborts the process, as it does here after interleave prints the report and a replay token (Builder::panic_stops_execution, shuttle's immediately_return_on_panic, leaks the stack instead)" \
   basic::teardown::failed_execution_leaks_the_stack_of_a_task_unwinding_a_panic
 shuttle_differs_from_std "std never drops a static, so a static's destructor that would block never runs and nothing fails; interleave drops lazy_static! values after the execution, on the scheduler loop's stack, where visible operations of destructors are no-ops (teardown.rs), so nothing fails either; the test expects shuttle's failure message" \

@@ -2075,8 +2075,10 @@ pub(crate) fn spawned_thread_panicked(
         }
         let me = ex.current;
         // Under loom's and shuttle's rule the panic fails the execution now that its thread
-        // has unwound, whoever would have joined it.
-        if ex.recording.limits.spawned_panics_fail {
+        // has unwound, whoever would have joined it. While the tasks left at the end are
+        // dropped nobody joins any more, and the end goes on dropping the others (shuttle's
+        // too), so the panic is left to fail it as an unobserved one.
+        if ex.recording.limits.spawned_panics_fail && !ex.ending {
             if ex.recording.failure.is_none() {
                 ex.record_failure(FailureInfo {
                     site,
