@@ -46,10 +46,10 @@
 //! under `dfs:c=2` and 3.6% under `dpor:c=2` (none in more); loom's `UnsafeCell` accesses are
 //! no scheduling points at all.
 //!
-//! `dfs:yields=N` loosens the rule ([`Tree::with_yield_limit`]): a thread waits only at its
-//! `N`-th yield in a row, the yields it makes while no other thread takes a step (a start step
-//! does not count), so it may go on past its first `N - 1` before the others step. A spin-wait
-//! keeps a finite tree, with `N - 1` more turns per wait. `dpor` and the bounded searches keep
+//! `dfs:yields=N` loosens the rule ([`Tree::with_yield_limit`]): a thread waits only at every
+//! `N`-th yield, so it may go on past the `N - 1` yields after each wait before the others
+//! step. A spin-wait keeps a finite tree, with `N - 1` more turns per wait, also when several
+//! spinners take turns. `dpor` and the bounded searches keep
 //! `N = 1`: DPOR's dependencies and the preemption count are built on that rule.
 //!
 //! Guarantee: when it finishes, every schedule the yield rule allows (with at most `N`
@@ -57,7 +57,7 @@
 //! up to a switch just before an access of a tracked variable, which runs just after it (for
 //! `dfs`; `dpor` runs at least one of each class of such schedules that differ only in the
 //! order of independent steps). The rule leaves out only schedules in which a thread
-//! continues after a yield (after `N` yields in a row under `dfs:yields=N`) before another
+//! continues after a yield (after every `N`-th yield under `dfs:yields=N`) before another
 //! thread that could run has taken a step. std makes no such promise (`yield_now` may return
 //! at once, an executor may poll a task that woke itself again at once), so an outcome that
 //! needs it is missed: `dfs:yields=2` reaches those that need one continuation past a
@@ -280,7 +280,7 @@ pub(crate) struct Tree {
     yield_waits: u64,
     /// The preemption bound (see [`Tree::bounded`]), if any.
     bound: Option<u32>,
-    /// Yields a thread may make in a row before it waits for the others, less one (see
+    /// Yields a thread may make before it waits for the others, less one (see
     /// [`Tree::with_yield_limit`]).
     free_yields: u32,
     /// For the search of one subtree (see [`Tree::below`]): the choices that lead to it, which
@@ -362,10 +362,10 @@ impl Tree {
     }
 
     /// A tree under a looser yield rule (spec `dfs:yields=N`): a thread waits for the others
-    /// only at its `yields`-th yield in a row, a row being the yields it makes while no other
-    /// thread steps (`yields` 1 is the rule of [`YieldRule`]). So with 2 a thread may go on
-    /// past one yield before the others step, as std's `yield_now` and an executor's re-poll
-    /// allow, and a spin loop still has a finite tree (each wait costs it one more turn).
+    /// only at every `yields`-th yield, the ones between going free (`yields` 1 is the rule of
+    /// [`YieldRule`]). So with 2 a thread may go on past one yield before the others step, as
+    /// std's `yield_now` and an executor's re-poll allow, and a spin loop still has a finite
+    /// tree (each wait costs it one more turn), also when several spinners take turns.
     pub(super) fn with_yield_limit(yields: u32) -> Tree {
         Tree {
             free_yields: yields.saturating_sub(1),
@@ -373,7 +373,7 @@ impl Tree {
         }
     }
 
-    /// The yields a thread may make in a row before it waits (see [`Tree::with_yield_limit`]).
+    /// The yields a thread makes up to the one it waits at (see [`Tree::with_yield_limit`]).
     pub(super) fn yield_limit(&self) -> u32 {
         self.free_yields + 1
     }
@@ -890,12 +890,12 @@ pub(super) struct YieldRule {
     starts_are_progress: bool,
     /// `passed[t]`: `t` has run on its pass (see [`YieldRule::allowed`]) since its wait began.
     passed: Vec<bool>,
-    /// Yields a thread makes in a row before the one it waits at (see
+    /// Yields a thread makes before the one it waits at (see
     /// [`YieldRule::with_free_yields`]); 0 for the rule itself.
     free_yields: u32,
-    /// The thread whose row of yields is being counted, and how many it has made: the row
-    /// ends when another thread takes a step (kept only with free yields).
-    run: Option<(usize, u32)>,
+    /// `free_used[t]`: the free yields `t` has made since it last waited (kept only with free
+    /// yields).
+    free_used: Vec<u32>,
 }
 
 impl YieldRule {
@@ -909,8 +909,10 @@ impl YieldRule {
         YieldRule::default()
     }
 
-    /// The rule loosened so that a thread waits only at its `free + 1`-th yield in a row: the
-    /// first `free` yields it makes while no other thread steps let it go on.
+    /// The rule loosened so that a thread waits only at every `free + 1`-th yield: the `free`
+    /// yields it makes after a wait (or its start) let it go on. Counting yields in a row that
+    /// any other thread's step ends let two spinners take turns for ever, every yield of each
+    /// free after the other's load, and starve the thread they waited for.
     pub(super) fn with_free_yields(self, free: u32) -> YieldRule {
         YieldRule {
             free_yields: free,
@@ -919,17 +921,23 @@ impl YieldRule {
     }
 
     /// Whether the yield `chosen` is about to make is one of its free yields (see
-    /// [`YieldRule::with_free_yields`]), counting it.
+    /// [`YieldRule::with_free_yields`]), counting it; the yield it waits at starts the count
+    /// again.
     fn free_yield(&mut self, chosen: usize) -> bool {
         if self.free_yields == 0 {
             return false;
         }
-        let in_row = match self.run {
-            Some((thread, yields)) if thread == chosen => yields + 1,
-            _ => 1,
-        };
-        self.run = Some((chosen, in_row));
-        in_row <= self.free_yields
+        if self.free_used.len() <= chosen {
+            self.free_used.resize(chosen + 1, 0);
+        }
+        let used = &mut self.free_used[chosen];
+        if *used < self.free_yields {
+            *used += 1;
+            true
+        } else {
+            *used = 0;
+            false
+        }
     }
 
     /// The rule of the samplers: every step is progress.
@@ -978,21 +986,21 @@ impl YieldRule {
     }
 
     /// Notes that `chosen` takes the next step, and pushes onto `ended` the threads whose
-    /// wait for it that step ends. A step that is not a yield, while no thread waits and
-    /// yields are not counted in rows, changes nothing: the common case of a program that does
-    /// not yield, decided inline, and the rule's bookkeeping runs only otherwise.
+    /// wait for it that step ends. A step that is not a yield, while no thread waits, changes
+    /// nothing: the common case of a program that does not yield, decided inline, and the
+    /// rule's bookkeeping runs only otherwise.
     #[inline]
     pub(super) fn ran(&mut self, view: &View<'_>, chosen: usize, ended: &mut Vec<usize>) {
         if chosen >= view.thread_count() {
             return;
         }
-        if self.waiting == 0 && self.free_yields == 0 && !is_yield(view, chosen) {
+        if self.waiting == 0 && !is_yield(view, chosen) {
             return;
         }
         self.note_step(view, chosen, ended);
     }
 
-    /// [`YieldRule::ran`] when a thread waits, yields are counted in rows or `chosen` yields.
+    /// [`YieldRule::ran`] when a thread waits or `chosen` yields.
     #[inline(never)]
     fn note_step(&mut self, view: &View<'_>, chosen: usize, ended: &mut Vec<usize>) {
         let starts = view.pending_kind(chosen) == Some(OpKind::Start);
@@ -1024,18 +1032,7 @@ impl YieldRule {
         {
             self.passed[chosen] = true;
         }
-        let yields = is_yield(view, chosen);
-        let progress = self.starts_are_progress || !starts;
-        if self.free_yields > 0
-            && !yields
-            && progress
-            && self.run.is_none_or(|(thread, _)| thread != chosen)
-        {
-            // Another thread steps: every row of yields ends (a start step, which ends no
-            // wait, ends no row either).
-            self.run = Some((chosen, 0));
-        }
-        if yields && !self.free_yield(chosen) {
+        if is_yield(view, chosen) && !self.free_yield(chosen) {
             if self.waits.len() <= chosen {
                 self.waits.resize(chosen + 1, Vec::new());
                 self.passed.resize(chosen + 1, false);
@@ -1199,7 +1196,7 @@ struct PrefixSchedule {
 impl PrefixSchedule {
     /// The schedule that follows `prefix`, then the default choices, with the sleepers
     /// `sleep` (sleep sets only) under the preemption bound `bound`, and the yield rule with
-    /// `free_yields` free yields in a row (see [`YieldRule::with_free_yields`]); the options of
+    /// `free_yields` free yields per wait (see [`YieldRule::with_free_yields`]); the options of
     /// its first `known` decisions, which the tree holds already, are not recorded. Room for
     /// `expected` decisions is made at once (the last execution's count: an execution of a
     /// deep tree would otherwise grow its list of decisions a handful of times).
@@ -1368,9 +1365,8 @@ impl Dfs {
         }
     }
 
-    /// A search under a looser yield rule, where a thread waits for the others only at its
-    /// `yields`-th yield in a row, the yields it makes while no other thread steps (spec
-    /// `dfs:yields=N`; 1 is the plain rule of `dfs`).
+    /// A search under a looser yield rule, where a thread waits for the others only at every
+    /// `yields`-th yield (spec `dfs:yields=N`; 1 is the plain rule of `dfs`).
     pub fn with_yield_limit(yields: u32) -> Dfs {
         Dfs {
             tree: Tree::with_yield_limit(yields),

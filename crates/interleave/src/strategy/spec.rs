@@ -115,10 +115,10 @@ pub enum StrategySpec {
     /// Exhaustive depth-first search over every schedule (`dfs`).
     Dfs,
     /// Exhaustive depth-first search under a looser yield rule (`dfs:yields=2`): a thread
-    /// waits for the others only at its `yields`-th yield in a row, so it may go on past its
-    /// earlier yields before the others step, as std's `yield_now` allows.
+    /// waits for the others only at every `yields`-th yield, so it may go on past the others
+    /// before the other threads step, as std's `yield_now` allows.
     DfsYieldLimit {
-        /// The yields in a row at which a thread waits, at least 2 (1 is plain `dfs`).
+        /// Every how many yields a thread waits, at least 2 (1 is plain `dfs`).
         yields: u32,
     },
     /// Depth-first search with dynamic partial-order reduction (`dpor`).

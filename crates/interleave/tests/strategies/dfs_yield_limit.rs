@@ -125,3 +125,41 @@ fn a_spin_wait_keeps_a_finite_tree_with_one_more_turn_per_wait() {
     assert_eq!(looser, BTreeSet::from([0, 1, 2]));
     assert_eq!(looser_report.executions, 15);
 }
+
+/// Two threads spin, yielding, until a third raises a flag. Counting free yields in a row that
+/// any other thread's step ended let the spinners take turns for ever, each yield free after
+/// the other's load, so the first schedule starved the raiser and failed at the step bound (as
+/// shuttle's DFS does); a thread now waits at every second yield whatever the others do.
+fn two_spinners_and_a_raiser() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let flag = flag.clone();
+            thread::spawn(move || {
+                while !flag.load(Ordering::SeqCst) {
+                    thread::yield_now();
+                }
+            })
+        })
+        .collect();
+    let raiser = {
+        let flag = flag.clone();
+        thread::spawn(move || flag.store(true, Ordering::SeqCst))
+    };
+    for spinner in spinners {
+        spinner.join().unwrap();
+    }
+    raiser.join().unwrap();
+}
+
+#[test]
+fn spinners_taking_turns_do_not_starve_the_thread_they_wait_for() {
+    // The whole tree takes minutes in a debug build; its first schedules are the ones that
+    // starved the raiser.
+    let report = helpers::builder("dfs:yields=2")
+        .executions(300)
+        .explore(two_spinners_and_a_raiser)
+        .unwrap();
+    assert!(report.is_ok(), "{report}");
+    assert_eq!(report.executions, 300, "{report}");
+}
