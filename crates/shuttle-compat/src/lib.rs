@@ -70,3 +70,17 @@ pub use runner::{
     check_uncontrolled_nondeterminism, check_urw, replay, replay_from_file, PortfolioRunner,
     Runner,
 };
+
+/// shuttle's environment variable that makes it capture each task's backtrace for a deadlock's
+/// panic message. interleave's report names where every blocked thread waits without it, so it
+/// is not read; the name is here so that code that mentions it builds.
+pub const CAPTURE_BACKTRACE: &str = "SHUTTLE_CAPTURE_BACKTRACE";
+
+/// shuttle's environment variable that silences its warnings about its memory model and its
+/// `lazy_static!`. interleave-shuttle prints neither (it runs the weak memory model, and its
+/// `lazy_static!` values are dropped at the end of each execution), so it is not read.
+pub const SILENCE_WARNINGS: &str = "SHUTTLE_SILENCE_WARNINGS";
+
+/// shuttle's environment variable naming the file its annotation scheduler writes; annotations
+/// are not offered, so it is not read.
+pub const ANNOTATION_FILE: &str = "SHUTTLE_ANNOTATION_FILE";

@@ -217,7 +217,9 @@ fn fail(failure: &Failure, config: &Config) -> ! {
 }
 
 /// Runs the exploration `plan` describes under `config`, which `stop` ends early when it is
-/// stopped.
+/// stopped. The report names the caller's line as where the main thread started (a test's
+/// `check_random` call), not this crate's.
+#[track_caller]
 fn explore<F: Fn() + Sync>(
     plan: &Plan,
     config: &Config,

@@ -547,3 +547,11 @@ fn labels_and_tags_are_dropped_at_the_end_as_their_tasks() {
     assert_eq!(*DROPS.lock().unwrap(), [0, 1, 2, 3]);
     assert_eq!(SPAWNED_DROPPED.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// shuttle's environment variable names are there for code that mentions them.
+#[test]
+fn shuttles_environment_variable_names_are_there() {
+    assert_eq!(shuttle::CAPTURE_BACKTRACE, "SHUTTLE_CAPTURE_BACKTRACE");
+    assert_eq!(shuttle::SILENCE_WARNINGS, "SHUTTLE_SILENCE_WARNINGS");
+    assert_eq!(shuttle::ANNOTATION_FILE, "SHUTTLE_ANNOTATION_FILE");
+}

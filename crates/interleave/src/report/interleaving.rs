@@ -320,11 +320,17 @@ pub(crate) fn render_keeping(ex: &Recording, also_kept: &[usize]) -> String {
     out
 }
 
-/// The `sync::Notify` that thread `t` was parked waiting for when the engine stopped the
-/// execution, if it was: the row shows that wait, not the park it is made of.
+/// The `sync::Notify` or `Condvar` that thread `t` was waiting for a notification of when the
+/// engine stopped the execution, if it was: the row shows that wait, not the park or the wake
+/// it is made of.
 fn waits_for_notification(ex: &Recording, t: usize) -> Option<ObjIdx> {
     let stopped = ex.failure.as_ref()?.stopped.as_ref()?;
     let thread = stopped.threads.get(t)?;
+    // A `Condvar` waiter not yet notified: its pending step is the wake that never came,
+    // which, shown as `wake`, read as if the thread were about to wake.
+    if thread.pending.kind == OpKind::Wake && thread.waiting {
+        return Some(thread.pending.object);
+    }
     match thread.awaiting[..] {
         [Awaited::Notification { object, .. }] if thread.pending.kind == OpKind::Park => {
             Some(object)

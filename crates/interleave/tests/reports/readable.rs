@@ -669,3 +669,29 @@ fn a_spurious_wake_up_is_named_as_such() {
         assert!(!text.contains("spurious"), "{text}");
     }
 }
+
+/// A thread blocked for ever in `Condvar::wait` shows, in the row of what each thread does next,
+/// the wait it is in, not the wake that never comes, which read as if it were about to wake.
+#[test]
+fn a_waiter_never_notified_is_shown_waiting() {
+    let report = explore("random", 10, || {
+        let state = Arc::new((Mutex::new(false), interleave::sync::Condvar::new()));
+        let waiter = {
+            let state = state.clone();
+            thread::spawn(move || {
+                let mut ready = state.0.lock().unwrap();
+                while !*ready {
+                    ready = state.1.wait(ready).unwrap();
+                }
+            })
+        };
+        waiter.join().unwrap();
+    });
+    let text = failure_text(&report);
+    let next = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("next |"))
+        .unwrap_or_else(|| panic!("no next row: {text}"));
+    assert!(next.contains("| wait (waits) Condvar1 @"), "{text}");
+    assert!(!next.contains("wake"), "{text}");
+}
