@@ -322,15 +322,12 @@ fn continue_abandoned(ex: &mut Execution) -> Option<usize> {
     let chosen = if stays {
         current
     } else {
-        let after = ex
-            .enabled
-            .iter()
-            .copied()
-            .filter(|&t| !spurious_only(ex, t));
-        after
+        let for_real = |&t: &usize| !spurious_only(ex, t);
+        let mut enabled = ex.enabled.iter().copied();
+        enabled
             .clone()
-            .find(|&t| t > current)
-            .or_else(|| after.clone().next())
+            .find(|&t| t > current && for_real(&t))
+            .or_else(|| enabled.find(for_real))
             .unwrap_or_else(|| ex.next_enabled_after(current))
     };
     ex.record(chosen);

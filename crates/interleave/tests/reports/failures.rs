@@ -615,13 +615,7 @@ fn a_livelock_after_a_spurious_weak_exchange_failure_names_it() {
 /// gets no such line.
 #[test]
 fn an_exhaustive_search_says_its_claim_leaves_out_spurious_weak_exchange_failures() {
-    let caveat = |report: &Report| {
-        report
-            .strategy_stats
-            .iter()
-            .find(|(name, _)| name == "weak exchanges")
-            .map(|(_, line)| line.clone())
-    };
+    let caveat = |report: &Report| report.stat("weak exchanges").map(str::to_string);
     let without = explore("dpor", 10_000, weak_once);
     assert!(without.is_ok(), "{without}");
     let line = caveat(&without).unwrap_or_else(|| panic!("no caveat in {without}"));
@@ -661,13 +655,7 @@ fn stores_then_load(stores: usize) {
 /// and says nothing of the kind when every store a load could read is kept.
 #[test]
 fn an_exhaustive_search_says_its_claim_leaves_out_stores_older_than_the_history() {
-    let caveat = |report: &Report| {
-        report
-            .strategy_stats
-            .iter()
-            .find(|(name, _)| name == "old stores")
-            .map(|(_, line)| line.clone())
-    };
+    let caveat = |report: &Report| report.stat("old stores").map(str::to_string);
     let ten = explore("dpor", 10_000, || stores_then_load(10));
     assert!(ten.is_ok(), "{ten}");
     let line = caveat(&ten).unwrap_or_else(|| panic!("no caveat in {ten}"));
