@@ -121,15 +121,9 @@ static OUTSIDE_USES: AtomicU64 = AtomicU64::new(0);
 /// Where the last of those uses was made.
 static LAST_OUTSIDE_USE: Mutex<Option<Site>> = Mutex::new(None);
 
-/// Records a use of a primitive at `site` on the running OS thread, which runs no execution.
-/// Only unnamed threads count: a test harness names the threads that run tests (a test that
-/// forgot `interleave::check` uses its primitives on one of those), so an unnamed one is most
-/// likely a thread the test started itself, outside interleave's control, while one of its
-/// executions ran.
+/// Records a use of a primitive at `site` on the running OS thread, an unnamed one that runs
+/// no execution (`runtime::outside_execution`).
 pub(crate) fn outside_use(site: Site) {
-    if std::thread::current().name().is_some() {
-        return;
-    }
     *LAST_OUTSIDE_USE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(site);

@@ -314,15 +314,13 @@ fn continue_abandoned(ex: &mut Execution) -> Option<usize> {
     // for real (`enabled_or_over` made sure one can): kept running, a waiter in a loop woke,
     // found its condition false and waited again until the step bound, which cost every
     // abandoned execution of a producer and consumer with spurious wake-ups on 10,000 steps.
-    let spurious_only =
-        |ex: &Execution, t: usize| ex.spurious_possible && ex.wakes_only_spuriously(t);
     let stays = ex.enabled.contains(&current)
         && !ex.threads[current].last_step_yielded
-        && !spurious_only(ex, current);
+        && !ex.wakes_only_spuriously(current);
     let chosen = if stays {
         current
     } else {
-        let for_real = |&t: &usize| !spurious_only(ex, t);
+        let for_real = |&t: &usize| !ex.wakes_only_spuriously(t);
         let mut enabled = ex.enabled.iter().copied();
         enabled
             .clone()
@@ -412,10 +410,7 @@ fn enabled_or_over(ex: &mut Execution) -> Option<()> {
     }
     // A spurious wake-up may happen but is never promised: when only spurious wake-ups could
     // let any thread go on, the threads are deadlocked (shuttle's rule too).
-    if ex.spurious_possible
-        && !ex.enabled.is_empty()
-        && ex.enabled.iter().all(|&t| ex.wakes_only_spuriously(t))
-    {
+    if !ex.enabled.is_empty() && ex.enabled.iter().all(|&t| ex.wakes_only_spuriously(t)) {
         ex.current = 0;
         ex.stop(Stop::Deadlock);
         return None;

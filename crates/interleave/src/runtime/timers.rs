@@ -47,10 +47,15 @@ impl Execution {
         can && !self.op_enabled(t, false)
     }
 
-    /// Whether thread `t`, enabled, can run only by a spurious wake-up: a park or a
-    /// condition-variable wait with no timeout, no timer and nothing that lets it go on.
-    #[cold]
+    /// Whether thread `t`, enabled, can run only by a spurious wake-up: spurious wake-ups are
+    /// allowed, and it is at a park or a condition-variable wait with no timeout, no timer and
+    /// nothing that lets it go on.
     pub(super) fn wakes_only_spuriously(&self, t: usize) -> bool {
+        self.spurious_possible && self.wakes_only_spuriously_in_full(t)
+    }
+
+    #[cold]
+    fn wakes_only_spuriously_in_full(&self, t: usize) -> bool {
         let slot = &self.threads[t];
         matches!(slot.pending.kind, OpKind::Park | OpKind::Wake)
             && !slot.pending.timed

@@ -197,7 +197,7 @@ impl<'a> View<'a> {
     /// Whether `thread` can run now only by waking spuriously (`Config::spurious_wakeups`,
     /// `Config::spurious_park_wakeups`): nothing has woken its wait or park.
     pub(crate) fn wakes_only_spuriously(&self, thread: usize) -> bool {
-        self.ex.spurious_possible && self.ex.wakes_only_spuriously(thread)
+        self.ex.wakes_only_spuriously(thread)
     }
 
     /// Whether `thread`, if chosen now, ends its wait (a timed wait, a sleep, a parked task's

@@ -519,30 +519,12 @@ impl VsSchedule {
             return ABANDON;
         };
         f.steps += 1;
-        if f.steps > FULFILMENT_STEPS || view.state(f.target) == ThreadState::Finished {
+        let state = view.state(f.target);
+        if f.steps > FULFILMENT_STEPS || state == ThreadState::Finished {
             return ABANDON;
         }
-        // A target that only a spurious wake-up lets go on is blocked for the threads that
-        // could wake it for real, which run first; without them, it wakes spuriously a few
-        // times at most.
-        let spurious_only =
-            view.state(f.target) == ThreadState::Enabled && view.wakes_only_spuriously(f.target);
-        if spurious_only {
-            if let Some(other) = view
-                .enabled()
-                .iter()
-                .copied()
-                .find(|&t| t != f.waiting && t != f.target)
-            {
-                return other;
-            }
-            f.spurious_wakes += 1;
-            if f.spurious_wakes > FULFILMENT_SPURIOUS_WAKES {
-                return ABANDON;
-            }
-            return f.target;
-        }
-        if view.state(f.target) == ThreadState::Enabled {
+        let spurious_only = state == ThreadState::Enabled && view.wakes_only_spuriously(f.target);
+        if state == ThreadState::Enabled && !spurious_only {
             let hit = view
                 .pending(f.target)
                 .is_some_and(|op| op.site == f.site && AccessClass::of(op.kind) == Some(f.class));
@@ -553,12 +535,23 @@ impl VsSchedule {
             }
             return target;
         }
-        // The target is blocked: let another thread, never the waiting one, unblock it.
-        view.enabled()
+        // The target is blocked, or only a spurious wake-up would let it go on: let another
+        // thread, never the waiting one, wake it for real.
+        if let Some(other) = view
+            .enabled()
             .iter()
             .copied()
-            .find(|&t| t != f.waiting)
-            .unwrap_or(ABANDON)
+            .find(|&t| t != f.waiting && t != f.target)
+        {
+            return other;
+        }
+        // Without one, a blocked target is unreachable, and one that can wake spuriously
+        // does so a few times at most.
+        f.spurious_wakes += 1;
+        if !spurious_only || f.spurious_wakes > FULFILMENT_SPURIOUS_WAKES {
+            return ABANDON;
+        }
+        f.target
     }
 }
 
