@@ -308,9 +308,26 @@ pub(crate) fn yield_at(site: runtime::op::Site) {
 
 /// [`park`] at `site`: what a task parks with when its future is pending. Returns whether the
 /// end of the execution cancelled the thread meanwhile (see `runtime/ending.rs`).
+///
+/// When the poll that returned `Pending` called `future::yield_now` (which woke the task), the
+/// park is the yield: it finds the token set, is announced at the `yield_now` and counts as a
+/// yield (`op::PARK_AFTER_YIELD`). Should the token not be set after all (a `block_on` nested
+/// in the same poll parked on it), the yield is a step of its own before the park.
 #[track_caller]
 pub(crate) fn park_at(site: runtime::op::Site) -> bool {
-    park_inner(false, site, 0)
+    let (yield_site, token) = runtime::with(|ex| {
+        let me = ex.me();
+        let slot = &mut ex.threads[me];
+        (slot.yield_before_park.take(), slot.park_token)
+    });
+    match yield_site {
+        Some(yield_site) if token => park_inner(false, yield_site, runtime::op::PARK_AFTER_YIELD),
+        Some(yield_site) => {
+            yield_at(yield_site);
+            park_inner(false, site, 0)
+        }
+        None => park_inner(false, site, 0),
+    }
 }
 
 /// Spawns a thread running `f` for a task spawned at `site`; the task keeps its own result.

@@ -99,9 +99,11 @@ impl Wake for ThreadWaker {
                     // yield rule would hold the task back, and re-polling a woken task before
                     // the others run is something an executor does.
                     let slot = &mut ex.threads[me];
-                    // (`future::yield_now` has yielded just before its wake.)
+                    // (`future::yield_now` has yielded just before its wake, or its park will
+                    // be the yield.)
                     if Arc::as_ptr(self) as usize == slot.task_waker
                         && slot.pending.kind != OpKind::Yield
+                        && slot.yield_before_park.is_none()
                     {
                         slot.yields += 1;
                     }
@@ -190,11 +192,14 @@ pub(crate) fn awaiting(what: &'static str, site: Option<&'static Location<'stati
     }
 }
 
-/// Forgets what the running task awaited at its previous poll.
+/// Forgets what the running task awaited at its previous poll, and a `yield_now` of a poll
+/// that did not end in a park (it returned `Ready` after all, in a `select`).
 fn poll_again() {
     runtime::with(|ex| {
         let me = ex.me();
-        ex.threads[me].awaiting.clear();
+        let slot = &mut ex.threads[me];
+        slot.awaiting.clear();
+        slot.yield_before_park = None;
     });
 }
 
@@ -507,7 +512,23 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.yielded = true;
-        thread::yield_at(self.site);
+        // Polled by the task's own waker, the yield is the park that follows this poll (see
+        // `thread::park_at`): one scheduling point, as under an executor, which switches tasks
+        // only there. Under any other waker (a combinator's), it is a step of its own now.
+        let address = context.waker().data() as usize;
+        let site = self.site;
+        let deferred = runtime::with(|ex| {
+            let me = ex.me();
+            let slot = &mut ex.threads[me];
+            let own = slot.task_waker == address;
+            if own {
+                slot.yield_before_park = Some(site);
+            }
+            own
+        });
+        if !deferred {
+            thread::yield_at(site);
+        }
         context.waker().wake_by_ref();
         Poll::Pending
     }

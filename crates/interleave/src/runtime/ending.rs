@@ -88,7 +88,7 @@ impl Execution {
             .enabled
             .iter()
             .copied()
-            .find(|&t| self.threads[t].pending.kind != OpKind::Yield);
+            .find(|&t| !self.threads[t].pending.yields);
         let chosen = match progresses {
             Some(chosen) => chosen,
             None => {

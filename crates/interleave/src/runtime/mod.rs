@@ -302,6 +302,10 @@ pub(crate) struct ThreadSlot {
     /// The data address of the waker of the task this thread polls (0 outside `block_on` and
     /// tasks), so firing a timer does not wake the thread that is already awake to poll again.
     pub task_waker: usize,
+    /// Where the task this thread polls called `future::yield_now` during its current poll,
+    /// which woke the task's waker and returned `Pending`: the park that ends the poll is then
+    /// the yield's scheduling point (`op::PARK_AFTER_YIELD`). `None` outside such a poll.
+    pub yield_before_park: Option<Site>,
     /// Whether the pending `RwLock::read` waits behind a writer that waits (writer preference)
     /// rather than joining the readers that hold the lock: a recorded choice, drawn the first
     /// time a writer waits while readers hold the lock (see `read_lock_enabled`); `Undecided`
@@ -352,6 +356,7 @@ impl ThreadSlot {
             deadline: Duration::ZERO,
             timer_deadline: None,
             task_waker: 0,
+            yield_before_park: None,
             read_preference: ReadPreference::Undecided,
             write_request: false,
         }
@@ -409,6 +414,7 @@ impl ThreadSlot {
             deadline,
             timer_deadline,
             task_waker,
+            yield_before_park,
             read_preference,
             write_request,
         } = self;
@@ -446,6 +452,7 @@ impl ThreadSlot {
         *deadline = Duration::ZERO;
         *timer_deadline = None;
         *task_waker = 0;
+        *yield_before_park = None;
         *read_preference = ReadPreference::Undecided;
         *write_request = false;
     }
@@ -1897,8 +1904,8 @@ impl Execution {
     /// That is so when `target` has finished (nothing reads its token again), and when
     /// `target` waits to take its park with its token already set (a task woken and not yet
     /// polled again) while the running thread's latest step was neither an unpark of it nor a
-    /// spawn, and its latest step was no yield. The unpark then finds the token set and leaves
-    /// it set. The only step of another
+    /// spawn, and `target`'s latest step was no yield nor is its park one. The unpark then
+    /// finds the token set and leaves it set. The only step of another
     /// thread it does not commute with is `target`'s park, which consumes the token, so the
     /// only schedules a scheduling point here adds are those in which that park comes between
     /// the running thread's latest step and this unpark (the task polled once more before
@@ -1907,10 +1914,13 @@ impl Execution {
     /// token (an unpark of `target`, or its spawn), and each such schedule is the schedule that
     /// runs the park before that step, where this unpark finds the token consumed and is a
     /// scheduling point again. That earlier schedule is one the strategies' yield rule allows
-    /// only if `target` is not held back by a yield of its own, hence the last condition (a
-    /// task that yielded and waits for the waker's step would otherwise lose every schedule
-    /// in which it runs on before the wake). The token and the clock are updated as by any
-    /// unpark.
+    /// only if `target` is not held back by a yield of its own, hence the condition on its
+    /// latest step (a task that yielded and waits for the waker's step would otherwise lose
+    /// every schedule in which it runs on before the wake). A park after `future::yield_now`
+    /// is no such park: the task wakes itself again at its next yield, so running the park
+    /// earlier does not leave the token consumed for this unpark, and the unpark (a task's
+    /// abort, say) would lose the schedules in which it comes between two of the task's
+    /// yields. The token and the clock are updated as by any unpark.
     pub(crate) fn unpark_orders_nothing(&self, target: usize) -> bool {
         let Some(slot) = self.threads.get(target) else {
             return false;
@@ -1921,7 +1931,10 @@ impl Execution {
         if slot.finished {
             return true;
         }
-        if !(slot.park_token && slot.pending.kind == OpKind::Park) || slot.last_step_yielded {
+        if !(slot.park_token && slot.pending.kind == OpKind::Park)
+            || slot.last_step_yielded
+            || slot.pending.yields
+        {
             return false;
         }
         match self.recording.events.last() {

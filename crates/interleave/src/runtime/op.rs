@@ -149,9 +149,9 @@ impl OpKind {
 
     /// The name reports give an operation of this kind with argument `arg`: [`OpKind::name`],
     /// but a `OnceEnter` that waits for the initialiser (`Once::wait`) is a `once wait`, the
-    /// release of `RwLockWriteGuard::downgrade` a `downgrade`, and an atomic access or fence
-    /// carries its ordering (`load Acquire`), a failed compare-exchange its failure ordering
-    /// (`failed cas Relaxed`).
+    /// release of `RwLockWriteGuard::downgrade` a `downgrade`, a task's park after
+    /// `future::yield_now` a `yield`, and an atomic access or fence carries its ordering
+    /// (`load Acquire`), a failed compare-exchange its failure ordering (`failed cas Relaxed`).
     pub fn name_with_arg(self, arg: u32) -> &'static str {
         /// An atomic access's or fence's name with its ordering (`ordering_code`), so that a
         /// report shows which `Relaxed` access a missing `Release` or `Acquire` belongs to.
@@ -196,6 +196,7 @@ impl OpKind {
         let name = match (self, arg) {
             (OpKind::OnceEnter, ONCE_WAIT | ONCE_WAIT_FORCE) => Some("once wait"),
             (OpKind::RwUnlock, RW_DOWNGRADE) => Some("downgrade"),
+            (OpKind::Park, PARK_AFTER_YIELD) => Some("yield"),
             (OpKind::AtomicLoad, _) => ordered(0),
             (OpKind::AtomicStore, _) => ordered(1),
             (OpKind::AtomicRmw, _) if arg & FAILED_EXCHANGE != 0 => ORDERED[4]
@@ -468,6 +469,10 @@ pub(crate) struct Op {
     /// are enabled only inspects the few operations that can block, and those mostly by one
     /// load.
     pub gate: Gate,
+    /// The operation is a yield ([`counts_as_yield`]), computed with the gate: a step tests it
+    /// with one load, where testing the kind and, for a park, the argument cost about five
+    /// instructions per step.
+    pub yields: bool,
 }
 
 /// What a pending operation waits for, in the form the enabledness pass tests first: most
@@ -531,6 +536,22 @@ impl Gate {
 /// may wake spuriously under `Config::spurious_park_wakeups`; the parks of tasks between polls
 /// and of `block_on` carry 0: a spurious wake-up there would only poll a future again.
 pub(crate) const PARK_OF_THE_THREAD: u32 = 1;
+/// The argument of a task's park between polls that ends a `future::yield_now`: the task woke
+/// itself and returned `Pending`, so the park finds its token set and only lets the others run
+/// first. It is the yield's one scheduling point, and the strategies' yield rules count it as
+/// a yield ([`counts_as_yield`]); a separate yield step before it, as `thread::yield_now`
+/// takes, would be a second point at which nothing another thread can see changes.
+pub(crate) const PARK_AFTER_YIELD: u32 = 2;
+
+/// Whether a step of `kind` with argument `arg` is a yield for the strategies' yield rules and
+/// the weak memory model (a `yield_now`, a sleep, or a task's park after
+/// `future::yield_now`, [`PARK_AFTER_YIELD`]); a wait that ends by its timeout counts too,
+/// which the thread's slot says, not the operation.
+#[inline(always)]
+pub(crate) const fn counts_as_yield(kind: OpKind, arg: u32) -> bool {
+    matches!(kind, OpKind::Yield | OpKind::Sleep)
+        || (matches!(kind, OpKind::Park) && arg == PARK_AFTER_YIELD)
+}
 
 /// The argument of a `OnceEnter` that waits for an initialiser to complete instead of entering
 /// to run one (`Once::wait`): it can go on once one completed, or once one panicked and none is
@@ -562,6 +583,7 @@ impl Op {
             arg,
             timed,
             gate: Gate::of(kind, timed),
+            yields: counts_as_yield(kind, arg),
         }
     }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::annotations::Annotations;
 use super::failure::{FailureInfo, FailureKind};
 use super::memory::StaleRead;
-use super::op::{ordering_of_code, ObjectId, Op, OpKind, Site, NO_OBJECT};
+use super::op::{counts_as_yield, ordering_of_code, ObjectId, Op, OpKind, Site, NO_OBJECT};
 use super::{Execution, Limits};
 
 /// One step of an execution: which thread performed which operation on which object, where.
@@ -411,6 +411,7 @@ impl Recording {
                     _ => None,
                 },
                 site: e.site,
+                yields: counts_as_yield(e.kind, e.arg),
                 seq_cst: matches!(
                     e.kind,
                     OpKind::AtomicLoad | OpKind::AtomicStore | OpKind::AtomicRmw | OpKind::Fence
@@ -441,6 +442,10 @@ pub struct TraceEvent {
     pub target: Option<TraceTarget>,
     /// Where in the program the step was taken.
     pub site: Site,
+    /// The step is a yield for the strategies' yield rules: a `yield_now`, a sleep, or a
+    /// task's park after `future::yield_now` (which has the kind `Park`). A wait that ended by
+    /// its timeout counts as a yield too, but the trace does not say which waits did.
+    pub yields: bool,
     /// The step is a `SeqCst` atomic access or fence. Under the weak memory model where a
     /// `SeqCst` fence falls among the other `SeqCst` steps decides which stores later loads may
     /// read (see `runtime/sc_fences.rs`), so such steps are dependent even on different

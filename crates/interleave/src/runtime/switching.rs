@@ -554,7 +554,7 @@ impl Execution {
         // block: this check then costs one well-predicted branch, not one per blocking kind.
         let timed_out = std::mem::take(&mut slot.times_out);
         let (op, site) = (slot.pending, slot.pending_site);
-        let yielded = op.kind == OpKind::Yield || op.kind == OpKind::Sleep || timed_out;
+        let yielded = op.yields || timed_out;
         slot.last_step_yielded = yielded;
         if yielded {
             slot.yields += 1;

@@ -136,6 +136,13 @@ impl<'a> View<'a> {
         (!slot.finished).then_some(slot.pending.kind)
     }
 
+    /// Whether thread `thread`'s pending operation is a yield (`Op::yields`: a `yield_now`, a
+    /// sleep, or a task's park after `future::yield_now`), unless it has finished.
+    pub(crate) fn pending_yields(&self, thread: usize) -> bool {
+        let slot = self.slot(thread);
+        !slot.finished && slot.pending.yields
+    }
+
     /// The kind of the operation taken at step `step` (counted from 0, as [`View::step`]
     /// counts), if that step has been taken: the priority strategies' yield rule reads the kind
     /// of the step it chose only when the thread yielded or has not acted yet, instead of

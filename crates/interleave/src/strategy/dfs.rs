@@ -1109,13 +1109,10 @@ impl YieldGate {
 }
 
 /// Whether the pending operation of `thread` is a yield for the yield rules of the strategies
-/// (a `yield_now`, a `spin_loop` hint, a sleep, or a wait that would end by its timeout, as
-/// `View::yields` counts them).
+/// (a `yield_now`, a `spin_loop` hint, a sleep, a task's park after `future::yield_now`, or a
+/// wait that would end by its timeout, as `View::yields` counts them).
 pub(super) fn is_yield(view: &View<'_>, thread: usize) -> bool {
-    matches!(
-        view.pending_kind(thread),
-        Some(OpKind::Yield | OpKind::Sleep)
-    ) || view.times_out(thread)
+    view.pending_yields(thread) || view.times_out(thread)
 }
 
 /// The default continuation of schedules without the yield rule (value schedules): the

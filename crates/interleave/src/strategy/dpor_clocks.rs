@@ -328,7 +328,7 @@ impl HappensBefore {
         // a pseudo-object per pair `(t, u)`, written by `t`'s yields and by every step of `u`,
         // so a yield depends on each other thread's last step, and a step on every other
         // thread's latest yield that came after its own thread's previous step.
-        let yields = matches!(event.kind, OpKind::Yield | OpKind::Sleep) || timed_out;
+        let yields = event.yields || timed_out;
         if yields && self.first_yield.is_none() {
             self.first_yield = Some(i);
         }

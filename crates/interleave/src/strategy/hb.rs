@@ -373,6 +373,7 @@ mod tests {
             object_name: "",
             target: None,
             site: Location::caller(),
+            yields: kind == OpKind::Yield,
             seq_cst: false,
         }
     }

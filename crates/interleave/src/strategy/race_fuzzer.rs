@@ -48,9 +48,7 @@ use std::collections::VecDeque;
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use super::{
-    below, Access, ObjectId, OpKind, Outcome, PendingOp, Random, Schedule, Site, Strategy, View,
-};
+use super::{below, Access, ObjectId, Outcome, PendingOp, Random, Schedule, Site, Strategy, View};
 use crate::analysis::predict::object_names::ObjectNames;
 use crate::analysis::predict::race_prediction::{predict, PotentialRace, RaceAccess};
 
@@ -361,7 +359,7 @@ impl Schedule for Directed {
             .collect();
         // A thread about to yield is spinning, waiting for another thread; if only spinning
         // threads are left to run, a postponed thread is what they wait for.
-        let spinning = |t: &usize| view.pending(*t).is_some_and(|op| op.kind == OpKind::Yield);
+        let spinning = |&t: &usize| view.pending_yields(t);
         loop {
             let thrashing = !self.postponed.is_empty() && candidates.iter().all(spinning);
             if thrashing {

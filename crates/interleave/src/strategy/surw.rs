@@ -552,6 +552,7 @@ mod tests {
             object_name: "",
             target,
             site: Location::caller(),
+            yields: kind == OpKind::Yield,
             seq_cst: false,
         }
     }

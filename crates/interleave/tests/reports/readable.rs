@@ -508,13 +508,15 @@ fn a_channels_tries_and_drops_are_named_as_such() {
 }
 
 /// The main task aborts a task that waits for ever, then fails on purpose so that the report
-/// shows every step.
+/// shows every step. It yields twice first, so that the task has parked to wait when the abort
+/// comes (an abort of a task that has not been polled yet orders nothing and takes no step).
 fn aborted_task() {
     future::block_on(async {
         let (_keep, waits) = future::sync::oneshot::channel::<u8>();
         let task = future::spawn(async move {
             let _ = waits.await;
         });
+        future::yield_now().await;
         future::yield_now().await;
         task.abort(); // abort
         let _ = task.await;

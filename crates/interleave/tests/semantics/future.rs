@@ -97,6 +97,49 @@ fn an_async_spin_loop_on_yield_now_is_not_a_livelock() {
     }
 }
 
+/// A task's `yield_now().await` is one scheduling point, the park that polls it again, as an
+/// executor's yield is one trip through its queue, and a report shows it as a `yield` at the
+/// `.await`'s line. It was two, a yield step and then a park, which doubled the decisions of
+/// async code that yields and the search trees of `dfs` and `dpor` on it.
+#[test]
+fn a_tasks_yield_now_is_one_scheduling_point() {
+    let steps = |yields: usize| {
+        let report = Builder::new()
+            .ignore_environment()
+            .executions(1)
+            .explore(move || {
+                future::block_on(async move {
+                    for _ in 0..yields {
+                        future::yield_now().await;
+                    }
+                })
+            })
+            .unwrap();
+        assert!(report.is_ok(), "{report}");
+        report.steps
+    };
+    assert_eq!(steps(5) - steps(0), 5);
+    assert_eq!(steps(12) - steps(0), 12);
+    let report = Builder::new()
+        .ignore_environment()
+        .executions(1)
+        .explore(|| {
+            future::block_on(async {
+                future::yield_now().await;
+                panic!("after the yield");
+            })
+        })
+        .unwrap();
+    let failure = report.first_failure().expect("the panic fails");
+    // The start, then the yield at the `.await` above, and no park.
+    let text = failure.to_string();
+    assert!(
+        text.contains("interleaving (2 steps)") && text.contains("yield @semantics/future.rs:"),
+        "{text}"
+    );
+    assert!(!text.contains("park @"), "{text}");
+}
+
 /// A deadlock of tasks says what each parked task awaits, and where; an awaited task is named
 /// by its thread, since several tasks may be spawned at one line.
 #[test]

@@ -73,12 +73,14 @@ fn finds_a_bug_behind_a_yield_and_nothing_in_its_fixed_twin() {
     assert!(fixed.is_ok(), "{fixed}");
 }
 
-/// A task that yields once is aborted right after its spawn: it may be cancelled before its
-/// first poll or between its polls, or be polled twice and finish before the abort, as on a
-/// multi-threaded executor. The last outcome needs the task to go on past its yield before
-/// the main thread's next step.
+/// A task that yields twice is aborted right after its spawn: it may be cancelled before its
+/// first poll or between its polls, or be polled three times and finish before the abort, as
+/// on a multi-threaded executor. The last outcome needs the task to go on past its second
+/// yield before the main thread's next step. (A task's yield is the park that polls it again,
+/// so going on past one yield only runs the task to its next.)
 fn abort_of_a_task_that_yields() -> &'static str {
     let task = future::spawn(async {
+        future::yield_now().await;
         future::yield_now().await;
     });
     task.abort();

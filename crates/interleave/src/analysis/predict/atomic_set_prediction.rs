@@ -366,6 +366,7 @@ mod tests {
                 object_name: "",
                 target,
                 site: Location::caller(),
+                yields: kind == OpKind::Yield,
                 seq_cst: false,
             });
             self
