@@ -10,7 +10,9 @@
 //! Guarantee: a bug of depth `d` is found in one execution with probability at least
 //! `1 / (n · k^(d-1))`. `n` and `k` are estimated as the largest thread count and step count
 //! observed in earlier executions (observed in planning rounds, so the estimate, and hence the
-//! schedules, do not depend on the number of workers).
+//! schedules, do not depend on the number of workers). Which of `w` `Condvar` waiters takes a
+//! `notify_one` is drawn, not ranked (`priority.rs`): a bug that also needs a given waiter
+//! woken is found with probability `1 / w` times lower per such notification.
 //!
 //! Events: by default every step is an event. With [`Events::LockAcquisitions`] (seed 001's
 //! deadlock optimisation, spec `locks=1`) only lock acquisitions count: `k` is the number of

@@ -7,6 +7,7 @@ mod async_dfs;
 mod atom_fuzzer;
 mod atomic_sets;
 mod bounded_dpor;
+mod condvar_waiters;
 mod deadlock_prediction;
 mod dfs_yield_limit;
 mod exhaustion;
