@@ -83,12 +83,15 @@ fn two_senders(shared: bool) {
 /// 300); with the draw, 24, and at most 214 on seeds 0 to 9.
 #[test]
 fn pct_finds_a_notification_taken_by_the_wrong_waiter_on_every_seed() {
-    for seed in 0..10 {
-        let report = helpers::builder("pct:d=3")
+    let explore = |seed: u64, shared: bool| {
+        helpers::builder("pct:d=3")
             .seed(seed)
             .executions(300)
-            .explore(|| two_senders(true))
-            .unwrap();
+            .explore(move || two_senders(shared))
+            .unwrap()
+    };
+    for seed in 0..10 {
+        let report = explore(seed, true);
         let failure = report
             .first_failure()
             .unwrap_or_else(|| panic!("seed {seed}: no deadlock in 300 executions"));
@@ -99,11 +102,7 @@ fn pct_finds_a_notification_taken_by_the_wrong_waiter_on_every_seed() {
         );
     }
     for seed in 0..3 {
-        let report = helpers::builder("pct:d=3")
-            .seed(seed)
-            .executions(300)
-            .explore(|| two_senders(false))
-            .unwrap();
+        let report = explore(seed, false);
         assert!(report.is_ok(), "seed {seed}: {report}");
     }
 }
