@@ -320,14 +320,13 @@ pub(crate) fn park_at(site: runtime::op::Site) -> bool {
         let slot = &mut ex.threads[me];
         (slot.yield_before_park.take(), slot.park_token)
     });
-    match yield_site {
-        Some(yield_site) if token => park_inner(false, yield_site, runtime::op::PARK_AFTER_YIELD),
-        Some(yield_site) => {
-            yield_at(yield_site);
-            park_inner(false, site, 0)
+    if let Some(yield_site) = yield_site {
+        if token {
+            return park_inner(false, yield_site, runtime::op::PARK_AFTER_YIELD);
         }
-        None => park_inner(false, site, 0),
+        yield_at(yield_site);
     }
+    park_inner(false, site, 0)
 }
 
 /// Spawns a thread running `f` for a task spawned at `site`; the task keeps its own result.

@@ -577,47 +577,41 @@ impl PrioritySchedule {
         if view.pending_kind(best) != Some(OpKind::Wake) {
             return best;
         }
-        self.draw_waiter(view, best)
+        let chosen = self.draw_waiter(view, best);
+        self.priorities.chosen_thread = chosen;
+        chosen
     }
 
     /// The waiter that takes the notification `best`, the thread of highest priority, is about
     /// to take: drawn uniformly among the enabled waiters of the same condition variable that
     /// could take one (not those that could only wake spuriously or by their timeout), the
-    /// platform's choice rather than a preemption (see the module documentation). It becomes
-    /// the chosen thread.
+    /// platform's choice rather than a preemption (see the module documentation).
     #[cold]
     #[inline(never)]
     fn draw_waiter(&mut self, view: &View<'_>, best: usize) -> usize {
-        let chosen = drawn_waiter(view, best, &mut self.rng);
-        self.priorities.chosen_thread = chosen;
-        chosen
+        let condvar = view.pending_object_index(best);
+        let takes_a_notification = |t: usize| {
+            view.pending_kind(t) == Some(OpKind::Wake)
+                && view.pending_object_index(t) == condvar
+                && !view.wakes_only_spuriously(t)
+                && !view.times_out(t)
+        };
+        if !takes_a_notification(best) {
+            return best;
+        }
+        let waiters = || {
+            view.enabled()
+                .iter()
+                .copied()
+                .filter(|&t| takes_a_notification(t))
+        };
+        let count = waiters().count();
+        if count < 2 {
+            return best;
+        }
+        let drawn = below(self.rng.next_u64(), count);
+        waiters().nth(drawn).unwrap_or(best)
     }
-}
-
-/// The draw of [`PrioritySchedule::draw_waiter`] for `best`, with `rng`.
-fn drawn_waiter(view: &View<'_>, best: usize, rng: &mut Pcg64Mcg) -> usize {
-    let condvar = view.pending_object_index(best);
-    let takes_a_notification = |t: usize| {
-        view.pending_kind(t) == Some(OpKind::Wake)
-            && view.pending_object_index(t) == condvar
-            && !view.wakes_only_spuriously(t)
-            && !view.times_out(t)
-    };
-    if !takes_a_notification(best) {
-        return best;
-    }
-    let waiters = || {
-        view.enabled()
-            .iter()
-            .copied()
-            .filter(|&t| takes_a_notification(t))
-    };
-    let count = waiters().count();
-    if count < 2 {
-        return best;
-    }
-    let drawn = below(rng.next_u64(), count);
-    waiters().nth(drawn).unwrap_or(best)
 }
 
 impl Schedule for PrioritySchedule {

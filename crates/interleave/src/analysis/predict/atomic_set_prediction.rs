@@ -366,7 +366,7 @@ mod tests {
                 object_name: "",
                 target,
                 site: Location::caller(),
-                yields: kind == OpKind::Yield,
+                yields: crate::runtime::op::counts_as_yield(kind, 0),
                 seq_cst: false,
             });
             self
