@@ -331,12 +331,18 @@ pub fn loom_exhaust(f: fn(), preemption_bound: Option<usize>) -> Exhaust {
     builder.checkpoint_file = None;
     LOOM_EXECUTIONS.store(0, StdOrdering::SeqCst);
     let start = Instant::now();
+    // Giving up is loom's panic, expected and counted here. The hook in force would print it
+    // with a backtrace, and by this point of the bench it is shuttle's, which also reports it
+    // as a failed shuttle task ("Tried to get ExecutionState"), so none prints during the run.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
     let finished = std::panic::catch_unwind(|| {
         builder.check(move || {
             LOOM_EXECUTIONS.fetch_add(1, StdOrdering::Relaxed);
             f()
         })
     });
+    std::panic::set_hook(hook);
     Exhaust {
         executions: LOOM_EXECUTIONS.load(StdOrdering::SeqCst),
         exhausted: finished.is_ok(),

@@ -577,9 +577,7 @@ impl PrioritySchedule {
         if view.pending_kind(best) != Some(OpKind::Wake) {
             return best;
         }
-        let chosen = self.draw_waiter(view, best);
-        self.priorities.chosen_thread = chosen;
-        chosen
+        self.draw_waiter(view, best)
     }
 
     /// The waiter that takes the notification `best`, the thread of highest priority, is about
@@ -610,7 +608,9 @@ impl PrioritySchedule {
             return best;
         }
         let drawn = below(self.rng.next_u64(), count);
-        waiters().nth(drawn).unwrap_or(best)
+        let chosen = waiters().nth(drawn).unwrap_or(best);
+        self.priorities.chosen_thread = chosen;
+        chosen
     }
 }
 
@@ -628,7 +628,13 @@ impl Schedule for PrioritySchedule {
             // the step just taken, and the trace need not be read to know it.
             debug_assert_eq!(view.last_thread(), Some(last));
             if view.step() != self.next_change && self.priorities.settled(view, last) {
-                return self.choose(view);
+                // The thread that took the last step and runs on takes no notification: none
+                // can have come for it since its wait began, as no other thread ran.
+                let best = self.priorities.highest(view);
+                if best == last || view.pending_kind(best) != Some(OpKind::Wake) {
+                    return best;
+                }
+                return self.draw_waiter(view, best);
             }
         }
         self.decide_in_full(view)

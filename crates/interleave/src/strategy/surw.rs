@@ -170,6 +170,9 @@ pub struct Surw {
     variables: Option<usize>,
     profile_executions: u64,
     profile: Profile,
+    /// The candidates, worked out once profiling is over (the profile no longer changes), so
+    /// that planning an execution does not walk and collect the profile's objects again.
+    candidates: Option<Vec<ObjectProfile>>,
 }
 
 impl Default for Surw {
@@ -186,6 +189,7 @@ impl Surw {
             variables: variables.map(|v| v.max(1)),
             profile_executions: DEFAULT_PROFILE,
             profile: Profile::default(),
+            candidates: None,
         }
     }
 
@@ -199,15 +203,19 @@ impl Surw {
         self.profile.executions < self.profile_executions
     }
 
-    /// Draws the interesting objects of one execution.
-    fn choose<'p>(&'p self, rng: &mut Pcg64Mcg) -> Vec<&'p ObjectProfile> {
-        let mut candidates = self.profile.candidates();
-        let Some(wanted) = self.variables else {
-            return candidates;
+    /// Draws the interesting objects of one execution among `candidates`.
+    fn choose<'p>(
+        variables: Option<usize>,
+        candidates: &'p [ObjectProfile],
+        rng: &mut Pcg64Mcg,
+    ) -> Vec<&'p ObjectProfile> {
+        let mut left: Vec<&ObjectProfile> = candidates.iter().collect();
+        let Some(wanted) = variables else {
+            return left;
         };
         let mut chosen = Vec::with_capacity(wanted);
-        while chosen.len() < wanted && !candidates.is_empty() {
-            chosen.push(candidates.swap_remove(below(rng.next_u64(), candidates.len())));
+        while chosen.len() < wanted && !left.is_empty() {
+            chosen.push(left.swap_remove(below(rng.next_u64(), left.len())));
         }
         chosen
     }
@@ -237,8 +245,15 @@ impl Strategy for Surw {
             return Random.plan(execution, seed);
         }
         let mut rng = Pcg64Mcg::seed_from_u64(seed);
-        let chosen = self.choose(&mut rng);
-        let weights = self.profile.weights(&chosen);
+        let profile = &self.profile;
+        let candidates = self
+            .candidates
+            .get_or_insert_with(|| profile.candidates().into_iter().cloned().collect());
+        let chosen = Surw::choose(self.variables, candidates, &mut rng);
+        let weights = profile.weights(&chosen);
+        // Room for every thread the profile saw, so that admitting them does not grow the
+        // vectors step by step.
+        let threads = weights.len();
         Some(Box::new(SurwSchedule {
             rng,
             interest: Interest {
@@ -246,8 +261,11 @@ impl Strategy for Surw {
                 by_index: PerObject::default(),
             },
             profiled: weights,
-            remaining: Vec::new(),
-            held: Holds::default(),
+            remaining: Vec::with_capacity(threads),
+            held: Holds {
+                held: Vec::with_capacity(threads),
+                count: 0,
+            },
             intended: None,
             spawner: None,
             gate: YieldGate::default(),
