@@ -583,7 +583,8 @@ impl PrioritySchedule {
     /// The waiter that takes the notification `best`, the thread of highest priority, is about
     /// to take: drawn uniformly among the enabled waiters of the same condition variable that
     /// could take one (not those that could only wake spuriously or by their timeout), the
-    /// platform's choice rather than a preemption (see the module documentation).
+    /// platform's choice rather than a preemption (see the module documentation). A drawn
+    /// waiter other than `best` becomes the thread chosen last, as `highest` made `best`.
     #[cold]
     #[inline(never)]
     fn draw_waiter(&mut self, view: &View<'_>, best: usize) -> usize {
