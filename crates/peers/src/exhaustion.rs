@@ -27,6 +27,7 @@
 //! over at most [`DFS_LIMIT`] executions, which is where it stops on the larger programs.
 
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The execution budget of interleave's search: far more than any program here needs.
@@ -320,6 +321,12 @@ pub fn interleave_exhaust(strategy: &str, limit: u64, f: fn()) -> Exhaust {
 
 static LOOM_EXECUTIONS: AtomicU64 = AtomicU64::new(0);
 
+/// The message of the first panic of a loom run (see [`loom_exhaust`]).
+static LOOM_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// How loom's panic begins when it gives up on a model (its branch limit).
+const LOOM_GIVES_UP: &str = "Model exceeded maximum number of branches";
+
 /// How many executions loom's model checker runs to exhaust `f` with `preemption_bound`, and
 /// how long it took; `exhausted` is false when it gave up (it panics when an execution exceeds
 /// its maximum number of branches, as unbounded spin loops of three threads do).
@@ -333,9 +340,24 @@ pub fn loom_exhaust(f: fn(), preemption_bound: Option<usize>) -> Exhaust {
     let start = Instant::now();
     // Giving up is loom's panic, expected and counted here. The hook in force would print it
     // with a backtrace, and by this point of the bench it is shuttle's, which also reports it
-    // as a failed shuttle task ("Tried to get ExecutionState"), so none prints during the run.
+    // as a failed shuttle task ("Tried to get ExecutionState"). So the run's hook only keeps
+    // the first panic message (loom also unwinds its threads with panics that carry none),
+    // which is printed when the run did not finish and it is not loom giving up: a failure
+    // loom finds in one of these correct programs must not pass for a give-up.
     let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|m| m.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
+        if let Some(message) = message {
+            LOOM_PANIC
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(message);
+        }
+    }));
     let finished = std::panic::catch_unwind(|| {
         builder.check(move || {
             LOOM_EXECUTIONS.fetch_add(1, StdOrdering::Relaxed);
@@ -343,6 +365,13 @@ pub fn loom_exhaust(f: fn(), preemption_bound: Option<usize>) -> Exhaust {
         })
     });
     std::panic::set_hook(hook);
+    let panic = LOOM_PANIC
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(message) = panic.filter(|m| finished.is_err() && !m.starts_with(LOOM_GIVES_UP)) {
+        eprintln!("loom failed, not only gave up: {message}");
+    }
     Exhaust {
         executions: LOOM_EXECUTIONS.load(StdOrdering::SeqCst),
         exhausted: finished.is_ok(),
