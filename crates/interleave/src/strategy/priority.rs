@@ -570,11 +570,14 @@ impl PrioritySchedule {
     }
 
     /// The enabled thread of highest priority, unless it is a `Condvar` waiter about to take a
-    /// notification: see [`PrioritySchedule::draw_waiter`].
+    /// notification: see [`PrioritySchedule::draw_waiter`]. The thread chosen last, which took
+    /// the steps since, takes none when it runs on: none can have come for it since its wait
+    /// began, as no other thread ran. That is most decisions, which then skip the test.
     #[inline(always)]
     fn choose(&mut self, view: &View<'_>) -> usize {
+        let last = self.priorities.last_chosen();
         let best = self.priorities.highest(view);
-        if view.pending_kind(best) != Some(OpKind::Wake) {
+        if best == last || view.pending_kind(best) != Some(OpKind::Wake) {
             return best;
         }
         self.draw_waiter(view, best)
@@ -629,13 +632,7 @@ impl Schedule for PrioritySchedule {
             // the step just taken, and the trace need not be read to know it.
             debug_assert_eq!(view.last_thread(), Some(last));
             if view.step() != self.next_change && self.priorities.settled(view, last) {
-                // The thread that took the last step and runs on takes no notification: none
-                // can have come for it since its wait began, as no other thread ran.
-                let best = self.priorities.highest(view);
-                if best == last || view.pending_kind(best) != Some(OpKind::Wake) {
-                    return best;
-                }
-                return self.draw_waiter(view, best);
+                return self.choose(view);
             }
         }
         self.decide_in_full(view)

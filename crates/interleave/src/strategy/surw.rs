@@ -262,10 +262,7 @@ impl Strategy for Surw {
             },
             profiled: weights,
             remaining: Vec::with_capacity(threads),
-            held: Holds {
-                held: Vec::with_capacity(threads),
-                count: 0,
-            },
+            held: Holds::with_capacity(threads),
             intended: None,
             spawner: None,
             gate: YieldGate::default(),
@@ -338,13 +335,20 @@ struct SurwSchedule {
 
 /// The threads held back at an interesting event, by thread index, with their number, so
 /// that releasing them costs nothing when none is (the intended thread was picked first).
-#[derive(Default)]
 struct Holds {
     held: Vec<bool>,
     count: usize,
 }
 
 impl Holds {
+    /// No thread yet, with room for `threads` of them.
+    fn with_capacity(threads: usize) -> Holds {
+        Holds {
+            held: Vec::with_capacity(threads),
+            count: 0,
+        }
+    }
+
     /// Makes room for a new thread, not held.
     fn admit(&mut self) {
         self.held.push(false);
